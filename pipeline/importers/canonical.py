@@ -1,0 +1,274 @@
+"""The project's canonical answer format (JSON object, JSON list, or JSONL; one answer per object).
+
+    {"answer_id", "engine", "query", "query_type": "debate"|"expertise", "answer": "markdown",
+     "sources": [{"index": 1, "url", "title", "text", "fetch_ok"?}],
+     "labels": {"confidence": 1..5, "statements": [{"text", "relevant", "stance",
+                "supported_by": [..], "partially_supported_by": [..]}]}}   (labels optional)
+
+Statements listed in `labels.statements` are located in the answer text (spans kept) and their
+citations are parsed from the markers inside their own text; without labels the answer is split.
+Carried labels become verdicts of the `recorded` judge.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from pipeline.errors import InputError
+from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
+from pipeline.text import find_citation_markers, split_statements
+
+RECORDED = "recorded"
+CANONICAL_PROMPT = "canonical-labels-v1"
+
+MAX_ANSWER_CHARS = 1_000_000  # a longer "answer" is almost surely a wrong file
+MAX_SOURCE_CHARS = 2_000_000
+MAX_SOURCES = 500
+MAX_STATEMENTS = 5_000
+
+
+def read_objects(path: Path) -> Iterator[tuple[str, Any]]:
+    """Yield (location, object) from a JSON object, a JSON list or JSONL file."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", record=str(path)) from exc
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", record=str(path)) from exc
+    stripped = text.lstrip()
+    if not stripped:
+        raise InputError("file is empty", record=str(path))
+    if stripped[0] in "[{":
+        try:
+            data = json.loads(text, parse_constant=_reject_constant)
+        except json.JSONDecodeError as exc:
+            if stripped[0] == "{" and "\n" in text.strip():
+                yield from _read_jsonl(path, text)  # JSONL whose first line is an object
+                return
+            raise InputError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", record=str(path)) from exc
+        except ValueError as exc:
+            raise InputError(str(exc), record=str(path)) from exc
+        if isinstance(data, list):
+            for k, obj in enumerate(data):
+                yield f"{path.name}[{k}]", obj
+        else:
+            yield path.name, data
+        return
+    yield from _read_jsonl(path, text)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a valid JSON number")
+
+
+def _read_jsonl(path: Path, text: str) -> Iterator[tuple[str, Any]]:
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path.name}:{line_no}"
+        try:
+            yield where, json.loads(line, parse_constant=_reject_constant)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", record=where) from exc
+        except ValueError as exc:
+            raise InputError(str(exc), record=where) from exc
+
+
+def _field(obj: dict, name: str, kind: type | tuple[type, ...], where: str, *, required: bool = True, default: Any = None) -> Any:
+    if name not in obj or obj[name] is None:
+        if required:
+            raise InputError("missing required field", record=where, field=name)
+        return default
+    value = obj[name]
+    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+        raise InputError(f"expected {_kind_name(kind)}, got a boolean", record=where, field=name)
+    if not isinstance(value, kind):
+        raise InputError(f"expected {_kind_name(kind)}, got {type(value).__name__}", record=where, field=name)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InputError("number must be finite", record=where, field=name)
+    return value
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    names = {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "an object", bool: "true/false"}
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def parse_answer(obj: Any, where: str, dataset: str = "") -> AnnotatedAnswer:
+    """Validate one canonical object and turn it into an AnnotatedAnswer (recorded verdicts)."""
+    if not isinstance(obj, dict):
+        raise InputError(f"expected a JSON object, got {type(obj).__name__}", record=where)
+    answer_id = str(_field(obj, "answer_id", (str, int), where))
+    if not answer_id.strip():
+        raise InputError("must not be empty", record=where, field="answer_id")
+    where = f"{where} ({answer_id})" if answer_id not in where else where
+    engine = _field(obj, "engine", str, where)
+    query = _field(obj, "query", str, where)
+    query_type = _field(obj, "query_type", str, where)
+    if query_type not in ("debate", "expertise"):
+        raise InputError(f"must be 'debate' or 'expertise', not {query_type[:40]!r}", record=where, field="query_type")
+    text = _field(obj, "answer", str, where)
+    if not text.strip():
+        raise InputError("answer text is empty", record=where, field="answer")
+    if len(text) > MAX_ANSWER_CHARS:
+        raise InputError(f"answer text is {len(text):,} characters; the limit is {MAX_ANSWER_CHARS:,}", record=where, field="answer")
+    raw_sources = _field(obj, "sources", list, where)
+    if not raw_sources:
+        raise InputError("an answer needs at least one listed source to audit", record=where, field="sources")
+    if len(raw_sources) > MAX_SOURCES:
+        raise InputError(f"{len(raw_sources)} sources; the limit is {MAX_SOURCES}", record=where, field="sources")
+    sources = _parse_sources(raw_sources, where)
+    answer = Answer(
+        answer_id=answer_id,
+        engine=engine,
+        query=query,
+        query_type=query_type,  # type: ignore[arg-type]
+        text=text,
+        sources=sources,
+        dataset=dataset or str(obj.get("dataset") or ""),
+        field=str(obj.get("field") or ""),
+        meta={k: str(obj[k])[:500] for k in ("note",) if isinstance(obj.get(k), str)},
+    )
+    labels = _field(obj, "labels", dict, where, required=False, default={})
+    return _apply_labels(answer, labels, where)
+
+
+def _parse_sources(raw_sources: list, where: str) -> tuple[Source, ...]:
+    sources: list[Source] = []
+    seen: set[int] = set()
+    for k, raw in enumerate(raw_sources):
+        field = f"sources[{k}]"
+        if not isinstance(raw, dict):
+            raise InputError(f"expected an object, got {type(raw).__name__}", record=where, field=field)
+        index = raw.get("index", k + 1)
+        if isinstance(index, bool) or not isinstance(index, int) or not 1 <= index <= 10_000:
+            raise InputError("index must be an integer from 1", record=where, field=f"{field}.index")
+        if index in seen:
+            raise InputError(f"duplicate source index {index}", record=where, field=f"{field}.index")
+        seen.add(index)
+        values = {}
+        for name in ("url", "title", "text"):
+            value = raw.get(name, "")
+            if value is None:
+                value = ""
+            if not isinstance(value, str):
+                raise InputError(f"expected a string, got {type(value).__name__}", record=where, field=f"{field}.{name}")
+            values[name] = value
+        if len(values["text"]) > MAX_SOURCE_CHARS:
+            raise InputError(f"source text longer than {MAX_SOURCE_CHARS:,} characters", record=where, field=f"{field}.text")
+        fetch_ok = raw.get("fetch_ok")
+        if fetch_ok is not None and not isinstance(fetch_ok, bool):
+            raise InputError("expected true/false", record=where, field=f"{field}.fetch_ok")
+        sources.append(Source(index=index, fetch_ok=fetch_ok, **values))
+    return tuple(sorted(sources, key=lambda s: s.index))
+
+
+def _apply_labels(answer: Answer, labels: dict, where: str) -> AnnotatedAnswer:
+    listed = {s.index for s in answer.sources}
+    urls = {s.url: s.index for s in answer.sources if s.url}
+    raw_statements = labels.get("statements")
+    verdicts: list[Verdict] = []
+
+    def verdict(kind: str, label: str | None, raw: Any, **kw: Any) -> None:
+        verdicts.append(Verdict(answer.answer_id, kind, label, RECORDED, CANONICAL_PROMPT,  # type: ignore[arg-type]
+                                raw=json.dumps(raw, ensure_ascii=False)[:2000], **kw))
+
+    conf = labels.get("confidence")
+    if conf is not None:
+        if isinstance(conf, bool) or not isinstance(conf, int) or not 1 <= conf <= 5:
+            raise InputError("confidence must be an integer 1..5", record=where, field="labels.confidence")
+        verdict("confidence", str(conf), conf)
+
+    if raw_statements is None:
+        return AnnotatedAnswer(answer, tuple(split_statements(answer.answer_id, answer.text, listed, urls)), tuple(verdicts))
+    if not isinstance(raw_statements, list):
+        raise InputError("expected a list", record=where, field="labels.statements")
+    if len(raw_statements) > MAX_STATEMENTS:
+        raise InputError(f"more than {MAX_STATEMENTS} statements", record=where, field="labels.statements")
+    statements: list[Statement] = []
+    cursor = 0
+    for k, raw in enumerate(raw_statements):
+        field = f"labels.statements[{k}]"
+        if not isinstance(raw, dict):
+            raise InputError("expected an object", record=where, field=field)
+        text = raw.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise InputError("missing statement text", record=where, field=f"{field}.text")
+        start = answer.text.find(text, cursor)
+        if start < 0:
+            start = answer.text.find(text)
+        end = start + len(text) if start >= 0 else -1
+        if start >= 0:
+            cursor = end
+        cited: list[int] = []
+        for marker in find_citation_markers(text, urls):
+            for index in marker.indexes:
+                if index not in cited:
+                    cited.append(index)
+        statements.append(Statement(answer.answer_id, k, text, start, end,
+                                    tuple(i for i in cited if i in listed),
+                                    tuple(i for i in cited if i not in listed)))
+        relevant = raw.get("relevant")
+        if relevant is not None:
+            if not isinstance(relevant, bool):
+                raise InputError("expected true/false", record=where, field=f"{field}.relevant")
+            verdict("relevance", "relevant" if relevant else "filler", relevant, statement_index=k)
+        stance = raw.get("stance")
+        if stance is not None:
+            if stance not in ("agree", "disagree", "neutral"):
+                raise InputError("must be agree, disagree or neutral", record=where, field=f"{field}.stance")
+            verdict("stance", stance, stance, statement_index=k)
+        full = _index_list(raw, "supported_by", where, field)
+        partial = _index_list(raw, "partially_supported_by", where, field)
+        if "supported_by" in raw or "partially_supported_by" in raw:
+            for index in sorted(listed):
+                label = "full" if index in full else "partial" if index in partial else "none"
+                verdict("support", label, label, statement_index=k, source_index=index)
+    return AnnotatedAnswer(answer, tuple(statements), tuple(verdicts))
+
+
+def _index_list(raw: dict, name: str, where: str, field: str) -> set[int]:
+    value = raw.get(name) or []
+    if not isinstance(value, list) or any(isinstance(v, bool) or not isinstance(v, int) for v in value):
+        raise InputError("expected a list of source indexes", record=where, field=f"{field}.{name}")
+    return set(value)
+
+
+def load_canonical(path: str | Path, dataset: str = "") -> list[AnnotatedAnswer]:
+    """Read every answer in a canonical JSON/JSONL file; the first bad record raises InputError."""
+    path = Path(path)
+    answers = [parse_answer(obj, where, dataset or path.stem) for where, obj in read_objects(path)]
+    seen: set[str] = set()
+    for a in answers:
+        if a.answer.answer_id in seen:
+            raise InputError("duplicate answer_id", record=a.answer.answer_id, field="answer_id")
+        seen.add(a.answer.answer_id)
+    return answers
+
+
+def to_canonical(annotated: AnnotatedAnswer) -> dict:
+    """The canonical object for an answer (labels from its verdicts), for saving re-scored input."""
+    a = annotated.answer
+    return {
+        "answer_id": a.answer_id,
+        "engine": a.engine,
+        "query": a.query,
+        "query_type": a.query_type,
+        "answer": a.text,
+        "sources": [
+            {"index": s.index, "url": s.url, "title": s.title, "text": s.text, **({"fetch_ok": s.fetch_ok} if s.fetch_ok is not None else {})}
+            for s in a.sources
+        ],
+    }
+
+
+def iter_jsonl(answers: Iterable[AnnotatedAnswer]) -> Iterator[str]:
+    """JSON lines for a list of answers in canonical form."""
+    for annotated in answers:
+        yield json.dumps(to_canonical(annotated), ensure_ascii=False)

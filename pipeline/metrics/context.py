@@ -1,0 +1,93 @@
+"""Everything a metric function reads about one answer, computed once per (answer, config)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from pipeline.matrices import LabelView, Matrices, Mode, build_matrices, is_relevant, label_view
+from pipeline.records import AnnotatedAnswer, Statement
+from pipeline.text import all_cited_indexes
+
+
+@dataclass(frozen=True)
+class ScoreConfig:
+    """How to score: which rules (strict or paper-parity) and which necessity algorithm."""
+
+    mode: Mode = "strict"
+    necessity: str = "exact"
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("strict", "parity"):
+            raise ValueError(f"mode must be 'strict' or 'parity', not {self.mode!r}")
+        if self.necessity not in ("exact", "greedy", "bipartite"):
+            raise ValueError(f"necessity must be exact, greedy or bipartite, not {self.necessity!r}")
+
+
+PARITY_SKIP_REASON = "paper-parity skips answers with no relevant statement or no fetched source"
+CITED_ONLY_REASON = (
+    "the labels judge only cited (statement, source) pairs, so support by uncited sources is unknown"
+)
+
+
+class ScoringContext:
+    """Label view, matrices and derived facts of one annotated answer under one config."""
+
+    def __init__(self, annotated: AnnotatedAnswer, config: ScoreConfig | None = None) -> None:
+        self.annotated = annotated
+        self.answer = annotated.answer
+        self.config = config or ScoreConfig()
+        self.view: LabelView = label_view(annotated)
+        self.matrices: Matrices = build_matrices(annotated, self.view, self.config.mode)
+
+    @property
+    def mode(self) -> Mode:
+        return self.config.mode
+
+    @cached_property
+    def relevant_statements(self) -> list[Statement]:
+        """Statements the judge did not mark as filler."""
+        return [s for s in self.annotated.statements if is_relevant(self.view, s)]
+
+    @cached_property
+    def is_debate(self) -> bool:
+        return self.answer.query_type == "debate"
+
+    @cached_property
+    def support_scope_cited_only(self) -> bool:
+        """True when the labels cover only cited pairs (ExpertQA's expert judgments)."""
+        return self.answer.meta.get("support_scope") == "cited_only"
+
+    @cached_property
+    def has_support_labels(self) -> bool:
+        """True when any support verdict exists for this answer."""
+        return bool(self.view.support) or bool(self.view.union_support)
+
+    @cached_property
+    def parity_skip(self) -> str:
+        """Reason the released notebook would skip this answer entirely, or ""."""
+        if self.mode != "parity":
+            return ""
+        if not self.relevant_statements or not self.matrices.source_indexes:
+            return PARITY_SKIP_REASON
+        return ""
+
+    @cached_property
+    def source_urls(self) -> dict[str, int]:
+        return {s.url: s.index for s in self.answer.sources if s.url}
+
+    @cached_property
+    def cited_anywhere(self) -> list[int]:
+        """Every index a marker points to in the full answer text or in any statement."""
+        seen: dict[int, None] = {}
+        for index in all_cited_indexes(self.answer.text, self.source_urls):
+            seen.setdefault(index, None)
+        for s in self.annotated.statements:
+            for index in (*s.citations, *s.dangling):
+                seen.setdefault(index, None)
+        return list(seen)
+
+    @cached_property
+    def dangling_count(self) -> int:
+        """Distinct (statement, index) citations that point to no listed source."""
+        return sum(len(s.dangling) for s in self.annotated.statements)

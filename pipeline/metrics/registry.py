@@ -1,0 +1,136 @@
+"""The one registry of metrics: names, directions, groups, threshold bands and provenance.
+
+The dashboard, the Methodology page, the aggregator and the exporters all read this registry; no
+other module keeps its own list of metric names or thresholds.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from typing import Callable, Literal
+
+from pipeline.records import MetricResult
+
+Direction = Literal["higher_is_better", "lower_is_better", "neutral"]
+Rating = Literal["acceptable", "borderline", "problematic"]
+
+RATING_SYMBOLS: dict[str, str] = {"acceptable": "▲", "borderline": "●", "problematic": "▼"}
+RATING_COLOURS: dict[str, str] = {"acceptable": "#1a7f37", "borderline": "#b7791f", "problematic": "#c53030"}
+
+
+@dataclass(frozen=True)
+class Band:
+    """A half-open (or closed at the top) interval of percentage values with its rating."""
+
+    rating: Rating
+    low: float
+    high: float
+    high_inclusive: bool = False
+
+    def contains(self, value: float) -> bool:
+        """True when value falls in this band."""
+        return self.low <= value < self.high or (self.high_inclusive and value == self.high)
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """Everything the rest of the project needs to know about one metric."""
+
+    name: str  # stable snake_case id, also the function name
+    label: str  # short human name for tables
+    group: str  # scorecard group: "basic", "answer text", "sources", "citation", "liu", "source analysis"
+    direction: Direction
+    version: int
+    description: str  # first docstring line of the metric function
+    formula: str  # plain-text formula shown on the Methodology page
+    unit: Literal["percent", "count", "ratio", "likert"]  # how the corpus value is displayed
+    fn: Callable[..., MetricResult] = field(repr=False, compare=False)
+    debate_only: bool = False
+    bands: tuple[Band, ...] = ()  # Table 7 thresholds on the 0..100 scale; empty when unrated
+    finding: str = ""  # usability-study finding id(s) it answers (Table 6)
+    recommendation: str = ""  # design recommendation it measures (Table 6)
+    reference_column: str = ""  # column name in the published scorecard CSVs
+    harmonic_of: tuple[str, str] = ()  # corpus value = harmonic mean of these two corpus means
+
+    def scale(self, value: float | None) -> float | None:
+        """A per-answer or mean value in display units (percent metrics times 100)."""
+        if value is None:
+            return None
+        return value * 100 if self.unit == "percent" else value
+
+    def rate(self, percent_value: float | None) -> Rating | None:
+        """Rating of a corpus value on the 0..100 scale, None when unrated or missing."""
+        if percent_value is None or not self.bands or percent_value != percent_value:
+            return None
+        for band in self.bands:
+            if band.contains(percent_value):
+                return band.rating
+        return None
+
+
+METRICS: dict[str, MetricInfo] = {}
+
+
+def metric(
+    *,
+    label: str,
+    group: str,
+    direction: Direction,
+    formula: str,
+    unit: str = "percent",
+    version: int = 1,
+    debate_only: bool = False,
+    bands: tuple[Band, ...] = (),
+    finding: str = "",
+    recommendation: str = "",
+    reference_column: str = "",
+    harmonic_of: tuple[str, str] = (),
+) -> Callable[[Callable[..., MetricResult]], Callable[..., MetricResult]]:
+    """Register a per-answer metric function under its own name."""
+
+    def register(fn: Callable[..., MetricResult]) -> Callable[..., MetricResult]:
+        if fn.__name__ in METRICS:
+            raise ValueError(f"duplicate metric {fn.__name__!r}")
+        doc = (inspect.getdoc(fn) or "").splitlines()
+        METRICS[fn.__name__] = MetricInfo(
+            name=fn.__name__,
+            label=label,
+            group=group,
+            direction=direction,
+            version=version,
+            description=doc[0] if doc else "",
+            formula=formula,
+            unit=unit,  # type: ignore[arg-type]
+            fn=fn,
+            debate_only=debate_only,
+            bands=bands,
+            finding=finding,
+            recommendation=recommendation,
+            reference_column=reference_column,
+            harmonic_of=harmonic_of,
+        )
+        return fn
+
+    return register
+
+
+def lower_bands(acceptable_below: float, borderline_below: float) -> tuple[Band, ...]:
+    """Bands for a lower-is-better metric: [0, a) acceptable, [a, b) borderline, [b, 100] problematic."""
+    return (
+        Band("acceptable", 0, acceptable_below),
+        Band("borderline", acceptable_below, borderline_below),
+        Band("problematic", borderline_below, 100, high_inclusive=True),
+    )
+
+
+def higher_bands(acceptable_from: float, borderline_from: float) -> tuple[Band, ...]:
+    """Bands for a higher-is-better metric: [a, 100] acceptable, [b, a) borderline, [0, b) problematic."""
+    return (
+        Band("acceptable", acceptable_from, 100, high_inclusive=True),
+        Band("borderline", borderline_from, acceptable_from),
+        Band("problematic", 0, borderline_from),
+    )
+
+
+GROUP_ORDER: tuple[str, ...] = ("basic", "answer text", "sources", "citation", "liu", "source analysis")

@@ -1,0 +1,199 @@
+"""Parquet store: one declared schema per table, atomic writes, a run manifest, loaders.
+
+Layout under `data/results/<dataset>/`:
+    answers.parquet, sources.parquet            what was ingested (shared by all judges)
+    <judge>/statements.parquet, labels.parquet, pairs.parquet, metrics.parquet, summary.parquet
+    <judge>/manifest.json                       git SHA, config, judge and prompt ids, versions
+Every write goes to a temporary file in the same folder and is renamed into place, so a killed
+run leaves either the old file or the new one, never half of one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.paths import REPO_ROOT, results_dir
+
+_int_list = pa.list_(pa.int32())
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "answers": pa.schema([
+        ("dataset", pa.string()), ("answer_id", pa.string()), ("engine", pa.string()),
+        ("query", pa.string()), ("query_type", pa.string()), ("field", pa.string()),
+        ("text", pa.string()), ("n_sources", pa.int32()), ("meta", pa.string()),
+    ]),
+    "sources": pa.schema([
+        ("dataset", pa.string()), ("answer_id", pa.string()), ("source_index", pa.int32()),
+        ("url", pa.string()), ("title", pa.string()), ("text", pa.string()), ("fetch_ok", pa.bool_()),
+        ("source_type", pa.string()), ("injection_flags", pa.string()), ("duplicate_of", pa.int32()),
+    ]),
+    "statements": pa.schema([
+        ("dataset", pa.string()), ("judge", pa.string()), ("answer_id", pa.string()),
+        ("statement_index", pa.int32()), ("text", pa.string()), ("start", pa.int32()), ("end", pa.int32()),
+        ("citations", _int_list), ("dangling", _int_list), ("relevant", pa.bool_()), ("stance", pa.string()),
+    ]),
+    "labels": pa.schema([
+        ("dataset", pa.string()), ("answer_id", pa.string()), ("kind", pa.string()),
+        ("statement_index", pa.int32()), ("source_index", pa.int32()), ("label", pa.string()),
+        ("score", pa.float64()), ("judge", pa.string()), ("prompt_version", pa.string()),
+        ("raw", pa.string()), ("evidence", pa.string()),
+    ]),
+    "pairs": pa.schema([
+        ("dataset", pa.string()), ("judge", pa.string()), ("answer_id", pa.string()),
+        ("statement_index", pa.int32()), ("source_index", pa.int32()), ("cited", pa.bool_()),
+        ("support", pa.string()), ("score", pa.float64()), ("injection_flagged", pa.bool_()),
+    ]),
+    "metrics": pa.schema([
+        ("dataset", pa.string()), ("judge", pa.string()), ("mode", pa.string()), ("necessity", pa.string()),
+        ("answer_id", pa.string()), ("engine", pa.string()), ("query_type", pa.string()), ("field", pa.string()),
+        ("metric", pa.string()), ("metric_version", pa.int32()), ("value", pa.float64()), ("n", pa.int32()),
+        ("reason", pa.string()),
+    ]),
+    "summary": pa.schema([
+        ("dataset", pa.string()), ("judge", pa.string()), ("mode", pa.string()), ("necessity", pa.string()),
+        ("engine", pa.string()), ("query_type", pa.string()), ("metric", pa.string()), ("value", pa.float64()),
+        ("ci_low", pa.float64()), ("ci_high", pa.float64()), ("n_answers", pa.int32()),
+        ("rating", pa.string()), ("symbol", pa.string()),
+    ]),
+}
+
+JUDGE_TABLES = ("statements", "labels", "pairs", "metrics", "summary")
+
+
+def judge_dirname(judge: str) -> str:
+    """A folder name for a judge id ("openai:gpt-4o" -> "openai_gpt-4o")."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", judge).strip("._") or "judge"
+
+
+def dataset_dir(dataset: str, root: Path | None = None) -> Path:
+    """Folder of one dataset's results; the name is checked so it cannot escape the root."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", dataset):
+        raise ValueError(f"dataset name {dataset!r} must be letters, digits, '.', '_' or '-' (max 64)")
+    return (root or results_dir()) / dataset
+
+
+def table_path(dataset: str, table: str, judge: str | None = None, root: Path | None = None) -> Path:
+    """Where a table of a dataset (and judge, for judge tables) lives."""
+    base = dataset_dir(dataset, root)
+    if table in JUDGE_TABLES:
+        if judge is None:
+            raise ValueError(f"table {table!r} belongs to a judge")
+        base = base / judge_dirname(judge)
+    return base / f"{table}.parquet"
+
+
+def to_table(table: str, rows: pd.DataFrame | Iterable[dict]) -> pa.Table:
+    """Conform rows to the declared schema (missing columns become null, extra ones are an error)."""
+    schema = SCHEMAS[table]
+    frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(list(rows))
+    extra = set(frame.columns) - set(schema.names)
+    if extra:
+        raise ValueError(f"columns not in the {table} schema: {sorted(extra)}")
+    for name in schema.names:
+        if name not in frame.columns:
+            frame[name] = None
+    frame = frame[schema.names]
+    return pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
+
+
+def write_atomic(path: Path, table: pa.Table) -> Path:
+    """Write a Parquet file via a temporary file and a rename in the same folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def write_table(table: str, rows: pd.DataFrame | Iterable[dict], path: Path) -> Path:
+    """Validate rows against a table's schema and write them atomically."""
+    return write_atomic(path, to_table(table, rows))
+
+
+def write_json_atomic(path: Path, payload: Any) -> Path:
+    """Write JSON via a temporary file and a rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(payload, fh, indent=2, sort_keys=True, default=str)
+    os.replace(tmp, path)
+    return path
+
+
+def read_table(path: Path, table: str | None = None) -> pd.DataFrame:
+    """Read a Parquet table (an empty frame with the declared columns when the file is missing)."""
+    if not path.exists():
+        schema = SCHEMAS.get(table or path.stem)
+        return schema.empty_table().to_pandas() if schema is not None else pd.DataFrame()
+    return pq.read_table(path).to_pandas()
+
+
+def git_sha() -> str:
+    """The project's current commit, or "unknown" outside a git checkout."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=5)
+        return out.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def package_versions(names: Iterable[str] = ("pandas", "pyarrow", "numpy", "scipy", "networkx", "streamlit", "openai")) -> dict[str, str]:
+    """Installed versions of the packages that shape results."""
+    versions = {}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def manifest(config: dict, judge: str, prompt_versions: Iterable[str]) -> dict:
+    """Provenance for one run (never holds secrets: config is built from non-secret fields only)."""
+    return {
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "git_sha": git_sha(),
+        "config": config,
+        "judge": judge,
+        "prompt_versions": sorted(set(prompt_versions)),
+        "packages": package_versions(),
+    }
+
+
+def list_datasets(root: Path | None = None) -> list[str]:
+    """Datasets with results on disk."""
+    root = root or results_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "answers.parquet").exists())
+
+
+def list_judges(dataset: str, root: Path | None = None) -> list[str]:
+    """Judge folders with a summary for a dataset (read back from the manifests' judge ids)."""
+    base = dataset_dir(dataset, root)
+    judges = []
+    for sub in sorted(base.iterdir()) if base.is_dir() else []:
+        manifest_path = sub / "manifest.json"
+        if (sub / "summary.parquet").exists() and manifest_path.exists():
+            try:
+                judges.append(json.loads(manifest_path.read_text())["judge"])
+            except (OSError, ValueError, KeyError):
+                continue
+    return judges

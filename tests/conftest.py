@@ -1,0 +1,35 @@
+"""Shared fixtures: paths to the project, to ../shared data, and a temporary results root."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture
+def results_root(tmp_path, monkeypatch) -> Path:
+    """An empty results folder the pipeline writes into for one test."""
+    root = tmp_path / "results"
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(root))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    return root
+
+
+@pytest.fixture
+def expertqa_path() -> Path:
+    """The ExpertQA folder, or skip with the reason when it is not on this machine."""
+    from pipeline.paths import expertqa_dir
+
+    path = expertqa_dir()
+    if path is None:
+        pytest.skip("ExpertQA files not found: set EXPERTQA_DIR or place ../shared/data/expertqa beside the project")
+    return path
