@@ -1,0 +1,770 @@
+"""Fetch a cited source safely and turn it into plain text.
+
+Source URLs come from answer engines, i.e. from the open web, so the fetcher treats every URL as
+hostile:
+
+- only http and https;
+- the host is resolved once and every address is checked: loopback, private, link-local,
+  multicast, reserved, unspecified and cloud-metadata addresses are refused unless the caller
+  allows them (`allow_hosts` for named hosts / addresses / networks, `allow_private` for private
+  ranges; metadata endpoints need an explicit `allow_hosts` entry);
+- the connection goes to the address that was checked (the Host header and TLS SNI still carry
+  the name), so a DNS answer that changes between check and connect cannot redirect us;
+- redirects are followed by hand and each hop is checked the same way before any connection;
+- the body is streamed and capped at `max_bytes`, and a watchdog closes the socket when the total
+  time budget is spent, so a slow or endless server cannot hold a worker.
+
+Nothing here raises for network or content problems: the result says `ok=False` and why, so
+metrics can exclude dead sources. Results that reflect the server's answer are cached per URL and
+UTC day as JSON under `cache_dir()/fetch/`.
+"""
+
+from __future__ import annotations
+
+import codecs
+import concurrent.futures
+import dataclasses
+import datetime as _dt
+import hashlib
+import http.client
+import io
+import ipaddress
+import json
+import logging
+import os
+import re
+import socket
+import ssl
+import tempfile
+import threading
+import time
+import zlib
+from dataclasses import dataclass
+from email.message import Message
+from html.parser import HTMLParser
+from typing import Any, Collection, Iterable
+from urllib.parse import quote, urljoin, urlsplit
+
+from pipeline.injection import injection_flags
+from pipeline.paths import cache_dir
+
+log = logging.getLogger(__name__)
+
+USER_AGENT = "aee-audit-fetcher/0.1 (answer-engine audit toolkit)"
+CACHE_VERSION = 1
+REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
+MAX_PDF_PAGES = 300
+
+# Well-known instance-metadata endpoints. They are refused even with allow_private=True, because
+# leaking cloud credentials is the classic SSRF payoff; only an explicit allow_hosts entry opens
+# them.
+METADATA_IPS = frozenset(
+    ipaddress.ip_address(a)
+    for a in ("169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254")
+)
+METADATA_HOSTS = frozenset(
+    {"metadata.google.internal", "metadata.goog", "metadata", "instance-data",
+     "instance-data.ec2.internal"}
+)
+
+IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResult:
+    """What one fetch produced. `ok=False` always comes with a `reason`."""
+
+    url: str  # as requested
+    final_url: str  # after redirects; the refused hop when a redirect was refused
+    ok: bool
+    status: int | None  # last HTTP status received; None when no response was received
+    reason: str  # "" when ok, else a short cause ("http 404 Not Found", "timeout", ...)
+    content_type: str = ""  # media type without parameters, e.g. "text/html"
+    title: str = ""
+    text: str = ""  # extracted main text
+    fetched_at: str = ""  # ISO date (UTC) of the fetch, e.g. "2026-11-22"
+    from_cache: bool = False
+    # Injection-like kinds found in the raw document (HTML markup included, so hidden-text
+    # tricks survive text extraction); see pipeline.injection.
+    injection_kinds: tuple[str, ...] = ()
+
+
+class _Stop(Exception):
+    """Internal: end the fetch with this reason (and the HTTP status, when there was one)."""
+
+    def __init__(self, reason: str, status: int | None = None, *, refused: bool = False):
+        super().__init__(reason)
+        self.reason = reason
+        self.status = status
+        self.refused = refused
+
+
+# --- address policy -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Policy:
+    names: frozenset[str]
+    networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
+    allow_private: bool
+
+    @classmethod
+    def build(cls, allow_hosts: Collection[str], allow_private: bool) -> _Policy:
+        names: set[str] = set()
+        networks = []
+        for entry in allow_hosts or ():
+            item = str(entry).strip().lower().strip("[]").rstrip(".")
+            if not item:
+                continue
+            try:
+                networks.append(ipaddress.ip_network(item, strict=False))
+            except ValueError:
+                names.add(item)
+        return cls(frozenset(names), tuple(networks), bool(allow_private))
+
+    def listed(self, host: str, ip: IpAddress) -> bool:
+        return host in self.names or any(ip in net for net in self.networks)
+
+
+def _embedded_v4(ip: IpAddress) -> IpAddress:
+    """The IPv4 address hidden in an IPv4-mapped, 6to4 or Teredo IPv6 address, if any."""
+    if isinstance(ip, ipaddress.IPv6Address):
+        for inner in (ip.ipv4_mapped, ip.sixtofour, ip.teredo[1] if ip.teredo else None):
+            if inner is not None:
+                return inner
+    return ip
+
+
+def _address_problem(ip: IpAddress) -> str | None:
+    """Why this address must not be contacted by default, or None for a public address."""
+    for candidate in (ip, _embedded_v4(ip)):
+        if candidate in METADATA_IPS:
+            return "cloud metadata"
+    ip = _embedded_v4(ip)
+    checks = (
+        ("unspecified", ip.is_unspecified),
+        ("loopback", ip.is_loopback),
+        ("link-local", ip.is_link_local),
+        ("multicast", ip.is_multicast),
+        ("private", ip.is_private),
+        ("reserved", ip.is_reserved),
+        ("non-global", not ip.is_global),
+    )
+    for name, hit in checks:
+        if hit:
+            return name
+    return None
+
+
+def _check_address(host: str, ip: IpAddress, policy: _Policy) -> None:
+    problem = _address_problem(ip)
+    if problem is None or policy.listed(host, ip):
+        return
+    if problem != "cloud metadata" and policy.allow_private:
+        return
+    raise _Stop(f"refused: {problem} address {ip} (host {host})", refused=True)
+
+
+# --- URL handling ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Target:
+    scheme: str
+    host: str  # ASCII (IDNA) host name or IP literal, no brackets
+    port: int
+    path: str  # request target: path + query, percent-encoded
+
+
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _parse(url: str) -> _Target:
+    if not isinstance(url, str) or not url.strip():
+        raise _Stop("invalid url: empty", refused=True)
+    url = url.strip()
+    if _CONTROL_RE.search(url):
+        raise _Stop("invalid url: control characters", refused=True)
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        raise _Stop(f"invalid url: {exc}", refused=True) from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https"):
+        raise _Stop(
+            f"unsupported scheme: {scheme or 'none'} (only http and https)", refused=True
+        )
+    host = (parts.hostname or "").rstrip(".")
+    if not host:
+        raise _Stop("invalid url: no host", refused=True)
+    try:
+        port = parts.port or (443 if scheme == "https" else 80)
+    except ValueError:
+        raise _Stop("invalid url: bad port", refused=True) from None
+    if "%" in host:  # IPv6 zone ids only make sense on the local link
+        raise _Stop("invalid url: zone id in host", refused=True)
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        try:
+            host = host.encode("idna").decode("ascii").lower()
+        except UnicodeError:
+            raise _Stop("invalid url: bad host name", refused=True) from None
+    path = quote(parts.path or "/", safe="/%:@!$&'()*+,;=-._~")
+    if parts.query:
+        path += "?" + quote(parts.query, safe="/%:@!$&'()*+,;=-._~?")
+    return _Target(scheme, host, port, path)
+
+
+def _check_host(target: _Target, policy: _Policy) -> None:
+    if target.host in METADATA_HOSTS and target.host not in policy.names:
+        raise _Stop(f"refused: cloud metadata host {target.host}", refused=True)
+
+
+def _resolve(host: str, port: int) -> list[IpAddress]:
+    """All addresses for host (a literal IP resolves to itself without any lookup)."""
+    try:
+        return [ipaddress.ip_address(host)]
+    except ValueError:
+        pass
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    seen: list[IpAddress] = []
+    for info in infos:
+        addr = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])
+        if addr not in seen:
+            seen.append(addr)
+    return seen
+
+
+# --- connections pinned to a checked address ------------------------------------------------
+
+
+def _connect(address: tuple[str, int], timeout: float) -> socket.socket:
+    """Open a TCP connection to an already-checked numeric address (tests wrap this)."""
+    return socket.create_connection(address, timeout=timeout)
+
+
+class _PinnedHTTPConnection(http.client.HTTPConnection):
+    """HTTP connection to a fixed IP while the Host header keeps the URL's name."""
+
+    def __init__(self, host: str, port: int, ip: str, timeout: float):
+        super().__init__(host, port, timeout=timeout)
+        self._pinned_ip = ip
+
+    def connect(self) -> None:
+        self.sock = _connect((self._pinned_ip, self.port), self.timeout)
+
+
+class _PinnedHTTPSConnection(http.client.HTTPSConnection):
+    """HTTPS to a fixed IP; SNI and certificate checks use the URL's host name."""
+
+    def __init__(self, host: str, port: int, ip: str, timeout: float, context: ssl.SSLContext):
+        super().__init__(host, port, timeout=timeout, context=context)
+        self._pinned_ip = ip
+
+    def connect(self) -> None:
+        sock = _connect((self._pinned_ip, self.port), self.timeout)
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+
+
+_SSL_CONTEXT: ssl.SSLContext | None = None
+
+
+def _ssl_context() -> ssl.SSLContext:
+    global _SSL_CONTEXT
+    if _SSL_CONTEXT is None:
+        _SSL_CONTEXT = ssl.create_default_context()
+    return _SSL_CONTEXT
+
+
+class _Watchdog:
+    """Shut the socket down when the time budget ends, so no blocking read outlives it."""
+
+    def __init__(self, sock: socket.socket, seconds: float):
+        self.fired = False
+        self._sock = sock
+        self._timer = threading.Timer(max(seconds, 0.0), self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _fire(self) -> None:
+        self.fired = True
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+def _remaining(deadline: float) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _Stop("timeout")
+    return left
+
+
+def _open(target: _Target, ips: list[IpAddress], deadline: float) -> http.client.HTTPConnection:
+    """Connect to the first reachable checked address."""
+    last: Exception | None = None
+    for ip in ips:
+        left = _remaining(deadline)
+        if target.scheme == "https":
+            conn: http.client.HTTPConnection = _PinnedHTTPSConnection(
+                target.host, target.port, str(ip), left, _ssl_context()
+            )
+        else:
+            conn = _PinnedHTTPConnection(target.host, target.port, str(ip), left)
+        try:
+            conn.connect()
+            return conn
+        except (TimeoutError, socket.timeout):
+            conn.close()
+            raise _Stop("timeout") from None
+        except ssl.SSLError as exc:
+            conn.close()
+            raise _Stop(f"tls error: {exc}") from None
+        except OSError as exc:
+            conn.close()
+            last = exc
+    raise _Stop(f"connection error: {last}")
+
+
+# --- reading and decoding -------------------------------------------------------------------
+
+
+def _read_body(
+    resp: http.client.HTTPResponse, sock: socket.socket, deadline: float, max_bytes: int
+) -> bytes:
+    length = resp.getheader("Content-Length")
+    if length and length.strip().isdigit() and int(length) > max_bytes:
+        raise _Stop(f"too large: Content-Length {int(length)} > max_bytes {max_bytes}",
+                    resp.status)
+    buf = bytearray()
+    while True:
+        # http.client hands the socket to the response on "Connection: close", so the
+        # timeout is set on the socket object we kept, not on conn.sock.
+        sock.settimeout(_remaining(deadline))
+        chunk = resp.read1(65536)
+        if not chunk:
+            break
+        buf += chunk
+        if len(buf) > max_bytes:
+            raise _Stop(f"too large: more than max_bytes {max_bytes}", resp.status)
+    return bytes(buf)
+
+
+def _decode_transfer(body: bytes, encoding: str, max_bytes: int, status: int) -> bytes:
+    encoding = (encoding or "identity").strip().lower()
+    if encoding in ("", "identity"):
+        return body
+    if encoding not in ("gzip", "x-gzip", "deflate"):
+        raise _Stop(f"unsupported content-encoding: {encoding}", status)
+    # wbits 47 accepts gzip and zlib headers; raw deflate (-15) is a common server mistake.
+    for wbits in ((47,) if "gzip" in encoding else (47, -15)):
+        d = zlib.decompressobj(wbits)
+        try:
+            out = d.decompress(body, max_bytes + 1)  # bounded: a zip bomb stops here
+        except zlib.error:
+            continue
+        if len(out) > max_bytes or d.unconsumed_tail:
+            raise _Stop(f"too large: more than max_bytes {max_bytes} after decompression",
+                        status)
+        return out
+    raise _Stop(f"bad {encoding} body", status)
+
+
+_WINDOWS_1252_ALIASES = {"iso-8859-1", "iso8859-1", "latin-1", "latin1", "l1", "us-ascii",
+                         "ascii"}
+_META_CHARSET_RE = re.compile(
+    rb"""<meta[^>]{0,300}?charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]{1,40})""", re.IGNORECASE
+)
+
+
+def _codec(name: str | None) -> str | None:
+    if not name:
+        return None
+    name = name.strip().strip("\"'").lower()
+    if name in _WINDOWS_1252_ALIASES:
+        # Browsers read these labels as windows-1252, and so do real pages' bytes.
+        return "cp1252"
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return None
+
+
+def _decode_text(body: bytes, declared: str | None, is_html: bool) -> str:
+    for bom, enc in ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
+                     (codecs.BOM_UTF16_BE, "utf-16")):
+        if body.startswith(bom):
+            return body.decode(enc, errors="replace")
+    candidates = [_codec(declared)]
+    if is_html:
+        m = _META_CHARSET_RE.search(body[:4096])
+        candidates.append(_codec(m.group(1).decode("ascii")) if m else None)
+    for enc in candidates:
+        if enc:
+            return body.decode(enc, errors="replace")
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    try:
+        from charset_normalizer import from_bytes
+
+        best = from_bytes(body[:200_000]).best()
+        if best is not None and best.encoding:
+            return body.decode(best.encoding, errors="replace")
+    except Exception:  # charset_normalizer is optional; any failure falls through
+        pass
+    return body.decode("utf-8", errors="replace")
+
+
+class _TagStripper(HTMLParser):
+    """Last-resort HTML to text: drops scripts, styles and head, keeps block breaks."""
+
+    _SKIP = frozenset({"script", "style", "noscript", "template", "svg", "head", "iframe"})
+    _BLOCK = frozenset({"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6",
+                        "section", "article", "blockquote", "pre", "table", "ul", "ol"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.title_parts: list[str] = []
+        self._skip = 0
+        self._in_title = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "title":
+            self._in_title = True
+        elif tag in self._SKIP:
+            self._skip += 1
+        if tag in self._BLOCK:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "title":
+            self._in_title = False
+        elif tag in self._SKIP and self._skip:
+            self._skip -= 1
+        if tag in self._BLOCK:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if self._in_title:
+            self.title_parts.append(data)
+        elif not self._skip:
+            self.parts.append(data)
+
+
+def _tidy(text: str) -> str:
+    lines = (" ".join(line.split()) for line in text.splitlines())
+    return "\n".join(line for line in lines if line)
+
+
+def _strip_tags(html_text: str) -> tuple[str, str]:
+    parser = _TagStripper()
+    try:
+        parser.feed(html_text)
+        parser.close()
+    except Exception:  # HTMLParser is lenient, but never let a parse bug escape
+        pass
+    return " ".join("".join(parser.title_parts).split()), _tidy("".join(parser.parts))
+
+
+def _html_to_text(html_text: str, url: str) -> tuple[str, str]:
+    """(title, main text): trafilatura when it finds an article, else the tag stripper."""
+    fallback_title, fallback_text = "", ""
+    try:
+        import trafilatura
+
+        doc = trafilatura.bare_extraction(
+            html_text, url=url, with_metadata=True, include_comments=False,
+            include_tables=True, include_images=False, include_links=False,
+        )
+        if doc is not None:
+            if isinstance(doc, dict):
+                title, text = doc.get("title") or "", doc.get("text") or ""
+            else:
+                title, text = getattr(doc, "title", "") or "", getattr(doc, "text", "") or ""
+            if text.strip():
+                if not title:
+                    title = _strip_tags(html_text)[0]
+                return " ".join(title.split()), _tidy(text)
+    except Exception as exc:  # ImportError or an extractor failure: use the plain stripper
+        log.debug("trafilatura failed on %s: %s", url, exc)
+    fallback_title, fallback_text = _strip_tags(html_text)
+    return fallback_title, fallback_text
+
+
+def _load_pdf_reader() -> Any:
+    """pypdf's PdfReader when installed (pure Python), else None."""
+    try:
+        from pypdf import PdfReader
+    except ImportError:
+        return None
+    return PdfReader
+
+
+def _pdf_to_text(body: bytes, status: int) -> tuple[str, str]:
+    reader_cls = _load_pdf_reader()
+    if reader_cls is None:
+        raise _Stop("pdf not supported", status)
+    logging.getLogger("pypdf").setLevel(logging.ERROR)  # malformed PDFs are common and noisy
+    try:
+        reader = reader_cls(io.BytesIO(body))
+        pages = []
+        for i, page in enumerate(reader.pages):
+            if i >= MAX_PDF_PAGES:
+                break
+            pages.append(page.extract_text() or "")
+        meta = reader.metadata
+        title = str(meta.title or "") if meta is not None else ""
+    except Exception as exc:
+        raise _Stop(f"bad pdf: {type(exc).__name__}", status) from None
+    return " ".join(title.split()), _tidy("\n".join(pages))
+
+
+_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+_TEXT_TYPES = frozenset({"text/plain", "text/markdown", "text/x-markdown", "text/csv"})
+_PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
+
+
+def _sniff(body: bytes) -> str:
+    head = body[:1024].lstrip().lower()
+    if head.startswith(b"%pdf-"):
+        return "application/pdf"
+    if head.startswith((b"<!doctype html", b"<html")) or b"<html" in head or b"<body" in head:
+        return "text/html"
+    return "text/plain"
+
+
+def _extract(body: bytes, content_type: str, url: str, status: int):
+    """(media type, title, text, injection kinds) for a 2xx body."""
+    msg = Message()
+    msg["content-type"] = content_type or ""
+    mime = (content_type.split(";", 1)[0].strip().lower() if content_type else "")
+    charset = msg.get_param("charset") if content_type else None
+    if isinstance(charset, tuple):  # RFC 2231 form
+        charset = charset[2]
+    if not mime or mime in ("application/octet-stream", "binary/octet-stream"):
+        mime = _sniff(body)
+    if mime in _PDF_TYPES:
+        title, text = _pdf_to_text(body, status)
+        raw = text
+    elif mime in _HTML_TYPES:
+        raw = _decode_text(body, charset, is_html=True)
+        title, text = _html_to_text(raw, url)
+    elif mime in _TEXT_TYPES:
+        raw = _decode_text(body, charset, is_html=False)
+        title, text = "", raw.strip()
+    else:
+        raise _Stop(f"unsupported content type: {mime}", status)
+    kinds = tuple(sorted({f.kind for f in injection_flags(raw)}))
+    return mime, title, text, kinds
+
+
+# --- cache ----------------------------------------------------------------------------------
+
+
+def _today() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).date().isoformat()
+
+
+def _cache_file(url: str, day: str):
+    key = hashlib.sha256(f"{day}\n{url}".encode("utf-8")).hexdigest()
+    return cache_dir() / "fetch" / f"{key}.json"
+
+
+def _cache_read(url: str, day: str, policy: _Policy) -> FetchResult | None:
+    path = _cache_file(url, day)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("version") != CACHE_VERSION or data["result"]["url"] != url:
+            return None
+        # A page fetched under a wider allowlist must not leak to a narrower caller: re-check
+        # every address the original fetch contacted against the current policy.
+        for host, ip in data.get("contacted", []):
+            _check_address(host, ipaddress.ip_address(ip), policy)
+            if host in METADATA_HOSTS and host not in policy.names:
+                return None
+        fields = dict(data["result"])
+        fields["injection_kinds"] = tuple(fields.get("injection_kinds") or ())
+        fields["from_cache"] = True
+        return FetchResult(**fields)
+    except _Stop:
+        return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _cacheable(result: FetchResult) -> bool:
+    # Cache what the server said (content, 404, unsupported type...), not refusals or
+    # transient failures (timeouts, connection errors, 5xx, 429), which a later run should
+    # retry, nor size-cap failures, which depend on the caller's max_bytes.
+    return (
+        result.status is not None
+        and result.status < 500
+        and result.status != 429
+        and result.reason != "timeout"
+        and not result.reason.startswith("too large")
+    )
+
+
+def _cache_write(result: FetchResult, day: str, contacted: list[tuple[str, str]]) -> None:
+    path = _cache_file(result.url, day)
+    payload = {
+        "version": CACHE_VERSION,
+        "result": {**dataclasses.asdict(result), "from_cache": False,
+                   "injection_kinds": list(result.injection_kinds)},
+        "contacted": [list(c) for c in contacted],
+    }
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(payload, fh, ensure_ascii=False)
+            os.replace(tmp, path)  # atomic, so concurrent readers never see half a file
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError as exc:
+        log.warning("could not write fetch cache %s: %s", path, exc)
+
+
+# --- the fetch itself -----------------------------------------------------------------------
+
+
+def _fetch_live(
+    url: str, policy: _Policy, deadline: float, max_bytes: int, max_redirects: int,
+    contacted: list[tuple[str, str]], trail: list[str], day: str,
+) -> FetchResult:
+    current = url
+    status: int | None = None
+    for hop in range(max_redirects + 1):
+        trail.append(current)
+        try:
+            target = _parse(current)
+            _check_host(target, policy)
+            try:
+                ips = _resolve(target.host, target.port)
+            except (socket.gaierror, UnicodeError, OSError) as exc:
+                raise _Stop(f"dns error: {exc}") from None
+            if not ips:
+                raise _Stop("dns error: no addresses")
+            for ip in ips:  # every answer must pass, not just the one we will use
+                _check_address(target.host, ip, policy)
+        except _Stop as stop:
+            if hop and stop.refused:
+                raise _Stop(f"redirect to {current} refused: {stop.reason}", None,
+                            refused=True) from None
+            raise
+        conn = _open(target, ips, deadline)
+        contacted.append((target.host, conn._pinned_ip))  # type: ignore[attr-defined]
+        sock = conn.sock
+        watchdog = _Watchdog(sock, deadline - time.monotonic())
+        try:
+            try:
+                conn.request("GET", target.path, headers={
+                    "User-Agent": USER_AGENT,
+                    "Accept": "text/html,application/xhtml+xml,text/plain;q=0.9,"
+                              "application/pdf;q=0.8,*/*;q=0.1",
+                    "Accept-Encoding": "gzip, deflate",
+                    "Connection": "close",
+                })
+                resp = conn.getresponse()
+                status = resp.status
+                if status in REDIRECT_CODES:
+                    location = resp.getheader("Location")
+                    if not location:
+                        raise _Stop("redirect without Location header", status)
+                    current = urljoin(current, location.strip())
+                    continue
+                if not 200 <= status < 300:
+                    raise _Stop(f"http {status} {resp.reason}".strip(), status)
+                body = _read_body(resp, sock, deadline, max_bytes)
+                if watchdog.fired:  # the shutdown looks like a clean EOF to the reader
+                    raise _Stop("timeout", status)
+                body = _decode_transfer(body, resp.getheader("Content-Encoding") or "",
+                                        max_bytes, status)
+                content_type = resp.getheader("Content-Type") or ""
+            except _Stop:
+                raise
+            except Exception as exc:
+                if watchdog.fired or time.monotonic() >= deadline or isinstance(
+                    exc, (TimeoutError, socket.timeout)
+                ):
+                    raise _Stop("timeout", status) from None
+                if isinstance(exc, ssl.SSLError):
+                    raise _Stop(f"tls error: {exc}", status) from None
+                raise _Stop(f"connection error: {type(exc).__name__}: {exc}", status) from None
+        finally:
+            watchdog.cancel()
+            conn.close()
+        mime, title, text, kinds = _extract(body, content_type, current, status)
+        if not text.strip():
+            return FetchResult(url, current, False, status, "no text extracted", mime, title,
+                               "", day, False, kinds)
+        return FetchResult(url, current, True, status, "", mime, title, text, day, False, kinds)
+    raise _Stop(f"too many redirects (more than {max_redirects})", status)
+
+
+def fetch_source(
+    url: str,
+    *,
+    allow_hosts: Collection[str] = (),
+    allow_private: bool = False,
+    timeout: float = 10,
+    max_bytes: int = 5_000_000,
+    cache: bool = True,
+    max_redirects: int = 5,
+) -> FetchResult:
+    """Fetch `url` under the safety rules above; never raises for network or content errors.
+
+    `allow_hosts` lists host names, IP addresses or CIDR networks that may be contacted even
+    though they are not public (it does not restrict public hosts). `allow_private` opens every
+    non-public range except cloud-metadata endpoints. `timeout` bounds the whole fetch,
+    redirects included (DNS lookups excepted: they follow the system resolver's own timeout).
+    """
+    day = _today()
+    policy = _Policy.build(allow_hosts, allow_private)
+    if cache:
+        hit = _cache_read(url, day, policy)
+        if hit is not None:
+            return hit
+    deadline = time.monotonic() + max(float(timeout), 0.0)
+    contacted: list[tuple[str, str]] = []
+    trail: list[str] = []  # every URL tried, so a failure reports where it stopped
+    try:
+        result = _fetch_live(url, policy, deadline, int(max_bytes), int(max_redirects),
+                             contacted, trail, day)
+    except _Stop as stop:
+        final = trail[-1] if trail else url
+        result = FetchResult(url, final, False, stop.status, stop.reason, "", "", "", day)
+    except Exception as exc:  # a bug or an odd library error must not kill a batch
+        log.exception("unexpected fetch failure for %s", url)
+        final = trail[-1] if trail else url
+        result = FetchResult(url, final, False, None, f"error: {type(exc).__name__}: {exc}",
+                             "", "", "", day)
+    if cache and _cacheable(result):
+        _cache_write(result, day, contacted)
+    return result
+
+
+def fetch_many(
+    urls: Iterable[str], *, max_workers: int = 4, **kwargs: Any
+) -> list[FetchResult]:
+    """Fetch many URLs with a small thread pool; results in input order, duplicates fetched
+    once. Keyword arguments go to `fetch_source`."""
+    url_list = list(urls)
+    unique = list(dict.fromkeys(url_list))
+    if not unique:
+        return []
+    workers = max(1, min(int(max_workers), 8, len(unique)))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers,
+                                               thread_name_prefix="fetch") as pool:
+        results = dict(zip(unique, pool.map(lambda u: fetch_source(u, **kwargs), unique)))
+    return [results[u] for u in url_list]
