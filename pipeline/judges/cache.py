@@ -1,0 +1,253 @@
+"""A SQLite cache in front of any judge.
+
+`CachingJudge(inner)` offers the same four methods as the judge it wraps. Each call is keyed by a
+sha256 over everything that can change the output: the inner judge's name, prompt version, model,
+optional `cache_fingerprint`, the method, and the inputs (query, query type, answer text,
+statement texts, source text). A hit returns the stored verdicts, rebuilt field by field, so a
+rerun of the same data makes no judge calls at all.
+
+What is not cached:
+- sampling calls: the inner judge has `temperature > 0` and `seed is None` (caching would make
+  every "random" sample identical);
+- results that contain a call failure, i.e. a verdict whose `raw` starts with `ERROR_RAW_PREFIX`
+  (a 500 or a timeout today should be retried tomorrow). Parse failures, in contrast, are the
+  model's own answer and are cached.
+
+The database is opened in WAL mode with a busy timeout and one connection per thread, so several
+threads and processes can share it. Only verdicts and key material go in; the key material holds
+no credentials, and judges are expected to keep keys out of `Verdict.raw`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import sqlite3
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Sequence
+
+from pipeline.records import Answer, Source, Statement, Verdict
+
+__all__ = ["CachingJudge", "cache_key", "ERROR_RAW_PREFIX", "default_cache_path"]
+
+# A verdict whose raw text starts with this marks a failed call (network, HTTP error): not cached.
+ERROR_RAW_PREFIX = "judge_error: "
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS verdicts (
+    key TEXT PRIMARY KEY,
+    judge TEXT NOT NULL,
+    method TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created TEXT NOT NULL DEFAULT (datetime('now'))
+)
+"""
+
+
+def default_cache_path() -> Path:
+    """`pipeline.paths.cache_dir()/judges.sqlite` (moved with $AEE_CACHE_DIR)."""
+    from pipeline.paths import cache_dir
+
+    return cache_dir() / "judges.sqlite"
+
+
+def _judge_identity(inner: Any) -> dict[str, str]:
+    return {
+        "judge": str(getattr(inner, "name", type(inner).__name__)),
+        "prompt_version": str(getattr(inner, "prompt_version", "")),
+        "model": str(getattr(inner, "model", "")),
+        "fingerprint": str(getattr(inner, "cache_fingerprint", "")),
+    }
+
+
+def cache_key(
+    inner: Any,
+    method: str,
+    answer: Answer,
+    statements: Sequence[Statement] = (),
+    source: Source | None = None,
+) -> str:
+    """sha256 hex digest over the judge identity, the method and the inputs that reach the judge."""
+    payload = {
+        **_judge_identity(inner),
+        "method": method,
+        "query": answer.query,
+        "query_type": answer.query_type,
+        "answer": answer.text if method == "confidence" else "",
+        "statements": [s.text for s in statements],
+        "source": None if source is None else source.text,
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _is_sampling(inner: Any) -> bool:
+    temperature = getattr(inner, "temperature", 0.0) or 0.0
+    return float(temperature) > 0 and getattr(inner, "seed", None) is None
+
+
+class CachingJudge:
+    """Wraps any judge; stores its verdict lists in SQLite. Counters: `hits`, `misses`, `bypassed`."""
+
+    def __init__(self, inner: Any, path: Path | str | None = None) -> None:
+        self.inner = inner
+        self.name: str = getattr(inner, "name", type(inner).__name__)
+        self.prompt_version: str = getattr(inner, "prompt_version", "")
+        self.path = Path(path) if path is not None else default_cache_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.hits = 0
+        self.misses = 0
+        self.bypassed = 0  # sampling calls that went straight to the inner judge
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._db()  # create the file and table now, so configuration errors surface early
+
+    # ------------------------------------------------------------------ storage
+    def _db(self) -> sqlite3.Connection:
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False)
+            conn.execute("PRAGMA busy_timeout = 30000")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute(_SCHEMA)
+            conn.commit()
+            self._local.conn = conn
+            with self._lock:
+                self._connections.append(conn)
+        return conn
+
+    def _get(self, key: str) -> list[dict[str, Any]] | None:
+        row = self._db().execute("SELECT payload FROM verdicts WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        try:
+            return json.loads(row[0])
+        except ValueError:
+            return None  # a damaged row behaves like a miss and is overwritten
+
+    def _put(self, key: str, method: str, rows: list[dict[str, Any]]) -> None:
+        conn = self._db()
+        with conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO verdicts (key, judge, method, payload) VALUES (?, ?, ?, ?)",
+                (key, self.name, method, json.dumps(rows, ensure_ascii=False)),
+            )
+
+    def close(self) -> None:
+        """Close every connection this wrapper opened."""
+        with self._lock:
+            for conn in self._connections:
+                try:
+                    conn.close()
+                except sqlite3.Error:
+                    pass
+            self._connections.clear()
+        self._local = threading.local()
+
+    def __enter__(self) -> "CachingJudge":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __len__(self) -> int:
+        return int(self._db().execute("SELECT COUNT(*) FROM verdicts").fetchone()[0])
+
+    @property
+    def stats(self) -> dict[str, int]:
+        return {"hits": self.hits, "misses": self.misses, "bypassed": self.bypassed}
+
+    def __getattr__(self, item: str) -> Any:
+        # Read-only pass-through for descriptive attributes (model, temperature, seed, ...).
+        if item.startswith("_") or item == "inner":
+            raise AttributeError(item)
+        return getattr(self.inner, item)
+
+    def __repr__(self) -> str:
+        return f"CachingJudge({self.inner!r}, path={str(self.path)!r})"
+
+    # ------------------------------------------------------------------ core
+    def _cached(
+        self,
+        method: str,
+        answer: Answer,
+        statements: Sequence[Statement],
+        source: Source | None,
+        call: Any,
+    ) -> list[Verdict]:
+        if _is_sampling(self.inner):
+            with self._lock:
+                self.bypassed += 1
+            return list(call())
+        key = cache_key(self.inner, method, answer, statements, source)
+        rows = self._get(key)
+        if rows is not None:
+            with self._lock:
+                self.hits += 1
+            return [_rebuild(row, answer, statements, source) for row in rows]
+        with self._lock:
+            self.misses += 1
+        verdicts = list(call())
+        if not any(v.raw.startswith(ERROR_RAW_PREFIX) for v in verdicts):
+            self._put(key, method, [_serialize(v, statements, source) for v in verdicts])
+        return verdicts
+
+    # ------------------------------------------------------------------ Judge protocol
+    def relevance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:
+        return self._cached("relevance", answer, statements, None,
+                            lambda: self.inner.relevance(answer, statements))
+
+    def stance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:
+        return self._cached("stance", answer, statements, None,
+                            lambda: self.inner.stance(answer, statements))
+
+    def confidence(self, answer: Answer) -> Verdict:
+        return self._cached("confidence", answer, (), None,
+                            lambda: [self.inner.confidence(answer)])[0]
+
+    def support(self, answer: Answer, statements: Sequence[Statement], source: Source) -> list[Verdict]:
+        return self._cached("support", answer, statements, source,
+                            lambda: self.inner.support(answer, statements, source))
+
+    def support_many(
+        self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]
+    ) -> list[Verdict]:
+        """`support` for several sources, run concurrently up to the inner judge's concurrency."""
+        workers = max(1, int(getattr(self.inner, "concurrency", 1) or 1))
+        if workers == 1 or len(sources) <= 1:
+            return [v for s in sources for v in self.support(answer, statements, s)]
+        with ThreadPoolExecutor(max_workers=min(workers, len(sources))) as pool:
+            parts = list(pool.map(lambda s: self.support(answer, statements, s), sources))
+        return [v for part in parts for v in part]
+
+
+def _serialize(verdict: Verdict, statements: Sequence[Statement], source: Source | None) -> dict[str, Any]:
+    row = dataclasses.asdict(verdict)
+    # Remember which input position the verdict belongs to, so a hit for the same inputs under
+    # other ids (another answer with identical text) gets its own ids back.
+    row["_pos"] = next(
+        (i for i, s in enumerate(statements) if s.index == verdict.statement_index), None
+    )
+    row["_src"] = source is not None and verdict.source_index == source.index
+    return row
+
+
+def _rebuild(
+    row: dict[str, Any], answer: Answer, statements: Sequence[Statement], source: Source | None
+) -> Verdict:
+    data = dict(row)
+    pos = data.pop("_pos", None)
+    same_source = data.pop("_src", False)
+    fields = {f.name for f in dataclasses.fields(Verdict)}
+    data = {k: v for k, v in data.items() if k in fields}
+    data["answer_id"] = answer.answer_id
+    if pos is not None and 0 <= pos < len(statements):
+        data["statement_index"] = statements[pos].index
+    if same_source and source is not None:
+        data["source_index"] = source.index
+    return Verdict(**data)
