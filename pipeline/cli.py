@@ -77,7 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        handler = args.handler if hasattr(args, "handler") else COMMANDS[args.command]
+        # Plug-in command modules set `func` on their sub-parsers; the core commands live in COMMANDS.
+        handler = getattr(args, "func", None) or COMMANDS[args.command]
         return int(handler(args) or 0)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -3,7 +3,8 @@
     {"answer_id", "engine", "query", "query_type": "debate"|"expertise", "answer": "markdown",
      "sources": [{"index": 1, "url", "title", "text", "fetch_ok"?}],
      "labels": {"confidence": 1..5, "statements": [{"text", "relevant", "stance",
-                "supported_by": [..], "partially_supported_by": [..]}]}}   (labels optional)
+                "supported_by": [..], "partially_supported_by": [..],
+                "union_supported"?: bool}]}}                                (labels optional)
 
 Statements listed in `labels.statements` are located in the answer text (spans kept) and their
 citations are parsed from the markers inside their own text; without labels the answer is split.
@@ -230,6 +231,12 @@ def _apply_labels(answer: Answer, labels: dict, where: str) -> AnnotatedAnswer:
             for index in sorted(listed):
                 label = "full" if index in full else "partial" if index in partial else "none"
                 verdict("support", label, label, statement_index=k, source_index=index)
+        union = raw.get("union_supported")
+        if union is not None:
+            # The statement's citations together (not any one alone) fully support it (Liu et al.).
+            if not isinstance(union, bool):
+                raise InputError("expected true/false", record=where, field=f"{field}.union_supported")
+            verdict("support", "full" if union else "none", union, statement_index=k)
     return AnnotatedAnswer(answer, tuple(statements), tuple(verdicts))
 
 

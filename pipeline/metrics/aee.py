@@ -7,7 +7,7 @@ for that answer (the reason says why). Corpus values are macro means computed in
 from __future__ import annotations
 
 from pipeline.metrics.context import CITED_ONLY_REASON, ScoringContext
-from pipeline.metrics.necessity import necessary_sources
+from pipeline.metrics.necessity import necessary_sources, solve_cover
 from pipeline.metrics.registry import higher_bands, lower_bands, metric
 from pipeline.records import MetricResult
 
@@ -190,6 +190,11 @@ def source_necessity(ctx: ScoringContext) -> MetricResult:
         return MetricResult(None, 0, "no support labels")
     # Parity reproduces the notebook's greedy cover whatever variant is asked for.
     method = "greedy" if ctx.mode == "parity" else ctx.config.necessity
+    if method == "exact":
+        cover = solve_cover(ctx.matrices.support)
+        note = "method=exact" if cover.proven_optimal else (
+            f"method=exact, optimum not proven within the time limit (lower bound {cover.lower_bound} sources)")
+        return MetricResult(len(cover.columns) / columns, columns, note)
     chosen = necessary_sources(ctx.matrices.support, method)
     return MetricResult(len(chosen) / columns, columns, f"method={method}")
 

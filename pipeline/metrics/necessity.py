@@ -10,6 +10,7 @@ Three variants, named as the spec names them:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -36,11 +37,34 @@ def greedy_cover(support: np.ndarray) -> list[int]:
     return sorted(chosen)
 
 
-def exact_cover(support: np.ndarray) -> list[int]:
+EXACT_TIME_LIMIT = 1.0  # seconds the integer program may search before settling for its best cover
+
+
+@dataclass(frozen=True)
+class Cover:
+    """A set of source columns covering every supported statement, and whether it is optimal."""
+
+    columns: list[int]
+    proven_optimal: bool = True
+    lower_bound: int = 0  # a proven lower bound on the optimum (equals len(columns) when optimal)
+
+
+def exact_cover(support: np.ndarray, time_limit: float = EXACT_TIME_LIMIT) -> list[int]:
     """Optimal set cover of the supported statements by sources (columns)."""
+    return solve_cover(support, time_limit).columns
+
+
+def solve_cover(support: np.ndarray, time_limit: float = EXACT_TIME_LIMIT) -> Cover:
+    """Minimum set cover with its optimality status.
+
+    Set cover is NP-hard: sparse support matrices (the usual case: each statement backed by a few
+    sources) solve in milliseconds, but dense random ones with hundreds of sources can need more
+    than `time_limit`; then the best cover found is returned with proven_optimal False and the
+    solver's lower bound, so the metric can say so instead of pretending.
+    """
     rows = _supported_rows(np.asarray(support, dtype=bool))
     if rows.shape[0] == 0:
-        return []
+        return Cover([], True, 0)
     forced: set[int] = set()
     # A statement supported by one source alone forces that source.
     for r in rows:
@@ -51,7 +75,7 @@ def exact_cover(support: np.ndarray) -> list[int]:
         covered = rows[:, sorted(forced)].any(axis=1)
         rows = rows[~covered]
     if rows.shape[0] == 0:
-        return sorted(forced)
+        return Cover(sorted(forced), True, len(forced))
     # Drop duplicate rows and columns that cover nothing left; keep one column per identical set.
     rows = np.unique(rows, axis=0)
     candidates = [j for j in range(rows.shape[1]) if rows[:, j].any()]
@@ -67,17 +91,29 @@ def exact_cover(support: np.ndarray) -> list[int]:
     dominated = (overlap == sizes[:, None]) & (sizes[None, :] > sizes[:, None])
     candidates = [c for k, c in enumerate(candidates) if not dominated[k].any()]
     sub = rows[:, candidates]
+    # A row whose sources include all of another row's sources is covered whenever that one is.
+    sub = _drop_dominated_rows(sub)
     greedy = greedy_cover(sub)
     if len(greedy) <= 1:
-        return sorted(forced | {candidates[j] for j in greedy})
-    chosen = _solve_cover_ilp(sub)
+        return Cover(sorted(forced | {candidates[j] for j in greedy}), True, len(forced) + len(greedy))
+    chosen, proven, bound = _solve_cover_ilp(sub, time_limit)
     if chosen is None or len(chosen) > len(greedy):  # solver trouble: greedy is still a valid cover
-        chosen = greedy
-    return sorted(forced | {candidates[j] for j in chosen})
+        chosen, proven = greedy, proven and chosen is not None and len(chosen) == len(greedy)
+    columns = sorted(forced | {candidates[j] for j in chosen})
+    return Cover(columns, proven, len(forced) + (len(chosen) if proven else bound))
 
 
-def _solve_cover_ilp(rows: np.ndarray) -> list[int] | None:
-    """min sum(x) s.t. rows @ x >= 1, x binary; None when the solver gives no optimum."""
+def _drop_dominated_rows(rows: np.ndarray) -> np.ndarray:
+    counts = rows.astype(np.int32)
+    overlap = counts @ counts.T
+    sizes = np.diag(overlap)
+    # row b is redundant when some other row a has cols(a) strictly inside cols(b)
+    inside = (overlap == sizes[:, None]) & (sizes[:, None] < sizes[None, :])
+    return rows[~inside.any(axis=0)]
+
+
+def _solve_cover_ilp(rows: np.ndarray, time_limit: float) -> tuple[list[int] | None, bool, int]:
+    """min sum(x) s.t. rows @ x >= 1, x binary -> (columns or None, proven optimal, lower bound)."""
     from scipy.optimize import Bounds, LinearConstraint, milp
 
     n_cols = rows.shape[1]
@@ -86,11 +122,14 @@ def _solve_cover_ilp(rows: np.ndarray) -> list[int] | None:
         constraints=[LinearConstraint(rows.astype(float), lb=1, ub=np.inf)],
         integrality=np.ones(n_cols),
         bounds=Bounds(0, 1),
-        options={"time_limit": 10},
+        options={"time_limit": time_limit},
     )
-    if result.x is None or result.status not in (0,):
-        return None
-    return [j for j in range(n_cols) if result.x[j] > 0.5]
+    bound = int(np.ceil((getattr(result, "mip_dual_bound", None) or 0) - 1e-6))
+    if result.x is None:
+        return None, False, bound
+    chosen = [j for j in range(n_cols) if result.x[j] > 0.5]
+    proven = result.status == 0
+    return chosen, proven, len(chosen) if proven else bound
 
 
 def bipartite_cover(support: np.ndarray) -> list[int]:
