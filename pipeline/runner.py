@@ -197,15 +197,20 @@ def annotate_resumable(answers: Sequence[AnnotatedAnswer], judge: Judge, parts_d
 
 def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | None = None,
                 judge_config: dict | None = None, importer: str | None = None, limit: int | None = None,
-                progress: bool = True, root: Path | None = None, use_cache: bool = True) -> RunResult:
-    """Run the whole pipeline for one dataset and write its Parquet tables."""
+                progress: bool = True, root: Path | None = None, use_cache: bool = True,
+                judge: Judge | None = None) -> RunResult:
+    """Run the whole pipeline for one dataset and write its Parquet tables.
+
+    Everything is imported and validated before anything is written, so bad input never touches
+    earlier results. `judge` passes a ready judge object (tests, notebooks) instead of a name.
+    """
     started = time.perf_counter()
     info = resolve_dataset(name, path, importer)
     answers = IMPORTERS[info.importer].load(info.path)  # type: ignore[arg-type]
     answers = sorted(answers, key=lambda a: a.answer.answer_id)
     if limit is not None:
         answers = answers[:limit]
-    judge_name = judge_name or info.default_judge
+    judge_name = judge.name if judge is not None else (judge_name or info.default_judge)
     result = RunResult(dataset=name, judge=judge_name, answers=len(answers))
     out_dir = dataset_dir(name, root)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -216,7 +221,8 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
         bar(len(answers))
         judge_id = judge_name
     else:
-        judge = get_judge(judge_name, **(judge_config or {}))
+        if judge is None:
+            judge = get_judge(judge_name, **(judge_config or {}))
         if use_cache:
             judge = _cached(judge)
         judge_id = judge.name
@@ -224,9 +230,16 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
         annotated = annotate_resumable(answers, judge, parts, name, bar, result)
     bar(0, close=True)
 
-    write_table("answers", answer_rows(name, answers), table_path(name, "answers", root=root))
+    # answers/sources are shared by every judge of the dataset: merge, so a --limit run of one
+    # judge never hides answers another judge's tables refer to.
+    ids = {a.answer.answer_id for a in answers}
     sources = source_rows(name, answers)
-    write_table("sources", sources, table_path(name, "sources", root=root))
+    for table, rows in (("answers", answer_rows(name, answers)), ("sources", sources)):
+        path = table_path(name, table, root=root)
+        kept = read_table(path, table)
+        kept = kept[~kept["answer_id"].isin(ids)]
+        merged = pd.concat([kept, pd.DataFrame(rows)], ignore_index=True) if len(kept) else pd.DataFrame(rows)
+        write_table(table, merged, path)
     flagged = {(r["answer_id"], r["source_index"]): bool(r["injection_flags"]) for r in sources}
     write_table("statements", statement_rows(name, judge_id, annotated), table_path(name, "statements", judge_id, root))
     write_table("labels", label_rows(name, annotated), table_path(name, "labels", judge_id, root))

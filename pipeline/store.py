@@ -24,6 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline.errors import InputError
 from pipeline.paths import REPO_ROOT, results_dir
 
 _int_list = pa.list_(pa.int32())
@@ -80,7 +81,7 @@ def judge_dirname(judge: str) -> str:
 def dataset_dir(dataset: str, root: Path | None = None) -> Path:
     """Folder of one dataset's results; the name is checked so it cannot escape the root."""
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", dataset):
-        raise ValueError(f"dataset name {dataset!r} must be letters, digits, '.', '_' or '-' (max 64)")
+        raise InputError(f"dataset name {dataset!r} must be letters, digits, '.', '_' or '-' (max 64)")
     return (root or results_dir()) / dataset
 
 

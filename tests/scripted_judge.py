@@ -1,0 +1,48 @@
+"""A deterministic judge for tests: simple rules, and a counter of every call it answers."""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from pipeline.records import Answer, Source, Statement, Verdict
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+class ScriptedJudge:
+    """Relevance by a filler phrase list, stance 'agree', confidence 4, support by word overlap."""
+
+    name = "scripted"
+    prompt_version = "scripted-v1"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def _v(self, answer: Answer, kind: str, label: str, **kw) -> Verdict:
+        return Verdict(answer.answer_id, kind, label, self.name, self.prompt_version, raw=label, **kw)  # type: ignore[arg-type]
+
+    def relevance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:
+        self.calls += 1
+        filler = ("hope this helps", "great question", "here are some")
+        return [self._v(answer, "relevance", "filler" if any(f in s.text.lower() for f in filler) else "relevant",
+                        statement_index=s.index) for s in statements]
+
+    def stance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:
+        self.calls += 1
+        return [self._v(answer, "stance", "agree", statement_index=s.index) for s in statements]
+
+    def confidence(self, answer: Answer) -> Verdict:
+        self.calls += 1
+        return self._v(answer, "confidence", "4")
+
+    def support(self, answer: Answer, statements: Sequence[Statement], source: Source) -> list[Verdict]:
+        self.calls += 1
+        words = set(_WORD.findall(source.text.lower()))
+        out = []
+        for s in statements:
+            mine = set(_WORD.findall(re.sub(r"\[\d+\]", "", s.text.lower())))
+            share = len(mine & words) / max(len(mine), 1)
+            label = "full" if share >= 0.6 else "partial" if share >= 0.3 else "none"
+            out.append(self._v(answer, "support", label, statement_index=s.index, source_index=source.index, score=share))
+        return out
