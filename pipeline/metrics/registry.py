@@ -63,6 +63,9 @@ class MetricInfo:
         """Rating of a corpus value on the 0..100 scale, None when unrated or missing."""
         if percent_value is None or not self.bands or percent_value != percent_value:
             return None
+        # Rate the value as shown (two decimals), so 89.999999 from float noise and a displayed
+        # "90.00" get the same symbol.
+        percent_value = round(percent_value, 2)
         for band in self.bands:
             if band.contains(percent_value):
                 return band.rating

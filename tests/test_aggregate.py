@@ -1,0 +1,72 @@
+"""Aggregation: macro means over non-null values, bootstrap intervals, ratings from thresholds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pipeline.aggregate import bootstrap_ci, scorecard_table, summarize
+from pipeline.metrics import METRICS
+
+
+def rows(engine, metric, values, query_type="debate"):
+    return [{"engine": engine, "answer_id": f"{engine}-{k}", "query_type": query_type, "metric": metric, "value": v}
+            for k, v in enumerate(values)]
+
+
+def test_null_values_are_left_out_not_counted_as_zero():
+    frame = pd.DataFrame(rows("E", "citation_accuracy", [1.0, None, 0.5]))
+    out = summarize(frame).set_index(["query_type", "metric"])
+    assert out.loc[("all", "citation_accuracy"), "value"] == pytest.approx(75.0)
+    assert out.loc[("all", "citation_accuracy"), "n_answers"] == 2
+
+
+def test_rating_and_symbol_come_from_the_registry_bands():
+    frame = pd.DataFrame(rows("E", "citation_accuracy", [0.95, 0.85]) + rows("E", "uncited_sources", [0.0, 0.1]))
+    out = summarize(frame).set_index(["query_type", "metric"])
+    assert out.loc[("all", "citation_accuracy"), "rating"] == "acceptable"  # 90.0 is in [90, 100]
+    assert out.loc[("all", "citation_accuracy"), "symbol"] == "▲"
+    assert out.loc[("all", "uncited_sources"), "rating"] == "borderline"  # 5.0 is in [5, 10)
+
+
+def test_threshold_edges():
+    rate = METRICS["pct_one_sided" if "pct_one_sided" in METRICS else "one_sided"].rate
+    assert rate(19.99) == "acceptable" and rate(20) == "borderline" and rate(40) == "problematic"
+    assert rate(100) == "problematic"
+    necessity = METRICS["source_necessity"].rate
+    assert necessity(100) == "acceptable" and necessity(80) == "acceptable" and necessity(79.9) == "borderline"
+    assert necessity(59.99) == "problematic" and necessity(None) is None
+
+
+def test_query_type_split_and_unrated_metrics():
+    frame = pd.DataFrame(rows("E", "one_sided", [1.0, 0.0]) + rows("E", "relevant_statements", [1.0], "expertise"))
+    out = summarize(frame)
+    debate = out[(out["query_type"] == "debate") & (out["metric"] == "one_sided")]
+    assert debate["value"].iloc[0] == pytest.approx(50.0)
+    expertise = out[(out["query_type"] == "expertise") & (out["metric"] == "one_sided")]
+    assert expertise["value"].isna().all() and expertise["n_answers"].iloc[0] == 0
+    assert out[out["metric"] == "n_sources"]["rating"].isna().all()
+
+
+def test_bootstrap_interval_is_seeded_and_brackets_the_mean():
+    values = np.array([0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0])
+    low, high = bootstrap_ci(values)
+    assert (low, high) == bootstrap_ci(values)
+    assert low < values.mean() < high
+    assert bootstrap_ci(np.array([0.4])) == (0.4, 0.4)
+
+
+def test_f1_is_harmonic_mean_of_the_two_corpus_means():
+    frame = pd.DataFrame(rows("E", "citation_precision", [1.0, 0.5]) + rows("E", "citation_recall", [0.5, 0.5]))
+    out = summarize(frame).set_index(["query_type", "metric"])
+    p, r = 0.75, 0.5
+    assert out.loc[("all", "citation_f1"), "value"] == pytest.approx(100 * 2 * p * r / (p + r))
+
+
+def test_scorecard_table_orders_metrics_like_the_registry():
+    frame = pd.DataFrame(rows("A", "citation_accuracy", [1.0]) + rows("B", "one_sided", [1.0]))
+    table = scorecard_table(summarize(frame))
+    assert list(table.columns) == ["A", "B"]
+    order = list(METRICS)
+    assert list(table.index) == sorted(table.index, key=order.index)
