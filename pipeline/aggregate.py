@@ -81,6 +81,6 @@ def scorecard_table(summary: pd.DataFrame, query_type: str = "all", decimals: in
     part = summary[summary["query_type"] == query_type]
     if part.empty:
         return pd.DataFrame()
-    wide = part.pivot_table(index="metric", columns="engine", values="value", aggfunc="first")
+    wide = part.pivot_table(index="metric", columns="engine", values="value", aggfunc="first", dropna=False)
     order = [m for m in METRICS if m in wide.index]
     return wide.loc[order].round(decimals)

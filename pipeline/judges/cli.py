@@ -1,0 +1,108 @@
+"""`python -m pipeline judges ...`: list judges, measure a judge against expert labels.
+
+    judges list
+    judges evaluate --dataset expertqa [--path DIR] --judge NAME [--split rand_val] [--json] [--no-save]
+
+`register(subparsers)` adds the `judges` command to the main argparse parser; the handler is stored
+as `func` on the parsed namespace and returns an exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from pipeline.errors import InputError
+from pipeline.judges import JUDGES, JudgeError, get_judge
+
+DATASETS = ("expertqa",)
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    """Add `judges list` and `judges evaluate` to an argparse subparsers object."""
+    p = subparsers.add_parser("judges", help="list judges; measure a judge against expert labels")
+    sub = p.add_subparsers(dest="judges_command", required=True)
+    lp = sub.add_parser("list", help="registered judges")
+    lp.set_defaults(func=cmd_list)
+    ep = sub.add_parser("evaluate", help="agreement of a judge with ExpertQA's expert support labels")
+    ep.add_argument("--dataset", choices=DATASETS, default="expertqa")
+    ep.add_argument("--path", type=Path, default=None, help="folder or file (default: EXPERTQA_DIR / ../shared)")
+    ep.add_argument("--judge", required=True, help="registered judge name, e.g. offline")
+    ep.add_argument("--split", default=None, help="only answers of this split (file stem), e.g. rand_val")
+    ep.add_argument("--json", action="store_true", help="print the report as JSON")
+    ep.add_argument("--no-save", action="store_true", help="do not write the Parquet report")
+    ep.set_defaults(func=cmd_evaluate)
+    return p
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    for info in JUDGES.values():
+        net = " (network)" if info.needs_network else ""
+        print(f"{info.name:10s} {info.description}{net}")
+    return 0
+
+
+def _fmt(x: Any) -> str:
+    return "n/a" if x is None else f"{x:.3f}" if isinstance(x, float) else str(x)
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from pipeline.importers.expertqa import load_expertqa
+    from pipeline.judges.agreement import evaluate_support, save_agreement
+    from pipeline.paths import expertqa_dir
+
+    path = args.path or expertqa_dir()
+    if path is None:
+        print("error: ExpertQA not found; pass --path or set EXPERTQA_DIR", file=sys.stderr)
+        return 2
+    try:
+        answers = load_expertqa(path)
+        judge = get_judge(args.judge)
+    except (InputError, JudgeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.split:
+        answers = [a for a in answers if a.answer.meta.get("split") == args.split]
+        if not answers:
+            print(f"error: no answers in split {args.split!r}", file=sys.stderr)
+            return 2
+    t0 = time.perf_counter()
+    report = evaluate_support(judge, answers)
+    report["dataset"] = args.dataset
+    report["split"] = args.split or "all"
+    report["seconds"] = round(time.perf_counter() - t0, 2)
+    if not args.no_save:
+        name = f"{args.dataset}-{args.split}" if args.split else args.dataset
+        report["saved_to"] = str(save_agreement(report, name, getattr(judge, "name", args.judge)))
+    if args.json:
+        print(json.dumps(report, indent=1, default=str))
+        return 0
+    s, r = report["support"], report.get("relevance", {})
+    print(f"judge {report['judge']} ({report['prompt_version']}) on {args.dataset} [{report['split']}], {report['seconds']}s")
+    print(f"support  n={s['n']} AUC={_fmt(s['auc'])} bal.acc={_fmt(s['balanced_accuracy'])} kappa={_fmt(s['kappa'])} "
+          f"P={_fmt(s['precision'])} R={_fmt(s['recall'])} F1={_fmt(s['f1'])} kappa3={_fmt(s['kappa_3way'])}")
+    print("  judge \\ expert   " + "  ".join(f"{c:>10s}" for c in s["confusion"]["cols"]))
+    for row, vals in zip(s["confusion"]["rows"], s["confusion"]["matrix"]):
+        print(f"  {row:16s} " + "  ".join(f"{v:10d}" for v in vals))
+    if r:
+        print(f"relevance n={r['n']} bal.acc={_fmt(r['balanced_accuracy'])} kappa={_fmt(r['kappa'])}")
+        for row, vals in zip(r["confusion"]["rows"], r["confusion"]["matrix"]):
+            print(f"  {row:16s} " + "  ".join(f"{v:10d}" for v in vals))
+    if report.get("saved_to"):
+        print(f"saved {report['saved_to']}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="pipeline")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,611 @@
+"""The offline judge: no network, no key, no GPU, no torch.
+
+Support (statement, source): the source text is cut into sentences; the sentences and 2- and
+3-sentence windows that share the most content words with the statement are retrieved (a local
+BM25-like score); the statement and the best few sentences are embedded with all-MiniLM-L6-v2
+(numpy forward pass, `pipeline.judges.embedding`). Features - embedding cosines, content-word recall
+in the whole source and in the best window, number and name coverage, negation mismatch, length -
+go into a small logistic regression fitted on ExpertQA expert labels (`scripts/calibrate_offline.py`
+writes `offline_params.json`; parameters only). `score` = probability that the source fully
+supports the statement; the label is `full` / `partial` / `none` by two calibrated thresholds;
+`evidence` = best window (bounded); `raw` = JSON of the features. Without the embedding model the
+judge falls back to a lexical-only model (also calibrated) and says so in every `raw`.
+
+Relevance: rule cues for filler (greetings, "here are some", restating the question, sign-offs,
+headings). Confidence: hedge / booster lexicon -> "1".."5". Stance (debate queries): cue words
+relative to the polarity of the query's wording. These three are rule sets, not calibrated models;
+docs/judges/offline.md lists their cues and limits.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from pipeline.records import Answer, Source, Statement, Verdict
+
+log = logging.getLogger(__name__)
+
+PARAMS_PATH = Path(__file__).with_name("offline_params.json")
+JUDGE_NAME = "offline"
+PROMPT_VERSION = "offline-v1"
+MAX_EVIDENCE_CHARS = 600
+MAX_SENTENCE_CHARS = 400
+MAX_SOURCE_CHARS = 200_000  # longer source texts are cut (a judge must stay bounded)
+TOP_K = 3  # sentences per statement that get embedded
+
+# --------------------------------------------------------------------------------------------
+# text helpers
+# --------------------------------------------------------------------------------------------
+
+_MARKER_RE = re.compile(
+    r"\s*(?:\[\^?\d{1,3}(?:\s*[-,\u2013]\s*\d{1,3})*\]|\u3010\d{1,3}\u3011|\^\d{1,3}(?!\d))"
+)
+_WORD_RE = re.compile(r"[a-z0-9]+(?:['\u2019][a-z]+)?")
+_NUM_RE = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)(?:\s*(%|percent))?")
+_CAP_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-zA-Z0-9\-]{2,}|[A-Z]{2,}[a-z]?)\b")
+_SENT_SPLIT_RE = re.compile(r"(?<=[.!?])[\"'\u201d\u2019)\]]*\s+(?=[\"'\u201c(\[]?[A-Z0-9])|\n+")
+
+STOPWORDS = frozenset(
+    """
+    a about above after again against all also am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had
+    has have having he her here hers herself him himself his how i if in into is it its itself just
+    me more most my myself no nor not of off on once only or other our ours ourselves out over own
+    same she should so some such than that the their theirs them themselves then there these they
+    this those through to too under until up very was we were what when where which while who whom
+    why will with would you your yours yourself yourselves may might must shall one ones however
+    thus therefore additionally furthermore moreover also well often including include includes
+    several various many much within without among upon via per etc e g i e s t us use used using
+    """.split()
+)
+NEGATIONS = frozenset(
+    """not no never none nobody nothing neither nor cannot can't won't don't doesn't didn't isn't
+    aren't wasn't weren't shouldn't wouldn't couldn't without lack lacks lacking fail fails failed
+    unable""".split()
+)
+
+
+def strip_markers(text: str) -> str:
+    """Remove citation markers ([1], [1, 2], [2-4], 【1】, ^1, [^1]) and tidy the spaces."""
+    try:
+        from pipeline.text import find_citation_markers, strip_citation_markers
+
+        return strip_citation_markers(text, find_citation_markers(text))
+    except Exception:  # noqa: BLE001 - fall back to the local pattern
+        return re.sub(r"\s+([.,;:!?])", r"\1", _MARKER_RE.sub("", text)).strip()
+
+
+def _stem(word: str) -> str:
+    """A very small suffix stripper: enough to match plural / tense variants."""
+    if len(word) <= 4 or word.isdigit():
+        return word
+    for suf in ("ational", "ization", "fulness", "ousness", "iveness", "ments", "ment", "ings", "ing",
+                "edly", "ies", "ied", "ers", "er", "ed", "es", "ly", "s"):
+        if word.endswith(suf) and len(word) - len(suf) >= 4:
+            return word[: -len(suf)]
+    return word
+
+
+@lru_cache(maxsize=200_000)
+def content_tokens(text: str) -> tuple[str, ...]:
+    """Lower-cased, stemmed content words (stopwords and 1-letter tokens removed)."""
+    return tuple(_stem(w) for w in _WORD_RE.findall(text.lower()) if w not in STOPWORDS and len(w) > 1)
+
+
+def _numbers(text: str) -> set[str]:
+    out = set()
+    for m in _NUM_RE.finditer(text):
+        n = m.group(1).replace(",", "")
+        if n.endswith(".0"):
+            n = n[:-2]
+        out.add(n)
+    return out
+
+
+def _names(text: str) -> set[str]:
+    return {m.group(1).lower() for m in _CAP_RE.finditer(text)}
+
+
+def _negated(tokens: Iterable[str]) -> bool:
+    return any(t in NEGATIONS or t.endswith("n't") for t in tokens)
+
+
+@lru_cache(maxsize=20_000)
+def split_sentences(text: str) -> tuple[str, ...]:
+    """Split a source text into sentence-sized pieces (long pieces cut at ~MAX_SENTENCE_CHARS)."""
+    out: list[str] = []
+    for piece in _SENT_SPLIT_RE.split(text[:MAX_SOURCE_CHARS]):
+        piece = piece.strip()
+        if not piece or not any(c.isalnum() for c in piece):
+            continue
+        while len(piece) > MAX_SENTENCE_CHARS:
+            cut = piece.rfind(" ", 0, MAX_SENTENCE_CHARS)
+            cut = cut if cut > MAX_SENTENCE_CHARS // 2 else MAX_SENTENCE_CHARS
+            out.append(piece[:cut].strip())
+            piece = piece[cut:].strip()
+        if piece:
+            out.append(piece)
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------------------------
+# support features
+# --------------------------------------------------------------------------------------------
+
+FEATURES_LEXICAL = (
+    "recall_all",  # share of the statement's content words found anywhere in the source
+    "recall_idf",  # same, weighted by a within-source rarity weight
+    "recall_win",  # best share inside one window of up to 3 consecutive sentences
+    "recall_sent",  # best share inside one sentence
+    "bigram_recall",  # share of the statement's content-word bigrams found in the source
+    "missing_words",  # log1p(number of statement content words absent from the source)
+    "num_cov",  # share of the statement's numbers found in the source (1 when it has none)
+    "num_missing",  # 1 when the statement has a number that the source lacks
+    "name_cov",  # share of capitalised names found in the source (1 when none)
+    "neg_mismatch",  # negation in statement xor in best window
+    "log_len",  # log number of statement content words
+    "multi_cite",  # statement cites more than one source
+    "trigram_raw",  # share of the statement's word trigrams (stopwords kept) found verbatim
+    "longest_run",  # longest verbatim run of statement words in the source / statement length
+    "bigram_raw",  # share of word bigrams (stopwords kept) found verbatim
+    "src_len",  # log number of words in the source
+    "union_recall",  # content-word recall against all cited sources together (what experts judged)
+    "union_bigram",  # raw-bigram recall against all cited sources together
+)
+FEATURES_EMBED = (
+    "cos_max",  # max cosine of statement vs the top retrieved sentences
+    "cos_mean",  # mean cosine over the top retrieved sentences
+    "union_cos",  # best cosine over every cited source's top sentences (multi-citation statements)
+)
+
+
+class _SourceIndex:
+    """Sentences, their tokens and rarity weights for one source text."""
+
+    def __init__(self, text: str) -> None:
+        self.sentences = split_sentences(text)
+        self.tokens = [set(content_tokens(s)) for s in self.sentences]
+        self.all_tokens: set[str] = set().union(*self.tokens) if self.tokens else set()
+        n = max(len(self.sentences), 1)
+        df: dict[str, int] = {}
+        for toks in self.tokens:
+            for t in toks:
+                df[t] = df.get(t, 0) + 1
+        self.idf = {t: math.log(1.0 + n / c) for t, c in df.items()}
+        self.numbers = _numbers(text)
+        self.lower = text[:MAX_SOURCE_CHARS].lower()
+        seq = content_tokens(text[:MAX_SOURCE_CHARS])
+        self.bigrams = set(zip(seq, seq[1:]))
+        words = _WORD_RE.findall(self.lower)
+        self.n_words = len(words)
+        self.raw_bigrams = set(zip(words, words[1:]))
+        self.raw_trigrams = set(zip(words, words[1:], words[2:]))
+        self.windows: list[tuple[int, int, set[str]]] = []  # (start, end exclusive, tokens)
+        for i in range(len(self.sentences)):
+            for w in (2, 3):
+                if i + w <= len(self.sentences):
+                    self.windows.append((i, i + w, set().union(*self.tokens[i : i + w])))
+
+
+def _lexical(statement: str, idx: _SourceIndex, n_citations: int) -> tuple[dict[str, float], list[int], tuple[int, int]]:
+    """Lexical features, the top-k sentence ids, and the best window span."""
+    toks = list(dict.fromkeys(content_tokens(statement)))
+    n = len(toks)
+    f: dict[str, float] = {}
+    if n == 0 or not idx.sentences:
+        f.update(recall_all=0.0, recall_idf=0.0, recall_win=0.0, recall_sent=0.0, bigram_recall=0.0,
+                 missing_words=math.log1p(n), num_cov=1.0, num_missing=0.0, name_cov=1.0, neg_mismatch=0.0,
+                 log_len=math.log1p(n), multi_cite=float(n_citations > 1), trigram_raw=0.0, longest_run=0.0,
+                 bigram_raw=0.0, src_len=math.log1p(idx.n_words))
+        return f, [], (0, 0)
+    present = [t in idx.all_tokens for t in toks]
+    f["recall_all"] = sum(present) / n
+    default_idf = math.log(1.0 + max(len(idx.sentences), 1))
+    w = [idx.idf.get(t, default_idf) for t in toks]
+    f["recall_idf"] = sum(wi for wi, p in zip(w, present) if p) / sum(w)
+    tokset = set(toks)
+    sent_scores = [sum(idx.idf.get(t, 0.0) for t in tokset & s) for s in idx.tokens]
+    f["recall_sent"] = max(len(tokset & s) for s in idx.tokens) / n
+    best_win, best_win_r = (0, 1), -1.0
+    for a, b, toks_w in idx.windows or [(0, 1, idx.tokens[0])]:
+        r = len(tokset & toks_w)
+        if r > best_win_r:
+            best_win, best_win_r = (a, b), r
+    f["recall_win"] = max(best_win_r, 0) / n
+    seq = content_tokens(statement)
+    bigrams = set(zip(seq, seq[1:]))
+    f["bigram_recall"] = len(bigrams & idx.bigrams) / len(bigrams) if bigrams else f["recall_all"]
+    f["missing_words"] = math.log1p(n - sum(present))
+    nums = _numbers(statement)
+    if nums:
+        cov = sum(1 for x in nums if x in idx.numbers) / len(nums)
+        f["num_cov"], f["num_missing"] = cov, float(cov < 1.0)
+    else:
+        f["num_cov"], f["num_missing"] = 1.0, 0.0
+    names = _names(statement)
+    f["name_cov"] = sum(1 for x in names if x in idx.lower) / len(names) if names else 1.0
+    win_words = _WORD_RE.findall(" ".join(idx.sentences[best_win[0] : best_win[1]]).lower())
+    f["neg_mismatch"] = float(_negated(_WORD_RE.findall(statement.lower())) != _negated(win_words))
+    f["log_len"] = math.log1p(n)
+    f["multi_cite"] = float(n_citations > 1)
+    f.update(_raw_overlap(statement, idx))
+    top = sorted(range(len(sent_scores)), key=lambda i: (-sent_scores[i], i))[:TOP_K]
+    return f, top, best_win
+
+
+def _raw_overlap(statement: str, idx: _SourceIndex) -> dict[str, float]:
+    """Verbatim overlap with stopwords kept: copied wording is a strong sign of support."""
+    w = _WORD_RE.findall(statement.lower())
+    tri = list(zip(w, w[1:], w[2:]))
+    bi = list(zip(w, w[1:]))
+    best = run = 0
+    for t in tri:
+        run = run + 1 if t in idx.raw_trigrams else 0
+        best = max(best, run)
+    return {
+        "trigram_raw": sum(t in idx.raw_trigrams for t in tri) / len(tri) if tri else 0.0,
+        "longest_run": (best + 2 if best else 0) / max(len(w), 1),
+        "bigram_raw": sum(t in idx.raw_bigrams for t in bi) / len(bi) if bi else 0.0,
+        "src_len": math.log1p(idx.n_words),
+    }
+
+
+def _sigmoid(z: np.ndarray | float) -> Any:
+    return 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
+
+
+class SupportModel:
+    """Standardise -> logistic regression -> thresholds, from offline_params.json."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.features: list[str] = list(spec["features"])
+        self.mean = np.asarray(spec["mean"], dtype=np.float64)
+        self.std = np.asarray(spec["std"], dtype=np.float64)
+        self.coef = np.asarray(spec["coef"], dtype=np.float64)
+        self.intercept = float(spec["intercept"])
+        self.t_full = float(spec["threshold_full"])
+        self.t_partial = float(spec["threshold_partial"])
+
+    def score(self, feats: Sequence[dict[str, float]]) -> np.ndarray:
+        if not feats:
+            return np.zeros(0)
+        x = np.array([[f.get(k, 0.0) for k in self.features] for f in feats], dtype=np.float64)
+        return _sigmoid(((x - self.mean) / self.std) @ self.coef + self.intercept)
+
+    def label(self, p: float) -> str:
+        return "full" if p >= self.t_full else "partial" if p >= self.t_partial else "none"
+
+
+# Used when offline_params.json is missing: hand-set weights of the same form (uncalibrated).
+_DEFAULT_PARAMS = {
+    "embed": {
+        "features": ["cos_max", "recall_win", "recall_all", "num_missing", "neg_mismatch"],
+        "mean": [0.55, 0.6, 0.75, 0.1, 0.1], "std": [0.15, 0.2, 0.2, 0.3, 0.3],
+        "coef": [1.0, 0.8, 0.6, -0.5, -0.4], "intercept": 0.0,
+        "threshold_full": 0.5, "threshold_partial": 0.3,
+    },
+    "lexical": {
+        "features": ["recall_win", "recall_all", "bigram_recall", "num_missing", "neg_mismatch"],
+        "mean": [0.6, 0.75, 0.4, 0.1, 0.1], "std": [0.2, 0.2, 0.25, 0.3, 0.3],
+        "coef": [1.0, 0.6, 0.6, -0.5, -0.4], "intercept": 0.0,
+        "threshold_full": 0.5, "threshold_partial": 0.3,
+    },
+}
+
+
+def load_params(path: Path | None = None) -> dict[str, Any]:
+    path = path or PARAMS_PATH
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        log.warning("offline judge: %s missing or unreadable; using uncalibrated default weights", path)
+        return {"version": "default", **_DEFAULT_PARAMS}
+
+
+# --------------------------------------------------------------------------------------------
+# relevance / confidence / stance rules
+# --------------------------------------------------------------------------------------------
+
+_FILLER_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(p, re.I))
+    for name, p in (
+        ("greeting", r"^\s*(hi|hello|hey|greetings|dear)\b[^.!?]{0,40}[.!?,]?\s*$"),
+        ("greeting", r"^\s*(sure|certainly|of course|absolutely|great question|good question)[!.,]"),
+        ("list intro", r"^\s*(here (are|is)|below (are|is)|the following (are|is))\b[^.!?]{0,120}[:.]?\s*$"),
+        ("list intro", r"^\s*(some|a few|several) (of the )?(key |main |possible |common )?(points|reasons|ways|factors|arguments|things|options|tips|examples)\b[^.!?]{0,80}:\s*$"),
+        ("sign-off", r"\b(i hope (this|that) helps|hope this helps|let me know if|feel free to|happy to help|good luck)\b"),
+        ("self reference", r"^\s*(as an ai|i am an ai|i'm an ai|as a language model)\b"),
+        ("meta", r"^\s*(that'?s a (complex|difficult|great|good|tricky|interesting) question|this is a (complex|difficult|great|good) question)"),
+        ("meta", r"^\s*(in (summary|conclusion)|to (sum up|summarize|conclude))\s*[,:]?\s*$"),
+        ("search", r"^\s*(according to (my|the) (search )?results|i (found|searched)|searching for)\b[^.!?]{0,80}[:.]?\s*$"),
+    )
+)
+_HEADING_RE = re.compile(r"^\s*(#{1,6}\s+\S.*|\*\*[^*]{1,80}\*\*:?|[A-Z][^.!?]{0,60}:)\s*$")
+
+HEDGES = {
+    "may": 1.0, "might": 1.2, "could": 1.0, "possibly": 1.2, "perhaps": 1.2, "likely": 0.6, "unlikely": 0.8,
+    "probably": 0.8, "suggests": 0.7, "suggest": 0.7, "appears": 0.8, "seems": 0.9, "uncertain": 1.5,
+    "unclear": 1.5, "debated": 1.0, "debatable": 1.0, "controversial": 0.8, "some": 0.3, "potentially": 1.0,
+    "arguably": 1.0, "depends": 1.0, "varies": 0.7, "not sure": 2.0, "not clear": 1.5, "difficult to say": 2.0,
+    "hard to say": 2.0, "no definitive": 1.8, "no consensus": 1.5, "it is possible": 1.2, "can be": 0.4,
+    "i think": 1.0, "i believe": 0.8, "generally": 0.4, "often": 0.3, "sometimes": 0.5, "tend to": 0.5,
+    "complex question": 1.5, "mixed": 0.8,
+}
+BOOSTERS = {
+    "clearly": 1.2, "certainly": 1.5, "definitely": 1.5, "undoubtedly": 1.8, "always": 1.0, "never": 0.8,
+    "must": 1.0, "proven": 1.2, "proves": 1.2, "obviously": 1.5, "without doubt": 1.8, "no doubt": 1.5,
+    "essential": 0.6, "crucial": 0.6, "absolutely": 1.5, "indeed": 0.8, "of course": 1.0, "will": 0.4,
+    "strongly": 0.8, "it is clear": 1.5, "undeniably": 1.8, "fact": 0.6, "guaranteed": 1.5, "is": 0.0,
+}
+_PHRASE_RE_CACHE: dict[str, re.Pattern[str]] = {}
+
+CONTRAST = ("however", "on the other hand", "critics argue", "critics say", "opponents", "but some",
+            "although", "conversely", "in contrast", "nevertheless", "despite", "some argue", "others argue",
+            "counterargument", "detractors", "skeptics")
+NEGATIVE_CUES = ("harm", "harmful", "risk", "risks", "danger", "dangerous", "problem", "problems", "negative",
+                 "cruel", "cruelty", "unethical", "wrong", "bad", "damage", "costly", "drawback", "drawbacks",
+                 "disadvantage", "disadvantages", "concern", "concerns", "threat", "abolish", "ban", "against",
+                 "oppose", "opposes", "criticism", "fail", "fails", "ineffective", "worse", "suffer")
+POSITIVE_CUES = ("benefit", "benefits", "beneficial", "advantage", "advantages", "help", "helps", "improve",
+                 "improves", "positive", "support", "supports", "protect", "protects", "effective", "good",
+                 "valuable", "important", "essential", "should", "necessary", "better", "favor", "favour",
+                 "promote", "promotes", "conservation", "educational", "safe", "safer")
+
+
+def _count_phrases(text: str, lexicon: dict[str, float]) -> tuple[float, list[str]]:
+    total, hits = 0.0, []
+    for phrase, weight in lexicon.items():
+        if weight <= 0:
+            continue
+        pat = _PHRASE_RE_CACHE.get(phrase)
+        if pat is None:
+            pat = _PHRASE_RE_CACHE[phrase] = re.compile(r"\b" + re.escape(phrase) + r"\b", re.I)
+        k = len(pat.findall(text))
+        if k:
+            total += weight * k
+            hits.append(phrase)
+    return total, hits
+
+
+_QUERY_NEG_RE = re.compile(
+    r"\b(not|n't|never|no|against|ban|banned|abolish|abolished|eliminate|eliminated|stop|end|prohibit|prohibited|outlaw|harmful|bad|dangerous)\b",
+    re.I,
+)
+
+
+def query_polarity(query: str) -> int:
+    """+1 when the query's wording argues for something ("Why should X"), -1 when against
+    ("Why should X not / be banned / be abolished"); an odd number of negating cues flips it."""
+    return -1 if len(_QUERY_NEG_RE.findall(query)) % 2 else 1
+
+
+# --------------------------------------------------------------------------------------------
+# the judge
+# --------------------------------------------------------------------------------------------
+
+
+class OfflineJudge:
+    """Offline judge (see the module docstring). Config: `params_path`, `use_embeddings`
+    (default True; False forces the lexical model), `top_k`, `max_evidence_chars`."""
+
+    name = JUDGE_NAME
+
+    def __init__(self, params_path: str | Path | None = None, use_embeddings: bool = True,
+                 top_k: int = TOP_K, max_evidence_chars: int = MAX_EVIDENCE_CHARS, **_: Any) -> None:
+        self.params = load_params(Path(params_path) if params_path else None)
+        self.prompt_version = f"{PROMPT_VERSION}+{self.params.get('version', 'default')}"
+        self.want_embeddings = bool(use_embeddings)
+        self.top_k = int(top_k)
+        self.max_evidence_chars = int(max_evidence_chars)
+        self._mode: str | None = None  # "embed" or "lexical", decided on first support call
+        self._warning = ""
+        self._models: dict[str, SupportModel] = {}
+        self._index_cache: dict[int, _SourceIndex] = {}
+
+    # -- mode and models ----------------------------------------------------------------------
+    @property
+    def mode(self) -> str:
+        if self._mode is None:
+            if not self.want_embeddings:
+                self._mode = "lexical"
+            else:
+                from pipeline.judges import embedding
+
+                try:
+                    embedding.get_encoder()
+                    self._mode = "embed"
+                except embedding.ModelUnavailable as exc:
+                    self._mode = "lexical"
+                    self._warning = f"embedding model unavailable ({exc}); lexical-only support model"
+                    log.warning("offline judge: %s", self._warning)
+        return self._mode
+
+    def _model(self, mode: str) -> SupportModel:
+        if mode not in self._models:
+            self._models[mode] = SupportModel(self.params.get(mode) or _DEFAULT_PARAMS[mode])
+        return self._models[mode]
+
+    def _index(self, text: str) -> _SourceIndex:
+        key = hash(text)
+        idx = self._index_cache.get(key)
+        if idx is None:
+            if len(self._index_cache) > 5000:
+                self._index_cache.clear()
+            idx = self._index_cache[key] = _SourceIndex(text)
+        return idx
+
+    # -- support -------------------------------------------------------------------------------
+    def support_features(self, pairs: Sequence[tuple[str, str, Sequence[str]]], mode: str | None = None
+                         ) -> list[tuple[dict[str, float], str]]:
+        """Features and best-window evidence for (statement text, source text, texts of all the
+        statement's cited sources with text) triples; the third item may be empty. Statement text
+        is used as given (strip markers first). Embeddings are computed in one batch for all
+        pairs, so calling this with many pairs is much faster than one by one."""
+        mode = mode or self.mode
+        rows = []
+        for stmt, text, cited in pairs:
+            cited = [c for c in cited if c] or [text]
+            idx = self._index(text)
+            f, top, win = _lexical(stmt, idx, len(cited))
+            others = [(self._index(c), _lexical(stmt, self._index(c), len(cited))) for c in cited if c != text]
+            if others:
+                union = self._index("\n".join(dict.fromkeys([text, *cited])))
+                uf, _, _ = _lexical(stmt, union, len(cited))
+                f["union_recall"], f["union_bigram"] = uf["recall_all"], uf["bigram_raw"]
+            else:
+                f["union_recall"], f["union_bigram"] = f["recall_all"], f["bigram_raw"]
+            rows.append((f, top[: self.top_k], win, idx, [(oi, ot[1][: self.top_k]) for oi, ot in others]))
+        if mode == "embed":
+            from pipeline.judges import embedding
+
+            texts: list[str] = []
+            for (stmt, _, _), (f, top, win, idx, others) in zip(pairs, rows):
+                texts.append(stmt)
+                texts.extend(idx.sentences[i] for i in top)
+                for oi, otop in others:
+                    texts.extend(oi.sentences[i] for i in otop)
+            uniq = list(dict.fromkeys(texts))
+            vecs = dict(zip(uniq, embedding.embed(uniq))) if uniq else {}
+            for (stmt, _, _), (f, top, win, idx, others) in zip(pairs, rows):
+                if not top:
+                    f.update(cos_max=0.0, cos_mean=0.0, union_cos=0.0)
+                    continue
+                q = vecs[stmt]
+                cs = [float(q @ vecs[idx.sentences[i]]) for i in top]
+                f["cos_max"], f["cos_mean"] = max(cs), sum(cs) / len(cs)
+                other_cs = [float(q @ vecs[oi.sentences[i]]) for oi, otop in others for i in otop]
+                f["union_cos"] = max([f["cos_max"], *other_cs])
+        out = []
+        for f, top, win, idx, _ in rows:
+            ev = " ".join(idx.sentences[win[0] : win[1]]) if idx.sentences else ""
+            out.append((f, ev[: self.max_evidence_chars]))
+        return out
+
+    @staticmethod
+    def _pair_inputs(answer: Answer, statement: Statement, source: Source) -> tuple[str, str, list[str]]:
+        cited = []
+        for n in statement.citations:
+            src = answer.source(n)
+            if src is not None and src.text and src.fetch_ok is not False:
+                cited.append(src.text)
+        return strip_markers(statement.text), source.text or "", cited
+
+    def support(self, answer: Answer, statements: Sequence[Statement], source: Source) -> list[Verdict]:
+        mode = self.mode
+        model = self._model(mode)
+        text = source.text or ""
+        feats = self.support_features([self._pair_inputs(answer, s, source) for s in statements], mode)
+        probs = model.score([f for f, _ in feats])
+        out = []
+        for s, (f, ev), p in zip(statements, feats, probs):
+            raw = {"mode": mode, "features": {k: round(v, 4) for k, v in f.items()}, "p_full": round(float(p), 4)}
+            if self._warning:
+                raw["warning"] = self._warning
+            if not text.strip():
+                raw["note"] = "source has no text"
+            out.append(Verdict(answer.answer_id, "support", model.label(float(p)), self.name, self.prompt_version,
+                               raw=json.dumps(raw, sort_keys=True), statement_index=s.index,
+                               source_index=source.index, score=float(p), evidence=ev))
+        return out
+
+    def prefetch(self, answers: Iterable[Any]) -> None:
+        """Embed every (statement, cited source with text) pair of these answers in large batches
+        so the following per-source `support` calls hit the embedding cache."""
+        if self.mode != "embed":
+            return
+        pairs = []
+        for a in answers:
+            ans = getattr(a, "answer", a)
+            for s in getattr(a, "statements", ()):
+                for n in s.citations:
+                    src = ans.source(n)
+                    if src is not None and src.text:
+                        pairs.append(self._pair_inputs(ans, s, src))
+        if pairs:
+            self.support_features(pairs, "embed")
+
+    # -- relevance -----------------------------------------------------------------------------
+    def relevance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:
+        q_tokens = set(content_tokens(answer.query))
+        out = []
+        for s in statements:
+            text = strip_markers(s.text)
+            cue = self._filler_cue(text, q_tokens)
+            label = "filler" if cue else "relevant"
+            out.append(Verdict(answer.answer_id, "relevance", label, self.name, self.prompt_version,
+                               raw=json.dumps({"cue": cue}), statement_index=s.index, evidence=cue))
+        return out
+
+    @staticmethod
+    def _filler_cue(text: str, q_tokens: set[str]) -> str:
+        stripped = text.strip()
+        if not any(c.isalnum() for c in stripped):
+            return "empty"
+        if _HEADING_RE.match(stripped) and len(stripped.split()) <= 10:
+            return "heading"
+        for name, pat in _FILLER_PATTERNS:
+            m = pat.search(stripped)
+            if m:
+                return f"{name}: {m.group(0).strip()[:60]}"
+        toks = content_tokens(stripped)
+        if toks and q_tokens and len(toks) <= 20:
+            new = [t for t in toks if t not in q_tokens]
+            if len(new) <= 1 and len(set(toks) & q_tokens) >= max(2, int(0.6 * len(set(toks)))):
+                return "restates the question"
+        return ""
+
+    # -- confidence ----------------------------------------------------------------------------
+    def confidence(self, answer: Answer) -> Verdict:
+        text = strip_markers(answer.text)
+        n_words = max(len(_WORD_RE.findall(text.lower())), 1)
+        hedge, hedge_hits = _count_phrases(text, HEDGES)
+        boost, boost_hits = _count_phrases(text, BOOSTERS)
+        # net cue density per 100 words -> level
+        net = (boost - hedge) * 100.0 / n_words
+        level = 5 if net >= 1.5 else 4 if net >= -0.5 else 3 if net >= -2.5 else 2 if net >= -5.0 else 1
+        raw = {"hedges": hedge_hits[:20], "boosters": boost_hits[:20], "net_per_100_words": round(net, 3)}
+        cue = ", ".join((boost_hits if net >= 0 else hedge_hits)[:5])
+        return Verdict(answer.answer_id, "confidence", str(level), self.name, self.prompt_version,
+                       raw=json.dumps(raw), evidence=cue)
+
+    # -- stance --------------------------------------------------------------------------------
+    def stance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:
+        polarity = query_polarity(answer.query)
+        out = []
+        for s in statements:
+            label, cue, raw = self._stance_one(strip_markers(s.text), polarity)
+            out.append(Verdict(answer.answer_id, "stance", label, self.name, self.prompt_version,
+                               raw=json.dumps(raw), statement_index=s.index, evidence=cue))
+        return out
+
+    @staticmethod
+    def _stance_one(text: str, polarity: int) -> tuple[str, str, dict[str, Any]]:
+        low = text.lower()
+        words = _WORD_RE.findall(low)
+        wordset = set(words)
+        pos = [w for w in POSITIVE_CUES if w in wordset]
+        neg = [w for w in NEGATIVE_CUES if w in wordset]
+        contrast = [c for c in CONTRAST if re.search(r"\b" + re.escape(c) + r"\b", low)]
+        negated = _negated(words)
+        score = len(pos) - len(neg)
+        if negated:
+            score = -score if score else -0.5 if pos else 0.0
+        if contrast:
+            # a contrast marker introduces the other side: the clause after it carries the stance
+            score -= 1.0
+        side = 1 if score > 0 else -1 if score < 0 else 0
+        raw = {"positive": pos, "negative": neg, "contrast": contrast, "negated": negated,
+               "score": score, "query_polarity": polarity}
+        if side == 0:
+            return "neutral", "", raw
+        label = "agree" if side * polarity > 0 else "disagree"
+        cue = ", ".join((contrast + (pos if side > 0 else neg))[:4])
+        return label, cue, raw

