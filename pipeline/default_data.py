@@ -13,6 +13,8 @@ def build_default(force: bool = False, progress: bool = True) -> Iterator[str]:
     from pipeline.runner import run_dataset
 
     datasets = known_datasets()
+    # The offline judge over all of ExpertQA takes minutes on two cores, so it is not part of the
+    # default build: `python -m pipeline run --dataset expertqa --judge offline` adds it.
     plan = [("demo", "recorded"), ("demo", "offline"), ("expertqa", "human")]
     for name, judge in plan:
         info = datasets[name]
@@ -29,3 +31,29 @@ def build_default(force: bool = False, progress: bool = True) -> Iterator[str]:
             yield f"fail {name} ({judge}): {type(exc).__name__}: {str(exc)[:200]}"
             continue
         yield f"built {name} ({result.judge}): {result.answers} answers in {result.seconds:.1f} s"
+    try:
+        yield from build_agreement(force)
+    except Exception as exc:  # noqa: BLE001 - the app still starts without the Judges page's numbers
+        yield f"fail agreement: {type(exc).__name__}: {str(exc)[:200]}"
+
+
+def build_agreement(force: bool = False) -> Iterator[str]:
+    """Measure the offline judge against ExpertQA's experts on the held-out rand_val split."""
+    from pipeline.importers.expertqa import load_expertqa
+    from pipeline.judges import get_judge
+    from pipeline.judges.agreement import evaluate_support, save_agreement
+    from pipeline.paths import results_dir
+
+    path = known_datasets()["expertqa"].path
+    if path is None:
+        yield "skip agreement: ExpertQA not found"
+        return
+    if not force and any((results_dir() / "agreement").glob("expertqa-rand_val__offline*.parquet")):
+        yield "ok   agreement (offline vs experts): already measured"
+        return
+    answers = [a for a in load_expertqa(path) if a.answer.meta.get("split") == "rand_val"]
+    report = evaluate_support(get_judge("offline"), answers)
+    report["dataset"], report["split"] = "expertqa", "rand_val"
+    save_agreement(report, "expertqa-rand_val", report["judge"])
+    s = report["support"]
+    yield f"built agreement (offline vs experts, rand_val): n={s['n']} AUC={s['auc']:.3f} balanced accuracy={s['balanced_accuracy']:.3f}"

@@ -187,6 +187,11 @@ def annotate_resumable(answers: Sequence[AnnotatedAnswer], judge: Judge, parts_d
                     for a in chunk]
             result.chunks_skipped += 1
         else:
+            # Judges that batch work across answers (the offline judge embeds every sentence of a
+            # chunk in one pass) get the chunk first; the cache wrapper exposes its inner judge.
+            prefetch = getattr(getattr(judge, "inner", judge), "prefetch", None)
+            if prefetch is not None:
+                prefetch(chunk)
             done = [annotate_answer(a, judge) for a in chunk]
             write_table("labels", label_rows(dataset, done), part)
             result.chunks_done += 1
