@@ -1,0 +1,392 @@
+"""Cached loaders for everything the dashboard shows.
+
+Every loader is keyed by the file's path and modification time, so a pipeline run that rewrites a
+Parquet file is picked up on the next rerun without clearing any cache. The results folder is
+`pipeline.paths.results_dir()` (env `AEE_RESULTS_DIR`), read on every call so tests can point it
+at fixture Parquet. Nothing here computes a metric: corpus values come from the exported summary
+table or from `pipeline.aggregate.summarize`, ratings from the registry's `rate()`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from pipeline.aggregate import QUERY_TYPES, summarize
+from pipeline.importers import known_datasets
+from pipeline.metrics import GROUP_ORDER, METRICS
+from pipeline.paths import reference_dir, results_dir
+from pipeline.store import list_datasets, list_judges, read_table, table_path
+
+# The scorecard's scoring configurations, as the runner writes them (mode, necessity).
+MODES = ("strict", "parity")
+NECESSITY_VARIANTS = ("exact", "greedy", "bipartite")
+PARITY_NECESSITY = "greedy"
+CONFIDENCE_LEVELS: tuple[str, ...] = (
+    "Strongly not confident", "Not confident", "Neutral", "Confident", "Strongly confident",
+)
+CONFIDENCE_COLUMNS = ("strongly_not_confident", "not_confident", "neutral", "confident", "strongly_confident")
+RATED_GROUPS = ("answer text", "sources", "citation")
+RATING_LETTERS = {"A": "acceptable", "B": "borderline", "P": "problematic"}
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime_ns / 1e9
+    except OSError:
+        return -1.0
+
+
+# ---- raw file loaders (cache keys: path + mtime) ------------------------------------------------
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def _parquet(path: str, mtime: float, table: str | None) -> pd.DataFrame:
+    return read_table(Path(path), table)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _csv(path: str, mtime: float) -> pd.DataFrame:
+    return pd.read_csv(path, dtype=str, keep_default_na=False)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _json(path: str, mtime: float) -> dict:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def parquet(path: Path, table: str | None = None) -> pd.DataFrame:
+    """A Parquet file (an empty frame with the declared columns when it is missing)."""
+    if not path.exists():
+        return read_table(path, table)
+    return _parquet(str(path), _mtime(path), table)
+
+
+# ---- results ------------------------------------------------------------------------------------
+
+
+def results_root() -> Path:
+    """Where the pipeline's Parquet lives right now."""
+    return results_dir()
+
+
+def datasets() -> list[str]:
+    """Datasets with results on disk."""
+    return list_datasets(results_root())
+
+
+def judges(dataset: str) -> list[str]:
+    """Judges with a summary for this dataset."""
+    return list_judges(dataset, results_root())
+
+
+def table(dataset: str, name: str, judge: str | None = None) -> pd.DataFrame:
+    """One exported table of a dataset (judge tables need the judge)."""
+    return parquet(table_path(dataset, name, judge, results_root()), name)
+
+
+def manifest(dataset: str, judge: str) -> dict:
+    """The run manifest of a dataset x judge ({} when absent)."""
+    path = table_path(dataset, "summary", judge, results_root()).with_name("manifest.json")
+    return _json(str(path), _mtime(path)) if path.exists() else {}
+
+
+def is_illustrative(dataset: str) -> bool:
+    """True for teaching data that is not real engine output (from the manifest or the registry)."""
+    for judge in judges(dataset):
+        if manifest(dataset, judge).get("config", {}).get("illustrative"):
+            return True
+    info = known_datasets().get(dataset)
+    return bool(info and info.illustrative)
+
+
+def illustrative_datasets() -> list[str]:
+    """Datasets on disk that are illustrative."""
+    return [d for d in datasets() if is_illustrative(d)]
+
+
+def default_dataset(names: list[str], prefer=None) -> str | None:
+    """The dataset to open first: the one shared across pages, else the largest real one.
+    `prefer` (a predicate) narrows the choice to datasets a page can show, when any qualifies."""
+    if not names:
+        return None
+    if prefer is not None:
+        names = [n for n in names if prefer(n)] or names
+    shared = st.session_state.get("shared_dataset")
+    if shared in names:
+        return shared
+    sizes = {n: len(table(n, "answers")) for n in names}
+    real = [n for n in names if not is_illustrative(n)] or names
+    return max(real, key=lambda n: (sizes[n], n == "demo"))
+
+
+def remember_dataset(key: str) -> None:
+    """on_change callback: make a page's dataset choice the shared default for other pages."""
+    st.session_state["shared_dataset"] = st.session_state.get(key)
+
+
+def engines(dataset: str) -> list[str]:
+    """Engines present in a dataset, sorted."""
+    answers = table(dataset, "answers")
+    return sorted(answers["engine"].dropna().unique().tolist()) if len(answers) else []
+
+
+def overview(dataset: str) -> pd.DataFrame:
+    """Answers per engine and query type (a count for display)."""
+    answers = table(dataset, "answers")
+    if answers.empty:
+        return pd.DataFrame(columns=["engine", "debate", "expertise", "answers"])
+    counts = answers.pivot_table(index="engine", columns="query_type", values="answer_id", aggfunc="count", fill_value=0)
+    for q in QUERY_TYPES[1:]:
+        if q not in counts.columns:
+            counts[q] = 0
+    counts["answers"] = counts.sum(axis=1)
+    return counts.reset_index()[["engine", *QUERY_TYPES[1:], "answers"]]
+
+
+def fields(dataset: str, judge: str) -> list[str]:
+    """Non-empty subject fields in a dataset's metrics table."""
+    metrics = table(dataset, "metrics", judge)
+    if metrics.empty:
+        return []
+    return sorted(f for f in metrics["field"].dropna().unique().tolist() if f)
+
+
+def configs(dataset: str, judge: str) -> list[tuple[str, str]]:
+    """(mode, necessity) pairs present in the exported summary."""
+    summary = table(dataset, "summary", judge)
+    if summary.empty:
+        return []
+    return sorted({(m, n) for m, n in zip(summary["mode"], summary["necessity"])})
+
+
+@st.cache_data(show_spinner="Recomputing the scorecard for the chosen fields…", max_entries=32)
+def _summarize_filtered(path: str, mtime: float, mode: str, necessity: str, field_filter: tuple[str, ...]) -> pd.DataFrame:
+    metrics = read_table(Path(path), "metrics")
+    part = metrics[(metrics["mode"] == mode) & (metrics["necessity"] == necessity)]
+    if field_filter:
+        part = part[part["field"].isin(field_filter)]
+    return summarize(part)
+
+
+def summary(dataset: str, judge: str, mode: str, necessity: str, field_filter: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Corpus values for one scoring configuration.
+
+    Without a field filter this is the exported summary table; with one, the pipeline's own
+    `summarize` is rerun on the filtered per-answer metrics (cached per filter).
+    """
+    if field_filter:
+        path = table_path(dataset, "metrics", judge, results_root())
+        if not path.exists():
+            return table(dataset, "summary", judge).iloc[0:0]
+        return _summarize_filtered(str(path), _mtime(path), mode, necessity, tuple(sorted(field_filter)))
+    full = table(dataset, "summary", judge)
+    return full[(full["mode"] == mode) & (full["necessity"] == necessity)].reset_index(drop=True)
+
+
+def necessity_comparison(dataset: str, judge: str) -> pd.DataFrame:
+    """Source necessity per engine under each strict variant (all queries), for the variant note."""
+    full = table(dataset, "summary", judge)
+    part = full[(full["metric"] == "source_necessity") & (full["mode"] == "strict") & (full["query_type"] == "all")]
+    if part.empty:
+        return pd.DataFrame()
+    return part.pivot_table(index="necessity", columns="engine", values="value", aggfunc="first").round(2)
+
+
+def confidence_counts(dataset: str, judge: str) -> pd.DataFrame:
+    """Answers per engine x split x confidence level, read from the per-answer metric "confidence".
+
+    Confidence does not depend on the scoring configuration, so one configuration's rows are used
+    and each answer is counted once.
+    """
+    metrics = table(dataset, "metrics", judge)
+    part = metrics[metrics["metric"] == "confidence"]
+    if part.empty:
+        return pd.DataFrame(columns=["split", "engine", "level", "count"])
+    first = part[["mode", "necessity"]].drop_duplicates().iloc[0]
+    part = part[(part["mode"] == first["mode"]) & (part["necessity"] == first["necessity"])]
+    part = part.drop_duplicates("answer_id").dropna(subset=["value"])
+    rows = []
+    for split in QUERY_TYPES:
+        sub = part if split == "all" else part[part["query_type"] == split]
+        if sub.empty:
+            continue
+        for engine, frame in sub.groupby("engine", sort=True):
+            levels = frame["value"].round().astype(int)
+            for i, level in enumerate(CONFIDENCE_LEVELS, start=1):
+                rows.append({"split": split, "engine": engine, "level": level, "count": int((levels == i).sum())})
+    return pd.DataFrame(rows, columns=["split", "engine", "level", "count"])
+
+
+def has_confidence(dataset: str) -> bool:
+    """True when some answer of the dataset (any judge) has a confidence label."""
+    for judge in judges(dataset):
+        metrics = table(dataset, "metrics", judge)
+        if metrics[metrics["metric"] == "confidence"]["value"].notna().any():
+            return True
+    return False
+
+
+def unscored_confidence(dataset: str, judge: str) -> int:
+    """Answers with no confidence label (left out of the distribution)."""
+    metrics = table(dataset, "metrics", judge)
+    part = metrics[metrics["metric"] == "confidence"]
+    if part.empty:
+        return 0
+    return int(part.drop_duplicates("answer_id")["value"].isna().sum())
+
+
+# ---- reference figures ----------------------------------------------------------------------------
+
+
+def reference(name: str) -> pd.DataFrame:
+    """A published-figures CSV from data/reference (all columns as text; empty when missing)."""
+    path = reference_dir() / f"{name}.csv"
+    if not path.exists():
+        return pd.DataFrame()
+    return _csv(str(path), _mtime(path))
+
+
+def _number(text: str) -> float | None:
+    text = (text or "").strip().rstrip("%")
+    if text in {"", "-", "–"}:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def parse_published_ratings(text: str) -> dict[str, str | None]:
+    """DeepTRACE's rating string ("B A B | A P B | B B") -> {metric: rating or None}.
+
+    Groups are separated by "|", in the order answer text, sources, citation; inside a group the
+    letters follow the registry order of that group's rated metrics. "-" means no rating.
+    """
+    chunks = [c.split() for c in (text or "").split("|")]
+    out: dict[str, str | None] = {}
+    for group, letters in zip(RATED_GROUPS, chunks):
+        names = [n for n, info in METRICS.items() if info.group == group and info.bands]
+        for name, letter in zip(names, letters):
+            out[name] = RATING_LETTERS.get(letter.strip().upper())
+    return out
+
+
+@dataclass(frozen=True)
+class PublishedSource:
+    """One published scorecard the comparison can show."""
+
+    key: str
+    title: str
+    csv: str
+    engine_column: str
+    filter_column: str = ""
+    filter_value: str = ""
+
+
+PUBLISHED: tuple[PublishedSource, ...] = (
+    PublishedSource("aee", "AEE (Venkit et al. 2024), Fig. 8a", "aee_scorecard", "engine"),
+    PublishedSource("deeptrace_gs", "DeepTRACE 2025, generative search", "deeptrace_scorecards", "engine",
+                    "group", "generative search"),
+    PublishedSource("deeptrace_dr", "DeepTRACE 2025, deep research", "deeptrace_scorecards", "engine",
+                    "group", "deep research"),
+    PublishedSource("liu", "Liu et al. 2023, verifiability", "liu2023_verifiability", "engine"),
+)
+
+
+def published_scorecard(key: str) -> pd.DataFrame:
+    """A published scorecard in long form: engine, metric, value, rating (Table 7 bands via the
+    registry's rate()), published_rating (when the paper printed one) and disagrees."""
+    src = next(p for p in PUBLISHED if p.key == key)
+    frame = reference(src.csv)
+    cols = ["source", "engine", "metric", "value", "ci_low", "ci_high", "n_answers", "rating", "published_rating", "disagrees"]
+    if frame.empty:
+        return pd.DataFrame(columns=cols)
+    if src.filter_column:
+        frame = frame[frame[src.filter_column] == src.filter_value]
+    rows = []
+    for rec in frame.to_dict("records"):
+        printed = parse_published_ratings(rec.get("published_ratings", "")) if "published_ratings" in rec else {}
+        n = _number(rec.get("n_answers", ""))
+        for name, info in METRICS.items():
+            column = info.reference_column
+            if not column or column not in rec:
+                continue
+            value = _number(rec[column])
+            rating = info.rate(value)
+            published = printed.get(name)
+            rows.append({
+                "source": rec.get("source", src.title), "engine": rec[src.engine_column], "metric": name,
+                "value": value, "ci_low": None, "ci_high": None, "n_answers": int(n) if n is not None else None,
+                "rating": rating, "published_rating": published,
+                "disagrees": bool(published and rating and published != rating),
+            })
+    return pd.DataFrame(rows, columns=cols)
+
+
+def published_disagreements() -> pd.DataFrame:
+    """Every printed rating that differs from the rating its own value gets under Table 7."""
+    frames = [published_scorecard(p.key).assign(scorecard=p.title) for p in PUBLISHED]
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return pd.DataFrame(columns=["scorecard", "engine", "metric", "value", "published_rating", "rating"])
+    allrows = pd.concat(frames, ignore_index=True)
+    flagged = allrows[allrows["disagrees"]]
+    return flagged[["scorecard", "engine", "metric", "value", "published_rating", "rating"]].reset_index(drop=True)
+
+
+def published_confidence() -> pd.DataFrame:
+    """AEE Fig. 8b counts in the same long form as `confidence_counts`."""
+    frame = reference("aee_confidence_counts")
+    rows = []
+    for rec in frame.to_dict("records"):
+        for level, column in zip(CONFIDENCE_LEVELS, CONFIDENCE_COLUMNS):
+            rows.append({"split": rec["split"], "engine": rec["engine"], "level": level, "count": int(_number(rec[column]) or 0)})
+    return pd.DataFrame(rows, columns=["split", "engine", "level", "count"])
+
+
+# ---- judge agreement ---------------------------------------------------------------------------
+
+
+def agreement_dir() -> Path:
+    """Where `pipeline.judges.agreement.save_agreement` writes its Parquet."""
+    return results_root() / "agreement"
+
+
+def agreement() -> pd.DataFrame:
+    """Every saved agreement report (dataset, judge, metric, value, value_json), one row per statistic."""
+    folder = agreement_dir()
+    files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+    frames = [parquet(f) for f in files]
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return pd.DataFrame(columns=["dataset", "judge", "metric", "value", "value_json"])
+    return pd.concat(frames, ignore_index=True)
+
+
+def agreement_confusions(report: pd.DataFrame) -> dict[str, dict]:
+    """{task: {"rows", "cols", "matrix"}} read back from one report's flattened rows."""
+    out: dict[str, dict] = {}
+    for rec in report.to_dict("records"):
+        metric = rec["metric"] or ""
+        if ".confusion." not in metric:
+            continue
+        task, _, part = metric.partition(".confusion.")
+        try:
+            out.setdefault(task, {})[part] = json.loads(rec["value_json"])
+        except (TypeError, ValueError):
+            continue
+    return {k: v for k, v in out.items() if {"rows", "cols", "matrix"} <= set(v)}
+
+
+def groups_present(summary_frame: pd.DataFrame) -> list[str]:
+    """Registry groups that have at least one metric in a summary frame, in registry order."""
+    present = set(summary_frame["metric"]) if len(summary_frame) else set()
+    return [g for g in GROUP_ORDER if any(info.group == g and name in present for name, info in METRICS.items())]

@@ -1,0 +1,81 @@
+"""Confidence: how sure the answers sound, per engine, for all / debate / expertise queries
+(the layout of the paper's Figure 8b), next to the published distribution."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parent.parent
+if str(_ROOT) not in sys.path:
+    sys.path.insert(0, str(_ROOT))
+
+import streamlit as st  # noqa: E402
+
+from dashboard.render import ensure_router  # noqa: E402
+from dashboard import charts, data  # noqa: E402
+from dashboard.render import md_escape, no_results_message, pick_dataset  # noqa: E402
+from pipeline.aggregate import QUERY_TYPES  # noqa: E402
+
+ensure_router()
+st.title("Answer confidence")
+st.caption("How confident each answer's wording sounds, from 1 (strongly not confident) to 5 (strongly "
+           "confident). The overconfident-answer metric combines this with one-sidedness.")
+
+cols = st.columns([1.2, 1, 2])
+dataset = pick_dataset("confidence_dataset", where=cols[0], prefer=data.has_confidence)
+if dataset is None:
+    no_results_message()
+    st.stop()
+judge_list = data.judges(dataset)
+if not judge_list:
+    st.warning(f"Dataset {md_escape(dataset)} has no scored results yet.")
+    st.stop()
+judge = cols[1].selectbox("Judge", judge_list, key="confidence_judge")
+show_published = cols[2].toggle("Show the published distribution (AEE Fig. 8b)", value=True, key="confidence_published")
+
+counts = data.confidence_counts(dataset, judge)
+missing = data.unscored_confidence(dataset, judge)
+
+if data.is_illustrative(dataset):
+    st.info("Illustrative teaching data: the engines and answers are invented.", icon=":material/school:")
+
+
+def computed() -> None:
+    if counts.empty:
+        st.info(f"No answer in {md_escape(dataset)} has a confidence label from judge {md_escape(judge)}. "
+                "Confidence comes from an LLM or recorded judge; expert claim labels (ExpertQA) do not include it.")
+        return
+    st.markdown(f"**Computed** · {md_escape(dataset)} · judge {md_escape(judge)}")
+    st.plotly_chart(charts.confidence_figure(counts, data.CONFIDENCE_LEVELS, QUERY_TYPES),
+                    key="confidence_chart", config={"displayModeBar": False})
+    if missing:
+        st.caption(f"{missing} answer(s) without a confidence label are left out.")
+
+
+def published() -> None:
+    pub = data.published_confidence()
+    if pub.empty:
+        st.warning("data/reference/aee_confidence_counts.csv is missing.")
+        return
+    st.markdown("**Published** · AEE (Venkit et al. 2024), Fig. 8b")
+    st.plotly_chart(charts.confidence_figure(pub, data.CONFIDENCE_LEVELS, QUERY_TYPES),
+                    key="confidence_published_chart", config={"displayModeBar": False})
+    st.caption("Counts of the 301 queries per engine that the paper's figure covers.")
+
+
+if show_published:
+    left, right = st.columns(2)
+    with left:
+        computed()
+    with right:
+        published()
+else:
+    computed()
+
+if not counts.empty:
+    st.subheader("Counts")
+    table = counts.pivot_table(index=["split", "engine"], columns="level", values="count", aggfunc="sum", fill_value=0)
+    table = table.reindex(columns=list(data.CONFIDENCE_LEVELS), fill_value=0)
+    table["answers"] = table.sum(axis=1)
+    st.dataframe(table.reset_index(), hide_index=True, width="stretch", key="confidence_table")

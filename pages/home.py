@@ -1,0 +1,96 @@
+"""Overview: which datasets, engines and judges are loaded, and how to add more data."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parent.parent
+if str(_ROOT) not in sys.path:
+    sys.path.insert(0, str(_ROOT))
+
+import pandas as pd  # noqa: E402
+import streamlit as st  # noqa: E402
+
+from dashboard.render import ensure_router  # noqa: E402
+from dashboard import data  # noqa: E402
+from dashboard.render import md_escape, no_results_message  # noqa: E402
+from pipeline.importers import known_datasets  # noqa: E402
+from pipeline.judges import JUDGES  # noqa: E402
+
+ensure_router()
+st.title("Answer-engine audit")
+st.markdown(
+    "This dashboard shows how answer engines (search tools that write an answer and cite sources) "
+    "score on the eight metrics of the Answer Engine Evaluation framework, plus citation recall and "
+    "precision in the style of Liu et al. Every number comes from the pipeline's exported results; "
+    "the pages only display them."
+)
+
+names = data.datasets()
+if not names:
+    no_results_message()
+    st.stop()
+
+rows = []
+for name in names:
+    answers = data.table(name, "answers")
+    judge_list = data.judges(name)
+    rows.append({
+        "dataset": name,
+        "kind": "illustrative" if data.is_illustrative(name) else "real data",
+        "answers": len(answers),
+        "engines": answers["engine"].nunique() if len(answers) else 0,
+        "queries": answers["query"].nunique() if len(answers) else 0,
+        "judges": ", ".join(judge_list) or "none",
+    })
+summary = pd.DataFrame(rows)
+
+c1, c2, c3 = st.columns(3)
+c1.metric("Datasets loaded", len(names))
+c2.metric("Answers", int(summary["answers"].sum()))
+c3.metric("Engines (all datasets)", int(sum(len(data.engines(n)) for n in names)))
+
+st.subheader("Datasets")
+st.dataframe(summary, hide_index=True, width="stretch")
+illustrative = [n for n in names if data.is_illustrative(n)]
+if illustrative:
+    st.info(
+        "Illustrative: " + ", ".join(md_escape(n) for n in illustrative) + ". This is an invented teaching "
+        "corpus with hand-checked labels. Use it to learn how the metrics behave, never to rank real engines.",
+        icon=":material/school:",
+    )
+
+st.subheader("Answers per engine")
+for name in names:
+    label = f"{name} (illustrative)" if data.is_illustrative(name) else name
+    with st.expander(md_escape(label), expanded=len(names) == 1 or name == data.default_dataset(names)):
+        counts = data.overview(name)
+        st.dataframe(counts.rename(columns={"debate": "debate queries", "expertise": "expertise queries"}),
+                     hide_index=True, width="stretch")
+        for judge in data.judges(name):
+            info = JUDGES.get(judge.split(":")[0])
+            made = data.manifest(name, judge).get("created", "unknown time")
+            st.caption(f"Judge **{md_escape(judge)}**: {md_escape(info.description if info else 'custom judge')} "
+                       f"Results written {md_escape(made)}.")
+
+st.subheader("Adding data")
+known = known_datasets()
+st.markdown(
+    "Each dataset is produced by one command; the dashboard picks new results up on the next page "
+    "load (its caches are keyed by file modification time)."
+)
+for name, info in known.items():
+    status = "results loaded" if name in names else ("found on this machine" if info.path else "not found on this machine")
+    st.markdown(f"- **{md_escape(name)}** ({md_escape(status)}): {md_escape(info.how_to_get)}.")
+st.code(
+    "# ExpertQA (expert-labelled answers from six systems; labels come from human annotators)\n"
+    "export EXPERTQA_DIR=/path/to/expertqa   # folder with the *.jsonl files\n"
+    "python -m pipeline run --dataset expertqa\n\n"
+    "# AEE release (answers of You.com, Perplexity and BingChat with GPT-4o labels)\n"
+    "export AEE_RELEASE_PATH=/path/to/ans_eng_eval_0.1.json\n"
+    "python -m pipeline run --dataset aee\n\n"
+    "# Your own answers in the canonical JSON / JSONL format\n"
+    "python -m pipeline run --dataset mine --path my_answers.jsonl --judge offline",
+    language="bash",
+)

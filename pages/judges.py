@@ -1,0 +1,109 @@
+"""Judges: how closely each automatic judge agrees with expert labels, beside the agreement
+figures the papers report, and what that means for trusting a scorecard."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parent.parent
+if str(_ROOT) not in sys.path:
+    sys.path.insert(0, str(_ROOT))
+
+import pandas as pd  # noqa: E402
+import streamlit as st  # noqa: E402
+
+from dashboard.render import ensure_router  # noqa: E402
+from dashboard import charts, data  # noqa: E402
+from dashboard.render import md_escape  # noqa: E402
+from pipeline.judges import JUDGES  # noqa: E402
+
+STAT_LABELS = {
+    "n": "pairs compared",
+    "n_positive": "expert 'Complete' / filler items",
+    "auc": "AUC of the judge's score",
+    "balanced_accuracy": "balanced accuracy",
+    "kappa": "Cohen's kappa (2 classes)",
+    "kappa_3way": "Cohen's kappa (3 classes)",
+    "precision": "precision",
+    "recall": "recall",
+    "f1": "F1",
+    "unparsed": "unparsed judge outputs",
+}
+TASK_TITLES = {"support": "Support (does the cited source back the claim?)",
+               "relevance": "Relevance (answer content or filler?)"}
+
+ensure_router()
+st.title("Judges")
+st.caption("Every scorecard number rests on labels from a judge. This page shows how often each judge agrees "
+           "with human experts on ExpertQA's claims.")
+
+with st.expander("The judges this toolkit has", expanded=False):
+    st.dataframe(pd.DataFrame([{"judge": j.name, "how it works": j.description, "needs network": j.needs_network}
+                               for j in JUDGES.values()]), hide_index=True, width="stretch")
+
+reports = data.agreement()
+if reports.empty:
+    st.info("No agreement results yet. Compare a judge with the ExpertQA experts first, for example:",
+            icon=":material/info:")
+    st.code("python -m pipeline judges evaluate --dataset expertqa --judge offline", language="bash")
+    st.caption(f"Results are read from {md_escape(data.agreement_dir())}.")
+else:
+    keys = reports[["dataset", "judge"]].drop_duplicates().to_records(index=False).tolist()
+    summary_rows = []
+    for dataset, judge in keys:
+        rep = reports[(reports["dataset"] == dataset) & (reports["judge"] == judge)]
+        row = {"dataset": dataset, "judge": judge}
+        for rec in rep.to_dict("records"):
+            metric = rec["metric"] or ""
+            task, _, stat = metric.partition(".")
+            if task in TASK_TITLES and stat in STAT_LABELS and rec["value"] == rec["value"] and rec["value"] is not None:
+                row[f"{task}: {STAT_LABELS[stat]}"] = rec["value"]
+        summary_rows.append(row)
+    st.subheader("Agreement with the experts")
+    wide = pd.DataFrame(summary_rows)
+    wide.index = [f"{r['judge']} on {r['dataset']}" for r in summary_rows]
+    stats = wide.drop(columns=["dataset", "judge"]).T.round(3)
+    stats.index.name = "statistic"
+    st.dataframe(stats.reset_index(), hide_index=True, width="stretch", key="judges_summary")
+    st.caption("Kappa corrects for chance agreement: 0 is chance, 1 is perfect; above 0.6 is usually called "
+               "substantial. AUC is the chance that a randomly chosen expert-'Complete' pair gets a higher "
+               "score than a randomly chosen other pair.")
+
+    st.subheader("Confusion matrices")
+    for dataset, judge in keys:
+        rep = reports[(reports["dataset"] == dataset) & (reports["judge"] == judge)]
+        matrices = data.agreement_confusions(rep)
+        if not matrices:
+            continue
+        st.markdown(f"**{md_escape(judge)}** on {md_escape(dataset)}")
+        cols = st.columns(len(matrices))
+        for col, (task, m) in zip(cols, matrices.items()):
+            col.plotly_chart(charts.confusion_figure(m["rows"], m["cols"], m["matrix"], TASK_TITLES.get(task, task),
+                                                     row_title=f"judge: {judge}", col_title="experts"),
+                             key=f"judges_confusion_{dataset}_{judge}_{task}", config={"displayModeBar": False})
+
+st.subheader("What the papers report")
+published = data.reference("judge_agreement_published")
+if published.empty:
+    st.warning("data/reference/judge_agreement_published.csv is missing.")
+else:
+    st.dataframe(published, hide_index=True, width="stretch", key="judges_published")
+expertqa = data.reference("expertqa_reference")
+if not expertqa.empty:
+    st.caption("ExpertQA's automatic attribution checks (AutoAIS) per system, against its experts:")
+    st.dataframe(expertqa, hide_index=True, width="stretch", key="judges_expertqa")
+
+st.subheader("What this means for the scorecard")
+st.markdown(
+    "- The AEE paper's own judge (GPT-4o) matched two human annotators only moderately on support "
+    "(Pearson r 0.62) and better on confidence (0.72). Its support-based metrics (unsupported statements, "
+    "source necessity, citation accuracy and thoroughness) therefore carry judge error on top of sampling error; "
+    "the 95% intervals on the scorecard cover only the sampling part.\n"
+    "- A judge that calls too few pairs 'full' makes engines look worse on every support metric at once; one that "
+    "is too generous hides misattributed citations. The confusion matrices show which way a judge leans.\n"
+    "- Differences between engines that are smaller than the disagreement between judge and experts should not "
+    "be read as real. Where a rating sits near a threshold, check it under a second judge before reporting it.\n"
+    "- Expert labels (ExpertQA's `human` judge) are the reference here, but experts disagree with each other "
+    "too; no judge can be expected to score perfectly against them."
+)

@@ -1,0 +1,160 @@
+"""Methodology: generated from the metric registry, the judge registry, the importer registry and
+the run manifests, so it cannot drift from the code that produces the numbers."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parent.parent
+if str(_ROOT) not in sys.path:
+    sys.path.insert(0, str(_ROOT))
+
+import pandas as pd  # noqa: E402
+import streamlit as st  # noqa: E402
+
+from dashboard.render import ensure_router  # noqa: E402
+from dashboard import data  # noqa: E402
+from dashboard.render import DIRECTION_WORDS, group_title, md_escape  # noqa: E402
+from pipeline.importers import IMPORTERS, known_datasets  # noqa: E402
+from pipeline.judges import JUDGES  # noqa: E402
+from pipeline.metrics import GROUP_ORDER, METRICS, RATING_SYMBOLS  # noqa: E402
+
+UNIT_WORDS = {"percent": "percentage of answers / items (0-100)", "count": "count per answer, averaged",
+              "ratio": "ratio per answer, averaged", "likert": "1-5 scale, averaged"}
+
+# Our own summary of how paper-parity differs from strict (spec: METRICS.md, "Paper-parity details").
+PARITY_DIFFERENCES: tuple[tuple[str, str, str], ...] = (
+    ("Which sources count",
+     "Only sources whose page text was fetched enter the citation and support matrices and the necessity denominator.",
+     "Every listed source counts; a source nobody could fetch simply supports nothing."),
+    ("Answers that cannot be analysed",
+     "An answer with no relevant statement or no fetched source is dropped from every metric and count "
+     "(only the confidence distribution keeps it).",
+     "Each metric decides for itself; an answer is left out only of the metrics that are undefined for it."),
+    ("Citation accuracy with no citations",
+     "The answer scores 1.0 (full marks).",
+     "Undefined, so the answer is left out of the mean."),
+    ("Citation thoroughness with nothing supported",
+     "A tiny constant is added to the denominator, so the answer scores 0.",
+     "Undefined, so the answer is left out of the mean."),
+    ("Uncited sources",
+     "Counts source slots 1..m, m being the highest listed or cited number, using citation markers anywhere in the "
+     "text, with no fetch filter.",
+     "Counts the listed sources that no marker in the answer points to."),
+    ("Source necessity",
+     "Always the greedy set cover, as in the released notebook.",
+     "The exact minimum set cover by default; greedy and the bipartite vertex cover are options."),
+    ("Corpus value",
+     "Macro mean of the per-answer values, times 100.",
+     "The same, with a seeded bootstrap 95% interval and the number of answers averaged."),
+)
+
+
+def bands_text(name: str) -> str:
+    info = METRICS[name]
+    if not info.bands:
+        return "not rated"
+    parts = []
+    for b in info.bands:
+        close = "]" if b.high_inclusive else ")"
+        parts.append(f"{RATING_SYMBOLS[b.rating]} {b.rating} [{b.low:g}, {b.high:g}{close}")
+    return "; ".join(parts)
+
+
+ensure_router()
+st.title("Methodology")
+st.markdown(
+    "How every number in this dashboard is produced. Answers are split into statements; a **judge** labels "
+    "each statement (relevant or filler, its stance on debate questions), the answer's confidence, and whether "
+    "each source supports each statement. Metrics are pure functions of those labels, computed per answer; a "
+    "corpus value is the mean over answers. This page is generated from the code's registries."
+)
+
+st.header("Metrics")
+overview = pd.DataFrame([
+    {"metric": name, "label": info.label, "group": group_title(info.group),
+     "direction": DIRECTION_WORDS[info.direction], "thresholds": bands_text(name),
+     "finding (Table 6)": info.finding or "–", "recommendation": info.recommendation or "–",
+     "debate only": info.debate_only, "version": info.version}
+    for name, info in METRICS.items()
+])
+st.dataframe(overview, hide_index=True, width="stretch", key="methodology_overview")
+
+for group in GROUP_ORDER:
+    names = [n for n, i in METRICS.items() if i.group == group]
+    if not names:
+        continue
+    st.subheader(group_title(group))
+    for name in names:
+        info = METRICS[name]
+        lines = [
+            f"**{md_escape(info.label)}** (`{name}`, version {info.version})",
+            f"- What it measures: {md_escape(info.description)}",
+            f"- Formula: `{info.formula.replace('`', chr(39))}`",
+            f"- Reported as: {md_escape(UNIT_WORDS.get(info.unit, info.unit))}; {md_escape(DIRECTION_WORDS[info.direction])}"
+            + ("; debate questions only" if info.debate_only else ""),
+            f"- Thresholds (Table 7): {md_escape(bands_text(name))}",
+        ]
+        if info.harmonic_of:
+            lines.append(f"- Corpus value: harmonic mean of the corpus means of `{info.harmonic_of[0]}` and "
+                         f"`{info.harmonic_of[1]}` (not a mean of per-answer values)")
+        if info.finding or info.recommendation:
+            lines.append(f"- Why it matters (Table 6): study finding {md_escape(info.finding or '–')}, "
+                         f"design recommendation: {md_escape(info.recommendation or '–')}")
+        if info.reference_column:
+            lines.append(f"- Column in the published scorecards: `{info.reference_column}`")
+        st.markdown("\n".join(lines))
+
+st.header("Paper parity versus strict")
+st.markdown(
+    "The released evaluation notebook differs from the paper's definitions in a few places. **Paper parity** "
+    "reproduces the notebook, so published numbers can be matched; **strict** follows the definitions. The "
+    "scorecard switches between them."
+)
+st.dataframe(pd.DataFrame(PARITY_DIFFERENCES, columns=["topic", "paper parity (released notebook)", "strict"]),
+             hide_index=True, width="stretch", key="methodology_parity")
+
+st.header("Ratings")
+st.markdown(
+    "A corpus value is rated with the thresholds of the paper's Table 7 after rounding to two decimals, so the "
+    "symbol always matches the number shown: ▲ acceptable, ● borderline, ▼ problematic. Metrics without "
+    "thresholds are shown unrated. Colour repeats the symbol; it never carries meaning on its own. Where a "
+    "published table prints a rating that its own value does not earn under these thresholds, the scorecard's "
+    "comparison view flags it."
+)
+
+st.header("Judges")
+st.dataframe(pd.DataFrame([{"judge": j.name, "how it works": j.description,
+                            "labels computed or carried": "carried by the data" if not j.target else "computed",
+                            "needs network": j.needs_network} for j in JUDGES.values()]),
+             hide_index=True, width="stretch", key="methodology_judges")
+st.markdown("Each label keeps the judge's id, its prompt version and its raw output, so any number can be traced "
+            "back to what the judge said. The Judges page shows how each judge agrees with expert labels.")
+
+st.header("Data provenance")
+known = known_datasets()
+rows = []
+for name in sorted(set(known) | set(data.datasets())):
+    info = known.get(name)
+    judge_list = data.judges(name) if name in data.datasets() else []
+    manifests = [data.manifest(name, j) for j in judge_list]
+    first = manifests[0] if manifests else {}
+    config = first.get("config", {})
+    importer = config.get("importer") or (info.importer if info else "")
+    rows.append({
+        "dataset": name,
+        "format": importer,
+        "about the format": IMPORTERS[importer].description if importer in IMPORTERS else "",
+        "illustrative": data.is_illustrative(name) if name in data.datasets() else bool(info and info.illustrative),
+        "results on disk": name in data.datasets(),
+        "judges": ", ".join(judge_list) or "–",
+        "imported from": config.get("path", "") or (str(info.path) if info and info.path else "not found on this machine"),
+        "how to get it": info.how_to_get if info else "added with --path",
+        "run at": first.get("created", ""),
+        "code version": (first.get("git_sha") or "")[:12],
+        "prompt versions": ", ".join(sorted({p for m in manifests for p in m.get("prompt_versions", [])})),
+    })
+st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="methodology_provenance")
+st.caption("Published figures shown for comparison come from data/reference/*.csv, each row naming its paper and "
+           "table or figure.")

@@ -1,0 +1,317 @@
+"""Smoke and interaction tests of the dashboard pages (AppTest on fixture Parquet).
+
+The fixture runs the real pipeline on the Figure 7 worked example plus a few synthetic answers
+from two more engines (one named like an HTML script tag), so filters change what the tables show.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+WORKED = ROOT / "tests" / "fixtures" / "worked_example.json"
+HOSTILE = "<script>alert(1)</script>"
+MY_PAGES = ("pages/home.py", "pages/scorecard.py", "pages/confidence.py", "pages/judges.py", "pages/methodology.py")
+
+pytest.importorskip("streamlit.testing.v1")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+
+def _answer(answer_id: str, engine: str, query_type: str, field: str, cite: bool, confidence: int, stance: str) -> dict:
+    return {
+        "answer_id": answer_id, "engine": engine, "query": "Should cities ban cars downtown?" if query_type == "debate"
+        else "How do vaccines train the immune system?", "query_type": query_type, "field": field,
+        "answer": ("Cars pollute city air [1]. Bans help pedestrians [2]. Thanks for asking!" if cite
+                   else "Cars pollute city air. Bans help pedestrians. Thanks for asking!"),
+        "sources": [{"index": 1, "url": "https://x.example.org/1", "title": "One", "text": "air"},
+                    {"index": 2, "url": "https://y.example.org/2", "title": "Two", "text": "walk"},
+                    {"index": 3, "url": "https://z.example.org/3", "title": "Three", "text": "other"}],
+        "labels": {"confidence": confidence, "statements": [
+            {"text": "Cars pollute city air" + (" [1]." if cite else "."), "relevant": True, "stance": stance,
+             "supported_by": [1]},
+            {"text": "Bans help pedestrians" + (" [2]." if cite else "."), "relevant": True, "stance": stance,
+             "supported_by": [3]},
+            {"text": "Thanks for asking!", "relevant": False},
+        ]},
+    }
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    """Fixture Parquet: fig7 + 'Second engine' (debate and expertise, two fields) + a hostile engine name."""
+    from pipeline.runner import run_dataset
+
+    tmp = tmp_path_factory.mktemp("app")
+    worked = json.loads(WORKED.read_text())
+    answers = [worked,
+               _answer("second-debate", "Second engine", "debate", "Politics", True, 5, "agree"),
+               _answer("second-bio", "Second engine", "expertise", "Biology", False, 3, "neutral"),
+               _answer("second-law", "Second engine", "expertise", "Law", True, 2, "neutral"),
+               _answer("hostile-1", HOSTILE, "expertise", "Biology", True, 4, "neutral")]
+    worked_copy = copy.deepcopy(worked)
+    worked_copy["answer_id"] = "fig7-expertise"
+    worked_copy["query_type"] = "expertise"
+    worked_copy["field"] = "Law"
+    answers.append(worked_copy)
+    path = tmp / "answers.jsonl"
+    path.write_text("\n".join(json.dumps(a) for a in answers) + "\n")
+    root = tmp / "results"
+    run_dataset("fig7", path, root=root, progress=False)
+    return root
+
+
+@pytest.fixture
+def app(results, monkeypatch, tmp_path) -> AppTest:
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(results))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def _goto(at: AppTest, page: str) -> AppTest:
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _text(at: AppTest) -> str:
+    """Everything the page wrote as text-like elements, plus table cells."""
+    parts = [e.value for kind in ("title", "header", "subheader", "markdown", "caption", "code", "text")
+             for e in getattr(at, kind)]
+    parts += [e.body for kind in ("info", "warning", "success", "error") for e in getattr(at, kind)]
+    for df in at.dataframe:
+        parts.append(df.value.to_csv(index=False))
+    return "\n".join(str(p) for p in parts)
+
+
+def _plotly_specs(at: AppTest) -> list[str]:
+    return [json.dumps(json.loads(e.proto.spec), ensure_ascii=False) for e in at.get("plotly_chart")]
+
+
+def _scorecard_table(at: AppTest):
+    """The wide text table (columns Group, Metric, one per engine)."""
+    return next(df.value for df in at.dataframe if list(df.value.columns[:2]) == ["Group", "Metric"])
+
+
+# ---- every page runs ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("page", MY_PAGES)
+def test_page_runs_without_exception(app, page):
+    at = _goto(app, page)
+    assert at.title, f"{page} has no title"
+
+
+def test_router_lists_registry_pages_that_exist():
+    from dashboard.pages_registry import PAGES, available_pages
+
+    titles = [p.title for p in PAGES]
+    assert titles == ["Overview", "Scorecard", "Confidence", "Answer inspector", "Re-score", "Judges",
+                      "Usability study", "Methodology"]
+    assert all(p.exists for p in available_pages())
+    for f in MY_PAGES:
+        assert (ROOT / f).is_file()
+
+
+def test_home_lists_dataset_engines_and_judge(app):
+    at = _goto(app, "pages/home.py")
+    text = _text(at)
+    assert "fig7" in text and "Second engine" in text and "recorded" in text
+    assert "python -m pipeline run --dataset expertqa" in text
+
+
+# ---- scorecard ---------------------------------------------------------------------------------
+
+
+def _scorecard(app) -> AppTest:
+    return _goto(app, "pages/scorecard.py")
+
+
+def test_scorecard_shows_metrics_values_and_symbols(app):
+    at = _scorecard(app)
+    text = _text(at)
+    assert "Citation accuracy" in text
+    spec = " ".join(_plotly_specs(at))
+    assert "Citation accuracy" in spec
+    # debate queries only: the worked example alone -> its published numbers
+    at.radio(key="scorecard_query_type").set_value("debate").run()
+    assert not at.exception
+    table = _scorecard_table(at)
+    row = table[table["Metric"] == "Citation accuracy"].iloc[0]
+    assert row["Example engine"].startswith("57.14 ●")
+    uncited = table[table["Metric"] == "Uncited sources"].iloc[0]
+    assert uncited["Example engine"].startswith("0.00 ▲")
+    summary_rows = table[table["Group"] == "Summary"]
+    assert len(summary_rows) == 3 and summary_rows["Example engine"].str.contains("●").all()
+
+
+def test_scorecard_problematic_symbol_appears(app):
+    at = _scorecard(app)
+    table = _scorecard_table(at)
+    assert table.to_csv().count("▼") >= 1
+
+
+def test_query_type_filter_changes_table(app):
+    at = _scorecard(app)
+    all_table = _scorecard_table(at).copy()
+    at.radio(key="scorecard_query_type").set_value("debate").run()
+    debate_table = _scorecard_table(at)
+    assert not all_table.equals(debate_table)
+    assert HOSTILE not in debate_table.columns  # the hostile engine answered expertise only
+
+
+def test_mode_filter_changes_table_and_forces_greedy(app):
+    at = _scorecard(app)
+    at.radio(key="scorecard_query_type").set_value("expertise").run()
+    strict = _scorecard_table(at).copy()
+    at.radio(key="scorecard_mode").set_value("parity").run()
+    assert not at.exception
+    parity = _scorecard_table(at)
+    assert not strict.equals(parity)  # no-citation answer: undefined (strict) vs 1.0 (parity)
+    assert "greedy" in _text(at)
+    nec = [s for s in at.selectbox if s.label == "Source necessity"][0]
+    assert nec.value == "greedy" and nec.disabled
+
+
+def test_field_filter_recomputes(app):
+    at = _scorecard(app)
+    before = _scorecard_table(at).copy()
+    at.multiselect(key="scorecard_fields").set_value(["Law"]).run()
+    assert not at.exception
+    after = _scorecard_table(at)
+    assert not before.equals(after)
+    assert HOSTILE not in after.columns
+
+
+def test_published_toggle_flags_deeptrace_disagreement(app):
+    at = _scorecard(app)
+    at.toggle(key="scorecard_published").set_value(True).run()
+    assert not at.exception
+    text = _text(at)
+    assert "disagree" in text
+    flagged = next(df.value for df in at.dataframe if "thresholds give" in df.value.columns)
+    assert ((flagged["engine"] == "YouChat (ARI)") & (flagged["metric"] == "Relevant statements")).any()
+    assert flagged["scorecard"].str.contains("DeepTRACE").all()
+    at.selectbox(key="scorecard_published_source").set_value("deeptrace_dr").run()
+    assert not at.exception
+    assert any("⚑" in spec for spec in _plotly_specs(at))
+
+
+def test_exports_produce_bytes(results, monkeypatch):
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(results))
+    from dashboard import charts, data
+    from dashboard.render import scorecard_cells
+
+    summary = data.summary("fig7", "recorded", "strict", "exact")
+    cells = scorecard_cells(summary, "all")
+    svg = charts.scorecard_svg(cells, title="t & <b>")
+    assert svg.startswith("<svg") and "&lt;b&gt;" in svg and "<script>" not in svg
+    png = charts.scorecard_png(cells, title="t")
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 1000
+    tex = charts.scorecard_latex(cells, caption="50% of <x>_y")
+    assert r"\begin{tabular}" in tex and r"50\% of \textless{}x\textgreater{}\_y" in tex
+    assert r"\textless{}script\textgreater{}" in tex
+    assert len(charts.parquet_bytes(cells.drop(columns=["published_rating"]))) > 100
+
+
+def test_download_buttons_present(app):
+    at = _scorecard(app)
+    labels = {e.proto.label for e in at.get("download_button")}
+    assert {"CSV", "Parquet", "LaTeX", "SVG", "PNG"} <= labels
+
+
+def test_hostile_engine_name_is_not_rendered_as_html(app):
+    for page in MY_PAGES:
+        at = _goto(app, page)
+        for kind in ("markdown", "caption"):
+            for e in getattr(at, kind):
+                if "script" in e.value and "alert" in e.value:
+                    assert "<script>" not in e.value or not e.proto.allow_html, page
+        for e in at.get("markdown"):
+            if getattr(e.proto, "allow_html", False):
+                assert HOSTILE not in e.proto.body, page
+        for spec in _plotly_specs(at):
+            assert HOSTILE not in spec, page
+    at = _scorecard(app)
+    spec = " ".join(_plotly_specs(at))
+    assert "&lt;script&gt;" in spec
+
+
+# ---- confidence --------------------------------------------------------------------------------
+
+
+def test_confidence_counts_and_published(app):
+    at = _goto(app, "pages/confidence.py")
+    table = next(df.value for df in at.dataframe if "Strongly confident" in df.value.columns)
+    row = table[(table["split"] == "all") & (table["engine"] == "Example engine")].iloc[0]
+    assert row["Confident"] == 2 and row["answers"] == 2  # fig7 (confidence 4) and its expertise copy
+    specs = _plotly_specs(at)
+    assert len(specs) == 2 and "Perplexity" in specs[1]
+
+
+# ---- judges ------------------------------------------------------------------------------------
+
+
+def test_judges_without_agreement_says_what_to_run(app):
+    at = _goto(app, "pages/judges.py")
+    assert "python -m pipeline judges evaluate" in _text(at)
+    assert "GPT-4o" in _text(at)
+
+
+def test_judges_with_saved_agreement_shows_confusion(results, monkeypatch, tmp_path):
+    agree_root = tmp_path / "results_with_agreement"
+    import shutil
+
+    shutil.copytree(results, agree_root)
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(agree_root))
+    from pipeline.judges.agreement import save_agreement
+
+    report = {"judge": "offline", "prompt_version": "offline-v1",
+              "support": {"n": 10, "auc": 0.8, "balanced_accuracy": 0.7, "kappa": 0.4, "kappa_3way": 0.3,
+                          "precision": 0.7, "recall": 0.6, "f1": 0.65,
+                          "confusion": {"rows": ["full", "partial", "none"], "cols": ["Complete", "Partial", "Incomplete"],
+                                        "matrix": [[4, 1, 0], [1, 1, 0], [0, 1, 2]]}},
+              "relevance": {"n": 6, "balanced_accuracy": 0.9, "kappa": 0.8,
+                            "confusion": {"rows": ["relevant", "filler"], "cols": ["relevant", "filler"],
+                                          "matrix": [[4, 0], [1, 1]]}}}
+    save_agreement(report, "expertqa", "offline")
+    at = AppTest.from_file(str(ROOT / "pages" / "judges.py"), default_timeout=60)
+    at.run()
+    assert not at.exception
+    specs = _plotly_specs(at)
+    assert len(specs) == 2 and "Complete" in specs[0]
+    summary = next(df.value for df in at.dataframe if "statistic" in df.value.columns).set_index("statistic")
+    assert summary.loc["support: Cohen's kappa (2 classes)", "offline on expertqa"] == pytest.approx(0.4)
+
+
+# ---- methodology -------------------------------------------------------------------------------
+
+
+def test_methodology_has_parity_table_and_provenance(app):
+    at = _goto(app, "pages/methodology.py")
+    text = _text(at)
+    assert "Paper parity versus strict" in text
+    assert "Citation accuracy with no citations" in text
+    assert "fig7" in text and "expertqa" in text
+
+
+def test_heatmap_colour_matches_rating():
+    """Each rating's code lands in its own tint on the colour scale."""
+    from dashboard import charts
+    from dashboard.render import RATING_TINTS
+
+    def colour_at(code: int) -> str:
+        pos = code / 3
+        segment = [c for p, c in charts._SCALE if p <= pos][-1]
+        return segment
+
+    for rating, code in charts._RATING_CODE.items():
+        assert colour_at(code) == RATING_TINTS[rating], rating
