@@ -15,8 +15,10 @@ import pandas as pd  # noqa: E402
 import plotly.graph_objects as go  # noqa: E402
 import streamlit as st  # noqa: E402
 
+from dashboard.render import ensure_router  # noqa: E402
 from pipeline import study, study_log  # noqa: E402
 
+ensure_router()
 st.title("Usability study")
 st.caption("How participants hover and click sources with answer engines versus Google (paper Tables 2-5, Figure 6).")
 
