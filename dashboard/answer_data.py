@@ -1,0 +1,414 @@
+"""Inputs of the answer inspector and the re-score page.
+
+Loaders are cached per dataset and keyed by the Parquet files' modification times, so a new
+pipeline run is picked up without restarting the app. Every number shown comes from
+`pipeline.scoring.answer_report` (metrics, matrices, necessary sources) or from the exported
+tables (source type, duplicates, injection flags); this module only reshapes them for display:
+statement statuses, citation-marker positions and the per-pair judge output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+import pandas as pd
+import streamlit as st
+
+from pipeline import paths
+from pipeline.metrics import ScoreConfig
+from pipeline.records import AnnotatedAnswer
+from pipeline.scoring import answer_report
+from pipeline.store import list_datasets, list_judges, read_table, table_path
+from pipeline.text import find_citation_markers
+
+# Statement statuses shown by the answer component (the key is what the JS reads).
+STATUS_LABELS: dict[str, str] = {
+    "supported": "Supported by a cited source",
+    "unsupported": "Cited, but no cited source supports it",
+    "uncited": "No citation",
+    "filler": "Filler (not a claim)",
+}
+STATUS_SYMBOLS: dict[str, str] = {"supported": "✓", "unsupported": "✗", "uncited": "?", "filler": "…"}
+
+# Per-pair classes of a citation marker.
+CITE_LABELS: dict[str, str] = {
+    "full": "the judge says this source supports the statement",
+    "partial": "the judge says this source supports the statement only in part",
+    "none": "the judge says this source does not support the statement",
+    "unjudged": "no support verdict for this pair (source text missing or statement not judged)",
+    "dangling": "this number matches no listed source",
+    "free": "marker outside any statement",
+}
+
+RAW_MAX = 2000
+EVIDENCE_MAX = 1500
+EXCERPT_MAX = 600
+SAFE_DATASET = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+_SAFE_LABEL_CHARS = re.compile(r"[^A-Za-z0-9 _.:-]+")
+
+
+# ---- loading --------------------------------------------------------------------------------
+
+
+def results_root() -> Path:
+    return paths.results_dir()
+
+
+def available_datasets() -> list[str]:
+    return list_datasets(results_root())
+
+
+def available_judges(dataset: str) -> list[str]:
+    return list_judges(dataset, results_root())
+
+
+def _stamp(dataset: str, judge: str) -> tuple:
+    """Modification times of the tables an answer is rebuilt from (the cache key)."""
+    root = results_root()
+    files = [table_path(dataset, "answers", root=root), table_path(dataset, "sources", root=root),
+             table_path(dataset, "statements", judge, root), table_path(dataset, "labels", judge, root)]
+    return tuple(f.stat().st_mtime_ns if f.exists() else 0 for f in files)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _dataset(root: str, dataset: str, judge: str, stamp: tuple) -> dict[str, AnnotatedAnswer]:
+    # cache_resource, not cache_data: the records are frozen dataclasses nobody mutates, and a
+    # copy per rerun (cache_data unpickles its value every time) costs ~0.15 s on ExpertQA.
+    from pipeline.results import load_annotated
+
+    return load_annotated(dataset, judge, Path(root))
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _sources_frame(root: str, dataset: str, stamp: tuple) -> pd.DataFrame:
+    frame = read_table(table_path(dataset, "sources", root=Path(root)))
+    return frame.drop(columns=["text"], errors="ignore")
+
+
+def load_dataset(dataset: str, judge: str) -> dict[str, AnnotatedAnswer]:
+    """Every annotated answer of a dataset under one judge (cached until the files change)."""
+    return _dataset(str(results_root()), dataset, judge, _stamp(dataset, judge))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _index(root: str, dataset: str, judge: str, stamp: tuple) -> pd.DataFrame:
+    answers = _dataset(root, dataset, judge, stamp)
+    rows = [{"answer_id": a.answer.answer_id, "engine": a.answer.engine, "query": a.answer.query,
+             "query_type": a.answer.query_type, "field": a.answer.field} for a in answers.values()]
+    return pd.DataFrame(rows, columns=["answer_id", "engine", "query", "query_type", "field"])
+
+
+def answer_index(dataset: str, judge: str) -> pd.DataFrame:
+    """One row per answer: id, engine, query, query type, field."""
+    return _index(str(results_root()), dataset, judge, _stamp(dataset, judge))
+
+
+def dataset_source_rows(dataset: str, judge: str, answer_id: str) -> list[dict]:
+    """The exported source-analysis rows (type, injection flags, duplicate of) of one answer."""
+    frame = _sources_frame(str(results_root()), dataset, _stamp(dataset, judge))
+    rows = frame[frame["answer_id"] == answer_id].to_dict("records")
+    return [_clean_source_row(r) for r in rows]
+
+
+def computed_source_rows(annotated: AnnotatedAnswer) -> list[dict]:
+    """The same source analysis the pipeline exports, computed for an answer not on disk."""
+    from pipeline.runner import source_rows
+
+    return [_clean_source_row(r) for r in source_rows("", [annotated])]
+
+
+def _clean_source_row(r: dict) -> dict:
+    flags = r.get("injection_flags") or ""
+    try:
+        parsed = json.loads(flags) if flags else []
+    except ValueError:
+        parsed = [{"kind": "unreadable", "excerpt": ""}]
+    dup = r.get("duplicate_of")
+    return {"index": int(r["source_index"]), "source_type": r.get("source_type") or "unknown",
+            "injection_flags": parsed if isinstance(parsed, list) else [],
+            "duplicate_of": None if dup is None or dup != dup else int(dup)}
+
+
+# ---- reports --------------------------------------------------------------------------------
+
+
+def report(annotated: AnnotatedAnswer, mode: str, necessity: str, judge: str) -> dict[str, Any]:
+    """The pipeline's report for one answer under one scoring configuration."""
+    return answer_report(annotated, ScoreConfig(mode, necessity), judge)  # type: ignore[arg-type]
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _cached_report(root: str, dataset: str, judge: str, answer_id: str, mode: str, necessity: str,
+                   stamp: tuple) -> dict[str, Any]:
+    annotated = _dataset(root, dataset, judge, stamp)[answer_id]
+    return report(annotated, mode, necessity, judge)
+
+
+def dataset_report(dataset: str, judge: str, answer_id: str, mode: str, necessity: str) -> dict[str, Any]:
+    """`report` for a stored answer, cached per (answer, mode, necessity) until the files change."""
+    return _cached_report(str(results_root()), dataset, judge, answer_id, mode, necessity, _stamp(dataset, judge))
+
+
+# ---- view inputs ----------------------------------------------------------------------------
+
+
+def pair_verdicts(annotated: AnnotatedAnswer) -> dict[tuple[int, int], dict]:
+    """The judge's support verdict per (statement, source): label, score, evidence, raw output."""
+    out: dict[tuple[int, int], dict] = {}
+    for v in annotated.verdicts:
+        if v.kind != "support" or v.statement_index is None or v.source_index is None or v.label is None:
+            continue
+        out[(v.statement_index, v.source_index)] = {
+            "label": v.label, "score": v.score, "evidence": (v.evidence or "")[:EVIDENCE_MAX],
+            "raw": (v.raw or "")[:RAW_MAX], "judge": v.judge, "prompt": v.prompt_version}
+    return out
+
+
+def statement_statuses(rep: dict) -> dict[int, str]:
+    """Status of each statement from the report: filler, uncited, supported or unsupported.
+
+    A statement is "supported" when at least one source it cites fully supports it (an accurate
+    citation), "unsupported" when it cites listed sources and none of them does.
+    """
+    sm = rep["support_matrix"]
+    row_of = {s: k for k, s in enumerate(sm["rows"])}
+    col_of = {c: k for k, c in enumerate(sm["columns"])}
+    out = {}
+    for s in rep["statements"]:
+        if not s["relevant"]:
+            out[s["index"]] = "filler"
+        elif not s["citations"]:
+            out[s["index"]] = "uncited"
+        else:
+            row = row_of.get(s["index"])
+            full = row is not None and any(
+                sm["labels"][row][col_of[c]] == "full" for c in s["citations"] if c in col_of)
+            out[s["index"]] = "supported" if full else "unsupported"
+    return out
+
+
+def _display(text: str) -> str:
+    """Markdown emphasis removed for display (the text itself is never parsed as HTML)."""
+    return re.sub(r"(\*\*|__)(.+?)\1", r"\2", text)
+
+
+def _parts(text: str, urls: dict[str, int], listed: set[int], statement: int | None,
+           pairs: dict[tuple[int, int], dict]) -> list[dict]:
+    """Split text into plain-text runs and one citation chip per cited index."""
+    parts: list[dict] = []
+    pos = 0
+    for m in find_citation_markers(text, urls):
+        before = text[pos:m.start]
+        if m.form == "link":  # keep the visible label of "[label](url)"
+            label_end = text.find("](", m.start)
+            before += text[m.start + 1:label_end] if label_end > m.start else ""
+        if before:
+            parts.append({"t": "text", "s": _display(before)})
+        for index in m.indexes:
+            if index not in listed:
+                cls = "dangling"
+            elif statement is None:
+                cls = "free"
+            else:
+                cls = pairs.get((statement, index), {}).get("label") or "unjudged"
+            parts.append({"t": "cite", "src": index, "cls": cls})
+        pos = m.end
+    if text[pos:]:
+        parts.append({"t": "text", "s": _display(text[pos:])})
+    return parts
+
+
+def _gap_blocks(text: str, urls: dict[str, int], listed: set[int], pairs: dict) -> list[dict]:
+    """Text between statements: headings become heading blocks, the rest stays as text."""
+    blocks: list[dict] = []
+    for line in re.split(r"(\n)", text):
+        if not line:
+            continue
+        heading = re.match(r"^[ \t]*#{1,6}[ \t]+(.*)$", line)
+        if heading:
+            blocks.append({"t": "heading", "s": _display(heading.group(1).strip())})
+        else:
+            blocks.append({"t": "gap", "parts": _parts(line, urls, listed, None, pairs)})
+    return blocks
+
+
+def _tidy_blocks(blocks: list[dict]) -> list[dict]:
+    """Merge neighbouring gaps; drop blank gaps next to headings or at the ends; keep at most
+    one blank line between paragraphs."""
+    merged: list[dict] = []
+    for b in blocks:
+        if b["t"] == "gap" and merged and merged[-1]["t"] == "gap":
+            merged[-1] = {"t": "gap", "parts": merged[-1]["parts"] + b["parts"]}
+        else:
+            merged.append(b)
+    out: list[dict] = []
+    for k, b in enumerate(merged):
+        if b["t"] == "gap" and all(p["t"] == "text" and not p["s"].strip() for p in b["parts"]):
+            prev = merged[k - 1]["t"] if k > 0 else None
+            nxt = merged[k + 1]["t"] if k + 1 < len(merged) else None
+            if prev in (None, "heading") or nxt in (None, "heading"):
+                continue
+            blank = "".join(p["s"] for p in b["parts"])
+            b = {"t": "gap", "parts": [{"t": "text", "s": "\n\n" if blank.count("\n") >= 2 else blank}]}
+        out.append(b)
+    return out
+
+
+def component_data(annotated: AnnotatedAnswer, rep: dict, source_rows: Iterable[dict],
+                   report_events: bool = False) -> dict[str, Any]:
+    """Everything the answer component shows, as JSON-ready data (inserted as text by the JS)."""
+    answer = annotated.answer
+    text = answer.text
+    urls = {s.url: s.index for s in answer.sources if s.url}
+    listed = {s.index for s in answer.sources}
+    pairs = pair_verdicts(annotated)
+    statuses = statement_statuses(rep)
+    info = {r["index"]: r for r in source_rows}
+
+    blocks: list[dict] = []
+    located = sorted((s for s in annotated.statements if 0 <= s.start < s.end <= len(text)), key=lambda s: s.start)
+    pos = 0
+    for s in located:
+        if s.start < pos:  # overlapping spans: show the statement on its own below
+            continue
+        blocks.extend(_gap_blocks(text[pos:s.start], urls, listed, pairs))
+        stext = text[s.start:s.end]
+        heading = re.match(r"^[ \t]*#{1,6}[ \t]+", stext)
+        if heading:
+            stext = stext[heading.end():]
+        blocks.append({"t": "stmt", "i": s.index, "parts": _parts(stext, urls, listed, s.index, pairs)})
+        pos = s.end
+    blocks.extend(_gap_blocks(text[pos:], urls, listed, pairs))
+    blocks = _tidy_blocks(blocks)
+    shown = {b["i"] for b in blocks if b["t"] == "stmt"}
+    rest = [s for s in annotated.statements if s.index not in shown]
+    if rest:
+        blocks.append({"t": "heading", "s": "Statements not located in the answer text"})
+        for s in rest:
+            blocks.append({"t": "stmt", "i": s.index, "parts": _parts(s.text, urls, listed, s.index, pairs), "own_line": True})
+
+    statements = {}
+    for s in rep["statements"]:
+        statements[str(s["index"])] = {
+            "status": statuses[s["index"]], "stance": s["stance"], "citations": s["citations"],
+            "dangling": s["dangling"]}
+    sources = {}
+    for s in answer.sources:
+        row = info.get(s.index, {})
+        flags = []
+        if s.fetch_ok is False:
+            flags.append("dead: the page could not be fetched")
+        if row.get("duplicate_of") is not None:
+            flags.append(f"near-duplicate of source [{row['duplicate_of']}]")
+        for f in row.get("injection_flags") or []:
+            flags.append(f"injection-like text ({f.get('kind', '?')}): {str(f.get('excerpt', ''))[:160]}")
+        sources[str(s.index)] = {
+            "title": s.title or "(no title)", "url": s.url, "http": is_http_url(s.url),
+            "type": row.get("source_type") or "unknown", "flags": flags, "has_text": bool(s.text.strip()),
+            "excerpt": _excerpt(s.text)}
+    return {
+        "answer_id": answer.answer_id,
+        "debate": answer.query_type == "debate",
+        "blocks": blocks,
+        "statements": statements,
+        "sources": sources,
+        "pairs": {f"{i}:{j}": v for (i, j), v in pairs.items()},
+        "status_labels": STATUS_LABELS,
+        "status_symbols": STATUS_SYMBOLS,
+        "cite_labels": CITE_LABELS,
+        "report_events": bool(report_events),
+    }
+
+
+def _excerpt(text: str, limit: int = EXCERPT_MAX) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def is_http_url(url: str) -> bool:
+    """True for an absolute http(s) URL with a host (the only kind shown as a link)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "https") and bool(parts.netloc) and not any(c in url for c in "\x00\r\n\t ")
+
+
+def answer_flags(annotated: AnnotatedAnswer, rep: dict, source_rows: Iterable[dict]) -> list[dict]:
+    """Problems worth a journalist's attention: dangling citations, dead, duplicate and
+    injection-flagged sources. Each flag: kind, source or statement, message (plain text)."""
+    flags: list[dict] = []
+    for s in rep["statements"]:
+        for d in s["dangling"]:
+            flags.append({"kind": "dangling citation", "where": f"statement {s['index'] + 1}",
+                          "message": f"cites [{d}], which matches no listed source"})
+    titles = {s.index: s.title for s in annotated.answer.sources}
+    for s in annotated.answer.sources:
+        if s.fetch_ok is False:
+            flags.append({"kind": "dead source", "where": f"source [{s.index}]", "message": "the page could not be fetched"})
+    for row in source_rows:
+        if row.get("duplicate_of") is not None:
+            flags.append({"kind": "duplicate source", "where": f"source [{row['index']}]",
+                          "message": f"near-duplicate of source [{row['duplicate_of']}] ({titles.get(row['duplicate_of'], '')[:80]})"})
+        for f in row.get("injection_flags") or []:
+            flags.append({"kind": "injection-like text", "where": f"source [{row['index']}]",
+                          "message": f"{f.get('kind', '?')}: {str(f.get('excerpt', ''))[:160]}"})
+    return flags
+
+
+def metrics_table(rep: dict) -> pd.DataFrame:
+    """The report's metrics as rows: label, value as shown, rating symbol and word, n, note."""
+    from pipeline.metrics import RATING_SYMBOLS
+
+    rows = []
+    for name, m in rep["metrics"].items():
+        shown = m["display"]
+        rating = m["rating"]
+        rows.append({"metric": m["label"], "value": None if shown is None else round(float(shown), 2),
+                     "rating": f"{RATING_SYMBOLS[rating]} {rating}" if rating else "",
+                     "n": m["n"], "note": m["reason"] or "", "id": name})
+    return pd.DataFrame(rows, columns=["metric", "value", "rating", "n", "note", "id"])
+
+
+# ---- study context --------------------------------------------------------------------------
+
+
+def safe_label(value: str, fallback: str = "unknown") -> str:
+    """A value that fits the study log's label pattern (letters, digits, space, _ . : -)."""
+    cleaned = _SAFE_LABEL_CHARS.sub("_", value or "").strip(" _.:-")[:128]
+    return cleaned if cleaned and cleaned[0].isalnum() else fallback
+
+
+def query_id(annotated: AnnotatedAnswer) -> str:
+    """A stable id for the query (the same text gives the same id across engines)."""
+    carried = annotated.answer.meta.get("query_id") if annotated.answer.meta else None
+    if carried:
+        return safe_label(str(carried))
+    digest = hashlib.sha1(" ".join(annotated.answer.query.lower().split()).encode("utf-8")).hexdigest()[:10]
+    return f"q-{digest}"
+
+
+def study_context(annotated: AnnotatedAnswer) -> dict[str, str]:
+    """Engine, query id and query type of an answer, in the study log's safe form."""
+    return {"engine": safe_label(annotated.answer.engine), "query_id": query_id(annotated),
+            "query_type": annotated.answer.query_type}
+
+
+def user_dataset_path(name: str) -> Path:
+    """Where "save into a dataset" appends: data/user/<name>.jsonl (the name is checked)."""
+    if not SAFE_DATASET.match(name or ""):
+        raise ValueError("use 1-64 letters, digits, '-' or '_' (starting with a letter or digit)")
+    return paths.data_dir() / "user" / f"{name}.jsonl"
+
+
+def md_text(value: str, limit: int = 500) -> str:
+    """User text made literal for st.markdown/st.caption: every ASCII punctuation mark is
+    backslash-escaped (links, emphasis, HTML, `:colour[...]` directives and `$` maths stay text)."""
+    value = " ".join(str(value).split())[:limit]
+    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", value)

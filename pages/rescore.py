@@ -1,0 +1,255 @@
+"""Re-score: paste an answer with its sources, let a judge label it, see the same views as the
+inspector. Nothing pasted is written anywhere unless "Save into a dataset" is pressed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parent.parent
+if str(_ROOT) not in sys.path:
+    sys.path.insert(0, str(_ROOT))
+
+import streamlit as st  # noqa: E402
+
+from dashboard import answer_data  # noqa: E402
+from dashboard.answer_view import show_report_views  # noqa: E402
+from pipeline import paths  # noqa: E402
+from pipeline.errors import InputError  # noqa: E402
+from pipeline.importers.canonical import load_canonical, parse_answer, to_canonical  # noqa: E402
+from pipeline.judges import JudgeError, get_judge  # noqa: E402
+
+MAX_SOURCES = 20
+OFFLINE, LLM = "Offline judge (no network, a few seconds)", "LLM judge (OpenAI-compatible endpoint)"
+FIELD_NAMES = {"answer": "Answer", "query": "Query", "engine": "Engine", "query_type": "Query type",
+               "sources": "Sources", "answer_id": "Answer"}
+INPUT_KEYS = ("rs_engine", "rs_query", "rs_qtype", "rs_answer", "rs_n", "rs_fetch", "rs_judge")
+
+
+def _examples_file() -> Path:
+    demo = paths.data_dir() / "demo" / "answers.jsonl"
+    return demo if demo.is_file() else paths.REPO_ROOT / "tests" / "fixtures" / "worked_example.json"
+
+
+@st.cache_data(show_spinner=False)
+def _examples(path: str, mtime: float) -> list[dict]:
+    try:
+        return [to_canonical(a) for a in load_canonical(path)]
+    except InputError:
+        return []
+
+
+@st.cache_resource(show_spinner=False)
+def _offline_judge():
+    return get_judge("offline")
+
+
+def _keep_inputs() -> None:
+    """Widget values survive page switches: copy them to a plain session key and back."""
+    kept = st.session_state.setdefault("rs_kept", {})
+    for key in [*INPUT_KEYS, *(f"rs_src_{f}_{k}" for k in range(MAX_SOURCES) for f in ("title", "url", "text"))]:
+        if key in st.session_state:
+            kept[key] = st.session_state[key]
+
+
+def _restore_inputs() -> None:
+    for key, value in st.session_state.get("rs_kept", {}).items():
+        if key not in st.session_state:
+            st.session_state[key] = value
+
+
+def _load_example() -> None:
+    path = _examples_file()
+    examples = _examples(str(path), path.stat().st_mtime if path.exists() else 0.0)
+    chosen = st.session_state.get("rs_example")
+    obj = next((e for e in examples if e["answer_id"] == chosen), examples[0] if examples else None)
+    if obj is None:
+        st.session_state["rs_message"] = "No teaching example could be read."
+        return
+    st.session_state.update({"rs_engine": obj["engine"], "rs_query": obj["query"], "rs_qtype": obj["query_type"],
+                             "rs_answer": obj["answer"], "rs_n": min(len(obj["sources"]), MAX_SOURCES)})
+    for k in range(MAX_SOURCES):
+        src = obj["sources"][k] if k < len(obj["sources"]) else {}
+        for f in ("title", "url", "text"):
+            st.session_state[f"rs_src_{f}_{k}"] = src.get(f, "")
+    st.session_state.pop("rs_result", None)
+    st.session_state["rs_message"] = answer_data.md_text(f"Loaded the example {obj['answer_id']} ({obj['engine']}).")
+
+
+def _canonical_object() -> dict:
+    """The pasted inputs as a canonical answer object (validated by the pipeline's importer)."""
+    query = st.session_state.get("rs_query", "")
+    if not query.strip():
+        raise InputError("write the query the answer responds to", field="query")
+    text = st.session_state.get("rs_answer", "")
+    sources = []
+    for k in range(int(st.session_state.get("rs_n", 1))):
+        title, url, body = (str(st.session_state.get(f"rs_src_{f}_{k}", "") or "") for f in ("title", "url", "text"))
+        if title.strip() or url.strip() or body.strip():
+            sources.append({"index": k + 1, "title": title.strip(), "url": url.strip(), "text": body})
+    digest = hashlib.sha1(json.dumps([query, text, sources], sort_keys=True).encode("utf-8")).hexdigest()[:12]
+    return {"answer_id": f"pasted-{digest}", "engine": st.session_state.get("rs_engine", "").strip() or "pasted",
+            "query": query.strip(), "query_type": st.session_state.get("rs_qtype", "debate"), "answer": text,
+            "sources": sources}
+
+
+def _field_name(exc: InputError) -> str:
+    field = exc.field or ""
+    if field.startswith("sources["):
+        number = field[len("sources["):].split("]", 1)[0]
+        rest = field.split("]", 1)[1].lstrip(".")
+        return f"Source {int(number) + 1}" + (f" ({rest})" if rest else "") if number.isdigit() else "Sources"
+    return FIELD_NAMES.get(field.split(".")[0], field or "input")
+
+
+def _fetch_missing(obj: dict, status) -> list[str]:
+    """Fetch text for sources with a URL and no text; returns notes for the user."""
+    notes = []
+    todo = [s for s in obj["sources"] if s["url"] and not s["text"].strip()]
+    if not todo:
+        return notes
+    try:
+        from pipeline.fetch import fetch_source
+    except ImportError:
+        return ["Fetching is not available in this installation; paste the source text instead."]
+    for s in todo:
+        status.update(label=f"Fetching source {s['index']}…")
+        if not answer_data.is_http_url(s["url"]):
+            s["fetch_ok"] = False
+            notes.append(f"Source {s['index']}: only http(s) addresses can be fetched.")
+            continue
+        result = fetch_source(s["url"], timeout=10, cache=False)  # pasted URLs leave no trace on disk
+        if result.ok:
+            s["text"] = result.text
+            s["title"] = s["title"] or result.title
+            s["fetch_ok"] = True
+            notes.append(f"Source {s['index']}: fetched {len(result.text):,} characters.")
+        else:
+            s["fetch_ok"] = False
+            notes.append(f"Source {s['index']}: could not fetch the page ({result.reason}). "
+                         "It counts as a dead source; paste its text to judge it.")
+    return notes
+
+
+def _score() -> None:
+    st.session_state.pop("rs_error", None)
+    try:
+        obj = _canonical_object()
+        parse_answer(obj, "pasted answer")  # validate before any slow step
+    except InputError as exc:
+        st.session_state["rs_error"] = f"{_field_name(exc)}: {str(exc).split(': ', 1)[-1]}"
+        return
+    use_llm = st.session_state.get("rs_judge") == LLM
+    with st.status("Scoring the answer…", expanded=True) as status:
+        notes = _fetch_missing(obj, status) if st.session_state.get("rs_fetch") else []
+        for note in notes:
+            st.write(note)
+        try:
+            annotated = parse_answer(obj, "pasted answer", dataset="pasted")
+        except InputError as exc:
+            st.session_state["rs_error"] = f"{_field_name(exc)}: {str(exc).split(': ', 1)[-1]}"
+            status.update(label="Scoring failed", state="error")
+            return
+        status.update(label="Loading the judge…")
+        try:
+            judge = get_judge("openai") if use_llm else _offline_judge()
+        except (JudgeError, ImportError) as exc:
+            st.session_state["rs_error"] = f"Judge: {exc}"
+            status.update(label="No judge available", state="error")
+            return
+        from pipeline.annotate import annotate_answer
+
+        steps = 2 + (annotated.answer.query_type == "debate") + sum(1 for s in annotated.answer.sources if s.text.strip())
+        bar = st.progress(0.0, text="Relevance of each statement")
+        done = [0]
+
+        def tick(what: str) -> None:
+            done[0] += 1
+            bar.progress(min(done[0] / steps, 1.0), text=f"Judging {what}")
+
+        try:
+            labelled = annotate_answer(annotated, judge, progress=tick)
+        except (JudgeError, ImportError) as exc:
+            st.session_state["rs_error"] = f"Judge: {exc}"
+            status.update(label="The judge failed", state="error")
+            return
+        except Exception as exc:  # a network error from an LLM endpoint, for instance
+            st.session_state["rs_error"] = f"Judge: {type(exc).__name__}: {exc}"
+            status.update(label="The judge failed", state="error")
+            return
+        bar.progress(1.0, text="Done")
+        status.update(label=f"Scored with the {judge.name} judge", state="complete", expanded=False)
+    st.session_state["rs_result"] = {"annotated": labelled, "judge": judge.name, "notes": notes}
+
+
+_restore_inputs()
+for _key, _default in (("rs_engine", "pasted"), ("rs_n", 3), ("rs_qtype", "debate")):
+    st.session_state.setdefault(_key, _default)
+st.title("Re-score an answer")
+st.caption("Paste an answer with its citation markers and the sources it lists; a judge labels it and "
+           "the inspector's views show the result. Nothing you paste is stored unless you save it.")
+
+examples_path = _examples_file()
+examples = _examples(str(examples_path), examples_path.stat().st_mtime if examples_path.exists() else 0.0)
+with st.container(border=True):
+    e1, e2 = st.columns([3, 1], vertical_alignment="bottom")
+    e1.selectbox("Teaching example", [e["answer_id"] for e in examples], key="rs_example",
+                 format_func=lambda aid: next((f"{e['engine']}: {e['query'][:80]}" for e in examples if e["answer_id"] == aid), aid))
+    e2.button("Load example", key="rs_load", on_click=_load_example, width="stretch")
+if st.session_state.get("rs_message"):
+    st.caption(st.session_state.pop("rs_message"))
+
+c1, c2, c3 = st.columns([1, 2, 1])
+c1.text_input("Engine", key="rs_engine")
+c2.text_input("Query", key="rs_query")
+c3.radio("Query type", ["debate", "expertise"], key="rs_qtype", horizontal=True)
+st.text_area("Answer (markdown with markers such as [1] or [2, 3])", key="rs_answer", height=200)
+
+st.markdown("##### Sources")
+st.number_input("Number of sources", min_value=1, max_value=MAX_SOURCES, step=1, key="rs_n")
+for k in range(int(st.session_state.get("rs_n") or 1)):
+    with st.container(border=True):
+        s1, s2 = st.columns(2)
+        s1.text_input(f"[{k + 1}] Title", key=f"rs_src_title_{k}")
+        s2.text_input(f"[{k + 1}] URL", key=f"rs_src_url_{k}")
+        st.text_area(f"[{k + 1}] Text of the source (leave empty to fetch it from the URL)", key=f"rs_src_text_{k}", height=90)
+st.checkbox("Fetch the page for sources that have a URL but no text", key="rs_fetch",
+            help="Uses the project's safe fetcher (public http(s) pages only). Without network, such sources count as dead.")
+st.radio("Judge", [OFFLINE, LLM], key="rs_judge", horizontal=True,
+         help="The LLM judge reads its endpoint, model and key from the environment or .streamlit/secrets.toml.")
+_keep_inputs()
+if st.button("Score", type="primary", key="rs_score"):
+    _score()
+if st.session_state.get("rs_error"):
+    st.error(answer_data.md_text(st.session_state["rs_error"], limit=1000))
+
+result = st.session_state.get("rs_result")
+if result:
+    annotated = result["annotated"]
+    st.divider()
+    st.subheader("Result")
+    for note in result.get("notes", []):
+        st.caption(answer_data.md_text(note))
+    o1, o2 = st.columns(2)
+    mode = o1.radio("Rules", ["strict", "parity"], horizontal=True, key="rs_mode")
+    necessity = o2.radio("Necessity method", ["exact", "greedy", "bipartite"], horizontal=True, key="rs_necessity",
+                         disabled=mode == "parity")
+    rep = answer_data.report(annotated, mode, "greedy" if mode == "parity" else necessity, result["judge"])
+    show_report_views(annotated, rep, answer_data.computed_source_rows(annotated), key="rs_view")
+
+    st.markdown("#### Keep this answer")
+    k1, k2 = st.columns([2, 1], vertical_alignment="bottom")
+    name = k1.text_input("Dataset name (saved as data/user/<name>.jsonl)", key="rs_save_name", max_chars=64)
+    if k2.button("Save into a dataset", key="rs_save", width="stretch"):
+        try:
+            target = answer_data.user_dataset_path(name.strip())
+        except ValueError as exc:
+            st.error(f"Dataset name: {exc}")
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with target.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(to_canonical(annotated), ensure_ascii=False) + "\n")
+            st.success(f"Appended to data/user/{name.strip()}.jsonl; run `python -m pipeline run --dataset "
+                       f"{name.strip()} --path data/user/{name.strip()}.jsonl` to score it with the pipeline.")

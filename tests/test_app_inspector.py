@@ -1,0 +1,292 @@
+"""pages/inspector.py and pages/rescore.py under streamlit's AppTest, on fixture Parquet results."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+INSPECTOR = str(ROOT / "pages" / "inspector.py")
+RESCORE = str(ROOT / "pages" / "rescore.py")
+WORKED = ROOT / "tests" / "fixtures" / "worked_example.json"
+DEMO = ROOT / "data" / "demo" / "answers.jsonl"
+HOSTILE = 'Zoos are cruel <img src=x onerror="window.__pwned=1"> [1]. <script>window.__pwned=1</script> See [x](javascript:alert(1)) [2].'
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    from pipeline.runner import run_dataset
+
+    root = tmp_path_factory.mktemp("results")
+    run_dataset("fig7", WORKED, root=root, progress=False)
+    if DEMO.is_file():
+        run_dataset("demo", DEMO, root=root, progress=False)
+    return root
+
+
+@pytest.fixture(autouse=True)
+def env(results, tmp_path, monkeypatch):
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(results))
+    monkeypatch.setenv("AEE_STUDIES_DIR", str(tmp_path / "studies"))
+    monkeypatch.setenv("AEE_DATA_DIR", str(tmp_path / "data"))  # no demo corpus: the worked example is the fallback
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    for name in ("OPENAI_API_KEY", "AEE_OPENAI_API_KEY", "AEE_OPENAI_BASE_URL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def _texts(at) -> str:
+    parts = [e.value for e in (*at.warning, *at.error, *at.info, *at.caption, *at.markdown, *at.success)]
+    return "\n".join(str(p) for p in parts)
+
+
+def _component(at) -> dict:
+    comps = at.get("bidi_component")
+    assert len(comps) == 1, "the answer component is missing"
+    return json.loads(comps[0].proto.json)
+
+
+def _err(at) -> str:
+    """The first error message as the user reads it (markdown escapes removed)."""
+    return at.error[0].value.replace("\\", "")
+
+
+def _metrics(at):
+    for d in at.dataframe:
+        if "rating" in d.value.columns and "metric" in d.value.columns:
+            return d.value
+    raise AssertionError("no metrics table")
+
+
+# ---- inspector -------------------------------------------------------------------------------
+
+
+def test_inspector_renders_answer_matrices_graph_and_metrics():
+    at = AppTest.from_file(INSPECTOR, default_timeout=60).run()
+    assert not at.exception
+    assert at.title[0].value == "Answer inspector"
+    at.selectbox(key="ins_dataset").set_value("fig7").run()
+    data = _component(at)
+    assert data["answer_id"] == "fig7" and data["debate"] is True
+    statuses = {k: v["status"] for k, v in data["statements"].items()}
+    # worked example: statement 3 cites [1][3] which do not support it, the last one is filler
+    assert statuses["2"] == "unsupported" and statuses["6"] == "filler" and statuses["0"] == "supported"
+    assert data["statements"]["4"]["stance"] == "disagree"
+    assert data["sources"]["1"]["http"] is True
+    assert data["report_events"] is False
+    metrics = _metrics(at)
+    assert "Citation accuracy" in set(metrics["metric"])
+    assert any(str(r).startswith(("▲", "●", "▼")) for r in metrics["rating"])
+    charts = at.get("plotly_chart")
+    assert len(charts) == 2  # matrices + graph
+    assert "Minimum set of sources" in _texts(at)
+
+
+def _fig7() -> AppTest:
+    at = AppTest.from_file(INSPECTOR, default_timeout=60).run()
+    return at.selectbox(key="ins_dataset").set_value("fig7").run()
+
+
+def test_inspector_toggles_rescore():
+    at = _fig7()
+    exact = _metrics(at).set_index("metric")["note"]["Source necessity"]
+    assert "exact" in exact
+    at.radio(key="ins_necessity").set_value("greedy").run()
+    assert not at.exception
+    assert "greedy" in _metrics(at).set_index("metric")["note"]["Source necessity"]
+    assert "necessity by the greedy method" in _texts(at)
+    at.radio(key="ins_mode").set_value("parity").run()
+    assert not at.exception
+    assert "Scored with parity rules" in _texts(at)
+    assert at.radio(key="ins_necessity").disabled
+
+
+def test_inspector_search_filters_queries():
+    at = _fig7()
+    at.text_input(key="ins_search").set_value("zoos").run()
+    assert not at.exception and at.selectbox(key="ins_query").options == ["Why should zoos be abolished?"]
+    at.text_input(key="ins_search").set_value("no such query anywhere").run()
+    assert not at.exception
+    assert "No query matches" in _texts(at)
+    assert not at.get("bidi_component")
+
+
+def test_inspector_study_mode_validates_codes():
+    at = _fig7()
+    at.toggle(key="ins_study").set_value(True).run()
+    assert not at.exception
+    at.text_input(key="ins_study_id").set_value("pilot-1")
+    at.text_input(key="ins_participant").set_value("jane@example.org").run()
+    assert "participant code" in _texts(at)
+    assert _component(at)["report_events"] is False
+    at.text_input(key="ins_participant").set_value("P07").run()
+    assert not at.exception
+    assert "Recording hovers and clicks for participant P07" in _texts(at)
+    assert _component(at)["report_events"] is True
+
+
+@pytest.mark.skipif(not DEMO.is_file(), reason="teaching corpus data/demo/answers.jsonl not present")
+@pytest.mark.parametrize("answer_id, kind", [("parrot-q2", "injection-like text"), ("quarry-q2", "dangling citation"),
+                                             ("quarry-q3", "dead source"), ("lumen-q4", "duplicate source")])
+def test_inspector_flags(answer_id, kind):
+    at = AppTest.from_file(INSPECTOR, default_timeout=60).run()
+    at.selectbox(key="ins_dataset").set_value("demo").run()
+    at.text_input(key="ins_search").set_value(answer_id).run()
+    assert not at.exception
+    assert _component(at)["answer_id"] == answer_id
+    flags = next(d.value for d in at.dataframe if "kind" in d.value.columns)
+    assert kind in set(flags["kind"])
+    if kind != "dangling citation":
+        assert any(s["flags"] for s in _component(at)["sources"].values())
+
+
+def test_inspector_without_results(tmp_path, monkeypatch):
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "empty"))
+    at = AppTest.from_file(INSPECTOR, default_timeout=60).run()
+    assert not at.exception
+    assert "No results yet" in _texts(at)
+
+
+def test_study_rows_fit_the_log(tmp_path):
+    from dashboard.answer_view import _parse_event, study_rows
+    from pipeline import study_log
+
+    events = [_parse_event({"seq": 1, "type": "hover", "statement": 0, "source": 2, "ts": 1_700_000_000_000, "answer": "a"}),
+              _parse_event({"seq": 2, "type": "click", "statement": None, "source": 1, "ts": "bad", "answer": "a"})]
+    assert _parse_event({"seq": 3, "type": "scroll", "source": 1}) is None
+    assert _parse_event({"seq": 3, "type": "click", "source": "1"}) is None
+    assert events[0]["timestamp"] == datetime.fromtimestamp(1_700_000_000, tz=timezone.utc)
+    rows = study_rows(events, participant="P1", session="s1", alignment="none",
+                      context={"engine": "Example engine", "query_id": "q-1", "query_type": "debate"})
+    study_log.append_events("t1", rows)
+    log = study_log.load_study_log("t1")
+    assert list(log["event"]) == ["hover", "click"] and list(log["source_rank"]) == [2, 1]
+
+
+def test_component_code_never_parses_data_as_html():
+    from dashboard import answer_view
+
+    for needle in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"):
+        assert needle not in answer_view._JS
+
+
+def test_hostile_answer_stays_data(tmp_path):
+    from dashboard import answer_data
+    from pipeline.importers.canonical import parse_answer
+
+    obj = {"answer_id": "h", "engine": "E<b>", "query": "q", "query_type": "debate", "answer": HOSTILE,
+           "sources": [{"index": 1, "url": "javascript:alert(1)", "title": "<img src=x onerror=alert(1)>", "text": "t"},
+                       {"index": 2, "url": "https://ok.example.org/a", "title": "fine", "text": "u"}]}
+    annotated = parse_answer(obj, "test")
+    rep = answer_data.report(annotated, "strict", "exact", "recorded")
+    data = answer_data.component_data(annotated, rep, answer_data.computed_source_rows(annotated))
+    assert data["sources"]["1"]["http"] is False and data["sources"]["2"]["http"] is True
+    texts = "".join(p.get("s", "") for b in data["blocks"] for p in b.get("parts", []))
+    assert "<script>" in texts  # kept verbatim as text for the script to insert as a text node
+    assert answer_data.md_text("[x](javascript:alert(1)) <b>") == r"\[x\]\(javascript\:alert\(1\)\) \<b\>"
+
+
+# ---- re-score --------------------------------------------------------------------------------
+
+
+def _rescore() -> AppTest:
+    return AppTest.from_file(RESCORE, default_timeout=120).run()
+
+
+def test_rescore_example_scores_with_offline_judge(tmp_path):
+    at = _rescore()
+    assert not at.exception
+    assert at.selectbox(key="rs_example").value == "fig7"  # the worked example (no demo corpus here)
+    at.button(key="rs_load").click().run()
+    assert at.text_input(key="rs_query").value == "Why should zoos be abolished?"
+    assert at.number_input(key="rs_n").value == 5
+    at.button(key="rs_score").click().run()
+    assert not at.exception, at.exception
+    if at.error:
+        msg = at.error[0].value
+        if "Judge" in msg:
+            pytest.skip(f"offline judge unavailable here: {msg}")
+        raise AssertionError(msg)
+    assert "Scored with the offline" in " ".join(str(s.label) for s in at.get("expandable")) or at.get("status")
+    data = _component(at)
+    assert data["answer_id"].startswith("pasted-") and len(data["sources"]) == 5
+    assert len(at.get("plotly_chart")) == 2
+    at.radio(key="rs_mode").set_value("parity").run()
+    assert not at.exception and "Scored with parity rules" in _texts(at)
+    assert not (tmp_path / "data" / "user").exists()  # nothing stored without the save button
+
+
+def test_rescore_bad_input_names_the_field():
+    at = _rescore()
+    at.text_input(key="rs_query").set_value("").run()
+    at.text_area(key="rs_answer").set_value("Something [1].")
+    at.text_input(key="rs_src_title_0").set_value("One")
+    at.button(key="rs_score").click().run()
+    assert not at.exception
+    assert at.error and _err(at).startswith("Query:")
+    assert at.text_area(key="rs_answer").value == "Something [1]."  # input kept
+    at.text_input(key="rs_query").set_value("Is it?")
+    at.text_area(key="rs_answer").set_value("   ").run()
+    at.button(key="rs_score").click().run()
+    assert _err(at).startswith("Answer:")
+    at.text_area(key="rs_answer").set_value("Claim [1].")
+    at.text_input(key="rs_src_title_0").set_value("").run()
+    at.button(key="rs_score").click().run()
+    assert _err(at).startswith("Sources:")
+    assert at.text_input(key="rs_query").value == "Is it?"
+
+
+def test_rescore_fetch_failure_is_explained():
+    at = _rescore()
+    at.text_input(key="rs_query").set_value("Why?")
+    at.text_area(key="rs_answer").set_value("Because [1]. And so [2].")
+    at.number_input(key="rs_n").set_value(2).run()
+    at.text_input(key="rs_src_url_0").set_value("http://127.0.0.1:9/never")  # refused by the fetcher's policy
+    at.text_area(key="rs_src_text_1").set_value("So it is.")
+    at.checkbox(key="rs_fetch").check().run()
+    at.button(key="rs_score").click().run()
+    assert not at.exception
+    if at.error:
+        pytest.skip(f"scoring unavailable here: {at.error[0].value}")
+    assert "could not fetch the page" in _texts(at)
+    assert _component(at)["sources"]["1"]["flags"][0].startswith("dead")
+
+
+def test_rescore_llm_judge_without_configuration_explains():
+    at = _rescore()
+    at.text_input(key="rs_query").set_value("Why?")
+    at.text_area(key="rs_answer").set_value("Because [1].")
+    at.text_area(key="rs_src_text_0").set_value("Because of reasons.")
+    at.radio(key="rs_judge").set_value(at.radio(key="rs_judge").options[1]).run()
+    at.button(key="rs_score").click().run()
+    assert not at.exception
+    assert at.error and _err(at).startswith("Judge:")
+
+
+def test_rescore_save_validates_name_and_appends(tmp_path):
+    at = _rescore()
+    at.text_input(key="rs_query").set_value("Why?")
+    at.radio(key="rs_qtype").set_value("expertise")
+    at.text_area(key="rs_answer").set_value("Because of reasons [1].")
+    at.text_input(key="rs_src_title_0").set_value("Reasons")
+    at.text_area(key="rs_src_text_0").set_value("Because of reasons, said the report.").run()
+    at.button(key="rs_score").click().run()
+    if at.error:
+        pytest.skip(f"scoring unavailable here: {at.error[0].value}")
+    at.text_input(key="rs_save_name").set_value("../evil").run()
+    at.button(key="rs_save").click().run()
+    assert at.error and "Dataset name" in at.error[0].value
+    assert not (tmp_path / "data" / "user").exists()
+    at.text_input(key="rs_save_name").set_value("mine").run()
+    at.button(key="rs_save").click().run()
+    target = tmp_path / "data" / "user" / "mine.jsonl"
+    lines = target.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 1
+    obj = json.loads(lines[0])
+    assert obj["query"] == "Why?" and obj["query_type"] == "expertise" and obj["sources"][0]["title"] == "Reasons"
+    from pipeline.importers.canonical import load_canonical
+
+    assert load_canonical(target)[0].answer.text == "Because of reasons [1]."

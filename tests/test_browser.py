@@ -1,0 +1,312 @@
+"""The real app in a real browser: Debian's chromium driven by Playwright against `streamlit run`.
+
+Checks every page of the navigation renders, the answer component's popover, live re-scoring,
+that hostile answer text never runs as script, and that study mode logs hovers and clicks.
+Screenshots go to tests/artifacts/ (gitignored). Never runs `playwright install`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = ROOT / "tests" / "artifacts"
+WORKED = ROOT / "tests" / "fixtures" / "worked_example.json"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
+HOSTILE = ('Zoos harm animals <img src=x onerror="window.__pwned=1"> [1]. '
+           '<script>window.__pwned=1</script> Read [this](javascript:window.__pwned=1) [2].')
+
+if not CHROMIUM.exists():
+    pytest.skip("no /usr/bin/chromium (apt-get install -y chromium chromium-driver)", allow_module_level=True)
+try:
+    from playwright.sync_api import expect, sync_playwright
+except ImportError:
+    pytest.skip("the playwright Python package is not installed", allow_module_level=True)
+if not (ROOT / "app.py").is_file():
+    pytest.skip("app.py (the navigation) is not in the project yet", allow_module_level=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start(env: dict, port: int, *extra: str) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+           "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", *extra]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited: {proc.stdout.read().decode(errors='replace')[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+                if r.read().strip() == b"ok":
+                    return proc
+        except OSError:
+            time.sleep(0.3)
+    proc.kill()
+    raise RuntimeError("streamlit did not answer /_stcore/health within 60 s")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="module")
+def server_env(tmp_path_factory):
+    from pipeline.runner import run_dataset
+
+    base = tmp_path_factory.mktemp("browser")
+    results = base / "results"
+    run_dataset("fig7", WORKED, root=results, progress=False)
+    env = dict(os.environ)
+    env.update({"AEE_RESULTS_DIR": str(results), "AEE_STUDIES_DIR": str(base / "studies"),
+                "AEE_CACHE_DIR": str(base / "cache"), "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"})
+    for name in ("OPENAI_API_KEY", "AEE_OPENAI_API_KEY"):
+        env.pop(name, None)
+    return env
+
+
+@pytest.fixture(scope="module")
+def server(server_env):
+    port = _free_port()
+    proc = _start(server_env, port)
+    yield f"http://127.0.0.1:{port}"
+    _stop(proc)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 1000})
+    pg = ctx.new_page()
+    yield pg
+    ctx.close()
+
+
+def _idle(pg, timeout: float = 90) -> None:
+    """Wait until the script run finished (no running indicator) and the page settled."""
+    pg.wait_for_selector("[data-testid=stMain]", timeout=timeout * 1000)
+    deadline = time.monotonic() + timeout
+    quiet = 0
+    while time.monotonic() < deadline:
+        running = pg.locator("[data-testid=stStatusWidget]").count() > 0 or \
+            pg.locator("[data-testid=stApp][data-test-script-state=running]").count() > 0
+        quiet = 0 if running else quiet + 1
+        if quiet >= 3:
+            return
+        time.sleep(0.4)
+
+
+def _open(pg, server: str, title: str) -> None:
+    pg.goto(server)
+    pg.wait_for_selector("[data-testid=stSidebarNav]", timeout=90_000)
+    _idle(pg)
+    pg.locator("[data-testid=stSidebarNav]").get_by_role("link", name=title).click()
+    pg.wait_for_selector(f"h1:has-text('{title.split()[0]}')", timeout=90_000)
+    _idle(pg)
+
+
+def _no_error(pg) -> None:
+    assert pg.locator("[data-testid=stException]").count() == 0, pg.locator("[data-testid=stException]").first.inner_text()
+    assert "Traceback" not in pg.locator("[data-testid=stMain]").inner_text()
+
+
+def _shot(pg, name: str) -> None:
+    height = pg.evaluate("Math.max(1000, document.querySelector('[data-testid=stMain]')?.scrollHeight || 0)")
+    pg.set_viewport_size({"width": 1280, "height": min(int(height) + 40, 8000)})
+    time.sleep(0.8)
+    pg.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    pg.set_viewport_size({"width": 1280, "height": 1000})
+
+
+def _pwned(pg) -> list:
+    out = []
+    for frame in pg.frames:
+        try:
+            out.append(frame.evaluate("() => window.__pwned === undefined ? null : window.__pwned"))
+        except Exception as exc:  # a frame that went away
+            out.append(f"unreadable: {type(exc).__name__}")
+    return [v for v in out if v is not None]
+
+
+def _fill(locator, value: str) -> None:
+    locator.fill(value)
+    locator.press("Tab")  # streamlit commits text widgets on blur
+
+
+def test_every_page_renders(page, server):
+    page.goto(server)
+    page.wait_for_selector("[data-testid=stSidebarNav]", timeout=90_000)
+    _idle(page)
+    links = page.locator("[data-testid=stSidebarNav] a")
+    titles = [links.nth(k).inner_text().strip().splitlines()[-1].strip() for k in range(links.count())]
+    assert "Answer inspector" in titles and "Re-score" in titles
+    for title in titles:
+        page.locator("[data-testid=stSidebarNav]").get_by_role("link", name=title).click()
+        page.wait_for_selector("[data-testid=stMain] h1", timeout=90_000)
+        _idle(page)
+        time.sleep(1.0)
+        _idle(page)
+        _no_error(page)
+        _shot(page, "page-" + re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-"))
+
+
+def test_inspector_hover_shows_source_passage(page, server):
+    _open(page, server, "Answer inspector")
+    _no_error(page)
+    chip = page.locator("button.cite[data-source='1']").first
+    chip.scroll_into_view_if_needed()
+    chip.hover()
+    pop = page.locator("[data-testid=citation-popover]")
+    expect(pop).to_be_visible(timeout=10_000)
+    text = pop.inner_text()
+    assert "Source one" in text and "https://a.example.org/1" in text
+    assert "Start of the source text" in text and "one" in text
+    assert "full" in text  # the judge's label for statement 1 x source 1
+    link = pop.locator("a")
+    assert link.get_attribute("rel") == "noopener noreferrer" and link.get_attribute("href") == "https://a.example.org/1"
+    _shot(page, "inspector-hover")
+    # click pins it; Escape closes it
+    chip.click()
+    expect(pop).to_be_visible()
+    page.keyboard.press("Escape")
+    expect(pop).to_be_hidden()
+
+
+def _paste_answer(page, answer: str, sources: list[tuple[str, str, str]]) -> None:
+    _fill(page.get_by_role("textbox", name="Query", exact=True), "Should zoos be abolished?")
+    _fill(page.get_by_role("textbox", name="Answer (markdown with markers such as [1] or [2, 3])", exact=True), answer)
+    _idle(page)
+    n = page.get_by_role("spinbutton", name="Number of sources")
+    _fill(n, str(len(sources)))
+    _idle(page)
+    for k, (title, url, text) in enumerate(sources, start=1):
+        _fill(page.get_by_role("textbox", name=f"[{k}] Title", exact=True), title)
+        _fill(page.get_by_role("textbox", name=f"[{k}] URL", exact=True), url)
+        _fill(page.get_by_role("textbox", name=f"[{k}] Text of the source (leave empty to fetch it from the URL)", exact=True), text)
+    _idle(page)
+    page.get_by_role("button", name="Score", exact=True).click()
+    page.wait_for_selector("text=Metrics for this answer", timeout=120_000)
+    _idle(page)
+
+
+def test_rescore_scores_a_pasted_answer(page, server):
+    _open(page, server, "Re-score")
+    _paste_answer(page, "Zoos keep animals in small enclosures [1]. Many visitors learn about wildlife [2].",
+                  [("Enclosures", "https://a.example.org/z", "Most zoo enclosures are small compared with wild ranges."),
+                   ("Visitors", "https://b.example.org/v", "Surveys show visitors learn about wildlife at zoos.")])
+    _no_error(page)
+    assert page.locator("button.cite").count() == 2
+    assert page.locator(".stmt").count() >= 2
+    assert page.get_by_text("Citation accuracy").count() >= 1
+    _shot(page, "rescore-scored")
+
+
+def test_hostile_answer_runs_no_script(page, server):
+    _open(page, server, "Re-score")
+    _paste_answer(page, HOSTILE,
+                  [('<img src=x onerror="window.__pwned=1">', "javascript:window.__pwned=1", "<script>window.__pwned=1</script> text"),
+                   ("<b>two</b>", "https://b.example.org/<script>", 'plain "quoted" <svg onload="window.__pwned=1">')])
+    _no_error(page)
+    chips = page.locator("button.cite")
+    assert chips.count() >= 2
+    for k in range(chips.count()):
+        chips.nth(k).scroll_into_view_if_needed()
+        chips.nth(k).hover()
+        time.sleep(0.3)
+        chips.nth(k).click()
+        time.sleep(0.3)
+    pop = page.locator("[data-testid=citation-popover]")
+    assert "not a web link" in pop.inner_text() or page.locator("button.cite[data-source='1']").count()
+    assert page.locator("a[href^='javascript']").count() == 0
+    assert page.locator("img[src=x]").count() == 0 and page.locator("script:has-text('__pwned')").count() == 0
+    assert "<script>window.__pwned=1</script>" in page.locator("[data-testid=answer-view]").inner_text()
+    time.sleep(1)
+    assert _pwned(page) == []
+    _shot(page, "rescore-hostile")
+
+
+def test_study_mode_logs_hover_and_click(page, server, server_env, monkeypatch):
+    monkeypatch.setenv("AEE_STUDIES_DIR", server_env["AEE_STUDIES_DIR"])
+    from pipeline import study_log
+
+    _open(page, server, "Answer inspector")
+    page.get_by_text("Study mode", exact=True).click()
+    _idle(page)
+    _fill(page.get_by_role("textbox", name="Study id", exact=True), "browser-study")
+    _fill(page.get_by_role("textbox", name="Participant code", exact=True), "P01")
+    _fill(page.get_by_role("textbox", name="Session", exact=True), "s1")
+    page.wait_for_selector("text=Recording hovers and clicks", timeout=30_000)
+    _idle(page)
+    chip2 = page.locator("button.cite[data-source='2']").first
+    chip2.scroll_into_view_if_needed()
+    chip2.hover()
+    time.sleep(1.5)  # hovers are sent after a short pause
+    _idle(page)
+    chip3 = page.locator("button.cite[data-source='3']").first
+    chip3.click()
+    deadline = time.monotonic() + 30
+    log = study_log.load_study_log("browser-study")
+    while time.monotonic() < deadline and not {"hover", "click"} <= set(log["event"]):
+        time.sleep(0.5)
+        log = study_log.load_study_log("browser-study")
+    assert {"hover", "click"} <= set(log["event"]), log
+    hover = log[log["event"] == "hover"].iloc[0]
+    click = log[log["event"] == "click"].iloc[0]
+    assert hover["source_rank"] == 2 and click["source_rank"] == 3
+    assert set(log["participant"]) == {"P01"} and set(log["engine"]) == {"Example engine"}
+    assert set(log["query_type"]) == {"debate"}
+    _idle(page)
+    assert page.get_by_text(re.compile(r"Events recorded in this browser session: [1-9]")).count() == 1
+    _shot(page, "inspector-study-mode")
+
+
+def test_dark_theme_screenshots(browser, server_env):
+    port = _free_port()
+    proc = _start(server_env, port, "--theme.base", "dark")
+    try:
+        ctx = browser.new_context(viewport={"width": 1280, "height": 1000}, color_scheme="dark")
+        pg = ctx.new_page()
+        _open(pg, f"http://127.0.0.1:{port}", "Answer inspector")
+        _no_error(pg)
+        chip = pg.locator("button.cite[data-source='2']").first
+        chip.scroll_into_view_if_needed()
+        chip.hover()
+        expect(pg.locator("[data-testid=citation-popover]")).to_be_visible(timeout=10_000)
+        _shot(pg, "inspector-dark")
+        ctx.close()
+    finally:
+        _stop(proc)
+
+
+def test_artifacts_are_ignored():
+    ignored = (ROOT / ".gitignore").read_text()
+    assert "tests/artifacts/" in ignored
