@@ -16,6 +16,7 @@ if str(_ROOT) not in sys.path:
 import streamlit as st  # noqa: E402
 
 from dashboard import answer_data  # noqa: E402
+from dashboard.render import ensure_router  # noqa: E402
 from dashboard.answer_view import show_report_views, study_rows  # noqa: E402
 
 try:  # study logging is optional: the page works without it
@@ -25,6 +26,7 @@ except ImportError:  # pragma: no cover - depends on another module being presen
     _study = _study_log = None
 
 started = time.perf_counter()
+ensure_router()
 st.title("Answer inspector")
 st.caption("Check one answer: which statements its sources back, what each citation points to, "
            "and the passage the judge relied on. Hover or click a [n] marker to see the source.")

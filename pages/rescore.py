@@ -15,6 +15,7 @@ if str(_ROOT) not in sys.path:
 import streamlit as st  # noqa: E402
 
 from dashboard import answer_data  # noqa: E402
+from dashboard.render import ensure_router  # noqa: E402
 from dashboard.answer_view import show_report_views  # noqa: E402
 from pipeline import paths  # noqa: E402
 from pipeline.errors import InputError  # noqa: E402
@@ -187,6 +188,7 @@ def _score() -> None:
 _restore_inputs()
 for _key, _default in (("rs_engine", "pasted"), ("rs_n", 3), ("rs_qtype", "debate")):
     st.session_state.setdefault(_key, _default)
+ensure_router()
 st.title("Re-score an answer")
 st.caption("Paste an answer with its citation markers and the sources it lists; a judge labels it and "
            "the inspector's views show the result. Nothing you paste is stored unless you save it.")
