@@ -193,7 +193,7 @@ def _scorecard_text(summary, mode: str, necessity: str, query_type: str) -> str:
     if table.empty:
         return "(no results)"
     table.index = [METRICS[m].label for m in table.index]
-    return f"scorecard ({mode}, necessity={necessity}, {query_type} queries; percent metrics x100):\n{table.to_string()}"
+    return f"scorecard ({mode}, necessity={necessity}, {query_type} queries; percent metrics x100; n/a = not defined by these labels):\n{table.to_string(na_rep='n/a')}"
 
 
 def cmd_scorecard(args: argparse.Namespace) -> int:
