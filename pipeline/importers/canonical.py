@@ -54,6 +54,8 @@ def read_objects(path: Path) -> Iterator[tuple[str, Any]]:
             raise InputError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", record=str(path)) from exc
         except ValueError as exc:
             raise InputError(str(exc), record=str(path)) from exc
+        except RecursionError as exc:  # json recurses per nesting level; a hostile file can exhaust it
+            raise InputError("JSON is nested too deeply", record=str(path)) from exc
         if isinstance(data, list):
             for k, obj in enumerate(data):
                 yield f"{path.name}[{k}]", obj
@@ -78,6 +80,8 @@ def _read_jsonl(path: Path, text: str) -> Iterator[tuple[str, Any]]:
             raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", record=where) from exc
         except ValueError as exc:
             raise InputError(str(exc), record=where) from exc
+        except RecursionError as exc:
+            raise InputError("JSON is nested too deeply", record=where) from exc
 
 
 def _field(obj: dict, name: str, kind: type | tuple[type, ...], where: str, *, required: bool = True, default: Any = None) -> Any:
