@@ -143,6 +143,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                          limit=args.limit, progress=not args.no_progress)
     print(f"{result.answers} answers, judge {result.judge}: {result.chunks_done} chunks annotated, "
           f"{result.chunks_skipped} reused; {result.seconds:.1f} s; results in {result.out_dir}")
+    if result.cache:
+        print(f"judge cache: {result.cache.get('hits', 0)} hits, {result.cache.get('misses', 0)} misses")
     print(_scorecard_text(result.summary, "strict", "exact", "all"))
     return 0
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +43,7 @@ SCORE_CONFIGS: tuple[ScoreConfig, ...] = (
     ScoreConfig("strict", "bipartite"),
     ScoreConfig("parity", "greedy"),
 )
-CHUNK_SIZE = 25
+CHUNK_SIZE = int(os.environ.get("AEE_CHUNK_SIZE", "25"))  # answers per saved annotation chunk
 
 
 @dataclass
@@ -57,6 +58,7 @@ class RunResult:
     seconds: float = 0.0
     out_dir: Path | None = None
     summary: pd.DataFrame = field(default_factory=pd.DataFrame)
+    cache: dict[str, int] = field(default_factory=dict)  # judge-cache hits/misses of this run
 
 
 def _injection_flags(text: str) -> list[dict]:
@@ -233,6 +235,7 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
         judge_id = judge.name
         parts = out_dir / judge_dirname(judge_id) / "parts"
         annotated = annotate_resumable(answers, judge, parts, name, bar, result)
+        result.cache = dict(getattr(judge, "stats", {}) or {}) if hasattr(judge, "hits") else {}
     bar(0, close=True)
 
     # answers/sources are shared by every judge of the dataset: merge, so a --limit run of one
