@@ -288,6 +288,17 @@ def test_study_mode_logs_hover_and_click(page, server, server_env, monkeypatch):
     assert page.get_by_text(re.compile(r"Events recorded in this browser session: [1-9]")).count() == 1
     _shot(page, "inspector-study-mode")
 
+    # The study page then finds the recorded study and counts what was logged.
+    n_events = len(study_log.load_study_log("browser-study"))
+    page.locator("[data-testid=stSidebarNav]").get_by_role("link", name="Usability study").click()
+    page.wait_for_selector("h1:has-text('Usability')", timeout=90_000)
+    _idle(page)
+    page.get_by_text("Recorded study", exact=True).first.click()
+    _idle(page)
+    page.wait_for_selector(f"text={n_events} recorded events", timeout=60_000)
+    assert page.get_by_text(f"{n_events} recorded events").count() >= 1
+    _shot(page, "study-recorded")
+
 
 def test_dark_theme_screenshots(browser, server_env):
     port = _free_port()
