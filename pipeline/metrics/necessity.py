@@ -37,7 +37,7 @@ def greedy_cover(support: np.ndarray) -> list[int]:
     return sorted(chosen)
 
 
-EXACT_TIME_LIMIT = 1.0  # seconds the integer program may search before settling for its best cover
+EXACT_TIME_LIMIT = 0.8  # seconds the integer program may search before settling for its best cover
 
 
 @dataclass(frozen=True)
