@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import time
 from typing import Sequence
 
 from pipeline.records import Answer, Source, Statement, Verdict
@@ -18,6 +20,8 @@ class ScriptedJudge:
 
     def __init__(self) -> None:
         self.calls = 0
+        # A delay per call makes runs slow enough to be killed part-way (crash-safety tests).
+        self.delay = float(os.environ.get("SCRIPTED_JUDGE_DELAY", "0"))
 
     def _v(self, answer: Answer, kind: str, label: str, **kw) -> Verdict:
         return Verdict(answer.answer_id, kind, label, self.name, self.prompt_version, raw=label, **kw)  # type: ignore[arg-type]
@@ -38,6 +42,8 @@ class ScriptedJudge:
 
     def support(self, answer: Answer, statements: Sequence[Statement], source: Source) -> list[Verdict]:
         self.calls += 1
+        if self.delay:
+            time.sleep(self.delay)
         words = set(_WORD.findall(source.text.lower()))
         out = []
         for s in statements:

@@ -4,6 +4,7 @@ backend it does not use."""
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,13 +42,23 @@ JUDGES: dict[str, JudgeInfo] = {
     )
 }
 
+def _plugin_judges() -> dict[str, JudgeInfo]:
+    """Extra judges named in AEE_JUDGE_PLUGINS="name=module:Class,..." (your own backends)."""
+    out = {}
+    for item in os.environ.get("AEE_JUDGE_PLUGINS", "").split(","):
+        name, _, target = item.strip().partition("=")
+        if name and ":" in target:
+            out[name] = JudgeInfo(name, target, f"Plug-in judge {target}")
+    return out
+
+
 # Judges whose verdicts come with the data instead of being computed.
 CARRIED_JUDGES = frozenset({"recorded", "human"})
 
 
 def get_judge(name: str, **config: Any) -> Judge:
     """Build a judge backend by registry name; raises JudgeError with a clear message."""
-    info = JUDGES.get(name)
+    info = JUDGES.get(name) or _plugin_judges().get(name)
     if info is None:
         raise JudgeError(f"unknown judge {name!r}; choose one of {', '.join(sorted(JUDGES))}")
     if not info.target:
