@@ -8,6 +8,7 @@ fetched when its content starts with "Title:" (the release's marker of a success
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ from pipeline.records import CONFIDENCE_LEVELS, AnnotatedAnswer, Answer, Source,
 JUDGE = "recorded"
 PROMPT = "aee-release-0.1"
 MAX_SOURCES = 10
+MAX_CITATION = 10_000  # a citation index beyond this is a broken file (and would not fit the tables)
+_STATEMENT_ID_RE = re.compile(r"-?[0-9]{1,9}")
 _CONFIDENCE_BY_NAME = {name.lower(): level for level, name in CONFIDENCE_LEVELS.items()}
 
 
@@ -43,7 +46,7 @@ def _support_table(path: Path | None) -> dict[tuple[str, int, int], str]:
         try:
             key = (str(row["sample_id"]), int(row["core_statement_id"]), int(row["source_idx"]))
             label = str(row["support"]).strip().lower()
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(1e999)
             raise InputError(f"bad support row ({exc})", record=where, field="sample_id/core_statement_id/source_idx/support") from exc
         if label not in ("full", "partial", "none"):
             raise InputError(f"unknown support label {label[:20]!r}", record=where, field="support")
@@ -73,6 +76,20 @@ def _get(obj: dict, name: str, where: str, kind: type | tuple[type, ...]) -> Any
     if not isinstance(value, kind):
         raise InputError(f"unexpected type {type(value).__name__}", record=where, field=name)
     return value
+
+
+def _indexes(st: dict, name: str, where: str, field: str) -> list[int]:
+    """A statement's list of source indexes (integers, or integer-like strings/floats as before)."""
+    value = st.get(name) or []
+    if not isinstance(value, list):
+        raise InputError(f"expected a list of source indexes, got {type(value).__name__}", record=where, field=f"{field}.{name}")
+    try:
+        out = [int(c) for c in value]
+    except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(1e999)
+        raise InputError("citations must be integers", record=where, field=f"{field}.{name}") from exc
+    if any(abs(c) > MAX_CITATION for c in out):
+        raise InputError(f"source index out of range (limit {MAX_CITATION})", record=where, field=f"{field}.{name}")
+    return out
 
 
 def _flag(value: Any) -> bool:
@@ -125,12 +142,13 @@ def _parse(obj: Any, where: str, support: dict, has_support_file: bool) -> Annot
         field = f"core_statements[{k}]"
         if not isinstance(st, dict) or not isinstance(st.get("sentence"), str):
             raise InputError("expected an object with a sentence", record=where, field=field)
-        try:
-            cited = [int(c) for c in (st.get("citations") or [])]
-            supporting = {int(c) for c in (st.get("supporting_sources") or [])}
-        except (TypeError, ValueError) as exc:
-            raise InputError("citations must be integers", record=where, field=f"{field}.citations") from exc
-        statement_id = int(st.get("id", k)) if str(st.get("id", k)).lstrip("-").isdigit() else k
+        cited = _indexes(st, "citations", where, field)
+        supporting = set(_indexes(st, "supporting_sources", where, field))
+        raw_id = st.get("id", k)
+        raw_id = raw_id if isinstance(raw_id, (str, int)) and not isinstance(raw_id, bool) else k
+        # a bounded run of ASCII digits only: "²".isdigit() is true but int("²") fails, and a
+        # 5,000-digit id exceeds Python's int-from-string limit
+        statement_id = int(raw_id) if _STATEMENT_ID_RE.fullmatch(str(raw_id).strip()) else k
         ordered = list(dict.fromkeys(cited))
         start = answer.text.find(st["sentence"])
         statements.append(Statement(answer_id, k, st["sentence"], start, start + len(st["sentence"]) if start >= 0 else -1,

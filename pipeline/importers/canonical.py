@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -29,6 +30,45 @@ MAX_ANSWER_CHARS = 1_000_000  # a longer "answer" is almost surely a wrong file
 MAX_SOURCE_CHARS = 2_000_000
 MAX_SOURCES = 500
 MAX_STATEMENTS = 5_000
+MAX_ID_CHARS = 1_000  # answer_id and engine appear in every row of every table and in messages
+MAX_QUERY_CHARS = 100_000
+
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def bad_value(obj: Any) -> tuple[str, str] | None:
+    """(field path, problem) for the first value in obj that cannot be stored, else None.
+
+    Two kinds, both legal to spell in a JSON file but failing later, while results are written:
+    a string (key or value) holding a lone UTF-16 surrogate ("\\ud800" decodes to a str that cannot
+    be encoded as UTF-8), and a non-finite number (NaN, Infinity, -Infinity, or 1e999, which
+    overflows to Infinity). Iterative, so safe on any nesting depth.
+    """
+    stack: list[tuple[str, Any]] = [("", obj)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            if _SURROGATE_RE.search(value):
+                return path or "(value)", "text holds a lone UTF-16 surrogate (an escape such as \\ud800); not valid Unicode"
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                name = "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
+                return path or "(value)", f"{name} is not a valid JSON number (numbers must be finite)"
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(key, str) and _SURROGATE_RE.search(key):
+                    return (f"{path}.(key)" if path else "(key)"), "a key holds a lone UTF-16 surrogate; not valid Unicode"
+                stack.append((f"{path}.{key}" if path else str(key), item))
+        elif isinstance(value, (list, tuple)):
+            stack.extend((f"{path}[{k}]", item) for k, item in enumerate(value))
+    return None
+
+
+def check_values(obj: Any, where: str) -> None:
+    """Raise a clear InputError naming the field when obj holds a value `bad_value` refuses."""
+    found = bad_value(obj)
+    if found is not None:
+        raise InputError(found[1], record=where, field=found[0])
 
 
 def read_objects(path: Path) -> Iterator[tuple[str, Any]]:
@@ -46,42 +86,59 @@ def read_objects(path: Path) -> Iterator[tuple[str, Any]]:
         raise InputError("file is empty", record=str(path))
     if stripped[0] in "[{":
         try:
-            data = json.loads(text, parse_constant=_reject_constant)
+            data = json.loads(text)  # NaN/Infinity parse; check_values names the field
         except json.JSONDecodeError as exc:
-            if stripped[0] == "{" and "\n" in text.strip():
-                yield from _read_jsonl(path, text)  # JSONL whose first line is an object
+            if "\n" in text.strip() and (stripped[0] == "{" or _first_line_is_whole(text)):
+                yield from _read_jsonl(path, text)  # JSONL whose first line is an object (or a list)
                 return
             raise InputError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", record=str(path)) from exc
-        except ValueError as exc:
-            raise InputError(str(exc), record=str(path)) from exc
-        except RecursionError as exc:  # json recurses per nesting level; a hostile file can exhaust it
-            raise InputError("JSON is nested too deeply", record=str(path)) from exc
+        except (ValueError, RecursionError) as exc:  # json recurses per nesting level; a hostile file can exhaust it
+            if stripped[0] == "{" and "\n" in text.strip() and _first_line_is_whole(text):
+                yield from _read_jsonl(path, text)  # JSONL: name the line that fails
+                return
+            message = "JSON is nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+            raise InputError(message, record=str(path)) from exc
         if isinstance(data, list):
             for k, obj in enumerate(data):
+                check_values(obj, f"{path.name}[{k}]")
                 yield f"{path.name}[{k}]", obj
         else:
+            check_values(data, path.name)
             yield path.name, data
         return
     yield from _read_jsonl(path, text)
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a valid JSON number")
+def _first_line_is_whole(text: str) -> bool:
+    """True when the first non-blank line is a JSON value on its own (so the file is JSONL, not a
+    pretty-printed document), even if that value is too deep or holds a too-long number."""
+    first = next((line for line in text.split("\n") if line.strip()), "")
+    try:
+        json.loads(first)
+    except json.JSONDecodeError:
+        return False
+    except (ValueError, RecursionError):
+        return True
+    return True
 
 
 def _read_jsonl(path: Path, text: str) -> Iterator[tuple[str, Any]]:
-    for line_no, line in enumerate(text.splitlines(), start=1):
+    # split on "\n" only: str.splitlines() also breaks at U+2028, U+2029 and U+0085, which JSON
+    # allows raw inside a string (json.dumps(..., ensure_ascii=False) writes them so)
+    for line_no, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         where = f"{path.name}:{line_no}"
         try:
-            yield where, json.loads(line, parse_constant=_reject_constant)
+            obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", record=where) from exc
         except ValueError as exc:
             raise InputError(str(exc), record=where) from exc
         except RecursionError as exc:
             raise InputError("JSON is nested too deeply", record=where) from exc
+        check_values(obj, where)
+        yield where, obj
 
 
 def _field(obj: dict, name: str, kind: type | tuple[type, ...], where: str, *, required: bool = True, default: Any = None) -> Any:
@@ -109,12 +166,19 @@ def parse_answer(obj: Any, where: str, dataset: str = "") -> AnnotatedAnswer:
     """Validate one canonical object and turn it into an AnnotatedAnswer (recorded verdicts)."""
     if not isinstance(obj, dict):
         raise InputError(f"expected a JSON object, got {type(obj).__name__}", record=where)
+    check_values(obj, where)  # pasted fields (the re-score page) come here without read_objects
     answer_id = str(_field(obj, "answer_id", (str, int), where))
     if not answer_id.strip():
         raise InputError("must not be empty", record=where, field="answer_id")
+    if len(answer_id) > MAX_ID_CHARS:
+        raise InputError(f"{len(answer_id):,} characters; the limit is {MAX_ID_CHARS:,}", record=where, field="answer_id")
     where = f"{where} ({answer_id})" if answer_id not in where else where
     engine = _field(obj, "engine", str, where)
+    if len(engine) > MAX_ID_CHARS:
+        raise InputError(f"{len(engine):,} characters; the limit is {MAX_ID_CHARS:,}", record=where, field="engine")
     query = _field(obj, "query", str, where)
+    if len(query) > MAX_QUERY_CHARS:
+        raise InputError(f"{len(query):,} characters; the limit is {MAX_QUERY_CHARS:,}", record=where, field="query")
     query_type = _field(obj, "query_type", str, where)
     if query_type not in ("debate", "expertise"):
         raise InputError(f"must be 'debate' or 'expertise', not {query_type[:40]!r}", record=where, field="query_type")

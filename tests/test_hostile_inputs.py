@@ -1,0 +1,906 @@
+"""Hostile and malformed input across the importers, the canonical format, the CLI and the re-score
+page's inputs: every generated case ends in a result or one clear error naming the record (and the
+field where there is one); exit code 2 for bad input, never 1 (an internal error); no traceback;
+results already written are never touched by a failing command.
+
+Generated cases per test (hypothesis max_examples):
+
+    test_random_bytes_files ............................ 150
+    test_mutated_good_files ............................ 150
+    test_wrong_type_in_one_field ....................... 250
+    test_citation_indexes .............................. 120
+    test_jsonl_bad_line_in_the_middle .................. 80
+    test_non_finite_numbers_anywhere ................... 60
+    test_unicode_direction_zero_width_surrogates ....... 120
+    test_deeply_nested_json ............................ 30
+    test_huge_strings .................................. 15
+    test_duplicate_ids ................................. 40
+    test_aee_release_hostile ........................... 120
+    test_aee_support_rows_hostile ...................... 60
+    test_expertqa_hostile .............................. 80
+    test_cli_in_process_exit_codes ..................... 80
+    test_rescore_pasted_fields ......................... 150
+    test_rescore_pasted_fields_offline_judge ........... 60
+    test_splitter_hostile_text ......................... 120
+    test_failing_run_or_import_keeps_written_results ... 40
+                                                 total 1,725
+
+plus named regression tests (one per finding) and a few subprocess cases proving that no
+traceback reaches stderr. In-process calls keep the whole file near a minute on two cores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from pipeline.cli import main as cli_main
+from pipeline.errors import InputError
+from pipeline.importers.aee import load_aee
+from pipeline.importers.canonical import MAX_ANSWER_CHARS, load_canonical, parse_answer
+from pipeline.metrics import score_answer
+from pipeline.text import find_citation_markers, split_statements
+
+try:
+    from pipeline.importers.expertqa import load_expertqa
+except ImportError:  # pragma: no cover - the ExpertQA importer is optional
+    load_expertqa = None
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "data" / "demo" / "answers.jsonl"
+DEMO_LINES = DEMO.read_text(encoding="utf-8").splitlines()
+GOOD = json.loads(DEMO_LINES[0])
+
+SETTINGS = dict(deadline=None, database=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                       HealthCheck.data_too_large, HealthCheck.large_base_example])
+
+# ---- strategies -------------------------------------------------------------------------------
+
+DIRECTION = ["\u202e", "\u202d", "\u202a", "\u202b", "\u202c", "\u2066", "\u2067", "\u2068", "\u2069",
+             "\u200e", "\u200f", "\u061c"]
+ZERO_WIDTH = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u034f"]
+CONTROL = ["\x00", "\x1b[31m", "\r", "\n", "\r\n", "\t", "\x7f", "\x85", "\u2028", "\u2029", "\x0b", "\x0c"]
+SURROGATES = ["\ud800", "\udfff", "\udc80", "\ud83d"]  # lone halves: legal to spell in JSON, not Unicode
+MARKUP = ["[1]", "[2]", "[99]", "[0]", "[-1]", "[1-3]", "[3-1]", "[1-999]", "[1, 2]", "【2】", "【1†x】", "^1", "[^3]",
+          "[a](https://s1.example.org/)", "](", "[[1]](u)", "`", "```\n", "\\", '"', "<script>", "%s", "{}", ". ",
+          "e.g. ", "# ", "- ", "> ", "| a |"]
+ODD_PIECES = DIRECTION + ZERO_WIDTH + CONTROL + MARKUP + ["é", "中", "\U0001F600", "\U0010ffff", " ", "word"]
+
+hostile_text = st.lists(st.one_of(st.sampled_from(ODD_PIECES), st.text(max_size=6)), max_size=25).map("".join)
+surrogate_text = st.tuples(hostile_text, st.sampled_from(SURROGATES), hostile_text).map("".join)
+scalars = st.one_of(
+    st.none(), st.booleans(),
+    st.integers(-(2**70), 2**70), st.sampled_from([0, -1, 1, 5, 6, 999, 10_000, 10_001, 2**31, -(2**31) - 1, 10**300]),
+    st.floats(allow_nan=False, allow_infinity=False), st.sampled_from([1e308, -0.0, 1.5, 5e-324]),
+    hostile_text, st.sampled_from(["", "   ", "debate", "expertise", "1", "true", "full", "none", "agree"]),
+)
+json_values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                           st.dictionaries(st.text(max_size=5), inner, max_size=3)),
+                           max_leaves=8)
+
+
+def good_obj() -> dict:
+    return json.loads(json.dumps(GOOD))
+
+
+def leaf_paths(obj: Any, prefix: str = "") -> list[str]:
+    """Every path in the canonical notation the importer uses in messages: a.b[2].c"""
+    out = [prefix] if prefix else []
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            out.extend(leaf_paths(value, f"{prefix}.{key}" if prefix else key))
+    elif isinstance(obj, list):
+        for k, value in enumerate(obj):
+            out.extend(leaf_paths(value, f"{prefix}[{k}]"))
+    return out
+
+
+def set_path(obj: Any, path: str, value: Any) -> None:
+    parts: list[Any] = []
+    for piece in path.replace("[", ".[").split("."):
+        if piece:
+            parts.append(int(piece[1:-1]) if piece.startswith("[") else piece)
+    target = obj
+    for part in parts[:-1]:
+        target = target[part]
+    target[parts[-1]] = value
+
+
+def try_set_path(obj: Any, path: str, value: Any) -> None:
+    """set_path where an earlier change may have replaced a container by a scalar: then skip."""
+    try:
+        set_path(obj, path, value)
+    except (KeyError, IndexError, TypeError):
+        pass
+
+
+GOOD_PATHS = leaf_paths(GOOD)
+
+
+def ends_cleanly(fn, *args, **kwargs):
+    """A result, or one InputError whose message is one line and names a record (or a field)."""
+    try:
+        return fn(*args, **kwargs)
+    except InputError as exc:
+        message = str(exc)
+        assert message.strip() and "\n" not in message and "\r" not in message, repr(message)
+        assert not any(ch in message for ch in DIRECTION + ["\u2028", "\u2029", "\x00", "\x1b"]), repr(message)
+        return exc
+
+
+def check_scored(annotated) -> None:
+    for result in score_answer(annotated).values():
+        assert result.value is None or math.isfinite(result.value)
+        assert result.value is not None or result.reason
+
+
+def check_loaded(result) -> None:
+    """After a loader: either an error naming the record, or answers that score."""
+    if isinstance(result, InputError):
+        assert result.record or result.field, str(result)
+        return
+    for annotated in result:
+        for s in annotated.statements:
+            assert not set(s.citations) & set(s.dangling)
+        check_scored(annotated)
+
+
+def cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = cli_main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    assert code in (0, 2), f"exit {code} (internal error) for {argv}: {err}"
+    if code == 2:
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), err
+    return code, out, err
+
+
+# ---- files of any bytes -------------------------------------------------------------------------
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(data=st.binary(max_size=3000), suffix=st.sampled_from([".json", ".jsonl"]))
+def test_random_bytes_files(tmp_path_factory, data, suffix):
+    path = tmp_path_factory.mktemp("bytes") / f"in{suffix}"
+    path.write_bytes(data)
+    check_loaded(ends_cleanly(load_canonical, path))
+
+
+@st.composite
+def mutated_bytes(draw):
+    """The teaching corpus's first lines with byte flips, cuts, splices and non-UTF-8 bytes."""
+    data = bytearray("\n".join(DEMO_LINES[: draw(st.integers(1, 3))]).encode("utf-8"))
+    for _ in range(draw(st.integers(1, 4))):
+        pos = draw(st.integers(0, len(data)))
+        kind = draw(st.sampled_from(["flip", "cut", "insert", "truncate", "bom", "latin1"]))
+        if kind == "flip" and pos < len(data):
+            data[pos] = draw(st.integers(0, 255))
+        elif kind == "cut":
+            del data[pos:pos + draw(st.integers(1, 50))]
+        elif kind == "insert":
+            data[pos:pos] = draw(st.one_of(st.binary(max_size=8), st.sampled_from(
+                [b"NaN", b"Infinity", b"-Infinity", b"1e999", b"\\ud800", b"\\u0000", b"[[[[", b"}", b",", b"\n",
+                 b"\xe2\x80\xae", b"\xef\xbb\xbf", b"null", b"\"\"", b"\xff", b"\xc3"])))
+        elif kind == "truncate":
+            del data[pos:]
+        elif kind == "bom":
+            data[0:0] = b"\xef\xbb\xbf"
+        elif kind == "latin1":
+            data[pos:pos] = "caf\u00e9".encode("latin-1")
+    return bytes(data)
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(data=mutated_bytes())
+def test_mutated_good_files(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("mut") / "answers.jsonl"
+    path.write_bytes(data)
+    check_loaded(ends_cleanly(load_canonical, path))
+
+
+# ---- wrong types, citation indexes, bad lines ---------------------------------------------------
+
+
+@settings(max_examples=250, **SETTINGS)
+@given(path=st.sampled_from(GOOD_PATHS + ["labels", "labels.confidence", "labels.statements",
+                                          "sources[0].fetch_ok", "field", "dataset", "note"]),
+       value=st.one_of(json_values, st.floats(), surrogate_text),
+       through_file=st.booleans())
+def test_wrong_type_in_one_field(tmp_path_factory, path, value, through_file):
+    """One field of a good answer replaced by anything: a result, or an error naming that field."""
+    obj = good_obj()
+    if path.startswith("labels") and "labels" not in obj:
+        obj["labels"] = {}
+    set_path(obj, path, value)
+    if through_file:
+        file = tmp_path_factory.mktemp("wt") / "answer.json"
+        file.write_text(json.dumps(obj), encoding="utf-8")
+        result = ends_cleanly(load_canonical, file)
+        result = result if isinstance(result, InputError) else result[0]
+    else:
+        result = ends_cleanly(parse_answer, obj, "case")
+    if isinstance(result, InputError):
+        assert "case" in result.record or "answer.json" in result.record, str(result)
+        assert result.field, str(result)
+        if path.startswith("sources["):
+            # a repeated index is named where it repeats, which may be the next source
+            assert result.field.startswith("sources["), (path, str(result))
+        else:
+            # the error names the changed field, a part of it, or the list/object holding it
+            assert result.field.startswith(path) or path.startswith(result.field), (path, str(result))
+    else:
+        check_scored(result)
+
+
+@st.composite
+def citation_answers(draw):
+    """Answers whose markers, labels and source indexes disagree: missing, huge, negative, repeated."""
+    n_sources = draw(st.integers(1, 6))
+    indexes = draw(st.one_of(st.just(list(range(1, n_sources + 1))),
+                             st.lists(st.integers(-3, 20_000), min_size=n_sources, max_size=n_sources)))
+    markers = draw(st.lists(st.one_of(
+        st.integers(-5, 12).map(lambda k: f"[{k}]"),
+        st.sampled_from(["[0]", "[1000]", "[999999]", "[99999999999]", "[1-50]", "[1-51]", "[2-1]", "[1,1,1]",
+                         "【3】", "^2", "[^4]", "[-2]", "[1–3]", "[１]", "[٣]"]),
+        st.tuples(st.integers(0, 30), st.integers(0, 30)).map(lambda t: f"[{t[0]}-{t[1]}]")), max_size=6))
+    sentences = [f"Claim {k} holds {m}." for k, m in enumerate(markers)] or ["A claim without markers."]
+    obj = {"answer_id": "cit", "engine": "E", "query": "q", "query_type": draw(st.sampled_from(["debate", "expertise"])),
+           "answer": " ".join(sentences),
+           "sources": [{"index": i, "url": f"https://s{k}.example.org", "text": f"text {k}"} for k, i in enumerate(indexes)]}
+    if draw(st.booleans()):
+        ints = st.integers(-(2**40), 2**40)
+        obj["labels"] = {"statements": [
+            {"text": s, "relevant": draw(st.booleans()),
+             "supported_by": draw(st.lists(st.one_of(st.integers(-3, 12), ints), max_size=4)),
+             "partially_supported_by": draw(st.lists(st.one_of(st.integers(-3, 12), ints), max_size=3))}
+            for s in draw(st.permutations(sentences))]}
+    return obj
+
+
+@settings(max_examples=120, **SETTINGS)
+@given(obj=citation_answers())
+def test_citation_indexes(obj):
+    result = ends_cleanly(parse_answer, obj, "cit")
+    if isinstance(result, InputError):
+        assert result.field.startswith("sources["), str(result)  # only a source index may be refused
+        return
+    listed = {s.index for s in result.answer.sources}
+    for s in result.statements:
+        assert set(s.citations) <= listed and not set(s.dangling) & listed
+        assert all(isinstance(i, int) and 0 < i <= 10_000 for i in s.citations)
+        assert all(-(2**31) < i < 2**31 for i in s.dangling)  # fits the int32 Parquet column
+    check_scored(result)
+
+
+BAD_LINES = {
+    "invalid": ('{"answer_id": "x", "engine": }', "invalid JSON"),
+    "truncated": (DEMO_LINES[1][: len(DEMO_LINES[1]) // 2], "invalid JSON"),
+    "nan": (DEMO_LINES[1].replace('"engine"', '"nan_here": NaN, "engine"', 1), "NaN"),
+    "infinity": (DEMO_LINES[1].replace('"engine"', '"x": [-Infinity], "engine"', 1), "Infinity"),
+    "overflow": (DEMO_LINES[1].replace('"engine"', '"x": 1e999, "engine"', 1), "Infinity"),
+    "surrogate": (DEMO_LINES[1].replace('"query": "', '"query": "\\ud800', 1), "surrogate"),
+    "deep": ('{"a": ' * 5000 + "1" + "}" * 5000, "nested too deeply"),
+    "list": ("[1, 2, 3]", "expected a JSON object"),
+    "scalar": ('"just a string"', "expected a JSON object"),
+    "wrong_type": (DEMO_LINES[1].replace('"query_type": "', '"query_type": 7, "x": "', 1), "query_type"),
+    "missing": (json.dumps({k: v for k, v in json.loads(DEMO_LINES[1]).items() if k != "sources"}), "sources"),
+    "huge_int": (DEMO_LINES[1].replace('"engine"', '"x": ' + "9" * 5000 + ', "engine"', 1), "digits"),
+}
+
+
+@settings(max_examples=80, **SETTINGS)
+@given(kind=st.sampled_from(sorted(BAD_LINES)), position=st.integers(0, 4), blank=st.booleans(),
+       crlf=st.booleans())
+def test_jsonl_bad_line_in_the_middle(tmp_path_factory, kind, position, blank, crlf):
+    lines = DEMO_LINES[2:7]
+    bad, needle = BAD_LINES[kind]
+    lines = lines[:position] + [bad] + lines[position:]
+    if blank:
+        lines.insert(0, "")
+    line_no = position + 1 + blank
+    path = tmp_path_factory.mktemp("jsonl") / "answers.jsonl"
+    path.write_text(("\r\n" if crlf else "\n").join(lines) + "\n", encoding="utf-8")
+    result = ends_cleanly(load_canonical, path)
+    assert isinstance(result, InputError), kind
+    if position == 0 and not BAD_LINES[kind][0].startswith('{"answer_id"'):
+        # a first line that is not an object makes the file look like one JSON document: the error
+        # names the file (and line 1 in its message) instead of "answers.jsonl:1"
+        assert "answers.jsonl" in result.record, (kind, str(result))
+        assert needle in str(result) or "invalid JSON at line 1" in str(result) or "nested" in str(result)
+        return
+    assert f"answers.jsonl:{line_no}" in result.record, (kind, str(result))
+    assert needle in str(result), (kind, str(result))
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(path=st.sampled_from(GOOD_PATHS + ["extra", "labels.extra"]),
+       literal=st.sampled_from(["NaN", "Infinity", "-Infinity", "1e999", "-1e400", "[NaN]", '{"v": Infinity}']),
+       jsonl=st.booleans())
+def test_non_finite_numbers_anywhere(tmp_path_factory, path, literal, jsonl):
+    obj = good_obj()
+    obj.setdefault("labels", {})
+    set_path(obj, path, "@@LITERAL@@")
+    text = json.dumps(obj).replace('"@@LITERAL@@"', literal)
+    file = tmp_path_factory.mktemp("nan") / ("a.jsonl" if jsonl else "a.json")
+    file.write_text(DEMO_LINES[3] + "\n" + text + "\n" if jsonl else text, encoding="utf-8")
+    result = ends_cleanly(load_canonical, file)
+    assert isinstance(result, InputError), (path, literal)
+    assert ("a.jsonl:2" if jsonl else "a.json") in result.record
+    assert result.field.startswith(path), str(result)  # the error names the field
+    assert ("NaN" if "NaN" in literal else "Infinity") in str(result)
+
+
+@settings(max_examples=120, **SETTINGS)
+@given(path=st.sampled_from(GOOD_PATHS), piece=st.sampled_from(DIRECTION + ZERO_WIDTH + SURROGATES + CONTROL),
+       where=st.sampled_from(["prefix", "suffix", "replace"]), ascii_escapes=st.booleans())
+def test_unicode_direction_zero_width_surrogates(tmp_path_factory, path, piece, where, ascii_escapes):
+    obj = good_obj()
+    parts = path.replace("[", ".[").split(".")
+    current: Any = obj
+    for part in parts:
+        current = current[int(part[1:-1])] if part.startswith("[") else current[part]
+    if not isinstance(current, str):
+        current = str(current)
+    value = {"prefix": piece + current, "suffix": current + piece, "replace": piece}[where]
+    set_path(obj, path, value)
+    file = tmp_path_factory.mktemp("uni") / "a.json"
+    text = json.dumps(obj, ensure_ascii=ascii_escapes)
+    file.write_text(text, encoding="utf-8", errors="surrogatepass")
+    result = ends_cleanly(load_canonical, file)
+    if piece in SURROGATES:
+        # a lone surrogate can never be stored as UTF-8: a clear error naming the field, every time
+        assert isinstance(result, InputError), path
+        if ascii_escapes:  # "\ud800" spelled as an escape: refused by name
+            assert result.field.startswith(path) and "surrogate" in str(result), str(result)
+        else:  # written raw, the file itself is not UTF-8
+            assert "not UTF-8" in str(result), str(result)
+    elif not isinstance(result, InputError):
+        check_loaded(result)
+
+
+@settings(max_examples=30, **SETTINGS)
+@given(depth=st.sampled_from([500, 990, 1_000, 3_000, 10_000, 50_000]),
+       opener=st.sampled_from(["[", '{"a": ', '{"labels": ']), place=st.sampled_from(["top", "field", "line2"]))
+def test_deeply_nested_json(tmp_path_factory, depth, opener, place):
+    closer = "]" if opener == "[" else "}"
+    deep = opener * depth + ("1" if opener != "[" else "") + closer * depth
+    if place == "top":
+        text = deep
+    elif place == "field":
+        text = DEMO_LINES[0].replace('"engine"', f'"nested": {deep}, "engine"', 1)
+    else:
+        text = DEMO_LINES[0] + "\n" + deep + "\n"
+    file = tmp_path_factory.mktemp("deep") / "a.jsonl"
+    file.write_text(text, encoding="utf-8")
+    result = ends_cleanly(load_canonical, file)
+    if depth >= 3_000:
+        assert isinstance(result, InputError) and ("nested too deeply" in str(result) or place != "field")
+    if isinstance(result, InputError):
+        assert result.record
+
+
+@settings(max_examples=15, **SETTINGS)
+@given(path=st.sampled_from(["answer", "query", "engine", "answer_id", "sources[0].text", "sources[0].url",
+                             "sources[0].title", "labels.statements[0].text", "extra"]),
+       size=st.sampled_from([5_000, 200_000, MAX_ANSWER_CHARS + 1, 2_100_000]),
+       unit=st.sampled_from(["a", "word [1]. ", "\u202e", " ", "[", "\n\n"]))
+def test_huge_strings(tmp_path_factory, path, size, unit):
+    obj = good_obj()
+    obj.setdefault("labels", {"statements": [{"text": "x"}]})
+    set_path(obj, path, (unit * (size // len(unit) + 1))[:size])
+    file = tmp_path_factory.mktemp("huge") / "a.json"
+    file.write_text(json.dumps(obj, ensure_ascii=False), encoding="utf-8")
+    result = ends_cleanly(load_canonical, file)
+    if isinstance(result, InputError):
+        assert result.field.startswith(path.split("[")[0].split(".")[0]), str(result)
+        assert len(str(result)) < 1_000  # the message never echoes the huge value
+    else:
+        check_loaded(result)
+
+
+@settings(max_examples=40, **SETTINGS)
+@given(ids=st.lists(st.sampled_from(["a", "A", "a ", "1", 1, "\u200ba", "lumen-q1"]), min_size=2, max_size=5))
+def test_duplicate_ids(tmp_path_factory, ids):
+    lines = []
+    for answer_id in ids:
+        obj = good_obj()
+        obj["answer_id"] = answer_id
+        lines.append(json.dumps(obj))
+    file = tmp_path_factory.mktemp("dup") / "a.jsonl"
+    file.write_text("\n".join(lines), encoding="utf-8")
+    result = ends_cleanly(load_canonical, file)
+    as_text = [str(i) for i in ids]
+    if len(set(as_text)) < len(as_text):
+        assert isinstance(result, InputError) and "duplicate" in str(result) and result.field == "answer_id"
+    else:
+        assert not isinstance(result, InputError), str(result)
+        assert len({a.answer.answer_id for a in result}) == len(ids)
+
+
+# ---- the AEE release ----------------------------------------------------------------------------
+
+
+@st.composite
+def aee_objects(draw, k: int = 0):
+    obj: dict[str, Any] = {
+        "id": k, "Question": "Why?", "Output": "A first claim [1]. A second [2].", "answer_engine": "YouCom",
+        "is_charged": "1", "confidence_score": "Moderately Confident",
+        "S1": "https://x.example", "S1_content": "Title: x\n\nbody",
+        "S2": "https://y.example", "S2_content": "Error",
+        "core_statements": [{"id": 0, "sentence": "A first claim [1].", "core": "1", "citations": [1],
+                             "supporting_sources": [1], "opinion_balance": "agree"}],
+    }
+    for key in draw(st.lists(st.sampled_from(["id", "Question", "Output", "answer_engine", "is_charged",
+                                              "confidence_score", "S1", "S1_content", "S2", "S11", "core_statements",
+                                              "cs.id", "cs.sentence", "cs.core", "cs.citations",
+                                              "cs.supporting_sources", "cs.opinion_balance"]), max_size=3)):
+        value = draw(st.one_of(json_values, st.lists(st.one_of(st.integers(-(2**40), 2**40), st.floats(),
+                                                               st.sampled_from(["1", "x", "²", "٣", "1e3"])),
+                                                     max_size=3),
+                               st.sampled_from(["9" * 40, "²", "-7", "٣", "1" * 12])))
+        if key.startswith("cs."):
+            try_set_path(obj, f"core_statements[0].{key[3:]}", value)
+        else:
+            obj[key] = value
+    if draw(st.booleans()):
+        obj.pop(draw(st.sampled_from(sorted(obj))))
+    return obj
+
+
+@settings(max_examples=120, **SETTINGS)
+@given(objs=st.lists(st.integers(0, 3), min_size=1, max_size=3).flatmap(
+    lambda ks: st.tuples(*[aee_objects(k) for k in ks])))
+def test_aee_release_hostile(tmp_path_factory, objs):
+    path = tmp_path_factory.mktemp("aee") / "ans_eng_eval_0.1.json"
+    path.write_text(json.dumps(list(objs)), encoding="utf-8")  # json.dumps may write NaN/Infinity
+    result = ends_cleanly(load_aee, path)
+    check_loaded(result)
+    if not isinstance(result, InputError):
+        for a in result:  # every index is storable in the int32 Parquet columns
+            for s in a.statements:
+                assert all(abs(i) <= 10_000 for i in s.citations + s.dangling)
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(rows=st.lists(st.fixed_dictionaries({
+    "sample_id": st.one_of(st.just(0), json_values),
+    "core_statement_id": st.one_of(st.just(0), json_values, st.sampled_from([1e999, "9" * 40, "x"])),
+    "source_idx": st.one_of(st.just(1), json_values, st.sampled_from([float("inf"), -1, 2**63])),
+    "support": st.one_of(st.sampled_from(["full", "partial", "none", "Full ", "maybe"]), json_values)}),
+    min_size=1, max_size=3), raw_line=st.sampled_from(["", "not json", "[]", "{", "\"\\udfff\""]))
+def test_aee_support_rows_hostile(tmp_path_factory, rows, raw_line):
+    folder = tmp_path_factory.mktemp("aees")
+    answers = {"id": 0, "Question": "q", "Output": "A first claim [1].", "answer_engine": "E", "S1": "https://x",
+               "S1_content": "Title: x\n\nbody", "core_statements": [{"id": 0, "sentence": "A first claim [1].",
+                                                                      "core": "1", "citations": [1]}]}
+    (folder / "ans_eng_eval_0.1.json").write_text(json.dumps([answers]))
+    lines = [json.dumps(r) for r in rows] + ([raw_line] if raw_line else [])
+    (folder / "ans_eng_eval_0.1_support_results.jsonl").write_text("\n".join(lines), encoding="utf-8")
+    check_loaded(ends_cleanly(load_aee, folder))
+
+
+# ---- ExpertQA -----------------------------------------------------------------------------------
+
+
+@st.composite
+def expertqa_lines(draw):
+    claim = {"claim_string": "A claim [1].", "evidence": ["[1] https://x.example\n\nA passage."],
+             "support": "Complete", "informativeness": "Very relevant", "worthiness": "Yes", "reliability": "Reliable"}
+    answer = {"answer_string": "A claim [1].", "attribution": ["[1] https://x.example"], "claims": [claim]}
+    obj: dict[str, Any] = {"question": "Why?", "answers": {"sys": answer}, "metadata": {"field": "Law"}}
+    # ExpertQA lines are never deeply nested, never hold lone surrogates or 5,000-digit numbers
+    # here: those three are known bugs of the ExpertQA importer (see the xfail tests below).
+    values = st.one_of(json_values, st.sampled_from(["[99999] u", "[0] u", "[-1] u", "[1]", "[1] \n\n", "", "[ 7 ] u\n\np"]),
+                       st.lists(st.sampled_from(["[1] u", "[2] v\n\npassage", "nope", "[9999] w"]), max_size=3))
+    for key in draw(st.lists(st.sampled_from(["question", "answers", "metadata", "answers.sys",
+                                              "a.answer_string", "a.attribution", "a.claims", "a.attribution[0]",
+                                              "c.claim_string", "c.evidence", "c.evidence[0]", "c.support",
+                                              "c.informativeness", "c.reliability", "c"]), max_size=3)):
+        value = draw(values)
+        if key.startswith("a."):
+            try_set_path(answer, key[2:], value)
+        elif key == "c":
+            answer["claims"] = [value] if isinstance(answer.get("claims"), list) else value
+        elif key.startswith("c."):
+            try_set_path(claim, key[2:], value)
+        else:
+            try_set_path(obj, key, value)
+    return json.dumps(obj)
+
+
+@pytest.mark.skipif(load_expertqa is None, reason="the ExpertQA importer is not present")
+@settings(max_examples=80, **SETTINGS)
+@given(lines=st.lists(expertqa_lines(), min_size=1, max_size=3), junk=st.sampled_from(["", "{", "[1]", "null", "\x00"]))
+def test_expertqa_hostile(tmp_path_factory, lines, junk):
+    path = tmp_path_factory.mktemp("eqa") / "rand_val.jsonl"
+    path.write_text("\n".join(lines + ([junk] if junk else [])) + "\n", encoding="utf-8")
+    check_loaded(ends_cleanly(load_expertqa, path))
+
+
+# ---- the CLI, in process ------------------------------------------------------------------------
+
+
+@settings(max_examples=80, **SETTINGS)
+@given(content=st.one_of(mutated_bytes(), st.binary(max_size=200),
+                         st.sampled_from(sorted(BAD_LINES)).map(lambda k: BAD_LINES[k][0].encode()),
+                         citation_answers().map(lambda o: json.dumps(o).encode())),
+       command=st.sampled_from(["score", "score --json", "run", "import canonical", "import aee", "import expertqa"]))
+def test_cli_in_process_exit_codes(tmp_path_factory, capsys, results_root, content, command):
+    path = tmp_path_factory.mktemp("cli") / "input.jsonl"
+    path.write_bytes(content)
+    words = command.split()
+    if words[0] == "score":
+        argv = ["score", str(path), *words[1:]]
+    elif words[0] == "run":
+        argv = ["run", "--dataset", "hostile", "--path", str(path), "--no-progress"]
+    else:
+        if words[1] == "expertqa":
+            # deep nesting and >4,300-digit numbers are known ExpertQA-importer bugs (xfail tests below)
+            assume(load_expertqa is not None and max(content.count(b"{"), content.count(b"[")) < 500
+                   and b"9" * 4000 not in content)
+        argv = ["import", words[1], str(path), "--dataset", f"hostile-{words[1]}", "--no-progress"]
+    cli(capsys, *argv)
+
+
+# ---- the re-score page's inputs -----------------------------------------------------------------
+
+
+def pasted_object(engine: str, query: str, query_type: str, answer: str, sources: list[tuple[str, str, str]]) -> dict:
+    """The object pages/rescore.py builds from its text boxes (_canonical_object), before parse_answer."""
+    kept = [{"index": k + 1, "title": t.strip(), "url": u.strip(), "text": x}
+            for k, (t, u, x) in enumerate(sources) if t.strip() or u.strip() or x.strip()]
+    return {"answer_id": "pasted-0123456789ab", "engine": engine.strip() or "pasted", "query": query.strip(),
+            "query_type": query_type, "answer": answer, "sources": kept}
+
+
+pasted_text = st.one_of(hostile_text, surrogate_text, st.just(""), st.text(max_size=300),
+                        st.sampled_from(["x" * 100_001, "[1] " * 5_000, "\u202e" * 5_000, "\u200b" * 1_001]))
+pasted_fields = st.tuples(pasted_text, pasted_text, st.sampled_from(["debate", "expertise", "", "Debate", "\u202edebate"]),
+                          pasted_text, st.lists(st.tuples(pasted_text, pasted_text, pasted_text), max_size=5))
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(fields=pasted_fields)
+def test_rescore_pasted_fields(fields):
+    obj = pasted_object(*fields)
+    result = ends_cleanly(parse_answer, obj, "pasted answer")
+    if isinstance(result, InputError):
+        assert result.record == "pasted answer" or result.record.startswith("pasted answer (")
+        assert result.field  # the page maps the field to the text box to fix
+    else:
+        check_scored(result)
+
+
+@pytest.fixture(scope="module")
+def offline_judge():
+    try:
+        from pipeline.judges.offline import OfflineJudge
+    except ImportError as exc:  # pragma: no cover
+        pytest.skip(f"offline judge not importable: {exc}")
+    return OfflineJudge()
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(fields=st.tuples(hostile_text, hostile_text, st.sampled_from(["debate", "expertise"]),
+                        hostile_text.map(lambda t: t + " A claim [1]."),
+                        st.lists(st.tuples(hostile_text, hostile_text, hostile_text), min_size=1, max_size=3)))
+def test_rescore_pasted_fields_offline_judge(offline_judge, fields):
+    """The page then runs the offline judge on what parse_answer accepted: labels, never an exception."""
+    from pipeline.annotate import annotate_answer
+
+    result = ends_cleanly(parse_answer, pasted_object(*fields), "pasted answer")
+    if isinstance(result, InputError):
+        return
+    labelled = annotate_answer(result, offline_judge)
+    for v in labelled.verdicts:
+        assert v.score is None or math.isfinite(v.score)
+    check_scored(labelled)
+
+
+@settings(max_examples=120, **SETTINGS)
+@given(text=st.one_of(hostile_text, surrogate_text, st.text(max_size=2000),
+                      st.tuples(st.sampled_from(MARKUP + DIRECTION), st.integers(1, 3_000)).map(lambda t: t[0] * t[1])),
+       listed=st.sets(st.integers(-3, 30), max_size=6),
+       urls=st.dictionaries(hostile_text, st.one_of(st.integers(-2, 8), st.none(), hostile_text), max_size=3))
+def test_splitter_hostile_text(text, listed, urls):
+    statements = split_statements("x", text, listed, urls)
+    for s in statements:
+        assert 0 <= s.start <= s.end <= len(text) and text[s.start:s.end] == s.text
+        assert set(s.citations) <= listed and not set(s.dangling) & listed
+    for marker in find_citation_markers(text, urls):
+        assert 0 <= marker.start < marker.end <= len(text) and marker.indexes
+
+
+# ---- nothing already written is lost ------------------------------------------------------------
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def written_results(tmp_path_factory):
+    """A results root holding the teaching corpus imported as dataset `kept` (recorded labels)."""
+    base = tmp_path_factory.mktemp("kept")
+    env = {"AEE_RESULTS_DIR": str(base / "results"), "AEE_CACHE_DIR": str(base / "cache")}
+    with pytest.MonkeyPatch.context() as mp:
+        for key, value in env.items():
+            mp.setenv(key, value)
+        assert cli_main(["run", "--dataset", "kept", "--path", str(DEMO), "--no-progress"]) == 0
+        assert cli_main(["import", "canonical", str(DEMO), "--dataset", "kept", "--no-progress"]) == 0
+    before = snapshot(base / "results")
+    assert any(name.endswith("metrics.parquet") for name in before)
+    return base, env, before
+
+
+@st.composite
+def bad_inputs(draw):
+    """Input that must fail: good lines with one bad line or one bad field somewhere."""
+    lines = list(DEMO_LINES[: draw(st.integers(0, 6))])
+    kind = draw(st.sampled_from(["line", "field", "bytes", "dup"]))
+    if kind == "line":
+        lines.insert(draw(st.integers(0, len(lines))), BAD_LINES[draw(st.sampled_from(sorted(BAD_LINES)))][0])
+        return "\n".join(lines).encode("utf-8")
+    if kind == "field":
+        obj = good_obj()
+        path = draw(st.sampled_from(["query", "sources[1].url", "labels.statements[0].text", "engine"]))
+        set_path(obj, path, draw(st.sampled_from(["\ud800", float("nan"), float("inf"), ["x"], {"a": 1}]
+                                                 if path != "labels.statements[0].text" else ["\ud800", 3, ""])))
+        lines.insert(draw(st.integers(0, len(lines))), json.dumps(obj).replace('"lumen-q1"', '"fresh-id"'))
+        return "\n".join(lines).encode("utf-8")
+    if kind == "bytes":
+        return "\n".join(lines + [DEMO_LINES[7]]).encode("utf-8").replace(b"the", b"th\xe9", 1)
+    return "\n".join(lines + [DEMO_LINES[0], DEMO_LINES[0]]).encode("utf-8")
+
+
+@settings(max_examples=40, **SETTINGS)
+@given(content=bad_inputs(), how=st.sampled_from(["run", "run --judge offline", "import canonical", "import aee"]))
+def test_failing_run_or_import_keeps_written_results(written_results, capsys, content, how, monkeypatch):
+    base, env, before = written_results
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    path = base / "bad.jsonl"
+    path.write_bytes(content)
+    if how.startswith("run"):
+        argv = ["run", "--dataset", "kept", "--path", str(path), "--no-progress", *how.split()[1:]]
+    else:
+        argv = ["import", how.split()[1], str(path), "--dataset", "kept", "--no-progress"]
+    code, _, err = cli(capsys, *argv)
+    assert code == 2, err
+    assert snapshot(base / "results") == before  # byte-identical, nothing added or removed
+
+
+# ---- named regressions (one per finding) ---------------------------------------------------------
+
+
+def _run_then_fail(tmp_path, capsys, monkeypatch, bad_path: Path, fmt: str) -> str:
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    assert cli_main(["import", "canonical", str(DEMO), "--dataset", "same", "--no-progress"]) == 0
+    capsys.readouterr()
+    before = snapshot(tmp_path / "results")
+    code, _, err = cli(capsys, "import", fmt, str(bad_path), "--dataset", "same", "--no-progress")
+    assert code == 2, err
+    assert snapshot(tmp_path / "results") == before
+    return err
+
+
+def test_regression_lone_surrogate_in_canonical_source_url_is_exit_2(tmp_path, capsys, monkeypatch):
+    # Was: exit 1 "UnicodeEncodeError ... surrogates not allowed" while writing sources.parquet,
+    # after answers.parquet had already been replaced.
+    bad = tmp_path / "sur.jsonl"
+    bad.write_text(DEMO_LINES[0].replace('"url": "', '"url": "\\udc80', 1) + "\n", encoding="utf-8")
+    err = _run_then_fail(tmp_path, capsys, monkeypatch, bad, "canonical")
+    assert "sources[0].url" in err and "surrogate" in err
+
+
+def test_regression_lone_surrogate_in_pasted_field(tmp_path):
+    with pytest.raises(InputError, match="surrogate") as info:
+        parse_answer(pasted_object("E", "why\ud83d", "debate", "A claim [1].", [("t", "https://x", "body")]), "pasted answer")
+    assert info.value.field == "query"
+
+
+def test_regression_unicode_line_separator_inside_jsonl_string(tmp_path):
+    # Was: str.splitlines() cut a JSONL line at a raw U+2028 / U+0085 inside a string -> "invalid JSON".
+    obj = good_obj()
+    obj["query"] += "\u2028and\u0085more\u2029"
+    path = tmp_path / "sep.jsonl"
+    path.write_text(json.dumps(obj, ensure_ascii=False) + "\n" + DEMO_LINES[1] + "\n", encoding="utf-8")
+    answers = load_canonical(path)
+    assert [a.answer.query for a in answers][0] == obj["query"] and len(answers) == 2
+
+
+@pytest.mark.parametrize("first", [BAD_LINES["deep"][0], BAD_LINES["huge_int"][0], "[1, 2, 3]"])
+def test_regression_jsonl_first_line_error_names_the_line(tmp_path, first):
+    # Was: a too-deep / too-long-number first line of a JSONL file (or a list) was reported against
+    # the whole file ("nested too deeply", "invalid JSON at line 2 column 1: Extra data").
+    path = tmp_path / "first.jsonl"
+    path.write_text(first + "\n" + DEMO_LINES[1] + "\n")
+    with pytest.raises(InputError) as info:
+        load_canonical(path)
+    assert info.value.record.startswith("first.jsonl:1"), str(info.value)
+
+
+def test_regression_non_finite_number_names_the_field(tmp_path):
+    # Was: "NaN is not a valid JSON number" naming only the file; now the field too.
+    path = tmp_path / "nan.json"
+    path.write_text(DEMO_LINES[0].replace('"title": ', '"w": [1, -Infinity], "title": ', 1))
+    with pytest.raises(InputError, match="-Infinity") as info:
+        load_canonical(path)
+    assert info.value.field == "sources[0].w[1]"
+
+
+def test_regression_overflowing_number_is_refused(tmp_path):
+    # 1e999 parses to float('inf') without any NaN/Infinity literal.
+    path = tmp_path / "inf.json"
+    path.write_text(DEMO_LINES[0].replace('"engine"', '"weight": 1e999, "engine"', 1))
+    with pytest.raises(InputError, match="Infinity") as info:
+        load_canonical(path)
+    assert info.value.field == "weight"
+
+
+@pytest.mark.parametrize("field,limit", [("answer_id", 1_000), ("engine", 1_000), ("query", 100_000)])
+def test_regression_huge_short_fields_are_refused(field, limit):
+    obj = good_obj()
+    obj[field] = "x" * (limit + 1)
+    with pytest.raises(InputError, match="limit") as info:
+        parse_answer(obj, "case")
+    assert info.value.field == field and len(str(info.value)) < 500
+
+
+def _aee_file(tmp_path: Path, **statement: Any) -> Path:
+    obj = {"id": 1, "answer_engine": "E", "Question": "q", "Output": "o [1]", "S1": "https://x",
+           "S1_content": "Title: t", "core_statements": [{"id": 0, "sentence": "o", "core": "1", "citations": [1],
+                                                          **statement}]}
+    path = tmp_path / "ans_eng_eval_0.1.json"
+    path.write_text(json.dumps([obj]))
+    return path
+
+
+def test_regression_aee_huge_citation_index_is_exit_2_and_keeps_results(tmp_path, capsys, monkeypatch):
+    # Was: exit 1 "ArrowInvalid: Value 1000000000000 too large" while writing statements.parquet,
+    # after answers.parquet and sources.parquet had already been replaced.
+    err = _run_then_fail(tmp_path, capsys, monkeypatch, _aee_file(tmp_path, citations=[10**12]), "aee")
+    assert "core_statements[0].citations" in err
+
+
+@pytest.mark.parametrize("citations", [[1e300], [-(10**7)], [2**63], "1e999"])
+def test_regression_aee_overflowing_citation_is_input_error(tmp_path, citations):
+    # Was: int(1e300) fed a 1e300 index to the int32 tables (ArrowInvalid, exit 1), and
+    # int(float('inf')) raised OverflowError (exit 1).
+    path = _aee_file(tmp_path, citations=citations)
+    if citations == "1e999":
+        path.write_text(path.read_text().replace('"1e999"', "[1e999]"))
+    with pytest.raises(InputError) as info:
+        load_aee(path)
+    assert "core_statements[0].citations" in info.value.field
+
+
+@pytest.mark.parametrize("citations", ["12", {"1": 2}])
+def test_regression_aee_citations_must_be_a_list(tmp_path, citations):
+    # Was: the string "12" silently became citations [1, 2].
+    with pytest.raises(InputError, match="list") as info:
+        load_aee(_aee_file(tmp_path, citations=citations))
+    assert info.value.field == "core_statements[0].citations"
+
+
+@pytest.mark.parametrize("statement_id", ["²", "9" * 5000, "٣", True, [1]])
+def test_regression_aee_odd_statement_id(tmp_path, statement_id):
+    # Was: "²".isdigit() is true but int("²") raises; a 5,000-digit id hit the int-from-str limit.
+    answers = load_aee(_aee_file(tmp_path, id=statement_id))
+    assert len(answers[0].statements) == 1
+
+
+def test_regression_aee_support_row_infinite_index(tmp_path):
+    # Was: int(float('inf')) -> OverflowError -> exit 1.
+    path = _aee_file(tmp_path)
+    (tmp_path / "ans_eng_eval_0.1_support_results.jsonl").write_text(
+        '{"sample_id": 1, "core_statement_id": 1e999, "source_idx": 1, "support": "full"}\n')
+    with pytest.raises(InputError, match="Infinity|support row"):
+        load_aee(path)
+
+
+def test_regression_lone_surrogate_in_aee_is_input_error(tmp_path):
+    path = _aee_file(tmp_path)
+    path.write_text(path.read_text().replace('"q"', '"\\ud800q"'))
+    with pytest.raises(InputError, match="surrogate") as info:
+        load_aee(path)
+    assert info.value.field == "Question"
+
+
+# ---- known bugs outside the files this suite may change (reported; flip when fixed) ---------------
+
+expertqa_only = pytest.mark.skipif(load_expertqa is None, reason="the ExpertQA importer is not present")
+
+
+@expertqa_only
+@pytest.mark.xfail(strict=True, raises=RecursionError,
+                   reason="pipeline/importers/expertqa.py _load_file: json.loads RecursionError is not caught")
+def test_known_bug_expertqa_deep_nesting(tmp_path):
+    path = tmp_path / "deep.jsonl"
+    path.write_text('{"a": ' * 50_000 + "1" + "}" * 50_000 + "\n")
+    with pytest.raises(InputError):
+        load_expertqa(path)
+
+
+@expertqa_only
+@pytest.mark.xfail(strict=True, raises=ValueError,
+                   reason="pipeline/importers/expertqa.py _load_file: catches only JSONDecodeError, not the "
+                          "ValueError of a >4,300-digit integer")
+def test_known_bug_expertqa_huge_integer(tmp_path):
+    path = tmp_path / "int.jsonl"
+    path.write_text('{"question": ' + "9" * 5000 + "}\n")
+    with pytest.raises(InputError):
+        load_expertqa(path)
+
+
+def _expertqa_line(claim: str = "A claim [1].", answer: str = "A claim [1].") -> str:
+    return json.dumps({"question": "Why?", "answers": {"sys": {
+        "answer_string": answer, "attribution": ["[1] https://x.example"],
+        "claims": [{"claim_string": claim, "evidence": ["[1] https://x.example\n\nA passage."], "support": "Complete"}]}}})
+
+
+@expertqa_only
+@pytest.mark.xfail(strict=True, reason="pipeline/importers/expertqa.py: a lone surrogate (\\ud800) is imported, then "
+                                       "fails (exit 1) while writing statements.parquet, after answers.parquet and "
+                                       "sources.parquet were replaced (pipeline/runner.py writes table by table)")
+def test_known_bug_expertqa_lone_surrogate_exit_1_and_partial_write(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    good = tmp_path / "good" / "rand_val.jsonl"
+    good.parent.mkdir()
+    good.write_text(_expertqa_line() + "\n")
+    assert cli_main(["import", "expertqa", str(good), "--dataset", "eqa", "--no-progress"]) == 0
+    capsys.readouterr()
+    before = snapshot(tmp_path / "results")
+    bad = tmp_path / "bad" / "rand_val.jsonl"
+    bad.parent.mkdir()
+    bad.write_text(_expertqa_line("A claim \ud800 [1].", "Another claim [1].") + "\n")
+    code = cli_main(["import", "expertqa", str(bad), "--dataset", "eqa", "--no-progress"])
+    capsys.readouterr()
+    assert code == 2 and snapshot(tmp_path / "results") == before
+
+
+@pytest.mark.xfail(strict=True, reason="pipeline/cli.py main: JudgeError (unknown judge name) is not InputError, so "
+                                       "`--judge nope` exits 1 (internal error) instead of 2")
+def test_known_bug_unknown_judge_is_exit_1(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    assert cli_main(["score", str(DEMO), "--judge", "nope"]) == 2
+
+
+# ---- a few real processes: no traceback ever reaches stderr -------------------------------------
+
+
+@pytest.mark.parametrize("name,content", [
+    ("deep.json", b"[" * 100_000 + b"]" * 100_000),
+    ("bytes.jsonl", bytes(range(256)) * 4),
+    ("surrogate.jsonl", DEMO_LINES[0].replace('"query": "', '"query": "\\ud800', 1).encode()),
+    ("nan.jsonl", DEMO_LINES[0].replace('"engine"', '"x": NaN, "engine"', 1).encode()),
+])
+def test_subprocess_no_traceback(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_bytes(content)
+    env = {**os.environ, "AEE_RESULTS_DIR": str(tmp_path / "r"), "AEE_CACHE_DIR": str(tmp_path / "c")}
+    env.pop("AEE_DEBUG", None)
+    for argv in (["score", str(path)], ["run", "--dataset", "sub", "--path", str(path), "--no-progress"]):
+        out = subprocess.run([sys.executable, "-m", "pipeline", *argv], cwd=ROOT, env=env, capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 2, out.stderr
+        assert "Traceback" not in out.stderr
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), out.stderr
+    assert not (tmp_path / "r" / "sub").exists()  # nothing was written for bad input
