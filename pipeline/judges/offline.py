@@ -83,6 +83,7 @@ def strip_markers(text: str) -> str:
         return re.sub(r"\s+([.,;:!?])", r"\1", _MARKER_RE.sub("", text)).strip()
 
 
+@lru_cache(maxsize=100_000)  # words repeat across sentences and sources; stemming was a hot spot
 def _stem(word: str) -> str:
     """A very small suffix stripper: enough to match plural / tense variants."""
     if len(word) <= 4 or word.isdigit():
@@ -195,15 +196,16 @@ class _SourceIndex:
                     self.windows.append((i, i + w, set().union(*self.tokens[i : i + w])))
 
 
-def _lexical(statement: str, idx: _SourceIndex, n_citations: int) -> tuple[dict[str, float], list[int], tuple[int, int]]:
-    """Lexical features, the top-k sentence ids, and the best window span."""
+def _lexical(statement: str, idx: _SourceIndex) -> tuple[dict[str, float], list[int], tuple[int, int]]:
+    """Lexical features (all but multi_cite and the union ones), the top-k sentence ids, and the
+    best window span."""
     toks = list(dict.fromkeys(content_tokens(statement)))
     n = len(toks)
     f: dict[str, float] = {}
     if n == 0 or not idx.sentences:
         f.update(recall_all=0.0, recall_idf=0.0, recall_win=0.0, recall_sent=0.0, bigram_recall=0.0,
                  missing_words=math.log1p(n), num_cov=1.0, num_missing=0.0, name_cov=1.0, neg_mismatch=0.0,
-                 log_len=math.log1p(n), multi_cite=float(n_citations > 1), trigram_raw=0.0, longest_run=0.0,
+                 log_len=math.log1p(n), trigram_raw=0.0, longest_run=0.0,
                  bigram_raw=0.0, src_len=math.log1p(idx.n_words))
         return f, [], (0, 0)
     present = [t in idx.all_tokens for t in toks]
@@ -212,7 +214,9 @@ def _lexical(statement: str, idx: _SourceIndex, n_citations: int) -> tuple[dict[
     w = [idx.idf.get(t, default_idf) for t in toks]
     f["recall_idf"] = sum(wi for wi, p in zip(w, present) if p) / sum(w)
     tokset = set(toks)
-    sent_scores = [sum(idx.idf.get(t, 0.0) for t in tokset & s) for s in idx.tokens]
+    # summed in statement order, not set order: set order follows the per-process string hash seed,
+    # and float sums in another order can break ties between sentences differently in another run
+    sent_scores = [sum(idx.idf[t] for t in toks if t in s) for s in idx.tokens]
     f["recall_sent"] = max(len(tokset & s) for s in idx.tokens) / n
     best_win, best_win_r = (0, 1), -1.0
     for a, b, toks_w in idx.windows or [(0, 1, idx.tokens[0])]:
@@ -235,10 +239,22 @@ def _lexical(statement: str, idx: _SourceIndex, n_citations: int) -> tuple[dict[
     win_words = _WORD_RE.findall(" ".join(idx.sentences[best_win[0] : best_win[1]]).lower())
     f["neg_mismatch"] = float(_negated(_WORD_RE.findall(statement.lower())) != _negated(win_words))
     f["log_len"] = math.log1p(n)
-    f["multi_cite"] = float(n_citations > 1)
     f.update(_raw_overlap(statement, idx))
     top = sorted(range(len(sent_scores)), key=lambda i: (-sent_scores[i], i))[:TOP_K]
     return f, top, best_win
+
+
+def _union_overlap(statement: str, idxs: Sequence[_SourceIndex]) -> tuple[float, float]:
+    """Content-word recall and raw-bigram recall against several sources together (what the experts
+    judged a multi-citation statement against)."""
+    toks = set(content_tokens(statement))
+    if not toks or not any(i.sentences for i in idxs):
+        return 0.0, 0.0
+    w = _WORD_RE.findall(statement.lower())
+    bi = list(zip(w, w[1:]))
+    recall = sum(any(t in i.all_tokens for i in idxs) for t in toks) / len(toks)
+    bigram = sum(any(b in i.raw_bigrams for i in idxs) for b in bi) / len(bi) if bi else 0.0
+    return recall, bigram
 
 
 def _raw_overlap(statement: str, idx: _SourceIndex) -> dict[str, float]:
@@ -409,6 +425,7 @@ class OfflineJudge:
         self._warning = ""
         self._models: dict[str, SupportModel] = {}
         self._index_cache: dict[int, _SourceIndex] = {}
+        self._prefetched: dict[tuple[str, str, tuple[str, ...]], tuple[dict[str, float], str]] = {}
 
     # -- mode and models ----------------------------------------------------------------------
     @property
@@ -450,19 +467,26 @@ class OfflineJudge:
         is used as given (strip markers first). Embeddings are computed in one batch for all
         pairs, so calling this with many pairs is much faster than one by one."""
         mode = mode or self.mode
+        memo: dict[tuple[str, str], tuple[dict[str, float], list[int], tuple[int, int]]] = {}
+
+        def lexical(stmt: str, text: str) -> tuple[dict[str, float], list[int], tuple[int, int]]:
+            # a statement meets each of its cited sources again for every source of its answer
+            if (stmt, text) not in memo:
+                memo[stmt, text] = _lexical(stmt, self._index(text))
+            return memo[stmt, text]
+
         rows = []
         for stmt, text, cited in pairs:
             cited = [c for c in cited if c] or [text]
-            idx = self._index(text)
-            f, top, win = _lexical(stmt, idx, len(cited))
-            others = [(self._index(c), _lexical(stmt, self._index(c), len(cited))) for c in cited if c != text]
+            f, top, win = lexical(stmt, text)
+            f = dict(f, multi_cite=float(len(cited) > 1))
+            others = [c for c in dict.fromkeys(cited) if c != text]
             if others:
-                union = self._index("\n".join(dict.fromkeys([text, *cited])))
-                uf, _, _ = _lexical(stmt, union, len(cited))
-                f["union_recall"], f["union_bigram"] = uf["recall_all"], uf["bigram_raw"]
+                f["union_recall"], f["union_bigram"] = _union_overlap(stmt, [self._index(t) for t in (text, *others)])
             else:
                 f["union_recall"], f["union_bigram"] = f["recall_all"], f["bigram_raw"]
-            rows.append((f, top[: self.top_k], win, idx, [(oi, ot[1][: self.top_k]) for oi, ot in others]))
+            rows.append((f, top[: self.top_k], win, self._index(text),
+                         [(self._index(c), lexical(stmt, c)[1][: self.top_k]) for c in others]))
         if mode == "embed":
             from pipeline.judges import embedding
 
@@ -502,7 +526,12 @@ class OfflineJudge:
         mode = self.mode
         model = self._model(mode)
         text = source.text or ""
-        feats = self.support_features([self._pair_inputs(answer, s, source) for s in statements], mode)
+        inputs = [self._pair_inputs(answer, s, source) for s in statements]
+        keys = [(st, tx, tuple(ci)) for st, tx, ci in inputs]
+        if all(k in self._prefetched for k in keys):
+            feats = [self._prefetched[k] for k in keys]
+        else:
+            feats = self.support_features(inputs, mode)
         probs = model.score([f for f, _ in feats])
         out = []
         for s, (f, ev), p in zip(statements, feats, probs):
@@ -517,20 +546,24 @@ class OfflineJudge:
         return out
 
     def prefetch(self, answers: Iterable[Any]) -> None:
-        """Embed every (statement, cited source with text) pair of these answers in large batches
-        so the following per-source `support` calls hit the embedding cache."""
+        """Compute the support features of every (statement, source with text) pair of these answers
+        in one `support_features` call, so that all their sentences are embedded in large batches;
+        the following `support` calls take the stored features. Replaces what an earlier call stored."""
+        self._prefetched = {}
         if self.mode != "embed":
             return
-        pairs = []
+        from pipeline.annotate import statements_for
+
+        pairs = {}
         for a in answers:
             ans = getattr(a, "answer", a)
-            for s in getattr(a, "statements", ()):
-                for n in s.citations:
-                    src = ans.source(n)
-                    if src is not None and src.text:
-                        pairs.append(self._pair_inputs(ans, s, src))
-        if pairs:
-            self.support_features(pairs, "embed")
+            statements = statements_for(a) if hasattr(a, "answer") else ()
+            for src in ans.sources:
+                if (src.text or "").strip() and src.fetch_ok is not False:
+                    for s in statements:
+                        stmt, text, cited = self._pair_inputs(ans, s, src)
+                        pairs[stmt, text, tuple(cited)] = (stmt, text, cited)
+        self._prefetched = dict(zip(pairs, self.support_features(list(pairs.values()), "embed")))
 
     # -- relevance -----------------------------------------------------------------------------
     def relevance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:
