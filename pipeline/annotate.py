@@ -44,12 +44,18 @@ def annotate_answer(annotated: AnnotatedAnswer, judge: Judge, progress: Callable
             progress("stance")
         verdicts.extend(judge.stance(answer, relevant))
     verdicts.append(judge.confidence(answer))
-    for source in answer.sources:
-        if not relevant or not source.text.strip() or source.fetch_ok is False:
-            continue
+    judged = [s for s in answer.sources if relevant and s.text.strip() and s.fetch_ok is not False]
+    many = getattr(judge, "support_many", None)
+    if many is not None and len(judged) > 1:
+        # the judge decides how to group sources into calls (an LLM judge packs short ones)
         if progress:
-            progress(f"source {source.index}")
-        verdicts.extend(judge.support(answer, relevant, source))
+            progress(f"sources {', '.join(str(s.index) for s in judged)}")
+        verdicts.extend(many(answer, relevant, judged))
+    else:
+        for source in judged:
+            if progress:
+                progress(f"source {source.index}")
+            verdicts.extend(judge.support(answer, relevant, source))
     return AnnotatedAnswer(answer, statements, tuple(verdicts))
 
 

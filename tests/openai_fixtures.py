@@ -78,6 +78,13 @@ def request_ids(req: LoggedRequest) -> list[int]:
     return [int(x) for x in re.findall(r'^\{"id": (\d+), "text":', user, re.MULTILINE)]
 
 
+def request_source_ids(req: LoggedRequest) -> list[str]:
+    """Source ids (S1, S2, ...) of a packed support request; [] for a single-source one."""
+    user = next((m["content"] for m in req.messages if m.get("role") == "user"), "")
+    m = re.search(r"^Sources to check each statement against: ((?:S\d+(?:, )?)+)\.", user, re.MULTILINE)
+    return m.group(1).split(", ") if m else []
+
+
 def smart_reply(labels: dict[str, str] | None = None, quote: str = "breeding programmes for endangered species") -> Callable[[LoggedRequest], str]:
     """A handler that answers every request correctly shaped, with a fixed label per kind."""
     labels = {"support": "full", "relevance": "core", "stance": "agree", **(labels or {})}
@@ -87,11 +94,14 @@ def smart_reply(labels: dict[str, str] | None = None, quote: str = "breeding pro
         if kind == "confidence":
             return json.dumps({"level": 4, "cue": "clearly useful"})
         rows = []
-        for i in request_ids(req):
-            row: dict[str, Any] = {"id": i, "label": labels[kind]}
-            if kind == "support":
-                row.update(passage="P1", quote=quote)
-            rows.append(row)
+        for source in request_source_ids(req) or [None]:
+            for i in request_ids(req):
+                row: dict[str, Any] = {"id": i, "label": labels[kind]}
+                if kind == "support":
+                    row.update(passage="P1", quote=quote)
+                if source:
+                    row["source"] = source
+                rows.append(row)
         return json.dumps({"results": rows})
 
     return handler
@@ -138,5 +148,5 @@ def make_judge(fake_openai: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytes
 
 __all__ = [
     "FakeOpenAIServer", "FakeResponse", "LoggedRequest", "TEST_KEY", "SOURCE_ZOOS", "SOURCE_OTHER",
-    "sample_answer", "request_kind", "request_ids", "smart_reply", "fake_openai", "_server_module", "make_judge",
+    "sample_answer", "request_kind", "request_ids", "request_source_ids", "smart_reply", "fake_openai", "_server_module", "make_judge",
 ]

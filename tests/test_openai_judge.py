@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from openai_fixtures import (  # noqa: E402,F401  (fixtures are used by name)
+    SOURCE_OTHER,
     SOURCE_ZOOS,
     TEST_KEY,
     FakeResponse,
@@ -26,6 +27,7 @@ from openai_fixtures import (  # noqa: E402,F401  (fixtures are used by name)
     make_judge,
     request_ids,
     request_kind,
+    request_source_ids,
     sample_answer,
     smart_reply,
 )
@@ -281,8 +283,8 @@ def test_batching_n_statements_one_source_is_one_request(make_judge, fake_openai
     assert request_ids(fake_openai.chat_requests[0]) == list(range(1, 8))
     fake_openai.reset()
     fake_openai.handler = smart_reply()
-    v = judge.support_many(answer, statements, answer.sources)
-    assert len(fake_openai.chat_requests) == 2 and len(v) == 14
+    v = make_judge(max_sources_per_call=1).support_many(answer, statements, answer.sources)
+    assert len(fake_openai.chat_requests) == 2 and len(v) == 14  # packing off: one call per source
     assert sorted({x.source_index for x in v}) == [1, 2]
 
 
@@ -338,8 +340,79 @@ def test_passage_helpers():
     assert total == 1 and short[0].text == "tiny doc."
 
 
+def _three_short_sources() -> tuple[Source, ...]:
+    return (Source(1, "https://example.org/zoos", "Zoos", SOURCE_ZOOS),
+            Source(2, "https://example.org/aq", "Aq", SOURCE_OTHER),
+            Source(5, "https://example.org/oryx", "Oryx", "The Arabian oryx was reintroduced in Oman in 1982."))
+
+
+def test_short_sources_are_packed_into_one_call(make_judge, fake_openai):
+    judge = make_judge()
+    answer, statements = sample_answer(4, sources=_three_short_sources())
+    labels = {1: "full", 2: "none", 3: "partial"}
+
+    def handler(req):  # a different label per source, so a mix-up would show
+        srcs = request_source_ids(req)
+        rows = [{"id": i, "source": sid, "label": labels[int(sid[1:])], "passage": "P1",
+                 "quote": "The Arabian oryx was reintroduced" if sid == "S3" else ""}
+                for sid in srcs for i in request_ids(req)]
+        return json.dumps({"results": rows})
+
+    fake_openai.handler = handler
+    v = judge.support_many(answer, statements, answer.sources)
+    assert len(fake_openai.chat_requests) == 1 and len(v) == 12
+    user = fake_openai.chat_requests[0].messages[1]["content"]
+    assert request_source_ids(fake_openai.chat_requests[0]) == ["S1", "S2", "S3"]
+    assert "Source S3 (listed as [5] in the answer)" in user and user.count(FENCE_OPEN) == 3
+    got = {(x.source_index, x.statement_index): x.label for x in v}
+    assert {got[(1, i)] for i in range(4)} == {"full"} and {got[(2, i)] for i in range(4)} == {"none"}
+    assert {got[(5, i)] for i in range(4)} == {"partial"}
+    assert [x.source_index for x in v] == [1] * 4 + [2] * 4 + [5] * 4  # grouped in the order given
+    oryx = [x for x in v if x.source_index == 5]
+    assert all(x.evidence == "The Arabian oryx was reintroduced" and x.prompt_version == "support_pack_v1" for x in oryx)
+
+
+def test_pack_budget_and_size_limits(make_judge, fake_openai):
+    answer, statements = sample_answer(2, sources=_three_short_sources())
+    fake_openai.handler = smart_reply()
+    make_judge(max_sources_per_call=2).support_many(answer, statements, answer.sources)
+    assert sorted(len(request_source_ids(r)) for r in fake_openai.chat_requests) == [0, 2]  # S1+S2, then a single call
+    fake_openai.reset()
+    fake_openai.handler = smart_reply()
+    make_judge(max_pack_chars=len(SOURCE_ZOOS) + 10).support_many(answer, statements, answer.sources)
+    assert len(fake_openai.chat_requests) == 2  # zoos alone (budget), then the two short ones together
+
+
+def test_pack_reply_missing_a_pair_is_retried_then_null(make_judge, fake_openai):
+    judge = make_judge()
+    answer, statements = sample_answer(2, sources=_three_short_sources()[:2])
+    incomplete = json.dumps({"results": [{"id": 1, "source": "S1", "label": "full"}, {"id": 2, "source": "S1", "label": "full"},
+                                         {"id": 1, "source": "S2", "label": "none"}]})
+    fake_openai.enqueue(incomplete, incomplete)
+    v = judge.support_many(answer, statements, answer.sources)
+    assert len(fake_openai.chat_requests) == 2  # the call and one corrective follow-up
+    follow_up = fake_openai.chat_requests[1].messages[-1]["content"]
+    assert "2/S2" in follow_up and "S1 to S2" in follow_up
+    by_pair = {(x.source_index, x.statement_index): x for x in v}
+    assert by_pair[(1, 0)].label == "full" and by_pair[(2, 0)].label == "none"
+    assert by_pair[(2, 1)].label is None and by_pair[(2, 1)].raw.startswith("parse_error: ")
+
+
+def test_pack_dry_run_counts_packed_calls(make_judge, fake_openai):
+    answer, statements = sample_answer(3, sources=_three_short_sources())
+    item = AnnotatedAnswer(answer, tuple(statements))
+    packed = estimate_run([item], {"kinds": ["support"]})
+    single = estimate_run([item], {"kinds": ["support"], "max_sources_per_call": 1})
+    assert packed["calls"] == 1 and single["calls"] == 3
+    assert packed["input_tokens"] < single["input_tokens"]
+    judge = make_judge()
+    fake_openai.handler = smart_reply()
+    judge.support_many(answer, statements, answer.sources)
+    assert len(fake_openai.chat_requests) == packed["calls"]
+
+
 def test_concurrency_is_bounded(make_judge, fake_openai):
-    judge = make_judge(concurrency=2)
+    judge = make_judge(concurrency=2, max_sources_per_call=1)
     answer, statements = sample_answer(2, sources=tuple(Source(i, f"u{i}", "", SOURCE_ZOOS) for i in range(1, 6)))
     lock = threading.Lock()
     state = {"now": 0, "peak": 0}
@@ -528,9 +601,12 @@ def test_dry_run_numbers(make_judge, fake_openai):
     batched = estimate_run([item], {"model": "gpt-4o-mini", "max_passage_chars": 6000})
     pairwise = estimate_run([item], {"model": "gpt-4o-mini", "mode": "pairwise"})
     assert batched["estimate"] is True and batched["token_method"] in ("chars/4",) or batched["token_method"].startswith("tiktoken")
-    # relevance 1 + stance 1 (debate) + confidence 1 + support 1 per source with text (2)
-    assert batched["calls_by_kind"] == {"relevance": 1, "stance": 1, "confidence": 1, "support": 2}
-    assert batched["calls"] == 5 and batched["sources_without_text"] == 1
+    # relevance 1 + stance 1 (debate) + confidence 1 + support 1: the two sources with text share a
+    # call (zoos ~0.5k characters + 6,000 selected of the 40,000 fit the 8,000-character pack budget)
+    assert batched["calls_by_kind"] == {"relevance": 1, "stance": 1, "confidence": 1, "support": 1}
+    assert batched["calls"] == 4 and batched["sources_without_text"] == 1
+    unpacked = estimate_run([item], {"model": "gpt-4o-mini", "max_sources_per_call": 1})
+    assert unpacked["calls_by_kind"]["support"] == 2
     assert pairwise["calls_by_kind"]["support"] == 10  # 5 statements x 2 sources
     assert pairwise["input_tokens_by_kind"]["support"] > 5 * batched["input_tokens_by_kind"]["support"]
     expected_cost = batched["input_tokens"] / 1e6 * 0.15 + batched["output_tokens"] / 1e6 * 0.60
@@ -573,3 +649,20 @@ def test_real_provider_smoke():
     v = judge.support(answer, statements, answer.sources[0])
     assert len(v) == 3 and all(x.label in ("full", "partial", "none") for x in v)
     assert judge.confidence(answer).label in {"1", "2", "3", "4", "5"}
+
+
+def test_cached_packed_support_rerun_makes_no_request(make_judge, fake_openai, tmp_path):
+    from pipeline.judges.cache import CachingJudge
+
+    answer, statements = sample_answer(3, sources=_three_short_sources())
+    fake_openai.handler = smart_reply()
+    with CachingJudge(make_judge(), tmp_path / "c.sqlite") as cache:
+        first = cache.support_many(answer, statements, answer.sources)
+        assert len(fake_openai.chat_requests) == 1 and cache.stats["misses"] == 3  # one packed call, 3 sources
+        again = cache.support_many(answer, statements, answer.sources)
+        assert len(fake_openai.chat_requests) == 1 and cache.stats["hits"] == 3
+        # one source judged alone later finds its entry written by the packed call
+        alone = cache.support(answer, statements, answer.sources[1])
+        assert len(fake_openai.chat_requests) == 1
+    strip = lambda vs: [(v.source_index, v.statement_index, v.label, v.evidence, v.prompt_version) for v in vs]
+    assert strip(first) == strip(again) and strip(alone) == strip(first)[3:6]

@@ -25,7 +25,6 @@ import hashlib
 import json
 import sqlite3
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -126,8 +125,8 @@ class CachingJudge:
         if row is None:
             return None
         try:
-            return json.loads(row[0])
-        except ValueError:
+            return _unpack(json.loads(row[0]))
+        except (ValueError, TypeError, KeyError, IndexError):
             return None  # a damaged row behaves like a miss and is overwritten
 
     def _put(self, key: str, method: str, rows: list[dict[str, Any]]) -> None:
@@ -135,7 +134,7 @@ class CachingJudge:
         with conn:
             conn.execute(
                 "INSERT OR REPLACE INTO verdicts (key, judge, method, payload) VALUES (?, ?, ?, ?)",
-                (key, self.name, method, json.dumps(rows, ensure_ascii=False)),
+                (key, self.name, method, json.dumps(_pack(rows), ensure_ascii=False)),
             )
 
     def close(self) -> None:
@@ -217,13 +216,62 @@ class CachingJudge:
     def support_many(
         self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]
     ) -> list[Verdict]:
-        """`support` for several sources, run concurrently up to the inner judge's concurrency."""
-        workers = max(1, int(getattr(self.inner, "concurrency", 1) or 1))
-        if workers == 1 or len(sources) <= 1:
-            return [v for s in sources for v in self.support(answer, statements, s)]
-        with ThreadPoolExecutor(max_workers=min(workers, len(sources))) as pool:
-            parts = list(pool.map(lambda s: self.support(answer, statements, s), sources))
-        return [v for part in parts for v in part]
+        """`support` for several sources, one cache entry per source. The sources not in the cache
+        go to the inner judge together (its `support_many` may pack them into fewer calls); a
+        rerun finds every source and calls nothing."""
+        if _is_sampling(self.inner):
+            with self._lock:
+                self.bypassed += 1
+            return self._inner_many(answer, statements, sources)
+        found: dict[int, list[Verdict]] = {}
+        missing: list[tuple[Source, str]] = []
+        for source in sources:
+            key = cache_key(self.inner, "support", answer, statements, source)
+            rows = self._get(key)
+            if rows is None:
+                missing.append((source, key))
+            else:
+                found[id(source)] = [_rebuild(row, answer, statements, source) for row in rows]
+        with self._lock:
+            self.hits += len(found)
+            self.misses += len(missing)
+        if missing:
+            fresh = self._inner_many(answer, statements, [s for s, _ in missing])
+            for source, key in missing:
+                verdicts = [v for v in fresh if v.source_index == source.index]
+                found[id(source)] = verdicts
+                if verdicts and not any(v.raw.startswith(ERROR_RAW_PREFIX) for v in verdicts):
+                    self._put(key, "support", [_serialize(v, statements, source) for v in verdicts])
+        return [v for s in sources for v in found[id(s)]]
+
+    def _inner_many(self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]) -> list[Verdict]:
+        many = getattr(self.inner, "support_many", None)
+        if many is not None:
+            return list(many(answer, statements, sources))
+        return [v for s in sources for v in self.inner.support(answer, statements, s)]
+
+
+def _pack(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Store each distinct raw output once: the verdicts of one call share the model's whole reply
+    (a packed support call answers for several sources), and repeating it per verdict made the
+    payload, and reading it back, many times larger."""
+    raws: dict[str, int] = {}
+    out = []
+    for row in rows:
+        row = dict(row)
+        row["raw"] = raws.setdefault(row.get("raw") or "", len(raws))
+        out.append(row)
+    return {"raws": list(raws), "rows": out}
+
+
+def _unpack(payload: Any) -> list[dict[str, Any]]:
+    if isinstance(payload, list):  # written before raws were shared
+        return payload
+    raws = payload["raws"]
+    return [{**row, "raw": raws[row["raw"]]} for row in payload["rows"]]
+
+
+_VERDICT_FIELDS = frozenset(f.name for f in dataclasses.fields(Verdict))
 
 
 def _serialize(verdict: Verdict, statements: Sequence[Statement], source: Source | None) -> dict[str, Any]:
@@ -243,8 +291,7 @@ def _rebuild(
     data = dict(row)
     pos = data.pop("_pos", None)
     same_source = data.pop("_src", False)
-    fields = {f.name for f in dataclasses.fields(Verdict)}
-    data = {k: v for k, v in data.items() if k in fields}
+    data = {k: v for k, v in data.items() if k in _VERDICT_FIELDS}
     data["answer_id"] = answer.answer_id
     if pos is not None and 0 <= pos < len(statements):
         data["statement_index"] = statements[pos].index

@@ -71,7 +71,8 @@ DEFAULT_PRICES_PER_1M: dict[str, tuple[float, float]] = {
     "gpt-4.1-nano": (0.10, 0.40),
 }
 
-PROMPT_NAMES = ("relevance", "stance", "confidence", "support")
+PROMPT_NAMES = ("relevance", "stance", "confidence", "support")  # the label kinds an LLM judge gives
+PROMPT_FILES = (*PROMPT_NAMES, "support_pack")  # support_pack: several short sources in one call
 _OPENAI_DEFAULT_HOST = "api.openai.com"
 
 # ----------------------------------------------------------------------------------------------
@@ -605,6 +606,9 @@ class _Settings:
     max_label_statements: int = 80
     max_answer_chars: int = 12000
     pairwise: bool = False
+    # packing: sources whose selected passages together fit max_pack_chars share one call
+    max_sources_per_call: int = 8
+    max_pack_chars: int = 8000
 
 
 @dataclass
@@ -614,6 +618,9 @@ class _Request:
     messages: list[dict[str, str]]
     positions: list[int]  # statement positions (into the statements argument) covered by this call
     passages: list[Passage] = field(default_factory=list)
+    # a packed support call: (source, its selected passages) for S1, S2, ... in this order
+    pack: list[tuple[Source, list[Passage]]] = field(default_factory=list)
+    source: Source | None = None  # the one source of a single-source support call
 
 
 def _prompt_parts(kind: str) -> tuple[str, str, str]:
@@ -686,9 +693,96 @@ def _plan_support(settings: _Settings, answer: Answer, statements: Sequence[Stat
             document=_document_block(passages, total),
         )
         requests.append(
-            _Request("support", prompt_id, [{"role": "system", "content": system}, {"role": "user", "content": content}], positions, passages)
+            _Request("support", prompt_id, [{"role": "system", "content": system}, {"role": "user", "content": content}], positions, passages,
+                     source=source)
         )
     return requests
+
+
+def _pack_sources(settings: _Settings, selections: Sequence[tuple[Source, list[Passage], int]]) -> list[list[int]]:
+    """Group sources (in order) into packs: a pack holds at most `max_sources_per_call` sources
+    whose selected passages total at most `max_pack_chars`; a source too big for that is alone."""
+    packs: list[list[int]] = []
+    current: list[int] = []
+    used = 0
+    for k, (_, passages, _) in enumerate(selections):
+        size = sum(len(p.text) for p in passages)
+        if current and (len(current) >= settings.max_sources_per_call or used + size > settings.max_pack_chars):
+            packs.append(current)
+            current, used = [], 0
+        current.append(k)
+        used += size
+    if current:
+        packs.append(current)
+    return packs
+
+
+def _plan_support_many(settings: _Settings, answer: Answer, statements: Sequence[Statement],
+                       sources: Sequence[Source]) -> list[_Request]:
+    """Support calls for all statements against several sources. Short sources share a call (the
+    support_pack prompt); a source alone in its pack gets exactly the single-source call."""
+    sources = [s for s in sources if (s.text or "").strip()]
+    if settings.pairwise or settings.max_sources_per_call <= 1 or len(sources) <= 1:
+        return [r for s in sources for r in _plan_support(settings, answer, statements, s)]
+    system, user, prompt_id = _prompt_parts("support_pack")
+    requests: list[_Request] = []
+    for positions in _chunks(len(statements), settings.max_statements_per_call):
+        texts = [statements[p].text for p in positions]
+        # the per-source budget stays max_passage_chars, as in a single-source call
+        selections = [(s, *select_passages(s.text, texts, settings.max_passage_chars, settings.passage_chars)) for s in sources]
+        for pack in _pack_sources(settings, selections):
+            if len(pack) == 1:
+                source = selections[pack[0]][0]
+                requests.extend(r for r in _plan_support(settings, answer, statements, source)
+                                if r.positions == positions)
+                continue
+            blocks = []
+            for k, i in enumerate(pack, start=1):
+                source, passages, total = selections[i]
+                blocks.append(f"Source S{k} (listed as [{source.index}] in the answer):\n{_document_block(passages, total)}")
+            content = render_prompt(
+                user,
+                query=json.dumps(answer.query, ensure_ascii=False),
+                statements_json=_statements_json(statements, positions),
+                documents="\n\n".join(blocks),
+                source_ids=", ".join(f"S{k}" for k in range(1, len(pack) + 1)),
+            )
+            requests.append(_Request("support", prompt_id, [{"role": "system", "content": system}, {"role": "user", "content": content}],
+                                     list(positions), pack=[(selections[i][0], selections[i][1]) for i in pack]))
+    return requests
+
+
+def _pack_key(statement_id: int, source_number: int) -> int:
+    """One integer per (statement id, S-number) of a packed call; statement ids stay below 10,000."""
+    return source_number * 10_000 + statement_id
+
+
+def _check_pack_labels(obj: Any, ids: Sequence[int], n_sources: int) -> _Checked:
+    """Validate a packed reply: one support label per (statement id, source S1..Sn)."""
+    out = _Checked()
+    wanted = {_pack_key(i, k) for i in ids for k in range(1, n_sources + 1)}
+    for item in _items_of(obj):
+        if not isinstance(item, dict):
+            continue
+        sid = next((_parse_id(item[k]) for k in _ID_KEYS if k in item), None)
+        src = next((_parse_id(item[k]) for k in ("source", "source_id", "src", "document", "doc") if k in item), None)
+        if sid is None or src is None or _pack_key(sid, src) not in wanted:
+            if sid is not None:
+                out.problems.append(f"unknown pair id {sid} / source S{src}")
+            continue
+        label_value = next((item[k] for k in _LABEL_KEYS if k in item and k != "support"), item.get("support"))
+        label = _norm_label("support", label_value)
+        if label is None:
+            out.problems.append(f"id {sid} / S{src}: label {label_value!r} is not one of full, partial, none")
+            continue
+        out.items[_pack_key(sid, src)] = {**item, "label": label}
+    missing = sorted(wanted - set(out.items))
+    if not missing:
+        out.problems = []
+    else:
+        shown = ", ".join(f"{k % 10_000}/S{k // 10_000}" for k in missing[:20])
+        out.problems.append(f"missing (statement id / source) pairs {shown}" + (" ..." if len(missing) > 20 else ""))
+    return out
 
 
 # ----------------------------------------------------------------------------------------------
@@ -736,6 +830,8 @@ class OpenAIJudge:
         api_version: str | None = None,
         passage_chars: int = 1000,
         max_statements_per_call: int = 20,
+        max_sources_per_call: int = 8,
+        max_pack_chars: int = 8000,
         max_output_tokens: int | None = None,
         backoff_base: float = 1.0,
         backoff_max: float = 30.0,
@@ -775,6 +871,8 @@ class OpenAIJudge:
             passage_chars=int(passage_chars),
             max_statements_per_call=int(max_statements_per_call),
             pairwise=self.mode == "pairwise",
+            max_sources_per_call=max(1, int(max_sources_per_call)),
+            max_pack_chars=int(max_pack_chars),
         )
         self._client = client
         self._client_lock = threading.Lock()
@@ -784,10 +882,10 @@ class OpenAIJudge:
             "requests": 0, "retries": 0, "failed_calls": 0, "parse_failures": 0,
             "corrective_retries": 0, "input_tokens": 0, "output_tokens": 0,
         }
-        versions = {kind: _prompt_parts(kind)[2] for kind in PROMPT_NAMES}
+        versions = {kind: _prompt_parts(kind)[2] for kind in PROMPT_FILES}
         suffixes = {pid.rsplit("_", 1)[1] for pid in versions.values()}
         self.prompt_ids = versions
-        self.prompt_version = suffixes.pop() if len(suffixes) == 1 else "+".join(versions[k] for k in PROMPT_NAMES)
+        self.prompt_version = suffixes.pop() if len(suffixes) == 1 else "+".join(versions[k] for k in PROMPT_FILES)
         prefix = "openai-pairwise" if self.mode == "pairwise" else "openai"
         self.name = f"{prefix}:{self.model}"
         self.cache_fingerprint = self._fingerprint()
@@ -798,9 +896,10 @@ class OpenAIJudge:
     def _fingerprint(self) -> str:
         parts = {
             "mode": self.mode,
-            "prompts": {k: hashlib.sha256(load_prompt(k)[0].encode()).hexdigest() for k in PROMPT_NAMES},
+            "prompts": {k: hashlib.sha256(load_prompt(k)[0].encode()).hexdigest() for k in PROMPT_FILES},
             "fence": _fence_impl()[1],
-            "settings": [self.settings.max_passage_chars, self.settings.passage_chars, self.settings.max_statements_per_call],
+            "settings": [self.settings.max_passage_chars, self.settings.passage_chars, self.settings.max_statements_per_call,
+                         self.settings.max_sources_per_call, self.settings.max_pack_chars],
             "temperature": self.temperature,
             "seed": self.seed,
             "max_output_tokens": self.max_output_tokens,
@@ -925,8 +1024,10 @@ class OpenAIJudge:
         log.warning("judge call failed: %s", reason)
         return _Reply(error=self._redact(reason))
 
-    def _ask(self, request: _Request, check: Callable[[Any], _Checked], ids: Sequence[int]) -> _Outcome:
-        """Call, parse, validate; one corrective follow-up if the reply is unusable or incomplete."""
+    def _ask(self, request: _Request, check: Callable[[Any], _Checked], ids: Sequence[int],
+             expected: int | None = None) -> _Outcome:
+        """Call, parse, validate; one corrective follow-up if the reply is unusable or incomplete.
+        `expected`: how many labels a complete reply holds (default: one per id)."""
         reply = self._call(request.messages)
         if reply.error is not None:
             return _Outcome(_Checked(), {}, f"{ERROR_RAW_PREFIX}{reply.error}")
@@ -943,6 +1044,7 @@ class OpenAIJudge:
                 + "; ".join(first.problems)[:500]
                 + ". Reply again with only the JSON object in the requested shape, covering every id "
                 + ", ".join(str(i) for i in ids)
+                + (f" for every source S1 to S{len(request.pack)}" if request.pack else "")
                 + ", with no other text.",
             },
         ]
@@ -959,7 +1061,7 @@ class OpenAIJudge:
         else:
             merged.problems = first.problems + [f"follow-up call failed: {second_reply.error}"]
         failure = ""
-        if len(merged.items) < len(ids):
+        if len(merged.items) < (expected if expected is not None else len(ids)):
             self._bump(parse_failures=1)
             failure = (
                 PARSE_ERROR_PREFIX + "; ".join(merged.problems)[:500] + "\n---- model output ----\n"
@@ -1029,12 +1131,26 @@ class OpenAIJudge:
             ]
         out: list[Verdict] = []
         for request in _plan_support(self.settings, answer, statements, source):
-            ids = [p + 1 for p in request.positions]
-            outcome = self._ask(request, lambda obj, ids=ids: _check_labels("support", obj, ids), ids)
-            by_pid = {p.pid.lower(): p for p in request.passages}
+            out.extend(self._run_support(request, answer, statements))
+        return out
+
+    def _run_support(self, request: _Request, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:
+        """Ask one support call (single-source or packed) and turn its reply into verdicts."""
+        ids = [p + 1 for p in request.positions]
+        if request.pack:
+            n = len(request.pack)
+            outcome = self._ask(request, lambda obj: _check_pack_labels(obj, ids, n), ids, expected=len(ids) * n)
+            targets = [(source, passages, lambda i, k=k: _pack_key(i, k)) for k, (source, passages) in enumerate(request.pack, start=1)]
+        else:
+            outcome = self._ask(request, lambda obj: _check_labels("support", obj, ids), ids)
+            assert request.source is not None
+            targets = [(request.source, request.passages, lambda i: i)]
+        out: list[Verdict] = []
+        for source, passages, key in targets:
+            by_pid = {p.pid.lower(): p for p in passages}
             for p in request.positions:
                 st = statements[p]
-                item = outcome.checked.items.get(p + 1)
+                item = outcome.checked.items.get(key(p + 1))
                 if item is None:
                     out.append(self._verdict(answer, "support", request.prompt_id, None, outcome.failure_raw,
                                              statement_index=st.index, source_index=source.index))
@@ -1045,17 +1161,38 @@ class OpenAIJudge:
                     if not evidence:
                         passage = by_pid.get(str(item.get("passage") or "").strip().strip("[]").lower())
                         evidence = passage.text if passage else ""
-                out.append(self._verdict(answer, "support", request.prompt_id, item["label"], outcome.raw_by_pos[p + 1],
+                out.append(self._verdict(answer, "support", request.prompt_id, item["label"], outcome.raw_by_pos[key(p + 1)],
                                          statement_index=st.index, source_index=source.index, evidence=evidence))
         return out
 
     def support_many(self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]) -> list[Verdict]:
-        """`support` for several sources, concurrently (bounded by `concurrency`)."""
-        if len(sources) <= 1 or self.concurrency == 1:
-            return [v for s in sources for v in self.support(answer, statements, s)]
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(sources))) as pool:
-            parts = list(pool.map(lambda s: self.support(answer, statements, s), sources))
-        return [v for part in parts for v in part]
+        """`support` for several sources. Short sources share a call (up to `max_sources_per_call`
+        sources and `max_pack_chars` characters of passages); calls run concurrently, bounded by
+        `concurrency`. Verdicts come back grouped by source, in the order of `sources`."""
+        if not statements:
+            return []
+        out: list[Verdict] = []
+        with_text = []
+        prompt_id = _prompt_parts("support")[2]
+        for s in sources:
+            if (s.text or "").strip():
+                with_text.append(s)
+            else:
+                out.extend(self._verdict(answer, "support", prompt_id, None, f"{ERROR_RAW_PREFIX}source {s.index} has no text",
+                                         statement_index=st.index, source_index=s.index) for st in statements)
+        requests = _plan_support_many(self.settings, answer, statements, with_text)
+
+        def run(request: _Request) -> list[Verdict]:
+            return self._run_support(request, answer, statements)
+
+        if len(requests) <= 1 or self.concurrency == 1:
+            parts = [run(r) for r in requests]
+        else:
+            with ThreadPoolExecutor(max_workers=min(self.concurrency, len(requests))) as pool:
+                parts = list(pool.map(run, requests))
+        verdicts = out + [v for part in parts for v in part]
+        order = {s.index: k for k, s in enumerate(sources)}
+        return sorted(verdicts, key=lambda v: order.get(v.source_index, len(order)))
 
 
 class PairwiseReferenceJudge(OpenAIJudge):
@@ -1103,6 +1240,8 @@ def estimate_run(answers: Sequence[Any], judge_config: Mapping[str, Any] | OpenA
             "max_passage_chars": judge_config.settings.max_passage_chars,
             "passage_chars": judge_config.settings.passage_chars,
             "max_statements_per_call": judge_config.settings.max_statements_per_call,
+            "max_sources_per_call": judge_config.settings.max_sources_per_call,
+            "max_pack_chars": judge_config.settings.max_pack_chars,
         }
     else:
         cfg = dict(judge_config or {})
@@ -1113,6 +1252,8 @@ def estimate_run(answers: Sequence[Any], judge_config: Mapping[str, Any] | OpenA
         passage_chars=int(cfg.get("passage_chars", 1000)),
         max_statements_per_call=int(cfg.get("max_statements_per_call", 20)),
         pairwise=mode == "pairwise",
+        max_sources_per_call=max(1, int(cfg.get("max_sources_per_call", 8))),
+        max_pack_chars=int(cfg.get("max_pack_chars", 8000)),
     )
     kinds = tuple(cfg.get("kinds", PROMPT_NAMES))
     price_in, price_out = DEFAULT_PRICES_PER_1M.get(model, DEFAULT_PRICES_PER_1M[DEFAULT_MODEL])
@@ -1130,7 +1271,7 @@ def estimate_run(answers: Sequence[Any], judge_config: Mapping[str, Any] | OpenA
         calls[request.kind] += 1
         tokens_in[request.kind] += sum(count(m["content"]) + _MESSAGE_OVERHEAD_TOKENS for m in request.messages)
         fixed, per = _OUTPUT_TOKENS[request.kind]
-        tokens_out[request.kind] += fixed + per * len(request.positions)
+        tokens_out[request.kind] += fixed + per * len(request.positions) * max(1, len(request.pack))
 
     for item in answers:
         answer: Answer = item.answer
@@ -1148,12 +1289,14 @@ def estimate_run(answers: Sequence[Any], judge_config: Mapping[str, Any] | OpenA
         if "confidence" in kinds:
             add(_plan_confidence(settings, answer))
         if "support" in kinds and relevant:
+            judged = []
             for source in answer.sources:
                 if not (source.text or "").strip() or source.fetch_ok is False:
                     sources_without_text += 1
                     continue
-                for r in _plan_support(settings, answer, relevant, source):
-                    add(r)
+                judged.append(source)
+            for r in _plan_support_many(settings, answer, relevant, judged):
+                add(r)
 
     total_in, total_out = sum(tokens_in.values()), sum(tokens_out.values())
     cost = total_in / 1e6 * price_in + total_out / 1e6 * price_out
