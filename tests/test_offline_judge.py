@@ -60,14 +60,18 @@ def test_golden_support_decisions(judge):
     plain = _support(judge, "The tower was designed and built by the engineering company of Gustave Eiffel [1].")
     unrelated = _support(judge, "Bananas are rich in potassium and grow in tropical climates [1].")
     assert copy.label == "full"
-    assert unrelated.label == "none" and unrelated.score < 0.3
+    # scores are P(Complete) under ExpertQA's base rate (73% of cited pairs are Complete), so an
+    # unrelated claim sits well below the partial threshold rather than near 0
+    model = judge._model("embed")
+    assert unrelated.label == "none" and unrelated.score < model.t_partial - 0.15
+    assert unrelated.score == min(v.score for v in (copy, wrong_year, negated, plain, unrelated))
     assert wrong_year.score < copy.score and wrong_year.label != "full"  # number mismatch
     assert negated.score < plain.score and negated.label != "full"  # negation mismatch
     for v in (copy, wrong_year, negated, plain, unrelated):
         assert v.kind == "support" and v.source_index == 1 and v.statement_index == 0
         assert 0.0 <= v.score <= 1.0 and len(v.evidence) <= 600
         raw = json.loads(v.raw)
-        assert raw["mode"] == "embed" and "cos_max" in raw["features"]
+        assert raw["mode"] == "embed" and {"cos_pass", "q_stmt", "q_pass"} <= set(raw["features"])
     assert "1889" in copy.evidence
     assert json.loads(wrong_year.raw)["features"]["num_missing"] == 1.0
     assert json.loads(negated.raw)["features"]["neg_mismatch"] == 1.0

@@ -39,7 +39,7 @@ PROMPT_VERSION = "offline-v1"
 MAX_EVIDENCE_CHARS = 600
 MAX_SENTENCE_CHARS = 400
 MAX_SOURCE_CHARS = 200_000  # longer source texts are cut (a judge must stay bounded)
-TOP_K = 3  # sentences per statement that get embedded
+TOP_K = 3  # sentences per statement ranked by the lexical retrieval step
 
 # --------------------------------------------------------------------------------------------
 # text helpers
@@ -162,10 +162,11 @@ FEATURES_LEXICAL = (
     "union_bigram",  # raw-bigram recall against all cited sources together
 )
 FEATURES_EMBED = (
-    "cos_max",  # max cosine of statement vs the top retrieved sentences
-    "cos_mean",  # mean cosine over the top retrieved sentences
-    "union_cos",  # best cosine over every cited source's top sentences (multi-citation statements)
+    "cos_pass",  # cosine of statement vs the passage (the whole source when short, else the best window grown)
+    "q_stmt",  # cosine of the question vs the statement (a statement that only echoes the question)
+    "q_pass",  # cosine of the question vs the passage (a source on the question's topic)
 )
+PASSAGE_CHARS = 1500  # a source up to this long is embedded whole (the encoder stops at 256 tokens)
 
 
 class _SourceIndex:
@@ -274,6 +275,26 @@ def _raw_overlap(statement: str, idx: _SourceIndex) -> dict[str, float]:
     }
 
 
+def passage_for(idx: "_SourceIndex", text: str, window: tuple[int, int]) -> str:
+    """The text embedded for the passage features: the whole source when it is short (ExpertQA's
+    evidence passages are), else the best lexical window grown by neighbouring sentences up to
+    PASSAGE_CHARS characters."""
+    if len(text) <= PASSAGE_CHARS or not idx.sentences:
+        return text[:PASSAGE_CHARS]
+    a, b = window
+    size = sum(len(x) + 1 for x in idx.sentences[a:b])
+    while True:
+        grown = False
+        for j in (a - 1, b):
+            if 0 <= j < len(idx.sentences) and size + len(idx.sentences[j]) + 1 <= PASSAGE_CHARS:
+                size += len(idx.sentences[j]) + 1
+                a, b = (j, b) if j < a else (a, j + 1)
+                grown = True
+        if not grown:
+            break
+    return " ".join(idx.sentences[a:b])[:PASSAGE_CHARS]
+
+
 def _sigmoid(z: np.ndarray | float) -> Any:
     return 1.0 / (1.0 + np.exp(-np.clip(z, -40, 40)))
 
@@ -303,7 +324,7 @@ class SupportModel:
 # Used when offline_params.json is missing: hand-set weights of the same form (uncalibrated).
 _DEFAULT_PARAMS = {
     "embed": {
-        "features": ["cos_max", "recall_win", "recall_all", "num_missing", "neg_mismatch"],
+        "features": ["cos_pass", "recall_win", "recall_all", "num_missing", "neg_mismatch"],
         "mean": [0.55, 0.6, 0.75, 0.1, 0.1], "std": [0.15, 0.2, 0.2, 0.3, 0.3],
         "coef": [1.0, 0.8, 0.6, -0.5, -0.4], "intercept": 0.0,
         "threshold_full": 0.5, "threshold_partial": 0.3,
@@ -425,7 +446,7 @@ class OfflineJudge:
         self._warning = ""
         self._models: dict[str, SupportModel] = {}
         self._index_cache: dict[int, _SourceIndex] = {}
-        self._prefetched: dict[tuple[str, str, tuple[str, ...]], tuple[dict[str, float], str]] = {}
+        self._prefetched: dict[tuple[str, str, tuple[str, ...], str], tuple[dict[str, float], str]] = {}
 
     # -- mode and models ----------------------------------------------------------------------
     @property
@@ -460,12 +481,12 @@ class OfflineJudge:
         return idx
 
     # -- support -------------------------------------------------------------------------------
-    def support_features(self, pairs: Sequence[tuple[str, str, Sequence[str]]], mode: str | None = None
+    def support_features(self, pairs: Sequence[tuple[str, str, Sequence[str], str]], mode: str | None = None
                          ) -> list[tuple[dict[str, float], str]]:
         """Features and best-window evidence for (statement text, source text, texts of all the
-        statement's cited sources with text) triples; the third item may be empty. Statement text
-        is used as given (strip markers first). Embeddings are computed in one batch for all
-        pairs, so calling this with many pairs is much faster than one by one."""
+        statement's cited sources with text, question) tuples; the third item may be empty.
+        Statement text is used as given (strip markers first). Embeddings are computed in one batch
+        for all pairs, so calling this with many pairs is much faster than one by one."""
         mode = mode or self.mode
         memo: dict[tuple[str, str], tuple[dict[str, float], list[int], tuple[int, int]]] = {}
 
@@ -476,58 +497,48 @@ class OfflineJudge:
             return memo[stmt, text]
 
         rows = []
-        for stmt, text, cited in pairs:
+        for stmt, text, cited, _query in pairs:
             cited = [c for c in cited if c] or [text]
-            f, top, win = lexical(stmt, text)
+            f, _top, win = lexical(stmt, text)
             f = dict(f, multi_cite=float(len(cited) > 1))
             others = [c for c in dict.fromkeys(cited) if c != text]
             if others:
                 f["union_recall"], f["union_bigram"] = _union_overlap(stmt, [self._index(t) for t in (text, *others)])
             else:
                 f["union_recall"], f["union_bigram"] = f["recall_all"], f["bigram_raw"]
-            rows.append((f, top[: self.top_k], win, self._index(text),
-                         [(self._index(c), lexical(stmt, c)[1][: self.top_k]) for c in others]))
+            rows.append((f, win, self._index(text), passage_for(self._index(text), text, win)))
         if mode == "embed":
             from pipeline.judges import embedding
 
-            texts: list[str] = []
-            for (stmt, _, _), (f, top, win, idx, others) in zip(pairs, rows):
-                texts.append(stmt)
-                texts.extend(idx.sentences[i] for i in top)
-                for oi, otop in others:
-                    texts.extend(oi.sentences[i] for i in otop)
+            texts = [t for (stmt, _, _, query), (_, _, _, passage) in zip(pairs, rows) for t in (stmt, passage, query) if t]
             uniq = list(dict.fromkeys(texts))
             vecs = dict(zip(uniq, embedding.embed(uniq))) if uniq else {}
-            for (stmt, _, _), (f, top, win, idx, others) in zip(pairs, rows):
-                if not top:
-                    f.update(cos_max=0.0, cos_mean=0.0, union_cos=0.0)
-                    continue
-                q = vecs[stmt]
-                cs = [float(q @ vecs[idx.sentences[i]]) for i in top]
-                f["cos_max"], f["cos_mean"] = max(cs), sum(cs) / len(cs)
-                other_cs = [float(q @ vecs[oi.sentences[i]]) for oi, otop in others for i in otop]
-                f["union_cos"] = max([f["cos_max"], *other_cs])
+            for (stmt, _, _, query), (f, _, _, passage) in zip(pairs, rows):
+                s_vec, p_vec, q_vec = vecs.get(stmt), vecs.get(passage), vecs.get(query)
+                f["cos_pass"] = float(s_vec @ p_vec) if s_vec is not None and p_vec is not None else 0.0
+                f["q_stmt"] = float(q_vec @ s_vec) if q_vec is not None and s_vec is not None else 0.0
+                f["q_pass"] = float(q_vec @ p_vec) if q_vec is not None and p_vec is not None else 0.0
         out = []
-        for f, top, win, idx, _ in rows:
+        for f, win, idx, _ in rows:
             ev = " ".join(idx.sentences[win[0] : win[1]]) if idx.sentences else ""
             out.append((f, ev[: self.max_evidence_chars]))
         return out
 
     @staticmethod
-    def _pair_inputs(answer: Answer, statement: Statement, source: Source) -> tuple[str, str, list[str]]:
+    def _pair_inputs(answer: Answer, statement: Statement, source: Source) -> tuple[str, str, list[str], str]:
         cited = []
         for n in statement.citations:
             src = answer.source(n)
             if src is not None and src.text and src.fetch_ok is not False:
                 cited.append(src.text)
-        return strip_markers(statement.text), source.text or "", cited
+        return strip_markers(statement.text), source.text or "", cited, answer.query
 
     def support(self, answer: Answer, statements: Sequence[Statement], source: Source) -> list[Verdict]:
         mode = self.mode
         model = self._model(mode)
         text = source.text or ""
         inputs = [self._pair_inputs(answer, s, source) for s in statements]
-        keys = [(st, tx, tuple(ci)) for st, tx, ci in inputs]
+        keys = [(st, tx, tuple(ci), q) for st, tx, ci, q in inputs]
         if all(k in self._prefetched for k in keys):
             feats = [self._prefetched[k] for k in keys]
         else:
@@ -561,8 +572,8 @@ class OfflineJudge:
             for src in ans.sources:
                 if (src.text or "").strip() and src.fetch_ok is not False:
                     for s in statements:
-                        stmt, text, cited = self._pair_inputs(ans, s, src)
-                        pairs[stmt, text, tuple(cited)] = (stmt, text, cited)
+                        stmt, text, cited, query = self._pair_inputs(ans, s, src)
+                        pairs[stmt, text, tuple(cited), query] = (stmt, text, cited, query)
         self._prefetched = dict(zip(pairs, self.support_features(list(pairs.values()), "embed")))
 
     # -- relevance -----------------------------------------------------------------------------
