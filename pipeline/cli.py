@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Sequence
 
 from pipeline.errors import InputError
+from pipeline.judges.base import JudgeError
 
 EXIT_BAD_INPUT = 2
 
@@ -82,6 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(handler(args) or 0)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except JudgeError as exc:  # an unknown judge name or a judge without its configuration
+        print(f"error: {str(exc)[:500]}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("interrupted; results already written are kept", file=sys.stderr)

@@ -500,8 +500,7 @@ def expertqa_lines(draw):
              "support": "Complete", "informativeness": "Very relevant", "worthiness": "Yes", "reliability": "Reliable"}
     answer = {"answer_string": "A claim [1].", "attribution": ["[1] https://x.example"], "claims": [claim]}
     obj: dict[str, Any] = {"question": "Why?", "answers": {"sys": answer}, "metadata": {"field": "Law"}}
-    # ExpertQA lines are never deeply nested, never hold lone surrogates or 5,000-digit numbers
-    # here: those three are known bugs of the ExpertQA importer (see the xfail tests below).
+    # deep nesting, lone surrogates and 5,000-digit numbers have their own regression tests below
     values = st.one_of(json_values, st.sampled_from(["[99999] u", "[0] u", "[-1] u", "[1]", "[1] \n\n", "", "[ 7 ] u\n\np"]),
                        st.lists(st.sampled_from(["[1] u", "[2] v\n\npassage", "nope", "[9999] w"]), max_size=3))
     for key in draw(st.lists(st.sampled_from(["question", "answers", "metadata", "answers.sys",
@@ -547,9 +546,7 @@ def test_cli_in_process_exit_codes(tmp_path_factory, capsys, results_root, conte
         argv = ["run", "--dataset", "hostile", "--path", str(path), "--no-progress"]
     else:
         if words[1] == "expertqa":
-            # deep nesting and >4,300-digit numbers are known ExpertQA-importer bugs (xfail tests below)
-            assume(load_expertqa is not None and max(content.count(b"{"), content.count(b"[")) < 500
-                   and b"9" * 4000 not in content)
+            assume(load_expertqa is not None)
         argv = ["import", words[1], str(path), "--dataset", f"hostile-{words[1]}", "--no-progress"]
     cli(capsys, *argv)
 
@@ -827,9 +824,7 @@ expertqa_only = pytest.mark.skipif(load_expertqa is None, reason="the ExpertQA i
 
 
 @expertqa_only
-@pytest.mark.xfail(strict=True, raises=RecursionError,
-                   reason="pipeline/importers/expertqa.py _load_file: json.loads RecursionError is not caught")
-def test_known_bug_expertqa_deep_nesting(tmp_path):
+def test_regression_expertqa_deep_nesting_is_input_error(tmp_path):
     path = tmp_path / "deep.jsonl"
     path.write_text('{"a": ' * 50_000 + "1" + "}" * 50_000 + "\n")
     with pytest.raises(InputError):
@@ -837,10 +832,7 @@ def test_known_bug_expertqa_deep_nesting(tmp_path):
 
 
 @expertqa_only
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="pipeline/importers/expertqa.py _load_file: catches only JSONDecodeError, not the "
-                          "ValueError of a >4,300-digit integer")
-def test_known_bug_expertqa_huge_integer(tmp_path):
+def test_regression_expertqa_huge_integer_is_input_error(tmp_path):
     path = tmp_path / "int.jsonl"
     path.write_text('{"question": ' + "9" * 5000 + "}\n")
     with pytest.raises(InputError):
@@ -854,10 +846,7 @@ def _expertqa_line(claim: str = "A claim [1].", answer: str = "A claim [1].") ->
 
 
 @expertqa_only
-@pytest.mark.xfail(strict=True, reason="pipeline/importers/expertqa.py: a lone surrogate (\\ud800) is imported, then "
-                                       "fails (exit 1) while writing statements.parquet, after answers.parquet and "
-                                       "sources.parquet were replaced (pipeline/runner.py writes table by table)")
-def test_known_bug_expertqa_lone_surrogate_exit_1_and_partial_write(tmp_path, capsys, monkeypatch):
+def test_regression_expertqa_lone_surrogate_is_exit_2_and_writes_nothing(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
     monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
     good = tmp_path / "good" / "rand_val.jsonl"
@@ -874,9 +863,7 @@ def test_known_bug_expertqa_lone_surrogate_exit_1_and_partial_write(tmp_path, ca
     assert code == 2 and snapshot(tmp_path / "results") == before
 
 
-@pytest.mark.xfail(strict=True, reason="pipeline/cli.py main: JudgeError (unknown judge name) is not InputError, so "
-                                       "`--judge nope` exits 1 (internal error) instead of 2")
-def test_known_bug_unknown_judge_is_exit_1(tmp_path, capsys, monkeypatch):
+def test_regression_unknown_judge_is_exit_2(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
     monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
     assert cli_main(["score", str(DEMO), "--judge", "nope"]) == 2

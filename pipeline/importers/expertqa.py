@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import InputError
+from pipeline.importers.canonical import check_values
 from pipeline.paths import cache_dir
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
 
@@ -176,6 +177,11 @@ def _load_file(path: Path) -> list[AnnotatedAnswer]:
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", record=where) from exc
+                except RecursionError as exc:  # json recurses per nesting level
+                    raise InputError("JSON is nested too deeply", record=where) from exc
+                except ValueError as exc:  # e.g. an integer with more digits than Python converts
+                    raise InputError(str(exc)[:200], record=where) from exc
+                check_values(obj, where)  # lone surrogates and non-finite numbers fail only when written
                 out.extend(_parse_question(obj, split, line_no, where))
         except UnicodeDecodeError as exc:
             raise InputError(f"not UTF-8 text (byte {exc.start})", record=str(path)) from exc

@@ -1,10 +1,11 @@
 """The offline judge: no network, no key, no GPU, no torch.
 
-Support (statement, source): the source text is cut into sentences; the sentences and 2- and
-3-sentence windows that share the most content words with the statement are retrieved (a local
-BM25-like score); the statement and the best few sentences are embedded with all-MiniLM-L6-v2
-(numpy forward pass, `pipeline.judges.embedding`). Features - embedding cosines, content-word recall
-in the whole source and in the best window, number and name coverage, negation mismatch, length -
+Support (statement, source): the source text is cut into sentences; the 2- and 3-sentence window
+that shares the most content words with the statement is the evidence. The statement, the passage
+(the whole source when short, else that window grown to PASSAGE_CHARS) and the question are
+embedded with all-MiniLM-L6-v2 (numpy forward pass, `pipeline.judges.embedding`). Features -
+statement/passage/question cosines, content-word recall in the whole source and in the best
+window, verbatim n-gram overlap, number and name coverage, negation mismatch, length -
 go into a small logistic regression fitted on ExpertQA expert labels (`scripts/calibrate_offline.py`
 writes `offline_params.json`; parameters only). `score` = probability that the source fully
 supports the statement; the label is `full` / `partial` / `none` by two calibrated thresholds;
