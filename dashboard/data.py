@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -384,6 +385,28 @@ def agreement_confusions(report: pd.DataFrame) -> dict[str, dict]:
         except (TypeError, ValueError):
             continue
     return {k: v for k, v in out.items() if {"rows", "cols", "matrix"} <= set(v)}
+
+
+def agreement_provenance(report: pd.DataFrame) -> dict[str, Any]:
+    """How far one agreement report is held out, read back from its flattened rows: pairs compared,
+    pairs whose question the judge was calibrated on, the scores on the other pairs, and the
+    judge's own calibration summary (fit size, grouped cross-validation). Missing keys are absent."""
+    values = {}
+    for rec in report.to_dict("records"):
+        try:
+            values[rec["metric"]] = json.loads(rec["value_json"])
+        except (TypeError, ValueError):
+            continue
+    out: dict[str, Any] = {}
+    for key, name in (("support.n", "n"), ("support.in_calibration", "in_calibration"),
+                      ("support_unseen.n", "unseen_n"), ("support_unseen.auc", "unseen_auc"),
+                      ("support_unseen.balanced_accuracy", "unseen_balanced_accuracy")):
+        if values.get(key) is not None:
+            out[name] = values[key]
+    calibration = {k.split(".", 1)[1]: v for k, v in values.items() if k.startswith("calibration.")}
+    if calibration:
+        out["calibration"] = calibration
+    return out
 
 
 def groups_present(summary_frame: pd.DataFrame) -> list[str]:

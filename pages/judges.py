@@ -29,6 +29,7 @@ STAT_LABELS = {
     "recall": "recall",
     "f1": "F1",
     "unparsed": "unparsed judge outputs",
+    "in_calibration": "pairs from questions the judge was calibrated on",
 }
 TASK_TITLES = {"support": "Support (does the cited source back the claim?)",
                "relevance": "Relevance (answer content or filler?)"}
@@ -69,6 +70,31 @@ else:
     st.caption("Kappa corrects for chance agreement: 0 is chance, 1 is perfect; above 0.6 is usually called "
                "substantial. AUC is the chance that a randomly chosen expert-'Complete' pair gets a higher "
                "score than a randomly chosen other pair.")
+
+    st.subheader("Held out or not")
+    st.caption("A judge fitted on expert labels is only tested fairly on answers to questions it never saw. "
+               "These rows say, for each measurement above, how many compared pairs come from questions the "
+               "judge was calibrated on, and what cross-validation on its calibration data estimated.")
+    held_rows = []
+    for dataset, judge in keys:
+        prov = data.agreement_provenance(reports[(reports["dataset"] == dataset) & (reports["judge"] == judge)])
+        cal = prov.get("calibration") or {}
+        n, seen = prov.get("n"), prov.get("in_calibration")
+        if not cal and not seen:
+            status = "no calibration data (the judge was not fitted on these labels)"
+        elif seen:
+            status = f"NOT held out: {seen} of {n} pairs come from calibration questions"
+        else:
+            status = f"held out: none of the {n} pairs comes from a calibration question"
+        held_rows.append({
+            "measurement": f"{judge} on {dataset}", "status": status,
+            "AUC on pairs it was not fitted on": prov.get("unseen_auc"),
+            "calibrated on": (f"{cal.get('fit_pairs')} pairs, {cal.get('dataset')} {cal.get('fit_splits')}"
+                              if cal else None),
+            "cross-validated AUC": cal.get("cv_auc"),
+            "cross-validated balanced accuracy": cal.get("cv_balanced_accuracy"),
+        })
+    st.dataframe(pd.DataFrame(held_rows), hide_index=True, width="stretch", key="judges_heldout")
 
     st.subheader("Confusion matrices")
     for dataset, judge in keys:

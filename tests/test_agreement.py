@@ -12,10 +12,11 @@ from pipeline.judges.agreement import (
     confusion,
     evaluate_support,
     precision_recall_f1,
+    question_fingerprint,
     save_agreement,
 )
 from pipeline.paths import expertqa_dir
-from pipeline.records import Verdict
+from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
 
 
 def test_auc_hand_computed():
@@ -93,3 +94,59 @@ def test_evaluate_support_on_expertqa_split():
     assert sum(map(sum, s["confusion"]["matrix"])) == 803
     assert s["confusion"]["matrix"][1:] == [[0, 0, 0], [0, 0, 0]]
     assert rep["relevance"]["balanced_accuracy"] == pytest.approx(0.5)
+
+
+def test_question_fingerprint_ignores_case_and_spacing():
+    fp = question_fingerprint("What is  the capital of France?")
+    assert fp == question_fingerprint("  what is the CAPITAL of\tfrance? ")
+    assert fp != question_fingerprint("What is the capital of Spain?")
+    assert len(fp) == 16 and int(fp, 16) >= 0
+
+
+def _expert_answer(aid: str, question: str, labels: list[str]) -> AnnotatedAnswer:
+    """One rr_* answer (so it carries passages), one source, one claim per expert label."""
+    src = Source(1, "https://example.org", "", "A passage the experts read.", True)
+    stmts = tuple(Statement(aid, i, f"claim {i} [1].", citations=(1,)) for i in range(len(labels)))
+    verdicts = tuple(Verdict(aid, "support", {"Complete": "full", "Partial": "partial", "Incomplete": "none"}[g],
+                             "human:expertqa", "expertqa-v1", raw=g, statement_index=i, source_index=1)
+                     for i, g in enumerate(labels))
+    return AnnotatedAnswer(Answer(aid, "rr_gs_gpt4", question, "expertise", " ".join(s.text for s in stmts), (src,)),
+                           stmts, verdicts)
+
+
+class _Fitted:
+    """A fake fitted judge: scores claim i with SCORES[i]; calibrated on the first question only."""
+
+    name = "fitted"
+    prompt_version = "t"
+    SCORES = (0.9, 0.2, 0.6)
+
+    def __init__(self, fitted_question: str) -> None:
+        self.calibration_questions = frozenset({question_fingerprint(fitted_question)})
+        self.calibration = {"fit_pairs": 3, "cv_auc": 0.61}
+
+    def support(self, answer, statements, source):
+        return [Verdict(answer.answer_id, "support", "full" if self.SCORES[s.index] >= 0.5 else "none", self.name,
+                        self.prompt_version, statement_index=s.index, source_index=source.index,
+                        score=self.SCORES[s.index]) for s in statements]
+
+
+def test_evaluate_support_separates_pairs_from_calibration_questions():
+    seen = _expert_answer("a", "Seen question?", ["Complete", "Incomplete", "Incomplete"])
+    new = _expert_answer("b", "New question?", ["Incomplete", "Complete", "Partial"])
+    rep = evaluate_support(_Fitted("seen QUESTION?"), [seen, new], relevance=False)
+    assert rep["support"]["n"] == 6 and rep["support"]["in_calibration"] == 3
+    # unseen pairs only: scores 0.9 (Incomplete), 0.2 (Complete), 0.6 (Partial). One positive (0.2)
+    # ranked below both negatives -> AUC 0; predictions full/none/full vs gold no/yes/no -> all wrong
+    u = rep["support_unseen"]
+    assert u["n"] == 3 and u["auc"] == 0.0 and u["balanced_accuracy"] == 0.0
+    # all six: positives 0.9, 0.2 vs negatives 0.2, 0.6, 0.9, 0.6 -> (1+1+0.5+1 + 0.5+0+0+0) / 8
+    assert rep["support"]["auc"] == pytest.approx(4 / 8)
+    assert rep["calibration"] == {"fit_pairs": 3, "cv_auc": 0.61}
+
+
+def test_evaluate_support_without_calibration_has_no_unseen_block():
+    rep = evaluate_support(_Constant(), [_expert_answer("b", "New question?", ["Complete", "Incomplete"])],
+                           relevance=False)
+    assert rep["support"]["in_calibration"] == 0
+    assert "support_unseen" not in rep and "calibration" not in rep

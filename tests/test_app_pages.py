@@ -292,6 +292,35 @@ def test_judges_with_saved_agreement_shows_confusion(results, monkeypatch, tmp_p
     assert summary.loc["support: Cohen's kappa (2 classes)", "offline on expertqa"] == pytest.approx(0.4)
 
 
+def test_judges_says_whether_each_measurement_is_held_out(results, monkeypatch, tmp_path):
+    agree_root = tmp_path / "results_heldout"
+    import shutil
+
+    shutil.copytree(results, agree_root)
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(agree_root))
+    from pipeline.judges.agreement import save_agreement
+
+    confusion = {"rows": ["full", "partial", "none"], "cols": ["Complete", "Partial", "Incomplete"],
+                 "matrix": [[4, 1, 0], [1, 1, 0], [0, 1, 2]]}
+    calibration = {"dataset": "expertqa", "fit_splits": "domain_val+domain_test", "fit_pairs": 1035,
+                   "cv_auc": 0.654, "cv_balanced_accuracy": 0.61}
+    held = {"judge": "offline", "support": {"n": 803, "auc": 0.696, "in_calibration": 0, "confusion": confusion},
+            "calibration": calibration}
+    seen = {"judge": "offline", "support": {"n": 974, "auc": 0.673, "in_calibration": 861, "confusion": confusion},
+            "support_unseen": {"n": 113, "auc": 0.617, "balanced_accuracy": 0.579}, "calibration": calibration}
+    save_agreement(held, "expertqa-rand_val", "offline")
+    save_agreement(seen, "expertqa-domain_test", "offline")
+    at = AppTest.from_file(str(ROOT / "pages" / "judges.py"), default_timeout=60)
+    at.run()
+    assert not at.exception
+    table = next(df.value for df in at.dataframe if "status" in df.value.columns).set_index("measurement")
+    assert table.loc["offline on expertqa-rand_val", "status"] == "held out: none of the 803 pairs comes from a calibration question"
+    assert table.loc["offline on expertqa-domain_test", "status"] == "NOT held out: 861 of 974 pairs come from calibration questions"
+    assert table.loc["offline on expertqa-domain_test", "AUC on pairs it was not fitted on"] == pytest.approx(0.617)
+    assert table.loc["offline on expertqa-rand_val", "cross-validated AUC"] == pytest.approx(0.654)
+    assert table.loc["offline on expertqa-rand_val", "calibrated on"] == "1035 pairs, expertqa domain_val+domain_test"
+
+
 # ---- methodology -------------------------------------------------------------------------------
 
 

@@ -11,14 +11,23 @@ bing_chat evidence is a bare URL, so a judge would have no text) and compares:
   (Very relevant, A bit relevant -> relevant; Not too important, Uninformative -> filler), on all
   claims of the same answers: balanced accuracy, kappa, confusion.
 
+Held-out or not: a judge fitted on expert labels (the offline judge) lists the questions it was
+calibrated on as `calibration_questions`, fingerprints made by `question_fingerprint`. The report
+counts the compared pairs whose question is among them (`support.in_calibration`) and, when there
+are any, scores the other pairs on their own (`support_unseen`): a number measured on the judge's
+own fitting data says little about new answers. The judge's `calibration` summary (what it was
+fitted on, its cross-validated agreement) is copied into the report.
+
 All statistics are plain numpy (no sklearn). `save_agreement(report, dataset, judge)` writes one
 Parquet row per statistic under `results_dir()/agreement/` atomically.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import tempfile
 import time
 from pathlib import Path
@@ -127,6 +136,14 @@ def binary_report(scores: Sequence[float] | None, pred: Sequence[bool], gold: Se
 # --------------------------------------------------------------------------------------------
 
 
+def question_fingerprint(question: str) -> str:
+    """A short, stable hash of a question (case and spacing ignored). Calibration stores these
+    instead of the questions, so a judge can say which questions it was fitted on without carrying
+    the data."""
+    norm = re.sub(r"\s+", " ", question or "").strip().lower()
+    return hashlib.sha256(norm.encode("utf-8")).hexdigest()[:16]
+
+
 def _has_passages(a: AnnotatedAnswer) -> bool:
     return a.answer.engine.startswith(PASSAGE_SYSTEM_PREFIXES)
 
@@ -162,13 +179,17 @@ def evaluate_support(judge: Any, answers: list[AnnotatedAnswer], *, relevance: b
     scores: list[float] = []
     labels: list[str | None] = []
     gold: list[str] = []
+    seen: list[bool] = []  # the pair's question was in the judge's calibration data
+    fitted_on = frozenset(getattr(judge, "calibration_questions", None) or ())
     for (aid, src_idx), items in groups.items():
         a = by_id[aid]
         stmts = [a.statements[si] for si, _ in items]
         verdicts = judge.support(a.answer, stmts, a.answer.source(src_idx))
         got = {v.statement_index: v for v in verdicts}
+        in_cal = bool(fitted_on) and question_fingerprint(a.answer.query) in fitted_on
         for si, raw in items:
             v = got.get(si)
+            seen.append(in_cal)
             gold.append(raw)
             labels.append(v.label if v else None)
             s = v.score if v is not None and v.score is not None else (1.0 if v and v.label == "full" else 0.0)
@@ -189,6 +210,14 @@ def evaluate_support(judge: Any, answers: list[AnnotatedAnswer], *, relevance: b
         "matrix": confusion([lab or "" for lab in labels], gold, SUPPORT_ORDER, EXPERT_ORDER).tolist(),
     }
     report["support"]["unparsed"] = sum(1 for lab in labels if lab is None)
+    report["support"]["in_calibration"] = sum(seen)
+    if any(seen):
+        keep = [not k for k in seen]
+        pick = lambda xs: [x for x, k in zip(xs, keep) if k]  # noqa: E731
+        report["support_unseen"] = binary_report(pick(scores), pick(pred_full), pick(is_complete))
+    calibration = getattr(judge, "calibration", None)
+    if calibration:
+        report["calibration"] = dict(calibration)
     if relevance:
         report["relevance"] = evaluate_relevance(judge, answers)
     return report

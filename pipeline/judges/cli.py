@@ -85,6 +85,16 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     print(f"judge {report['judge']} ({report['prompt_version']}) on {args.dataset} [{report['split']}], {report['seconds']}s")
     print(f"support  n={s['n']} AUC={_fmt(s['auc'])} bal.acc={_fmt(s['balanced_accuracy'])} kappa={_fmt(s['kappa'])} "
           f"P={_fmt(s['precision'])} R={_fmt(s['recall'])} F1={_fmt(s['f1'])} kappa3={_fmt(s['kappa_3way'])}")
+    cal = report.get("calibration") or {}
+    if s.get("in_calibration"):
+        u = report.get("support_unseen") or {}
+        print(f"  not held out: {s['in_calibration']} of {s['n']} pairs come from questions the judge was calibrated on; "
+              f"on the other {u.get('n', 0)}: AUC={_fmt(u.get('auc'))} bal.acc={_fmt(u.get('balanced_accuracy'))}")
+    elif cal:
+        print(f"  held out: none of the {s['n']} pairs comes from a question the judge was calibrated on")
+    if cal:
+        print(f"  calibration: {cal.get('fit_pairs')} pairs of {cal.get('dataset')} {cal.get('fit_splits')}; "
+              f"grouped cross-validation AUC={_fmt(cal.get('cv_auc'))} bal.acc={_fmt(cal.get('cv_balanced_accuracy'))}")
     print("  judge \\ expert   " + "  ".join(f"{c:>10s}" for c in s["confusion"]["cols"]))
     for row, vals in zip(s["confusion"]["rows"], s["confusion"]["matrix"]):
         print(f"  {row:16s} " + "  ".join(f"{v:10d}" for v in vals))
