@@ -33,7 +33,10 @@ ARTIFACTS = ROOT / "tests" / "artifacts"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]
 USERS = 20
-WAIT_MS = 150_000  # generous: 20 renderers and the server share two cores
+# What this test asserts is that all 20 users succeed and none sees another's data; the timings
+# are reported, not asserted. On two cores shared by the server and 20 renderers the slowest page
+# took 143 s once while other work loaded the machine, so a step may wait up to 5 minutes.
+WAIT_MS = 300_000
 
 if not CHROMIUM.exists():
     pytest.skip("no /usr/bin/chromium (apt-get install -y chromium chromium-driver)", allow_module_level=True)
