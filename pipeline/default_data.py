@@ -5,7 +5,18 @@ from __future__ import annotations
 from typing import Iterator
 
 from pipeline.importers import known_datasets
-from pipeline.store import list_judges
+from pipeline.store import built_prompt_versions, list_judges
+
+
+def current_prompt_version(judge: str) -> str | None:
+    """The prompt version a judge would label with now, or None for judges whose labels come with
+    the data (recorded, human): those results cannot go stale."""
+    from pipeline.judges import JudgeError, get_judge
+
+    try:
+        return get_judge(judge).prompt_version
+    except JudgeError:
+        return None
 
 
 def build_default(force: bool = False, progress: bool = True) -> Iterator[str]:
@@ -23,8 +34,13 @@ def build_default(force: bool = False, progress: bool = True) -> Iterator[str]:
             continue
         have = list_judges(name)
         if not force and any(j == judge or j.startswith(judge) for j in have):
-            yield f"ok   {name} ({judge}): results already built"
-            continue
+            # results from an older version of the judge (new prompts or calibration) are rebuilt
+            current = current_prompt_version(judge)
+            built = built_prompt_versions(name, judge)
+            if current is None or current in built:
+                yield f"ok   {name} ({judge}): results already built"
+                continue
+            yield f"note {name} ({judge}): built with {', '.join(sorted(built)) or 'an unknown version'}, now {current}: rebuilding"
         try:
             result = run_dataset(name, judge_name=judge, progress=progress)
         except Exception as exc:  # noqa: BLE001 - one dataset failing must not stop the app from starting
@@ -48,12 +64,33 @@ def build_agreement(force: bool = False) -> Iterator[str]:
     if path is None:
         yield "skip agreement: ExpertQA not found"
         return
-    if not force and any((results_dir() / "agreement").glob("expertqa-rand_val__offline*.parquet")):
-        yield "ok   agreement (offline vs experts): already measured"
-        return
+    judge = get_judge("offline")
+    saved = results_dir() / "agreement" / "expertqa-rand_val__offline.parquet"
+    if not force and saved.is_file():
+        measured = _saved_prompt_version(saved)
+        if measured == judge.prompt_version:
+            yield "ok   agreement (offline vs experts): already measured"
+            return
+        yield f"note agreement: measured with {measured or 'an unknown version'}, now {judge.prompt_version}: measuring again"
     answers = [a for a in load_expertqa(path) if a.answer.meta.get("split") == "rand_val"]
-    report = evaluate_support(get_judge("offline"), answers)
+    report = evaluate_support(judge, answers)
     report["dataset"], report["split"] = "expertqa", "rand_val"
     save_agreement(report, "expertqa-rand_val", report["judge"])
     s = report["support"]
-    yield f"built agreement (offline vs experts, rand_val): n={s['n']} AUC={s['auc']:.3f} balanced accuracy={s['balanced_accuracy']:.3f}"
+    fmt = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731 - no scorable pairs gives None
+    yield (f"built agreement (offline vs experts, rand_val): n={s['n']} AUC={fmt(s['auc'])} "
+           f"balanced accuracy={fmt(s['balanced_accuracy'])}")
+
+
+def _saved_prompt_version(path) -> str | None:
+    """The judge prompt version an agreement Parquet was measured with (None if unreadable)."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path, columns=["metric", "value_json"]).to_pylist()
+        row = next((r for r in table if r["metric"] == "prompt_version"), None)
+        return json.loads(row["value_json"]) if row else None
+    except (OSError, ValueError, KeyError):
+        return None

@@ -186,6 +186,21 @@ def list_datasets(root: Path | None = None) -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "answers.parquet").exists())
 
 
+def built_prompt_versions(dataset: str, judge: str, root: Path | None = None) -> set[str]:
+    """Prompt versions recorded in the manifests of a dataset's results for this judge id (or ids
+    that start with it, e.g. "openai:gpt-4o" for "openai")."""
+    base = dataset_dir(dataset, root)
+    versions: set[str] = set()
+    for manifest_path in sorted(base.glob("*/manifest.json")) if base.is_dir() else []:
+        try:
+            data = json.loads(manifest_path.read_text())
+        except (OSError, ValueError):
+            continue
+        if str(data.get("judge", "")).startswith(judge):
+            versions.update(str(v) for v in data.get("prompt_versions") or ())
+    return versions
+
+
 def list_judges(dataset: str, root: Path | None = None) -> list[str]:
     """Judge folders with a summary for a dataset (read back from the manifests' judge ids)."""
     base = dataset_dir(dataset, root)

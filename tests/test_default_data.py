@@ -1,0 +1,64 @@
+"""`make run`'s build step: builds what is missing and rebuilds what an older judge version made."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from pipeline import default_data
+from pipeline.judges import get_judge
+from pipeline.judges.agreement import save_agreement
+from pipeline.store import built_prompt_versions
+
+
+@pytest.fixture
+def no_expertqa(tmp_path, monkeypatch):
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("EXPERTQA_DIR", str(tmp_path / "absent"))  # skip the ExpertQA steps: fast
+    return tmp_path / "results"
+
+
+def test_second_build_reuses_results(no_expertqa):
+    first = list(default_data.build_default(progress=False))
+    assert any(line.startswith("built demo (recorded)") for line in first)
+    assert any(line.startswith("built demo (offline)") for line in first)
+    second = list(default_data.build_default(progress=False))
+    assert "ok   demo (recorded): results already built" in second
+    assert "ok   demo (offline): results already built" in second
+    assert built_prompt_versions("demo", "offline") == {get_judge("offline").prompt_version}
+
+
+def test_results_of_an_older_judge_version_are_rebuilt(no_expertqa):
+    list(default_data.build_default(progress=False))
+    manifests = [m for m in (no_expertqa / "demo").glob("*/manifest.json") if json.loads(m.read_text())["judge"] == "offline"]
+    assert len(manifests) == 1
+    data = json.loads(manifests[0].read_text())
+    data["prompt_versions"] = ["offline-v1+cal2"]  # as if built before the judge was recalibrated
+    manifests[0].write_text(json.dumps(data))
+    lines = list(default_data.build_default(progress=False))
+    current = get_judge("offline").prompt_version
+    assert f"note demo (offline): built with offline-v1+cal2, now {current}: rebuilding" in lines
+    assert any(line.startswith("built demo (offline)") for line in lines)
+    assert "ok   demo (recorded): results already built" in lines  # data-carried labels never go stale
+    assert built_prompt_versions("demo", "offline") == {current}
+
+
+def test_agreement_measured_with_an_older_judge_is_measured_again(no_expertqa, monkeypatch):
+    # the agreement step needs ExpertQA: give it a tiny stand-in set of answers instead
+    from pipeline.importers import known_datasets
+
+    class _Info:
+        path = no_expertqa
+    monkeypatch.setattr(default_data, "known_datasets", lambda: {**known_datasets(), "expertqa": _Info()})
+    monkeypatch.setattr("pipeline.importers.expertqa.load_expertqa", lambda path: [])
+    save_agreement({"judge": "offline", "prompt_version": "offline-v1+cal2", "support": {"n": 3}},
+                   "expertqa-rand_val", "offline")
+    lines = list(default_data.build_agreement())
+    current = get_judge("offline").prompt_version
+    assert lines == [f"note agreement: measured with offline-v1+cal2, now {current}: measuring again",
+                     "built agreement (offline vs experts, rand_val): n=0 AUC=n/a balanced accuracy=n/a"]
+    saved = pq.read_table(no_expertqa / "agreement" / "expertqa-rand_val__offline.parquet").to_pylist()
+    assert json.loads(next(r for r in saved if r["metric"] == "prompt_version")["value_json"]) == current
+    assert list(default_data.build_agreement()) == ["ok   agreement (offline vs experts): already measured"]
