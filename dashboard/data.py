@@ -398,7 +398,7 @@ def agreement_provenance(report: pd.DataFrame) -> dict[str, Any]:
         except (TypeError, ValueError):
             continue
     out: dict[str, Any] = {}
-    for key, name in (("support.n", "n"), ("support.in_calibration", "in_calibration"),
+    for key, name in (("support.n", "n"), ("support.auc", "auc"), ("support.in_calibration", "in_calibration"),
                       ("support_unseen.n", "unseen_n"), ("support_unseen.auc", "unseen_auc"),
                       ("support_unseen.balanced_accuracy", "unseen_balanced_accuracy")):
         if values.get(key) is not None:

@@ -79,20 +79,20 @@ else:
     for dataset, judge in keys:
         prov = data.agreement_provenance(reports[(reports["dataset"] == dataset) & (reports["judge"] == judge)])
         cal = prov.get("calibration") or {}
-        n, seen = prov.get("n"), prov.get("in_calibration")
+        n, seen = prov.get("n"), prov.get("in_calibration") or 0
         if not cal and not seen:
-            status = "no calibration data (the judge was not fitted on these labels)"
+            held, status, unseen_auc = "n/a", "judge not fitted on expert labels", prov.get("auc")
         elif seen:
-            status = f"NOT held out: {seen} of {n} pairs come from calibration questions"
+            held, status, unseen_auc = "no", f"{seen} of {n} pairs from calibration questions", prov.get("unseen_auc")
         else:
-            status = f"held out: none of the {n} pairs comes from a calibration question"
+            held, status, unseen_auc = "yes", f"0 of {n} pairs from calibration questions", prov.get("auc")
+        cv = (f"{cal['cv_auc']:.3f} / {cal['cv_balanced_accuracy']:.3f}"
+              if cal.get("cv_auc") is not None and cal.get("cv_balanced_accuracy") is not None else None)
         held_rows.append({
-            "measurement": f"{judge} on {dataset}", "status": status,
-            "AUC on pairs it was not fitted on": prov.get("unseen_auc"),
-            "calibrated on": (f"{cal.get('fit_pairs')} pairs, {cal.get('dataset')} {cal.get('fit_splits')}"
-                              if cal else None),
-            "cross-validated AUC": cal.get("cv_auc"),
-            "cross-validated balanced accuracy": cal.get("cv_balanced_accuracy"),
+            "measurement": f"{judge} on {dataset}", "held out": held, "status": status,
+            "AUC, unseen pairs": None if unseen_auc is None else round(float(unseen_auc), 3),
+            "cross-validated AUC / bal. acc.": cv,
+            "calibrated on": (f"{cal.get('fit_pairs')} pairs of {cal.get('fit_splits')}" if cal else None),
         })
     st.dataframe(pd.DataFrame(held_rows), hide_index=True, width="stretch", key="judges_heldout")
 
