@@ -372,18 +372,24 @@ def agreement() -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
+def _report_values(report: pd.DataFrame) -> dict[str, Any]:
+    """{flattened metric name: value} of one agreement report (rows that do not parse are skipped)."""
+    values = {}
+    for rec in report.to_dict("records"):
+        try:
+            values[rec["metric"] or ""] = json.loads(rec["value_json"])
+        except (TypeError, ValueError):
+            continue
+    return values
+
+
 def agreement_confusions(report: pd.DataFrame) -> dict[str, dict]:
     """{task: {"rows", "cols", "matrix"}} read back from one report's flattened rows."""
     out: dict[str, dict] = {}
-    for rec in report.to_dict("records"):
-        metric = rec["metric"] or ""
-        if ".confusion." not in metric:
-            continue
-        task, _, part = metric.partition(".confusion.")
-        try:
-            out.setdefault(task, {})[part] = json.loads(rec["value_json"])
-        except (TypeError, ValueError):
-            continue
+    for metric, value in _report_values(report).items():
+        if ".confusion." in metric:
+            task, _, part = metric.partition(".confusion.")
+            out.setdefault(task, {})[part] = value
     return {k: v for k, v in out.items() if {"rows", "cols", "matrix"} <= set(v)}
 
 
@@ -391,12 +397,7 @@ def agreement_provenance(report: pd.DataFrame) -> dict[str, Any]:
     """How far one agreement report is held out, read back from its flattened rows: pairs compared,
     pairs whose question the judge was calibrated on, the scores on the other pairs, and the
     judge's own calibration summary (fit size, grouped cross-validation). Missing keys are absent."""
-    values = {}
-    for rec in report.to_dict("records"):
-        try:
-            values[rec["metric"]] = json.loads(rec["value_json"])
-        except (TypeError, ValueError):
-            continue
+    values = _report_values(report)
     out: dict[str, Any] = {}
     for key, name in (("support.n", "n"), ("support.auc", "auc"), ("support.in_calibration", "in_calibration"),
                       ("support_unseen.n", "unseen_n"), ("support_unseen.auc", "unseen_auc"),

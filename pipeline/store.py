@@ -18,7 +18,7 @@ import tempfile
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import pandas as pd
 import pyarrow as pa
@@ -186,30 +186,24 @@ def list_datasets(root: Path | None = None) -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "answers.parquet").exists())
 
 
+def _manifests(dataset: str, root: Path | None = None) -> Iterator[tuple[Path, dict]]:
+    """(judge folder, manifest) for each readable manifest of a dataset's results."""
+    base = dataset_dir(dataset, root)
+    for manifest_path in sorted(base.glob("*/manifest.json")) if base.is_dir() else []:
+        try:
+            yield manifest_path.parent, json.loads(manifest_path.read_text())
+        except (OSError, ValueError):
+            continue
+
+
 def built_prompt_versions(dataset: str, judge: str, root: Path | None = None) -> set[str]:
     """Prompt versions recorded in the manifests of a dataset's results for this judge id (or ids
     that start with it, e.g. "openai:gpt-4o" for "openai")."""
-    base = dataset_dir(dataset, root)
-    versions: set[str] = set()
-    for manifest_path in sorted(base.glob("*/manifest.json")) if base.is_dir() else []:
-        try:
-            data = json.loads(manifest_path.read_text())
-        except (OSError, ValueError):
-            continue
-        if str(data.get("judge", "")).startswith(judge):
-            versions.update(str(v) for v in data.get("prompt_versions") or ())
-    return versions
+    return {str(v) for _, data in _manifests(dataset, root) if str(data.get("judge", "")).startswith(judge)
+            for v in data.get("prompt_versions") or ()}
 
 
 def list_judges(dataset: str, root: Path | None = None) -> list[str]:
     """Judge folders with a summary for a dataset (read back from the manifests' judge ids)."""
-    base = dataset_dir(dataset, root)
-    judges = []
-    for sub in sorted(base.iterdir()) if base.is_dir() else []:
-        manifest_path = sub / "manifest.json"
-        if (sub / "summary.parquet").exists() and manifest_path.exists():
-            try:
-                judges.append(json.loads(manifest_path.read_text())["judge"])
-            except (OSError, ValueError, KeyError):
-                continue
-    return judges
+    return [data["judge"] for folder, data in _manifests(dataset, root)
+            if (folder / "summary.parquet").exists() and "judge" in data]

@@ -273,23 +273,18 @@ class Encoder:
                     n_tokens = 0
                 batches[-1].append(i)
                 n_tokens += len(seqs[i])
-            pool = self._pool() if len(batches) > 1 else None
-            for batch in batches:
-                batch_keys = [items[j] for j in batch]
-                batch_seqs = [seqs[j] for j in batch]
-                if pool is None:
-                    future: Future = Future()
-                    try:
-                        self._embed_batch(batch_keys, batch_seqs)
-                        future.set_result(None)
-                    except BaseException as exc:  # noqa: BLE001 - handed to the caller by result()
-                        future.set_exception(exc)
-                else:
+            work = [([items[j] for j in batch], [seqs[j] for j in batch]) for batch in batches]
+            pool = self._pool() if len(work) > 1 else None
+            if pool is not None:
+                for batch_keys, batch_seqs in work:
                     future = pool.submit(self._embed_batch, batch_keys, batch_seqs)
                     for key in batch_keys:
                         self._inflight[key] = future
                     future.add_done_callback(lambda f, ks=batch_keys: self._settle(ks))
-                waits.append(future)
+                    waits.append(future)
+                return PendingEmbeddings(self, keys, waits)
+        for batch_keys, batch_seqs in work:  # in this thread, outside the lock
+            self._embed_batch(batch_keys, batch_seqs)
         return PendingEmbeddings(self, keys, waits)
 
     def _embed_batch(self, keys: Sequence[bytes], seqs: Sequence[Sequence[int]]) -> None:

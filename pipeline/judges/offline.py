@@ -102,14 +102,13 @@ def content_tokens(text: str) -> tuple[str, ...]:
     return tuple(_stem(w) for w in _WORD_RE.findall(text.lower()) if w not in STOPWORDS and len(w) > 1)
 
 
+def _number_key(raw: str) -> str:
+    """How a number is compared between texts: no thousands separators, no trailing ".0"."""
+    return raw.replace(",", "").removesuffix(".0")
+
+
 def _numbers(text: str) -> set[str]:
-    out = set()
-    for m in _NUM_RE.finditer(text):
-        n = m.group(1).replace(",", "")
-        if n.endswith(".0"):
-            n = n[:-2]
-        out.add(n)
-    return out
+    return {_number_key(m.group(1)) for m in _NUM_RE.finditer(text)}
 
 
 def _number_values(text: str) -> dict[str, tuple[float, int, int, bool]]:
@@ -136,7 +135,7 @@ def number_conflicts(statement: str, source_numbers: set[str], window_text: str)
     window = _number_values(window_text)
     out = []
     for raw, (value, digits, decimals, percent) in _number_values(statement).items():
-        if raw.removesuffix(".0") in source_numbers or (digits < 2 and decimals == 0 and not percent):
+        if _number_key(raw) in source_numbers or (digits < 2 and decimals == 0 and not percent):
             continue
         kin = {r: v for r, v in window.items() if v[1] == digits and v[3] == percent}
         if kin and not any(abs(value - v[0]) <= 0.5 * 10 ** -min(decimals, v[2]) + 1e-9 for v in kin.values()):
@@ -324,13 +323,18 @@ def _raw_overlap(statement: str, idx: _SourceIndex) -> dict[str, float]:
     }
 
 
+def is_whole_passage(text: str) -> bool:
+    """A source this short is its own passage, whatever the statement."""
+    return len(text) <= PASSAGE_CHARS
+
+
 def passage_for(idx: "_SourceIndex", text: str, window: tuple[int, int]) -> str:
     """The text embedded for the passage features: the whole source when it is short (ExpertQA's
     evidence passages are), else the best lexical window grown by the sentences after it, then the
     ones before it, up to PASSAGE_CHARS characters. Growing forward first keeps the window at the
     start of the passage, so the embedding, which reads only the first PASSAGE_TOKENS word pieces,
     always sees the evidence the window was chosen for."""
-    if len(text) <= PASSAGE_CHARS or not idx.sentences:
+    if is_whole_passage(text) or not idx.sentences:
         return text[:PASSAGE_CHARS]
     a, b = window
     size = sum(len(x) + 1 for x in idx.sentences[a:b])
@@ -548,7 +552,7 @@ class OfflineJudge:
 
             short = list(dict.fromkeys(t for stmt, _, _, query in pairs for t in (stmt, query) if t))
             pending_short = embedding.embed_async(short) if short else None
-            whole = list(dict.fromkeys(text for _, text, _, _ in pairs if text and len(text) <= PASSAGE_CHARS))
+            whole = list(dict.fromkeys(text for _, text, _, _ in pairs if text and is_whole_passage(text)))
             pending_whole = embedding.embed_async(whole, max_tokens=PASSAGE_TOKENS) if whole else None
 
         def lexical(stmt: str, text: str) -> tuple[dict[str, float], list[int], tuple[int, int]]:
