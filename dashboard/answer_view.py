@@ -1,8 +1,8 @@
 """The interactive answer: statements highlighted by status, citation markers with a popover.
 
-Built with `st.components.v2.component` from inline HTML/CSS/JS (no build step). The component
-code below is a constant: answer and source text never enter it. They arrive as the mount's
-`data` argument and the script inserts them with `textContent` / `createTextNode` only; a URL
+Built with `st.components.v2.component` from `static/answer_view.css` and `static/answer_view.js`
+(no build step). The component code is a constant: answer and source text never enter it. They
+arrive as the mount's `data` argument and the script inserts them with `textContent` / `createTextNode` only; a URL
 becomes a link only when it parses as http(s), and then with `rel="noopener noreferrer"`.
 
 When `report_events` is on, hovers and clicks on citation markers are sent back to Python
@@ -13,297 +13,16 @@ numbers, so a rerun that arrives late never loses or repeats an event.
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
-_CSS = r"""
-:host { display: block; }
-.aev { position: relative; font-family: var(--st-font, sans-serif); color: var(--st-text-color, #222);
-       font-size: var(--st-base-font-size, 16px); line-height: 1.75; padding-bottom: 4px; }
-.aev-legend { display: flex; flex-wrap: wrap; gap: 6px 14px; font-size: 0.85em; margin: 0 0 10px 0;
-              padding: 6px 8px; border: 1px solid var(--st-border-color, #ddd); border-radius: 6px; }
-.aev-legend span.item { white-space: nowrap; }
-.aev-body { border-left: 3px solid var(--st-border-color, #ddd); padding: 2px 0 2px 12px; }
-.aev h4 { margin: 0.8em 0 0.2em 0; font-size: 1.05em; color: var(--st-heading-color, inherit); }
-.aev .gap { white-space: pre-wrap; }
-.stmt { border-radius: 3px; padding: 1px 2px; white-space: pre-wrap; }
-.stmt .sym { font-weight: 700; font-size: 0.8em; margin-right: 2px; user-select: none; }
-.st-supported { background: var(--st-green-background-color, rgba(33,195,84,.15));
-                border-bottom: 2px solid var(--st-green-color, #1a7f37); }
-.st-unsupported { background: repeating-linear-gradient(135deg, var(--st-red-background-color, rgba(255,43,43,.12)) 0 6px, transparent 6px 10px);
-                  border-bottom: 2px dashed var(--st-red-color, #c53030); }
-.st-uncited { background: var(--st-orange-background-color, rgba(255,164,33,.15));
-              border-bottom: 2px dotted var(--st-orange-color, #b7791f); }
-.st-filler { color: var(--st-gray-text-color, #777); font-style: italic; }
-.st-supported .sym { color: var(--st-green-text-color, #1a7f37); }
-.st-unsupported .sym { color: var(--st-red-text-color, #c53030); }
-.st-uncited .sym { color: var(--st-orange-text-color, #b7791f); }
-.own-line { display: block; margin: 4px 0; }
-.stance { display: inline-block; font-size: 0.72em; line-height: 1.3; padding: 0 5px; margin: 0 2px;
-          border-radius: 8px; border: 1px solid var(--st-border-color, #bbb); vertical-align: 2px;
-          color: var(--st-text-color, #222); font-style: normal; }
-.cite { font: inherit; font-size: 0.8em; line-height: 1.2; padding: 0 4px; margin: 0 1px; cursor: pointer;
-        border-radius: 4px; border: 1px solid var(--st-border-color, #999); vertical-align: 2px;
-        background: var(--st-secondary-background-color, #f0f2f6); color: var(--st-text-color, #222); }
-.cite:focus-visible { outline: 2px solid var(--st-primary-color, #ff4b4b); outline-offset: 1px; }
-.cite.c-full { border: 2px solid var(--st-green-color, #1a7f37); }
-.cite.c-partial { border: 2px dashed var(--st-orange-color, #b7791f); }
-.cite.c-none { border: 2px solid var(--st-red-color, #c53030); text-decoration: line-through; }
-.cite.c-dangling { border: 2px dotted var(--st-red-color, #c53030); font-style: italic; }
-.cite.c-unjudged, .cite.c-free { border-style: dotted; }
-.cite.active { background: var(--st-primary-color, #ff4b4b); color: #fff; }
-.pop { position: absolute; z-index: 10; width: min(520px, 92%); max-height: 420px; overflow: auto;
-       background: var(--st-background-color, #fff); color: var(--st-text-color, #222);
-       border: 1px solid var(--st-border-color, #999); border-radius: 8px; padding: 10px 12px;
-       box-shadow: 0 4px 18px rgba(0,0,0,.25); font-size: 0.88em; line-height: 1.45; }
-.pop[hidden] { display: none; }
-.pop .title { font-weight: 700; margin-right: 26px; }
-.pop .url { word-break: break-all; font-size: 0.9em; }
-.pop .url a { color: var(--st-link-color, #0068c9); }
-.pop .row { margin-top: 6px; }
-.pop .k { font-weight: 600; }
-.pop .flag { color: var(--st-red-text-color, #c53030); }
-.pop blockquote { margin: 4px 0; padding: 4px 8px; border-left: 3px solid var(--st-primary-color, #ff4b4b);
-                  background: var(--st-secondary-background-color, #f0f2f6); white-space: pre-wrap; }
-.pop pre { margin: 4px 0; padding: 4px 6px; white-space: pre-wrap; word-break: break-word; font-size: 0.85em;
-           background: var(--st-code-background-color, #f6f6f6); color: var(--st-code-text-color, inherit);
-           max-height: 140px; overflow: auto; font-family: var(--st-code-font, monospace); }
-.pop .close { position: absolute; top: 4px; right: 6px; border: none; background: transparent; cursor: pointer;
-              font-size: 1.1em; color: var(--st-text-color, #222); }
-.pop .hint { font-size: 0.8em; color: var(--st-gray-text-color, #777); margin-top: 6px; }
-"""
-
-# The component script: a constant. It reads `data` and builds the DOM with createElement,
-# textContent and createTextNode; it never assigns innerHTML or builds markup from data.
-_JS = r"""
-export default function (component) {
-  const { data, parentElement, setStateValue } = component;
-  const host = parentElement;
-  const prev = host.__aev;
-  if (prev && prev.flush) { prev.flush(); }
-  if (prev && prev.onDocClick) { document.removeEventListener('click', prev.onDocClick); }
-  const old = host.querySelector('.aev');
-  if (old) { old.remove(); }
-  if (!data || !Array.isArray(data.blocks)) { return; }
-
-  const el = (tag, cls, text) => {
-    const n = document.createElement(tag);
-    if (cls) { n.className = cls; }
-    if (text !== undefined && text !== null) { n.textContent = String(text); }
-    return n;
-  };
-  const mount = Math.random().toString(36).slice(2) + Date.now().toString(36);
-  const state = { mount: mount, seq: 0, events: [], timer: null, lastHover: {} };
-  const send = () => {
-    if (state.timer) { clearTimeout(state.timer); state.timer = null; }
-    if (!data.report_events || state.events.length === 0) { return; }
-    // cumulative (last 500) with sequence numbers: Python keeps what it has not seen yet
-    setStateValue('events', { mount: mount, events: state.events.slice(-500) });
-  };
-  state.flush = send;
-  host.__aev = state;
-  const record = (type, stmt, src) => {
-    if (!data.report_events) { return; }
-    const key = String(stmt) + ':' + String(src);
-    const now = Date.now();
-    if (type === 'hover') {
-      if (state.lastHover[key] && now - state.lastHover[key] < 1000) { return; }
-      state.lastHover[key] = now;
-    }
-    state.seq += 1;
-    state.events.push({ seq: state.seq, type: type, statement: stmt, source: src, ts: now, answer: data.answer_id });
-    if (type === 'click') { send(); }
-    else { if (state.timer) { clearTimeout(state.timer); } state.timer = setTimeout(send, 700); }
-  };
-
-  const root = el('div', 'aev');
-  root.setAttribute('data-testid', 'answer-view');
-  const statuses = data.statements || {};
-  const sources = data.sources || {};
-  const pairs = data.pairs || {};
-  const symbols = data.status_symbols || {};
-  const labels = data.status_labels || {};
-
-  const legend = el('div', 'aev-legend');
-  legend.setAttribute('aria-label', 'Legend');
-  ['supported', 'unsupported', 'uncited', 'filler'].forEach((k) => {
-    const item = el('span', 'item');
-    const sw = el('span', 'stmt st-' + k);
-    sw.appendChild(el('span', 'sym', symbols[k] || ''));
-    sw.appendChild(document.createTextNode(k === 'filler' ? 'filler' : k === 'unsupported' ? 'unsupported' : k));
-    item.appendChild(sw);
-    item.appendChild(document.createTextNode(' ' + (labels[k] || '')));
-    legend.appendChild(item);
-  });
-  const citeKey = el('span', 'item', 'Markers: solid = supports, dashed = partly, struck = does not, dotted = no verdict / no such source');
-  legend.appendChild(citeKey);
-  root.appendChild(legend);
-
-  const body = el('div', 'aev-body');
-  root.appendChild(body);
-  const pop = el('div', 'pop');
-  pop.hidden = true;
-  pop.setAttribute('role', 'dialog');
-  pop.setAttribute('data-testid', 'citation-popover');
-  root.appendChild(pop);
-
-  let pinned = null;
-  let hideTimer = null;
-  let activeBtn = null;
-
-  const addRow = (parent, key, value, cls) => {
-    const row = el('div', 'row' + (cls ? ' ' + cls : ''));
-    if (key) { row.appendChild(el('span', 'k', key + ': ')); }
-    if (value !== undefined && value !== null) { row.appendChild(document.createTextNode(String(value))); }
-    parent.appendChild(row);
-    return row;
-  };
-
-  const fill = (stmt, src, cls) => {
-    while (pop.firstChild) { pop.removeChild(pop.firstChild); }
-    const close = el('button', 'close', '\u00d7');
-    close.setAttribute('aria-label', 'Close');
-    close.addEventListener('click', (e) => { e.stopPropagation(); hide(true); });
-    pop.appendChild(close);
-    const s = sources[String(src)];
-    if (!s) {
-      pop.appendChild(el('div', 'title', 'Source [' + src + '] is not listed'));
-      addRow(pop, null, (data.cite_labels || {}).dangling || '');
-      return;
-    }
-    pop.appendChild(el('div', 'title', '[' + src + '] ' + s.title));
-    const u = el('div', 'url');
-    if (s.url) {
-      let ok = false;
-      try { const p = new URL(s.url); ok = s.http && (p.protocol === 'http:' || p.protocol === 'https:'); } catch (e) { ok = false; }
-      if (ok) {
-        const a = el('a', null, s.url);
-        a.setAttribute('href', s.url);
-        a.setAttribute('target', '_blank');
-        a.setAttribute('rel', 'noopener noreferrer');
-        a.addEventListener('click', (e) => { e.stopPropagation(); record('click', stmt, src); });
-        u.appendChild(a);
-      } else {
-        u.textContent = s.url + ' (not a web link)';
-      }
-    } else {
-      u.textContent = '(no URL)';
-    }
-    pop.appendChild(u);
-    const excerpt = () => {
-      const row = addRow(pop, 'Start of the source text', null);
-      if (s.excerpt) { row.appendChild(el('blockquote', 'excerpt', s.excerpt)); }
-      else { row.appendChild(document.createTextNode('(no text: the page was not fetched)')); }
-    };
-    addRow(pop, 'Type', s.type);
-    (s.flags || []).forEach((f) => addRow(pop, 'Flag', f, 'flag'));
-    if (stmt === null || stmt === undefined) {
-      addRow(pop, null, 'This marker is not inside a statement.');
-      excerpt();
-      return;
-    }
-    const v = pairs[String(stmt) + ':' + String(src)];
-    const st = statuses[String(stmt)] || {};
-    addRow(pop, 'Statement', String(Number(stmt) + 1) + ' (' + (labels[st.status] || st.status || '') + ')');
-    if (v) {
-      let lab = v.label;
-      if (v.score !== null && v.score !== undefined) { lab += ' (score ' + Number(v.score).toFixed(2) + ')'; }
-      addRow(pop, 'Judge label', lab + ' \u2014 ' + v.judge);
-      const ev = addRow(pop, 'Evidence the judge used', null);
-      if (v.evidence) { ev.appendChild(el('blockquote', 'evidence', v.evidence)); }
-      else { ev.appendChild(document.createTextNode('(none recorded; the start of the source follows)')); excerpt(); }
-      const raw = addRow(pop, 'Raw judge output', null);
-      raw.appendChild(el('pre', null, v.raw || '(empty)'));
-    } else {
-      addRow(pop, 'Judge label', (data.cite_labels || {})[cls] || 'no verdict');
-      excerpt();
-    }
-  };
-
-  const place = (btn) => {
-    const r = btn.getBoundingClientRect();
-    const base = root.getBoundingClientRect();
-    let left = r.left - base.left;
-    const width = Math.min(520, base.width * 0.92);
-    if (left + width > base.width) { left = Math.max(0, base.width - width); }
-    pop.style.left = left + 'px';
-    pop.style.top = (r.bottom - base.top + 6) + 'px';
-  };
-  const show = (btn, stmt, src, cls) => {
-    if (hideTimer) { clearTimeout(hideTimer); hideTimer = null; }
-    if (activeBtn && activeBtn !== btn) { activeBtn.classList.remove('active'); }
-    activeBtn = btn;
-    btn.classList.add('active');
-    fill(stmt, src, cls);
-    pop.hidden = false;
-    place(btn);
-  };
-  const hide = (force) => {
-    if (pinned && !force) { return; }
-    pinned = null;
-    pop.hidden = true;
-    if (activeBtn) { activeBtn.classList.remove('active'); activeBtn = null; }
-  };
-  pop.addEventListener('mouseenter', () => { if (hideTimer) { clearTimeout(hideTimer); hideTimer = null; } });
-  pop.addEventListener('mouseleave', () => { hideTimer = setTimeout(() => hide(false), 300); });
-  root.addEventListener('keydown', (e) => { if (e.key === 'Escape') { hide(true); } });
-
-  const chip = (part, stmt) => {
-    const cls = part.cls || 'unjudged';
-    const b = el('button', 'cite c-' + cls, '[' + part.src + ']');
-    b.type = 'button';
-    b.setAttribute('data-source', String(part.src));
-    if (stmt !== null && stmt !== undefined) { b.setAttribute('data-statement', String(stmt)); }
-    const s = sources[String(part.src)];
-    b.setAttribute('aria-label', 'Source ' + part.src + (s ? ': ' + s.title : ' (not listed)'));
-    b.addEventListener('mouseenter', () => { if (!pinned) { show(b, stmt, part.src, cls); } record('hover', stmt, part.src); });
-    b.addEventListener('mouseleave', () => { if (!pinned) { hideTimer = setTimeout(() => hide(false), 300); } });
-    b.addEventListener('focus', () => { if (!pinned) { show(b, stmt, part.src, cls); } });
-    b.addEventListener('click', (e) => {
-      e.stopPropagation();
-      show(b, stmt, part.src, cls);
-      pinned = b;
-      record('click', stmt, part.src);
-    });
-    return b;
-  };
-  const addParts = (node, parts, stmt) => {
-    (parts || []).forEach((p) => {
-      if (p.t === 'cite') { node.appendChild(chip(p, stmt)); }
-      else { node.appendChild(document.createTextNode(String(p.s))); }
-    });
-  };
-
-  data.blocks.forEach((b) => {
-    if (b.t === 'heading') { body.appendChild(el('h4', null, b.s)); return; }
-    if (b.t === 'gap') { const g = el('span', 'gap'); addParts(g, b.parts, null); body.appendChild(g); return; }
-    if (b.t !== 'stmt') { return; }
-    const info = statuses[String(b.i)] || { status: 'uncited' };
-    const span = el('span', 'stmt st-' + info.status + (b.own_line ? ' own-line' : ''));
-    span.setAttribute('data-statement', String(b.i));
-    span.setAttribute('title', 'Statement ' + (b.i + 1) + ': ' + (labels[info.status] || info.status));
-    span.appendChild(el('span', 'sym', symbols[info.status] || ''));
-    addParts(span, b.parts, b.i);
-    if (data.debate && info.stance) {
-      const mark = { agree: '+ agrees', disagree: '\u2212 disagrees', neutral: '= neutral' }[info.stance] || info.stance;
-      const badge = el('span', 'stance', mark);
-      badge.setAttribute('title', 'Stance towards the query: ' + info.stance);
-      span.appendChild(badge);
-    }
-    body.appendChild(span);
-  });
-
-  state.onDocClick = (e) => {
-    if (!root.isConnected || pop.hidden) { return; }
-    const path = e.composedPath ? e.composedPath() : [];
-    if (path.indexOf(pop) < 0 && path.indexOf(activeBtn) < 0) { hide(true); }
-  };
-  document.addEventListener('click', state.onDocClick);
-  host.appendChild(root);
-  return () => { send(); document.removeEventListener('click', state.onDocClick); };
-}
-"""
+# The component's code lives in static files (no build step); it is a constant, never formatted
+# with answer or source text.
+_STATIC = Path(__file__).resolve().parent / "static"
+_CSS = (_STATIC / "answer_view.css").read_text(encoding="utf-8")
+_JS = (_STATIC / "answer_view.js").read_text(encoding="utf-8")
 
 _component = st.components.v2.component("aee_answer_view", css=_CSS, js=_JS)
 
@@ -519,13 +238,13 @@ def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str
     Returns the component's new events."""
     import pandas as pd
 
-    from dashboard import answer_data
+    from dashboard import answer_model
 
-    data = answer_data.component_data(annotated, rep, source_rows, report_events=report_events)
+    data = answer_model.component_data(annotated, rep, source_rows, report_events=report_events)
     st.markdown("#### Answer")
     events = answer_view(data, key=key)
 
-    flags = answer_data.answer_flags(annotated, rep, source_rows)
+    flags = answer_model.answer_flags(annotated, rep, source_rows)
     st.markdown("#### Flags")
     if flags:
         st.dataframe(pd.DataFrame(flags, columns=["kind", "where", "message"]), hide_index=True,
@@ -536,7 +255,7 @@ def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str
     st.markdown("#### Metrics for this answer")
     st.caption(f"Scored with {rep['mode']} rules, necessity by the {rep['necessity']} method. "
                "Ratings use the published thresholds: ▲ acceptable, ● borderline, ▼ problematic.")
-    table = answer_data.metrics_table(rep)
+    table = answer_model.metrics_table(rep)
     st.dataframe(table.drop(columns=["id"]), hide_index=True, width="stretch", key=f"{key}_metrics",
                  height=35 * (len(table) + 1) + 3,
                  column_config={"value": st.column_config.NumberColumn("value", format="%.2f")})

@@ -19,18 +19,15 @@ import streamlit as st
 
 from pipeline.aggregate import QUERY_TYPES, summarize
 from pipeline.importers import known_datasets
-from pipeline.metrics import GROUP_ORDER, METRICS
+from pipeline.metrics import GROUP_ORDER, METRICS, ScoreConfig
 from pipeline.paths import reference_dir, results_dir
+from pipeline.records import CONFIDENCE_NAMES, AnnotatedAnswer
+from pipeline.scoring import answer_report
 from pipeline.store import list_datasets, list_judges, read_table, table_path
+from pipeline.tables import load_annotated
 
-# The scorecard's scoring configurations, as the runner writes them (mode, necessity).
-MODES = ("strict", "parity")
-NECESSITY_VARIANTS = ("exact", "greedy", "bipartite")
-PARITY_NECESSITY = "greedy"
-CONFIDENCE_LEVELS: tuple[str, ...] = (
-    "Strongly not confident", "Not confident", "Neutral", "Confident", "Strongly confident",
-)
-CONFIDENCE_COLUMNS = ("strongly_not_confident", "not_confident", "neutral", "confident", "strongly_confident")
+# Columns of the published confidence table (data/reference/aee_confidence_counts.csv), level order.
+CONFIDENCE_COLUMNS = tuple(name.lower().replace(" ", "_") for name in CONFIDENCE_NAMES)
 RATED_GROUPS = ("answer text", "sources", "citation")
 RATING_LETTERS = {"A": "acceptable", "B": "borderline", "P": "problematic"}
 
@@ -221,7 +218,7 @@ def confidence_counts(dataset: str, judge: str) -> pd.DataFrame:
             continue
         for engine, frame in sub.groupby("engine", sort=True):
             levels = frame["value"].round().astype(int)
-            for i, level in enumerate(CONFIDENCE_LEVELS, start=1):
+            for i, level in enumerate(CONFIDENCE_NAMES, start=1):
                 rows.append({"split": split, "engine": engine, "level": level, "count": int((levels == i).sum())})
     return pd.DataFrame(rows, columns=["split", "engine", "level", "count"])
 
@@ -242,6 +239,59 @@ def unscored_confidence(dataset: str, judge: str) -> int:
     if part.empty:
         return 0
     return int(part.drop_duplicates("answer_id")["value"].isna().sum())
+
+
+# ---- annotated answers (the inspector and re-score) ---------------------------------------------
+
+
+def _stamp(dataset: str, judge: str) -> tuple:
+    """Modification times of the tables an answer is rebuilt from (the cache key)."""
+    root = results_root()
+    files = [table_path(dataset, "answers", root=root), table_path(dataset, "sources", root=root),
+             table_path(dataset, "statements", judge, root), table_path(dataset, "labels", judge, root)]
+    return tuple(f.stat().st_mtime_ns if f.exists() else 0 for f in files)
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _annotated(root: str, dataset: str, judge: str, stamp: tuple) -> dict[str, AnnotatedAnswer]:
+    # cache_resource, not cache_data: the records are frozen dataclasses nobody mutates, and a
+    # copy per rerun (cache_data unpickles its value every time) costs ~0.15 s on ExpertQA.
+    return load_annotated(dataset, judge, Path(root))
+
+
+def annotated_answers(dataset: str, judge: str) -> dict[str, AnnotatedAnswer]:
+    """Every annotated answer of a dataset under one judge, keyed by id (cached until the files change)."""
+    return _annotated(str(results_root()), dataset, judge, _stamp(dataset, judge))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _index(root: str, dataset: str, judge: str, stamp: tuple) -> pd.DataFrame:
+    answers = _annotated(root, dataset, judge, stamp)
+    rows = [{"answer_id": a.answer.answer_id, "engine": a.answer.engine, "query": a.answer.query,
+             "query_type": a.answer.query_type, "field": a.answer.field} for a in answers.values()]
+    return pd.DataFrame(rows, columns=["answer_id", "engine", "query", "query_type", "field"])
+
+
+def answer_index(dataset: str, judge: str) -> pd.DataFrame:
+    """One row per answer: id, engine, query, query type, field."""
+    return _index(str(results_root()), dataset, judge, _stamp(dataset, judge))
+
+
+def answer_source_rows(dataset: str, answer_id: str) -> list[dict]:
+    """The exported source-analysis rows (type, injection flags, duplicate of) of one answer."""
+    frame = table(dataset, "sources")
+    return frame.loc[frame["answer_id"] == answer_id].drop(columns=["text"], errors="ignore").to_dict("records")
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def _report(root: str, dataset: str, judge: str, answer_id: str, mode: str, necessity: str, stamp: tuple) -> dict[str, Any]:
+    annotated = _annotated(root, dataset, judge, stamp)[answer_id]
+    return answer_report(annotated, ScoreConfig(mode, necessity), judge)  # type: ignore[arg-type]
+
+
+def answer_report_cached(dataset: str, judge: str, answer_id: str, mode: str, necessity: str) -> dict[str, Any]:
+    """The pipeline's report of one stored answer (cached per answer and scoring configuration)."""
+    return _report(str(results_root()), dataset, judge, answer_id, mode, necessity, _stamp(dataset, judge))
 
 
 # ---- reference figures ----------------------------------------------------------------------------
@@ -348,7 +398,7 @@ def published_confidence() -> pd.DataFrame:
     frame = reference("aee_confidence_counts")
     rows = []
     for rec in frame.to_dict("records"):
-        for level, column in zip(CONFIDENCE_LEVELS, CONFIDENCE_COLUMNS):
+        for level, column in zip(CONFIDENCE_NAMES, CONFIDENCE_COLUMNS):
             rows.append({"split": rec["split"], "engine": rec["engine"], "level": level, "count": int(_number(rec[column]) or 0)})
     return pd.DataFrame(rows, columns=["split", "engine", "level", "count"])
 

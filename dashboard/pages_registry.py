@@ -1,48 +1,42 @@
-"""The one list of dashboard pages: `app.py` builds its navigation from it, the tests walk it."""
+"""The one list of dashboard pages: the router builds its navigation from it, the tests walk it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+# In a checkout the page scripts sit in `pages/` at the top of the project; an installed wheel
+# carries the same files as `dashboard/pages/`.
+_CHECKOUT_PAGES = Path(__file__).resolve().parent.parent / "pages"
+PAGES_DIR = _CHECKOUT_PAGES if _CHECKOUT_PAGES.is_dir() else Path(__file__).resolve().parent / "pages"
 
 
 @dataclass(frozen=True)
 class PageInfo:
-    """One page of the app: its file (relative to the project root), title and icon."""
+    """One page of the app: its script name in the pages folder, title and icon."""
 
     title: str
-    file: str
+    script: str  # file name in PAGES_DIR, e.g. "home.py"
     icon: str
     default: bool = False
 
     @property
     def path(self) -> Path:
-        return ROOT / self.file
+        return PAGES_DIR / self.script
 
     @property
-    def exists(self) -> bool:
-        return self.path.is_file()
+    def file(self) -> str:
+        """The page's path relative to the project top, as tests and docs name it ("pages/home.py")."""
+        return f"pages/{self.script}"
 
 
 PAGES: tuple[PageInfo, ...] = (
-    PageInfo("Overview", "pages/home.py", ":material/dashboard:", default=True),
-    PageInfo("Scorecard", "pages/scorecard.py", ":material/table_chart:"),
-    PageInfo("Confidence", "pages/confidence.py", ":material/stacked_bar_chart:"),
-    PageInfo("Answer inspector", "pages/inspector.py", ":material/manage_search:"),
-    PageInfo("Re-score", "pages/rescore.py", ":material/tune:"),
-    PageInfo("Judges", "pages/judges.py", ":material/gavel:"),
-    PageInfo("Usability study", "pages/study.py", ":material/groups:"),
-    PageInfo("Methodology", "pages/methodology.py", ":material/menu_book:"),
+    PageInfo("Overview", "home.py", ":material/dashboard:", default=True),
+    PageInfo("Scorecard", "scorecard.py", ":material/table_chart:"),
+    PageInfo("Confidence", "confidence.py", ":material/stacked_bar_chart:"),
+    PageInfo("Answer inspector", "inspector.py", ":material/manage_search:"),
+    PageInfo("Re-score", "rescore.py", ":material/tune:"),
+    PageInfo("Judges", "judges.py", ":material/gavel:"),
+    PageInfo("Usability study", "study.py", ":material/groups:"),
+    PageInfo("Methodology", "methodology.py", ":material/menu_book:"),
 )
-
-
-def available_pages() -> list[PageInfo]:
-    """Pages whose file exists (a page another contributor has not written yet is skipped)."""
-    return [p for p in PAGES if p.exists]
-
-
-def missing_pages() -> list[PageInfo]:
-    """Pages listed here whose file does not exist yet."""
-    return [p for p in PAGES if not p.exists]

@@ -11,8 +11,8 @@ Rules this module enforces for the pages:
 from __future__ import annotations
 
 import html
-from pathlib import Path
 import re
+from pathlib import Path
 from typing import Iterable
 
 import pandas as pd

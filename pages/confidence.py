@@ -3,19 +3,12 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import streamlit as st
 
-_ROOT = Path(__file__).resolve().parent.parent
-if str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
-
-import streamlit as st  # noqa: E402
-
-from dashboard.render import ensure_router  # noqa: E402
-from dashboard import charts, data  # noqa: E402
-from dashboard.render import md_escape, no_results_message, pick_dataset  # noqa: E402
-from pipeline.aggregate import QUERY_TYPES  # noqa: E402
+from dashboard import charts, data
+from dashboard.render import ensure_router, md_escape, no_results_message, pick_dataset
+from pipeline.aggregate import QUERY_TYPES
+from pipeline.records import CONFIDENCE_NAMES
 
 ensure_router()
 st.title("Answer confidence")
@@ -47,7 +40,7 @@ def computed() -> None:
                 "Confidence comes from an LLM or recorded judge; expert claim labels (ExpertQA) do not include it.")
         return
     st.markdown(f"**Computed** · {md_escape(dataset)} · judge {md_escape(judge)}")
-    st.plotly_chart(charts.confidence_figure(counts, data.CONFIDENCE_LEVELS, QUERY_TYPES),
+    st.plotly_chart(charts.confidence_figure(counts, CONFIDENCE_NAMES, QUERY_TYPES),
                     key="confidence_chart", config={"displayModeBar": False})
     if missing:
         st.caption(f"{missing} answer(s) without a confidence label are left out.")
@@ -59,7 +52,7 @@ def published() -> None:
         st.warning("data/reference/aee_confidence_counts.csv is missing.")
         return
     st.markdown("**Published** · AEE (Venkit et al. 2024), Fig. 8b")
-    st.plotly_chart(charts.confidence_figure(pub, data.CONFIDENCE_LEVELS, QUERY_TYPES),
+    st.plotly_chart(charts.confidence_figure(pub, CONFIDENCE_NAMES, QUERY_TYPES),
                     key="confidence_published_chart", config={"displayModeBar": False})
     st.caption("Counts of the 301 queries per engine that the paper's figure covers.")
 
@@ -76,6 +69,6 @@ else:
 if not counts.empty:
     st.subheader("Counts")
     table = counts.pivot_table(index=["split", "engine"], columns="level", values="count", aggfunc="sum", fill_value=0)
-    table = table.reindex(columns=list(data.CONFIDENCE_LEVELS), fill_value=0)
+    table = table.reindex(columns=list(CONFIDENCE_NAMES), fill_value=0)
     table["answers"] = table.sum(axis=1)
     st.dataframe(table.reset_index(), hide_index=True, width="stretch", key="confidence_table")

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import pandas as pd
+import streamlit as st
 
-_ROOT = Path(__file__).resolve().parent.parent
-if str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
-
-import pandas as pd  # noqa: E402
-import streamlit as st  # noqa: E402
-
-from dashboard.render import ensure_router  # noqa: E402
-from dashboard import data  # noqa: E402
-from dashboard.render import md_escape, no_results_message  # noqa: E402
-from pipeline.importers import known_datasets  # noqa: E402
-from pipeline.judges import JUDGES  # noqa: E402
+from dashboard import data
+from dashboard.render import ensure_router, md_escape, no_results_message
+from pipeline.importers import known_datasets
+from pipeline.judges import JUDGES
 
 ensure_router()
 st.title("Answer-engine audit")

@@ -5,19 +5,14 @@ results); this page only chooses the answer and the scoring options and displays
 
 from __future__ import annotations
 
-import sys
 import time
-from pathlib import Path
 
-_ROOT = Path(__file__).resolve().parent.parent
-if str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
+import streamlit as st
 
-import streamlit as st  # noqa: E402
-
-from dashboard import answer_data  # noqa: E402
-from dashboard.render import ensure_router  # noqa: E402
-from dashboard.answer_view import show_report_views, study_rows  # noqa: E402
+from dashboard import answer_model, data
+from dashboard.answer_view import show_report_views, study_rows
+from dashboard.render import ensure_router
+from pipeline.metrics import MODES, NECESSITY_METHODS, effective_necessity
 
 try:  # study logging is optional: the page works without it
     from pipeline import study as _study
@@ -31,7 +26,7 @@ st.title("Answer inspector")
 st.caption("Check one answer: which statements its sources back, what each citation points to, "
            "and the passage the judge relied on. Hover or click a [n] marker to see the source.")
 
-datasets = answer_data.available_datasets()
+datasets = data.datasets()
 if not datasets:
     st.info("No results yet. Run the pipeline first, for example "
             "`python -m pipeline run --dataset demo`, then reload this page.")
@@ -54,14 +49,14 @@ if "ins_dataset" not in st.session_state and st.session_state.get("shared_datase
     st.session_state["ins_dataset"] = st.session_state["shared_dataset"]
 c1, c2 = st.columns(2)
 dataset = c1.selectbox("Dataset", datasets, key="ins_dataset", on_change=_share_dataset)
-judges = answer_data.available_judges(dataset)
+judges = data.judges(dataset)
 if not judges:
     st.warning("This dataset has no scored judge results yet.")
     st.stop()
 _valid("ins_judge", judges)
 judge = c2.selectbox("Judge", judges, key="ins_judge")
 
-index = answer_data.answer_index(dataset, judge)
+index = data.answer_index(dataset, judge)
 if index.empty:
     st.warning("This dataset has no answers.")
     st.stop()
@@ -86,9 +81,9 @@ engine = c4.selectbox("Engine", engines, key="ins_engine")
 answer_id = view.loc[(view["query"] == query) & (view["engine"] == engine), "answer_id"].iloc[0]
 
 o1, o2, o3 = st.columns([1.2, 1.2, 1])
-mode = o1.radio("Rules", ["strict", "parity"], horizontal=True, key="ins_mode",
+mode = o1.radio("Rules", list(MODES), horizontal=True, key="ins_mode",
                 help="strict: every listed source counts; parity: the paper's notebook rules (unfetched sources dropped, greedy necessity).")
-necessity = o2.radio("Necessity method", ["exact", "greedy", "bipartite"], horizontal=True, key="ins_necessity",
+necessity = o2.radio("Necessity method", list(NECESSITY_METHODS), horizontal=True, key="ins_necessity",
                      disabled=mode == "parity", help="How the minimum set of necessary sources is found.")
 study_on = o3.toggle("Study mode", key="ins_study", help="Record hovers and clicks on citations into a study log.")
 
@@ -113,22 +108,22 @@ if study_on:
             study_ready = True
             st.caption(f"Recording hovers and clicks for participant {participant} into study {study_id}.")
 
-annotated = answer_data.load_dataset(dataset, judge)[answer_id]
-rep = answer_data.dataset_report(dataset, judge, answer_id, mode, "greedy" if mode == "parity" else necessity)
-sources = answer_data.dataset_source_rows(dataset, judge, answer_id)
+annotated = data.annotated_answers(dataset, judge)[answer_id]
+rep = data.answer_report_cached(dataset, judge, answer_id, mode, effective_necessity(mode, necessity))
+sources = answer_model.source_view_rows(data.answer_source_rows(dataset, answer_id))
 
-st.markdown(f"**Query** ({annotated.answer.query_type}): {answer_data.md_text(annotated.answer.query)}")
-st.caption(f"Engine: {answer_data.md_text(engine)} · answer id: {answer_data.md_text(answer_id)} · "
-           f"judge: {answer_data.md_text(judge)} · {len(annotated.statements)} statements, "
+st.markdown(f"**Query** ({annotated.answer.query_type}): {answer_model.md_text(annotated.answer.query)}")
+st.caption(f"Engine: {answer_model.md_text(engine)} · answer id: {answer_model.md_text(answer_id)} · "
+           f"judge: {answer_model.md_text(judge)} · {len(annotated.statements)} statements, "
            f"{len(annotated.answer.sources)} sources")
 
 events = show_report_views(annotated, rep, sources, key="ins_answer", report_events=study_ready)
 if events and study_ready:
     # an event sent late (after switching answers) belongs to the answer it happened on
-    answers = answer_data.load_dataset(dataset, judge)
+    answers = data.annotated_answers(dataset, judge)
     rows = []
     for aid in dict.fromkeys(e["answer_id"] for e in events):
-        context = answer_data.study_context(answers.get(aid, annotated))
+        context = answer_model.study_context(answers.get(aid, annotated))
         rows += study_rows([e for e in events if e["answer_id"] == aid], participant=participant, session=session,
                            alignment=alignment, context=context)
     if rows:

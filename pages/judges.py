@@ -3,20 +3,12 @@ figures the papers report, and what that means for trusting a scorecard."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import pandas as pd
+import streamlit as st
 
-_ROOT = Path(__file__).resolve().parent.parent
-if str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
-
-import pandas as pd  # noqa: E402
-import streamlit as st  # noqa: E402
-
-from dashboard.render import ensure_router  # noqa: E402
-from dashboard import charts, data  # noqa: E402
-from dashboard.render import md_escape  # noqa: E402
-from pipeline.judges import JUDGES  # noqa: E402
+from dashboard import charts, data
+from dashboard.render import ensure_router, md_escape
+from pipeline.judges import JUDGES
 
 STAT_LABELS = {
     "n": "pairs compared",

@@ -3,22 +3,14 @@ the run manifests, so it cannot drift from the code that produces the numbers.""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import pandas as pd
+import streamlit as st
 
-_ROOT = Path(__file__).resolve().parent.parent
-if str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
-
-import pandas as pd  # noqa: E402
-import streamlit as st  # noqa: E402
-
-from dashboard.render import ensure_router  # noqa: E402
-from dashboard import data  # noqa: E402
-from dashboard.render import DIRECTION_WORDS, group_title, md_escape  # noqa: E402
-from pipeline.importers import IMPORTERS, known_datasets  # noqa: E402
-from pipeline.judges import JUDGES  # noqa: E402
-from pipeline.metrics import GROUP_ORDER, METRICS, RATING_SYMBOLS  # noqa: E402
+from dashboard import data
+from dashboard.render import DIRECTION_WORDS, ensure_router, group_title, md_escape
+from pipeline.importers import IMPORTERS, known_datasets
+from pipeline.judges import JUDGES
+from pipeline.metrics import GROUP_ORDER, METRICS, RATING_SYMBOLS
 
 UNIT_WORDS = {"percent": "percentage of answers / items (0-100)", "count": "count per answer, averaged",
               "ratio": "ratio per answer, averaged", "likert": "1-5 scale, averaged"}

@@ -5,22 +5,21 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 from pathlib import Path
 
-_ROOT = Path(__file__).resolve().parent.parent
-if str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
+import streamlit as st
 
-import streamlit as st  # noqa: E402
-
-from dashboard import answer_data  # noqa: E402
-from dashboard.render import ensure_router  # noqa: E402
-from dashboard.answer_view import show_report_views  # noqa: E402
-from pipeline import paths  # noqa: E402
-from pipeline.errors import InputError  # noqa: E402
-from pipeline.importers.canonical import load_canonical, parse_answer, to_canonical  # noqa: E402
-from pipeline.judges import JudgeError, get_judge  # noqa: E402
+from dashboard import answer_model
+from dashboard.answer_view import show_report_views
+from dashboard.render import ensure_router
+from pipeline import paths
+from pipeline.annotate import annotate_answer
+from pipeline.errors import InputError
+from pipeline.fetch import fetch_source
+from pipeline.importers.canonical import load_canonical, parse_answer, to_canonical
+from pipeline.judges import JudgeError, get_judge
+from pipeline.metrics import MODES, NECESSITY_METHODS, ScoreConfig, effective_necessity
+from pipeline.scoring import answer_report
 
 MAX_SOURCES = 20
 OFFLINE, LLM = "Offline judge (no network, a few seconds)", "LLM judge (OpenAI-compatible endpoint)"
@@ -76,7 +75,7 @@ def _load_example() -> None:
         for f in ("title", "url", "text"):
             st.session_state[f"rs_src_{f}_{k}"] = src.get(f, "")
     st.session_state.pop("rs_result", None)
-    st.session_state["rs_message"] = answer_data.md_text(f"Loaded the example {obj['answer_id']} ({obj['engine']}).")
+    st.session_state["rs_message"] = answer_model.md_text(f"Loaded the example {obj['answer_id']} ({obj['engine']}).")
 
 
 def _canonical_object() -> dict:
@@ -111,13 +110,9 @@ def _fetch_missing(obj: dict, status) -> list[str]:
     todo = [s for s in obj["sources"] if s["url"] and not s["text"].strip()]
     if not todo:
         return notes
-    try:
-        from pipeline.fetch import fetch_source
-    except ImportError:
-        return ["Fetching is not available in this installation; paste the source text instead."]
     for s in todo:
         status.update(label=f"Fetching source {s['index']}…")
-        if not answer_data.is_http_url(s["url"]):
+        if not answer_model.is_http_url(s["url"]):
             s["fetch_ok"] = False
             notes.append(f"Source {s['index']}: only http(s) addresses can be fetched.")
             continue
@@ -156,12 +151,10 @@ def _score() -> None:
         status.update(label="Loading the judge…")
         try:
             judge = get_judge("openai") if use_llm else _offline_judge()
-        except (JudgeError, ImportError) as exc:
+        except JudgeError as exc:
             st.session_state["rs_error"] = f"Judge: {exc}"
             status.update(label="No judge available", state="error")
             return
-        from pipeline.annotate import annotate_answer
-
         steps = 2 + (annotated.answer.query_type == "debate") + sum(1 for s in annotated.answer.sources if s.text.strip())
         bar = st.progress(0.0, text="Relevance of each statement")
         done = [0]
@@ -172,7 +165,7 @@ def _score() -> None:
 
         try:
             labelled = annotate_answer(annotated, judge, progress=tick)
-        except (JudgeError, ImportError) as exc:
+        except JudgeError as exc:
             st.session_state["rs_error"] = f"Judge: {exc}"
             status.update(label="The judge failed", state="error")
             return
@@ -225,7 +218,7 @@ _keep_inputs()
 if st.button("Score", type="primary", key="rs_score"):
     _score()
 if st.session_state.get("rs_error"):
-    st.error(answer_data.md_text(st.session_state["rs_error"], limit=1000))
+    st.error(answer_model.md_text(st.session_state["rs_error"], limit=1000))
 
 result = st.session_state.get("rs_result")
 if result:
@@ -233,20 +226,20 @@ if result:
     st.divider()
     st.subheader("Result")
     for note in result.get("notes", []):
-        st.caption(answer_data.md_text(note))
+        st.caption(answer_model.md_text(note))
     o1, o2 = st.columns(2)
-    mode = o1.radio("Rules", ["strict", "parity"], horizontal=True, key="rs_mode")
-    necessity = o2.radio("Necessity method", ["exact", "greedy", "bipartite"], horizontal=True, key="rs_necessity",
+    mode = o1.radio("Rules", list(MODES), horizontal=True, key="rs_mode")
+    necessity = o2.radio("Necessity method", list(NECESSITY_METHODS), horizontal=True, key="rs_necessity",
                          disabled=mode == "parity")
-    rep = answer_data.report(annotated, mode, "greedy" if mode == "parity" else necessity, result["judge"])
-    show_report_views(annotated, rep, answer_data.computed_source_rows(annotated), key="rs_view")
+    rep = answer_report(annotated, ScoreConfig(mode, effective_necessity(mode, necessity)), result["judge"])
+    show_report_views(annotated, rep, answer_model.computed_source_rows(annotated), key="rs_view")
 
     st.markdown("#### Keep this answer")
     k1, k2 = st.columns([2, 1], vertical_alignment="bottom")
     name = k1.text_input("Dataset name (saved as data/user/<name>.jsonl)", key="rs_save_name", max_chars=64)
     if k2.button("Save into a dataset", key="rs_save", width="stretch"):
         try:
-            target = answer_data.user_dataset_path(name.strip())
+            target = answer_model.user_dataset_path(name.strip())
         except ValueError as exc:
             st.error(f"Dataset name: {exc}")
         else:

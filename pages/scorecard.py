@@ -3,19 +3,12 @@ symbol, colour, n and (on hover) 95% interval; optional published scorecards bes
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import pandas as pd
+import streamlit as st
 
-_ROOT = Path(__file__).resolve().parent.parent
-if str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
-
-import pandas as pd  # noqa: E402
-import streamlit as st  # noqa: E402
-
-from dashboard.render import ensure_router  # noqa: E402
-from dashboard import charts, data  # noqa: E402
-from dashboard.render import (  # noqa: E402
+from dashboard import charts, data
+from dashboard.render import (
+    ensure_router,
     group_title,
     md_escape,
     no_results_message,
@@ -25,8 +18,8 @@ from dashboard.render import (  # noqa: E402
     symbol,
     wide_table,
 )
-from pipeline.aggregate import QUERY_TYPES  # noqa: E402
-from pipeline.metrics import GROUP_ORDER, METRICS  # noqa: E402
+from pipeline.aggregate import QUERY_TYPES
+from pipeline.metrics import METRICS, NECESSITY_METHODS, PARITY_NECESSITY
 
 MODE_LABELS = {"strict": "Strict", "parity": "Paper parity"}
 
@@ -61,10 +54,10 @@ mode = row2[0].radio("Scoring rules", list(MODE_LABELS), format_func=MODE_LABELS
                      key="scorecard_mode",
                      help="Strict: the clean definitions. Paper parity: what the authors' released notebook computed.")
 if mode == "parity":
-    necessity = data.PARITY_NECESSITY
+    necessity = PARITY_NECESSITY
     row2[1].selectbox("Source necessity", [necessity], key="scorecard_necessity_parity", disabled=True)
 else:
-    necessity = row2[1].selectbox("Source necessity", list(data.NECESSITY_VARIANTS), key="scorecard_necessity",
+    necessity = row2[1].selectbox("Source necessity", list(NECESSITY_METHODS), key="scorecard_necessity",
                                   help="exact: optimal set cover; greedy: the notebook's greedy cover; "
                                        "bipartite: vertex cover on the statement-source graph.")
 show_published = row2[2].toggle("Compare with published scorecards", key="scorecard_published",

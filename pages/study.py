@@ -3,20 +3,12 @@ of the paper's Tables 4-5. All statistics come from pipeline.study; this page on
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
 
-# Standalone runs (AppTest.from_file, `streamlit run pages/study.py`) need the repo on the path.
-_ROOT = Path(__file__).resolve().parent.parent
-if str(_ROOT) not in sys.path:
-    sys.path.insert(0, str(_ROOT))
-
-import pandas as pd  # noqa: E402
-import plotly.graph_objects as go  # noqa: E402
-import streamlit as st  # noqa: E402
-
-from dashboard.render import ensure_router  # noqa: E402
-from pipeline import study, study_log  # noqa: E402
+from dashboard.render import ensure_router
+from pipeline import study, study_log
 
 ensure_router()
 st.title("Usability study")

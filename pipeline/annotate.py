@@ -1,18 +1,18 @@
 """The annotate stage: the only place that asks a judge for labels.
 
-Carried judges (`recorded`, `human`) keep the verdicts the importer found in the data. A real
-judge labels the statements the data carries (AEE core statements, ExpertQA claims) or, when
-there are none, the statements our splitter finds; it judges support only for relevant statements
-against sources that have text.
+A judge that carries its labels (`recorded`, `human`) keeps the verdicts the importer found in the
+data. A computed judge labels the statements the data carries (AEE core statements, ExpertQA
+claims) or, when there are none, the statements our splitter finds; it judges support only for
+relevant statements against sources that have text.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable
 
-from pipeline.judges import CARRIED_JUDGES, Judge
-from pipeline.records import AnnotatedAnswer, Statement, Verdict
-from pipeline.text import split_statements
+from pipeline.judges import Judge
+from pipeline.records import AnnotatedAnswer, Verdict
+from pipeline.text import statements_for
 
 
 def carried(annotated: AnnotatedAnswer, judge_name: str) -> AnnotatedAnswer:
@@ -21,17 +21,10 @@ def carried(annotated: AnnotatedAnswer, judge_name: str) -> AnnotatedAnswer:
     return AnnotatedAnswer(annotated.answer, annotated.statements, keep)
 
 
-def statements_for(annotated: AnnotatedAnswer) -> tuple[Statement, ...]:
-    """Statements carried by the data, or those the splitter finds in the answer text."""
-    if annotated.statements:
-        return annotated.statements
-    answer = annotated.answer
-    urls = {s.url: s.index for s in answer.sources if s.url}
-    return tuple(split_statements(answer.answer_id, answer.text, {s.index for s in answer.sources}, urls))
-
-
 def annotate_answer(annotated: AnnotatedAnswer, judge: Judge, progress: Callable[[str], None] | None = None) -> AnnotatedAnswer:
-    """Ask a judge for every label of one answer."""
+    """Every label of one answer: the carried ones, or a computed judge's."""
+    if judge.carries_labels:
+        return carried(annotated, judge.name)
     answer = annotated.answer
     statements = statements_for(annotated)
     verdicts: list[Verdict] = []
@@ -45,35 +38,24 @@ def annotate_answer(annotated: AnnotatedAnswer, judge: Judge, progress: Callable
         verdicts.extend(judge.stance(answer, relevant))
     verdicts.append(judge.confidence(answer))
     judged = [s for s in answer.sources if relevant and s.text.strip() and s.fetch_ok is not False]
-    many = getattr(judge, "support_many", None)
-    if many is not None and len(judged) > 1:
+    if len(judged) > 1:
         # the judge decides how to group sources into calls (an LLM judge packs short ones)
         if progress:
             progress(f"sources {', '.join(str(s.index) for s in judged)}")
-        verdicts.extend(many(answer, relevant, judged))
-    else:
-        for source in judged:
-            if progress:
-                progress(f"source {source.index}")
-            verdicts.extend(judge.support(answer, relevant, source))
+        verdicts.extend(judge.support_many(answer, relevant, judged))
+    elif judged:
+        if progress:
+            progress(f"source {judged[0].index}")
+        verdicts.extend(judge.support(answer, relevant, judged[0]))
     return AnnotatedAnswer(answer, statements, tuple(verdicts))
 
 
-def annotate(
-    answers: Sequence[AnnotatedAnswer],
-    judge_name: str,
-    judge: Judge | None = None,
-    on_answer: Callable[[AnnotatedAnswer], None] | None = None,
-) -> list[AnnotatedAnswer]:
-    """Label every answer with a judge (or keep the carried labels of `recorded` / `human`)."""
+def annotate(answers: Iterable[AnnotatedAnswer], judge: Judge,
+             on_answer: Callable[[AnnotatedAnswer], None] | None = None) -> list[AnnotatedAnswer]:
+    """Label every answer with a judge (carried judges keep the labels found in the data)."""
     out = []
     for annotated in answers:
-        if judge_name in CARRIED_JUDGES:
-            result = carried(annotated, judge_name)
-        else:
-            if judge is None:
-                raise ValueError(f"judge {judge_name!r} needs a backend object")
-            result = annotate_answer(annotated, judge)
+        result = annotate_answer(annotated, judge)
         out.append(result)
         if on_answer:
             on_answer(result)

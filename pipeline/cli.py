@@ -22,14 +22,16 @@ EXIT_BAD_INPUT = 2
 
 
 def _add_score_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--mode", choices=("strict", "parity"), default="strict", help="metric rules (default strict)")
-    p.add_argument("--necessity", choices=("exact", "greedy", "bipartite"), default="exact",
+    from pipeline.metrics import MODES, NECESSITY_METHODS
+
+    p.add_argument("--mode", choices=MODES, default="strict", help="metric rules (default strict)")
+    p.add_argument("--necessity", choices=NECESSITY_METHODS, default="exact",
                    help="source-necessity algorithm (default exact)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    parser = argparse.ArgumentParser(prog="python -m pipeline", description="Audit answer engines: AEE metrics and judges.")
+    parser = argparse.ArgumentParser(prog="aee", description="Audit answer engines: AEE metrics and judges.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("score", help="score answers given in the canonical JSON/JSONL format")
@@ -64,6 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("build-default", help="build the bundled default results (used by `make run`)")
     p.add_argument("--force", action="store_true", help="rebuild even when results exist")
+
+    p = sub.add_parser("app", help="start the dashboard (Streamlit) on the results folder")
+    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--address", default="localhost", help="interface to listen on (default localhost only)")
 
     for module in ("pipeline.study_cli", "pipeline.judges.cli"):
         try:
@@ -103,15 +109,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 def cmd_score(args: argparse.Namespace) -> int:
     from pipeline.annotate import annotate
     from pipeline.importers.canonical import load_canonical
-    from pipeline.judges import CARRIED_JUDGES, get_judge
+    from pipeline.judges import get_judge
     from pipeline.metrics import ScoreConfig
     from pipeline.scoring import answer_report
 
     config = ScoreConfig(args.mode, args.necessity)
     answers = load_canonical(args.path)
-    judge = None if args.judge in CARRIED_JUDGES else get_judge(args.judge)
-    annotated = annotate(answers, args.judge, judge)
-    reports = [answer_report(a, config, judge.name if judge else args.judge) for a in annotated]
+    judge = get_judge(args.judge)
+    annotated = annotate(answers, judge)
+    reports = [answer_report(a, config, judge.name) for a in annotated]
     for report in reports:
         for s in report["statements"]:
             if s["dangling"]:
@@ -184,7 +190,9 @@ def cmd_import(args: argparse.Namespace) -> int:
     result = run_dataset(name, path, importer=args.format, judge_name=IMPORTERS[args.format].carried_judge,
                          progress=not args.no_progress)
     mode = "parity" if args.format == "aee" else "strict"
-    necessity = "greedy" if mode == "parity" else "exact"
+    from pipeline.metrics import effective_necessity
+
+    necessity = effective_necessity(mode, "exact")
     print(f"imported {result.answers} answers into {result.out_dir} ({result.seconds:.1f} s)")
     print(_scorecard_text(result.summary, mode, necessity, "all"))
     return 0
@@ -212,7 +220,9 @@ def cmd_scorecard(args: argparse.Namespace) -> int:
     if judge not in judges:
         raise InputError(f"no results for judge {judge!r}; have {', '.join(judges)}", field="--judge")
     summary = read_table(table_path(args.dataset, "summary", judge))
-    necessity = "greedy" if args.mode == "parity" else args.necessity
+    from pipeline.metrics import effective_necessity
+
+    necessity = effective_necessity(args.mode, args.necessity)
     if args.json:
         part = summary[(summary["mode"] == args.mode) & (summary["necessity"] == necessity) & (summary["query_type"] == args.query_type)]
         print(part.to_json(orient="records", indent=2))
@@ -241,6 +251,25 @@ def cmd_build_default(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_app(args: argparse.Namespace) -> int:
+    import subprocess
+
+    from pipeline.paths import REPO_ROOT, is_checkout
+
+    # In a checkout the top-level app.py is the entry (as `streamlit run app.py`); an installed
+    # wheel runs the router module itself.
+    if is_checkout() and (REPO_ROOT / "app.py").is_file():
+        script = REPO_ROOT / "app.py"
+    else:
+        from dashboard import app
+
+        script = Path(app.__file__)
+    cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
+           "--browser.gatherUsageStats", "false", "--server.port", str(args.port), "--server.address", args.address]
+    print(f"starting the dashboard on http://{args.address}:{args.port}", file=sys.stderr)
+    return subprocess.call(cmd)
+
+
 COMMANDS = {
     "score": cmd_score,
     "run": cmd_run,
@@ -248,4 +277,5 @@ COMMANDS = {
     "scorecard": cmd_scorecard,
     "datasets": cmd_datasets,
     "build-default": cmd_build_default,
+    "app": cmd_app,
 }

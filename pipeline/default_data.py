@@ -11,10 +11,12 @@ from pipeline.store import built_prompt_versions, list_judges
 def current_prompt_version(judge: str) -> str | None:
     """The prompt version a judge would label with now, or None for judges whose labels come with
     the data (recorded, human): those results cannot go stale."""
-    from pipeline.judges import JudgeError, get_judge
+    from pipeline.judges import JudgeError, carries_labels, get_judge
 
+    if carries_labels(judge):
+        return None
     try:
-        return get_judge(judge).prompt_version
+        return get_judge(judge, cache=False).prompt_version
     except JudgeError:
         return None
 

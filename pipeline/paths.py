@@ -1,4 +1,11 @@
-"""Where things live on disk. Every path can be moved with an environment variable."""
+"""Where things live on disk. Every path can be moved with an environment variable.
+
+Two layouts are supported. In a checkout (the normal case: `make run`, `pip install -e .`), the
+bundled data sits in `data/` at the top of the project and results, caches and studies are written
+beside it. In an installed wheel (`pip install .`), the bundled data travels inside the package
+(`pipeline/bundled_data`, read-only) and everything the toolkit writes goes under the current
+working directory (`./aee-results`, `./.aee-cache`), never into site-packages.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +13,40 @@ import os
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+_BUNDLED = Path(__file__).resolve().parent / "bundled_data"
+
+
+def is_checkout() -> bool:
+    """True when running from a source checkout (the project's pyproject.toml and data/ beside us)."""
+    return (REPO_ROOT / "pyproject.toml").is_file() and (REPO_ROOT / "data").is_dir()
 
 
 def data_dir() -> Path:
-    """Bundled data (demo corpus, reference figures, examples)."""
-    return Path(os.environ.get("AEE_DATA_DIR", REPO_ROOT / "data"))
+    """Bundled data (teaching corpus, reference figures, examples, judge checks)."""
+    env = os.environ.get("AEE_DATA_DIR")
+    if env:
+        return Path(env)
+    return REPO_ROOT / "data" if is_checkout() or not _BUNDLED.is_dir() else _BUNDLED
 
 
 def results_dir() -> Path:
     """Pipeline outputs the app reads (Parquet per dataset)."""
-    return Path(os.environ.get("AEE_RESULTS_DIR", data_dir() / "results"))
+    env = os.environ.get("AEE_RESULTS_DIR")
+    if env:
+        return Path(env)
+    if os.environ.get("AEE_DATA_DIR"):
+        return data_dir() / "results"
+    return REPO_ROOT / "data" / "results" if is_checkout() else Path.cwd() / "aee-results"
+
+
+def user_data_dir() -> Path:
+    """Where the app writes what a person chose to keep (saved answers, recorded studies)."""
+    env = os.environ.get("AEE_USER_DIR")
+    if env:
+        return Path(env)
+    if os.environ.get("AEE_DATA_DIR"):
+        return data_dir()
+    return REPO_ROOT / "data" if is_checkout() else Path.cwd() / "aee-data"
 
 
 def reference_dir() -> Path:
@@ -25,8 +56,10 @@ def reference_dir() -> Path:
 
 def cache_dir() -> Path:
     """Judge cache, downloads, fetched pages (gitignored)."""
-    path = Path(os.environ.get("AEE_CACHE_DIR", REPO_ROOT / ".cache"))
-    return path
+    env = os.environ.get("AEE_CACHE_DIR")
+    if env:
+        return Path(env)
+    return REPO_ROOT / ".cache" if is_checkout() else Path.cwd() / ".aee-cache"
 
 
 def shared_dir() -> Path | None:

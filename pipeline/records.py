@@ -23,6 +23,7 @@ CONFIDENCE_LEVELS: dict[int, str] = {
     4: "Confident",
     5: "Strongly confident",
 }
+CONFIDENCE_NAMES: tuple[str, ...] = tuple(CONFIDENCE_LEVELS.values())
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ def answer_report(annotated: AnnotatedAnswer, config: ScoreConfig | None = None,
     results = score_answer(annotated, config)
     m = build_matrices(annotated, view, config.mode)
     support_labels = [[view.support.get((row, col)) for col in m.source_indexes] for row in m.statement_indexes]
-    method = "greedy" if config.mode == "parity" else config.necessity
+    method = config.necessity_in_use
     necessary = [m.source_indexes[j] for j in necessary_sources(m.support, method)] if m.support.size else []
     metrics = {}
     for name, result in results.items():

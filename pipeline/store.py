@@ -128,6 +128,54 @@ def write_table(table: str, rows: pd.DataFrame | Iterable[dict], path: Path) -> 
     return write_atomic(path, to_table(table, rows))
 
 
+class TableWriter:
+    """Stream rows of one table into a Parquet file, chunk by chunk, and put it in place at the end.
+
+    Rows go to a temporary file beside the target (one row group per `append`), so a run holds at
+    most one chunk of rows in memory whatever the corpus size, and the target is only replaced by
+    `commit()`: a run that fails or is killed leaves the previous file untouched.
+    """
+
+    def __init__(self, table: str, path: Path) -> None:
+        self.table, self.path = table, path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.close(fd)
+        self.tmp = Path(tmp)
+        self.rows = 0
+        self._writer: pq.ParquetWriter | None = pq.ParquetWriter(self.tmp, SCHEMAS[table], compression="zstd")
+
+    def append(self, rows: pd.DataFrame | Iterable[dict] | pa.Table) -> None:
+        """Validate rows against the table's schema and write them as one row group."""
+        batch = rows if isinstance(rows, pa.Table) else to_table(self.table, rows)
+        if batch.num_rows and self._writer is not None:
+            self._writer.write_table(batch.cast(SCHEMAS[self.table]))
+            self.rows += batch.num_rows
+
+    def commit(self) -> Path:
+        """Close the file and rename it over the target."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        os.replace(self.tmp, self.path)
+        return self.path
+
+    def abort(self) -> None:
+        """Drop what was written; the target keeps its previous content."""
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        self.tmp.unlink(missing_ok=True)
+
+
+def iter_table_batches(path: Path, batch_rows: int = 50_000) -> Iterator[pa.Table]:
+    """A Parquet file's rows in bounded batches (nothing when the file is missing)."""
+    if not path.exists():
+        return
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_rows):
+        yield pa.Table.from_batches([batch])
+
+
 def write_json_atomic(path: Path, payload: Any) -> Path:
     """Write JSON via a temporary file and a rename."""
     path.parent.mkdir(parents=True, exist_ok=True)

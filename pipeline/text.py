@@ -3,17 +3,11 @@
 Everything here is a pure function over strings (stdlib ``re`` only) and is meant never to raise,
 whatever the input: answers come from scraped engines and may hold any bytes-turned-text.
 
-Regex risk notes
-----------------
-Every pattern below is written so that the work done per input character is bounded:
-
-* each repeated group is made possessive (``*+``, ``{m,n}+``, Python >= 3.11), so the engine never
-  re-tries a shorter repetition after a failure;
-* free-text parts (link labels, lenticular tails, URLs) have an upper length bound and exclude the
-  delimiter that closes them, so a failed attempt at one position scans at most a bounded stretch;
-* paragraph, line and code-span detection is done with plain loops over ``str.find`` results, not
-  with a regex over whole paragraphs (a pattern such as ``([^\\n]*\\S[^\\n]*\\n?)+`` is quadratic
-  on long whitespace runs).
+Regex risk: every pattern bounds the work per input character. Repeated groups are possessive
+(``*+``, ``{m,n}+``), so a failure never re-tries shorter repetitions; free-text parts (link labels,
+lenticular tails, URLs) have a length bound and exclude their closing delimiter; paragraphs, lines
+and code spans are found with loops over ``str.find``, not a regex over whole paragraphs (such a
+pattern is quadratic on long whitespace runs).
 
 A 5 MB answer is split in roughly ten seconds (pure Python, one pass per stage); see
 ``tests/test_text.py`` for the timing test and the hostile-repetition tests.
@@ -27,7 +21,7 @@ from dataclasses import dataclass
 from typing import Collection, Iterable, Mapping
 from urllib.parse import urlsplit
 
-from pipeline.records import Statement
+from pipeline.records import AnnotatedAnswer, Statement
 
 __all__ = [
     "CitationMarker",
@@ -697,3 +691,13 @@ def split_statements(
             )
         )
     return out
+
+
+def statements_for(annotated: AnnotatedAnswer) -> tuple[Statement, ...]:
+    """Statements carried by the data (AEE core statements, ExpertQA claims), or else those the
+    splitter finds in the answer text."""
+    if annotated.statements:
+        return annotated.statements
+    answer = annotated.answer
+    urls = {s.url: s.index for s in answer.sources if s.url}
+    return tuple(split_statements(answer.answer_id, answer.text, {s.index for s in answer.sources}, urls))

@@ -15,6 +15,7 @@ from pipeline.judges.agreement import (
     question_fingerprint,
     save_agreement,
 )
+from pipeline.judges.base import BaseJudge
 from pipeline.paths import expertqa_dir
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
 
@@ -67,7 +68,7 @@ def test_save_agreement_atomic_parquet(tmp_path, monkeypatch):
     assert not list((tmp_path / "agreement").glob(".*tmp"))
 
 
-class _Constant:
+class _Constant(BaseJudge):
     """A fake judge: says full with score 1.0 when the statement mentions the source's first word."""
 
     name = "const"
@@ -114,7 +115,7 @@ def _expert_answer(aid: str, question: str, labels: list[str]) -> AnnotatedAnswe
                            stmts, verdicts)
 
 
-class _Fitted:
+class _Fitted(BaseJudge):
     """A fake fitted judge: scores claim i with SCORES[i]; calibrated on the first question only."""
 
     name = "fitted"

@@ -174,19 +174,21 @@ def test_component_code_never_parses_data_as_html():
 
 
 def test_hostile_answer_stays_data(tmp_path):
-    from dashboard import answer_data
+    from dashboard import answer_model
+    from pipeline.metrics import ScoreConfig
+    from pipeline.scoring import answer_report
     from pipeline.importers.canonical import parse_answer
 
     obj = {"answer_id": "h", "engine": "E<b>", "query": "q", "query_type": "debate", "answer": HOSTILE,
            "sources": [{"index": 1, "url": "javascript:alert(1)", "title": "<img src=x onerror=alert(1)>", "text": "t"},
                        {"index": 2, "url": "https://ok.example.org/a", "title": "fine", "text": "u"}]}
     annotated = parse_answer(obj, "test")
-    rep = answer_data.report(annotated, "strict", "exact", "recorded")
-    data = answer_data.component_data(annotated, rep, answer_data.computed_source_rows(annotated))
+    rep = answer_report(annotated, ScoreConfig("strict", "exact"), "recorded")
+    data = answer_model.component_data(annotated, rep, answer_model.computed_source_rows(annotated))
     assert data["sources"]["1"]["http"] is False and data["sources"]["2"]["http"] is True
     texts = "".join(p.get("s", "") for b in data["blocks"] for p in b.get("parts", []))
     assert "<script>" in texts  # kept verbatim as text for the script to insert as a text node
-    assert answer_data.md_text("[x](javascript:alert(1)) <b>") == r"\[x\]\(javascript\:alert\(1\)\) \<b\>"
+    assert answer_model.md_text("[x](javascript:alert(1)) <b>") == r"\[x\]\(javascript\:alert\(1\)\) \<b\>"
 
 
 # ---- re-score --------------------------------------------------------------------------------

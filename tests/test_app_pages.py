@@ -111,12 +111,13 @@ def test_page_runs_without_exception(app, page):
 
 
 def test_router_lists_registry_pages_that_exist():
-    from dashboard.pages_registry import PAGES, available_pages
+    from dashboard.pages_registry import PAGES
 
     titles = [p.title for p in PAGES]
     assert titles == ["Overview", "Scorecard", "Confidence", "Answer inspector", "Re-score", "Judges",
                       "Usability study", "Methodology"]
-    assert all(p.exists for p in available_pages())
+    assert all(p.path.is_file() for p in PAGES)
+    assert sorted(p.script for p in PAGES) == sorted(f.name for f in (ROOT / "pages").glob("*.py"))
     for f in MY_PAGES:
         assert (ROOT / f).is_file()
 

@@ -24,14 +24,14 @@ from openai_fixtures import (  # noqa: E402,F401  (fixtures are used by name)
     smart_reply,
 )
 
-from pipeline.judges.base import Judge  # noqa: E402
+from pipeline.judges.base import BaseJudge, Judge  # noqa: E402
 from pipeline.judges.cache import ERROR_RAW_PREFIX, CachingJudge, cache_key, default_cache_path  # noqa: E402
 from pipeline.records import Answer, Source, Statement, Verdict  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
 
-class ScriptedJudge:
+class ScriptedJudge(BaseJudge):
     """A trivial judge: fixed labels, counts its calls."""
 
     def __init__(self, name: str = "scripted", prompt_version: str = "v1", temperature: float = 0.0, seed: int | None = None, fail: bool = False):

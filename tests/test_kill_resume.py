@@ -1,7 +1,7 @@
 """Crash safety: kill -9 a judge run at random points; every rerun completes with the results of a
 clean run, every Parquet file reads back, and no judge call answered before the kill is asked again.
 
-The judge is the deterministic scripted judge (tests/scripted_judge.py) loaded as a plug-in, with a
+The judge is the deterministic `scripted` judge (pipeline/judges/scripted.py), with a
 small delay per support call so a run lasts a few seconds; it is wrapped by the SQLite cache like
 any real judge. Chunks of 3 answers make the kill land between and inside chunk writes.
 """
@@ -30,8 +30,7 @@ pytestmark = pytest.mark.slow
 def _env(tmp: Path) -> dict[str, str]:
     return {**os.environ, "AEE_RESULTS_DIR": str(tmp / "results"), "AEE_CACHE_DIR": str(tmp / "cache"),
             "AEE_CHUNK_SIZE": "3", "SCRIPTED_JUDGE_DELAY": "0.02",
-            "AEE_JUDGE_PLUGINS": "scripted=scripted_judge:ScriptedJudge",
-            "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT)])}
+            "AEE_JUDGE_PLUGINS": ""}
 
 
 CMD = [sys.executable, "-m", "pipeline", "run", "--dataset", "demo", "--judge", "scripted", "--no-progress"]

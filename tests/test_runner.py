@@ -12,7 +12,7 @@ import pytest
 from pipeline.runner import CHUNK_SIZE, run_dataset
 from pipeline.store import SCHEMAS, list_judges, read_table, table_path
 
-from scripted_judge import ScriptedJudge
+from pipeline.judges.scripted import ScriptedJudge
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "data" / "demo" / "answers.jsonl"

@@ -6,7 +6,7 @@ import importlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable, Iterator
 
 from pipeline.errors import InputError
 from pipeline.paths import data_dir, expertqa_dir
@@ -18,25 +18,31 @@ class ImporterInfo:
     """An input format: how to load it and which judge's labels it carries."""
 
     name: str
-    target: str  # "module:function" taking a path, returning list[AnnotatedAnswer]
+    # "module:function" taking a path and returning the answers; a generator where the format can
+    # be read record by record, so the runner never holds a whole corpus in memory
+    target: str
     carried_judge: str  # judge id of the labels in the data ("" when none)
     description: str
 
-    def load(self, path: str | Path) -> list[AnnotatedAnswer]:
-        """Import a file or folder in this format."""
+    def iter(self, path: str | Path) -> Iterator[AnnotatedAnswer]:
+        """The answers of a file or folder in this format, one at a time (InputError on bad input)."""
         module, _, func = self.target.partition(":")
-        loader: Callable[[str | Path], list[AnnotatedAnswer]] = getattr(importlib.import_module(module), func)
-        return loader(path)
+        loader: Callable[[str | Path], Iterable[AnnotatedAnswer]] = getattr(importlib.import_module(module), func)
+        return iter(loader(path))
+
+    def load(self, path: str | Path) -> list[AnnotatedAnswer]:
+        """Every answer of a file or folder in this format."""
+        return list(self.iter(path))
 
 
 IMPORTERS: dict[str, ImporterInfo] = {
     info.name: info
     for info in (
-        ImporterInfo("canonical", "pipeline.importers.canonical:load_canonical", "recorded",
+        ImporterInfo("canonical", "pipeline.importers.canonical:iter_canonical", "recorded",
                      "The project's canonical JSON / JSONL answer format."),
         ImporterInfo("aee", "pipeline.importers.aee:load_aee", "recorded",
                      "The AEE release (ans_eng_eval_0.1.json + _support_results.jsonl), GPT-4o labels."),
-        ImporterInfo("expertqa", "pipeline.importers.expertqa:load_expertqa", "human",
+        ImporterInfo("expertqa", "pipeline.importers.expertqa:iter_expertqa", "human",
                      "ExpertQA long-form answers with expert claim labels (MIT licence)."),
     )
 }

@@ -7,7 +7,6 @@ fetched when its content starts with "Title:" (the release's marker of a success
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any

@@ -72,49 +72,72 @@ def check_values(obj: Any, where: str) -> None:
 
 
 def read_objects(path: Path) -> Iterator[tuple[str, Any]]:
-    """Yield (location, object) from a JSON object, a JSON list or JSONL file."""
+    """Yield (location, object) from a JSON object, a JSON list or a JSONL file.
+
+    JSONL is read line by line, so a large file is never held in memory whole; a JSON document
+    (an object or a list) has to be parsed whole. A file is JSONL when its first non-blank line is
+    a complete JSON value and more follows it."""
+    first, more = _first_line(path)
+    stripped = first.lstrip("\ufeff").lstrip()
+    if not stripped and not more:
+        raise InputError("file is empty", record=str(path))
+    if stripped[:1] not in ("[", "{") or (more and _is_whole_value(stripped)):
+        yield from _read_jsonl(path)
+        return
     try:
-        raw = path.read_bytes()
+        text = path.read_bytes().decode("utf-8-sig")
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror or exc}", record=str(path)) from exc
-    try:
-        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte {exc.start})", record=str(path)) from exc
-    stripped = text.lstrip()
-    if not stripped:
-        raise InputError("file is empty", record=str(path))
-    if stripped[0] in "[{":
-        try:
-            data = json.loads(text)  # NaN/Infinity parse; check_values names the field
-        except json.JSONDecodeError as exc:
-            if "\n" in text.strip() and (stripped[0] == "{" or _first_line_is_whole(text)):
-                yield from _read_jsonl(path, text)  # JSONL whose first line is an object (or a list)
-                return
-            raise InputError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", record=str(path)) from exc
-        except (ValueError, RecursionError) as exc:  # json recurses per nesting level; a hostile file can exhaust it
-            if stripped[0] == "{" and "\n" in text.strip() and _first_line_is_whole(text):
-                yield from _read_jsonl(path, text)  # JSONL: name the line that fails
-                return
-            message = "JSON is nested too deeply" if isinstance(exc, RecursionError) else str(exc)
-            raise InputError(message, record=str(path)) from exc
-        if isinstance(data, list):
-            for k, obj in enumerate(data):
-                check_values(obj, f"{path.name}[{k}]")
-                yield f"{path.name}[{k}]", obj
-        else:
-            check_values(data, path.name)
-            yield path.name, data
-        return
-    yield from _read_jsonl(path, text)
-
-
-def _first_line_is_whole(text: str) -> bool:
-    """True when the first non-blank line is a JSON value on its own (so the file is JSONL, not a
-    pretty-printed document), even if that value is too deep or holds a too-long number."""
-    first = next((line for line in text.split("\n") if line.strip()), "")
     try:
-        json.loads(first)
+        data = json.loads(text)  # NaN/Infinity parse; check_values names the field
+    except json.JSONDecodeError as exc:
+        if more and stripped[0] == "{":  # JSONL whose first line is broken: name the line that fails
+            yield from _read_jsonl(path)
+            return
+        raise InputError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", record=str(path)) from exc
+    except (ValueError, RecursionError) as exc:  # json recurses per nesting level; a hostile file can exhaust it
+        message = "JSON is nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise InputError(message, record=str(path)) from exc
+    if isinstance(data, list):
+        for k, obj in enumerate(data):
+            check_values(obj, f"{path.name}[{k}]")
+            yield f"{path.name}[{k}]", obj
+    else:
+        check_values(data, path.name)
+        yield path.name, data
+
+
+def _open_text(path: Path):
+    try:
+        # newline="\n" splits on "\n" only: U+2028, U+2029 and U+0085 may stand raw inside a JSON
+        # string (json.dumps(..., ensure_ascii=False) writes them so) and must not end a line
+        return path.open("r", encoding="utf-8-sig", newline="\n")
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", record=str(path)) from exc
+
+
+def _first_line(path: Path) -> tuple[str, bool]:
+    """The first non-blank line of a file, and whether anything non-blank follows it."""
+    with _open_text(path) as handle:
+        try:
+            first = ""
+            for line in handle:
+                if not first:
+                    first = line if line.strip() else ""
+                elif line.strip():
+                    return first, True
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text (byte {exc.start})", record=str(path)) from exc
+    return first, False
+
+
+def _is_whole_value(line: str) -> bool:
+    """True when a line is a JSON value on its own (so the file is JSONL, not a pretty-printed
+    document), even if that value is too deep or holds a too-long number."""
+    try:
+        json.loads(line)
     except json.JSONDecodeError:
         return False
     except (ValueError, RecursionError):
@@ -122,23 +145,26 @@ def _first_line_is_whole(text: str) -> bool:
     return True
 
 
-def _read_jsonl(path: Path, text: str) -> Iterator[tuple[str, Any]]:
-    # split on "\n" only: str.splitlines() also breaks at U+2028, U+2029 and U+0085, which JSON
-    # allows raw inside a string (json.dumps(..., ensure_ascii=False) writes them so)
-    for line_no, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        where = f"{path.name}:{line_no}"
+def _read_jsonl(path: Path) -> Iterator[tuple[str, Any]]:
+    with _open_text(path) as handle:
+        line_no = 0
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", record=where) from exc
-        except ValueError as exc:
-            raise InputError(str(exc), record=where) from exc
-        except RecursionError as exc:
-            raise InputError("JSON is nested too deeply", record=where) from exc
-        check_values(obj, where)
-        yield where, obj
+            for line_no, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                where = f"{path.name}:{line_no}"
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", record=where) from exc
+                except ValueError as exc:
+                    raise InputError(str(exc), record=where) from exc
+                except RecursionError as exc:
+                    raise InputError("JSON is nested too deeply", record=where) from exc
+                check_values(obj, where)
+                yield where, obj
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text (byte {exc.start} after line {line_no})", record=str(path)) from exc
 
 
 def _field(obj: dict, name: str, kind: type | tuple[type, ...], where: str, *, required: bool = True, default: Any = None) -> Any:
@@ -315,16 +341,21 @@ def _index_list(raw: dict, name: str, where: str, field: str) -> set[int]:
     return set(value)
 
 
-def load_canonical(path: str | Path, dataset: str = "") -> list[AnnotatedAnswer]:
-    """Read every answer in a canonical JSON/JSONL file; the first bad record raises InputError."""
+def iter_canonical(path: str | Path, dataset: str = "") -> Iterator[AnnotatedAnswer]:
+    """Answers of a canonical JSON/JSONL file, one at a time; the first bad record raises InputError."""
     path = Path(path)
-    answers = [parse_answer(obj, where, dataset or path.stem) for where, obj in read_objects(path)]
     seen: set[str] = set()
-    for a in answers:
-        if a.answer.answer_id in seen:
-            raise InputError("duplicate answer_id", record=a.answer.answer_id, field="answer_id")
-        seen.add(a.answer.answer_id)
-    return answers
+    for where, obj in read_objects(path):
+        annotated = parse_answer(obj, where, dataset or path.stem)
+        if annotated.answer.answer_id in seen:
+            raise InputError("duplicate answer_id", record=annotated.answer.answer_id, field="answer_id")
+        seen.add(annotated.answer.answer_id)
+        yield annotated
+
+
+def load_canonical(path: str | Path, dataset: str = "") -> list[AnnotatedAnswer]:
+    """Every answer of a canonical JSON/JSONL file; the first bad record raises InputError."""
+    return list(iter_canonical(path, dataset))
 
 
 def to_canonical(annotated: AnnotatedAnswer) -> dict:

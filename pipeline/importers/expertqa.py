@@ -44,17 +44,13 @@ import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from pipeline.errors import InputError
 from pipeline.importers.canonical import check_values
 from pipeline.paths import cache_dir
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
-
-try:  # the shared marker parser; a tiny local fallback keeps the importer usable without it
-    from pipeline.text import find_citation_markers as _find_markers
-except ImportError:  # pragma: no cover - only when pipeline/text.py is absent
-    _find_markers = None
+from pipeline.text import find_citation_markers
 
 __all__ = [
     "load_expertqa",
@@ -96,7 +92,6 @@ MAX_DOWNLOAD_BYTES = 50 * 1024 * 1024  # each file is ~3 MB; refuse anything far
 MAX_LINE_CHARS = 5_000_000
 
 _HEAD_RE = re.compile(r"^\s*\[\s*(\d{1,4})\s*\]\s*(.*?)\s*$")
-_LOCAL_MARKER_RE = re.compile(r"\[(\s*\d{1,4}(?:\s*,\s*\d{1,4})*\s*)\]")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -143,6 +138,11 @@ def download_expertqa(dest: Path | None = None, *, timeout: float = 60.0) -> Pat
 
 def load_expertqa(path: str | Path) -> list[AnnotatedAnswer]:
     """Import a folder of ExpertQA *.jsonl files (sorted by name) or one file."""
+    return list(iter_expertqa(path))
+
+
+def iter_expertqa(path: str | Path) -> Iterator[AnnotatedAnswer]:
+    """The answers of a folder of ExpertQA *.jsonl files (sorted by name) or of one file, one at a time."""
     path = Path(path)
     if path.is_dir():
         files = sorted(path.glob("*.jsonl"))
@@ -152,15 +152,12 @@ def load_expertqa(path: str | Path) -> list[AnnotatedAnswer]:
         files = [path]
     else:
         raise InputError("no such file or folder", record=str(path))
-    out: list[AnnotatedAnswer] = []
     for f in files:
-        out.extend(_load_file(f))
-    return out
+        yield from _load_file(f)
 
 
-def _load_file(path: Path) -> list[AnnotatedAnswer]:
+def _load_file(path: Path) -> Iterator[AnnotatedAnswer]:
     split = path.stem
-    out: list[AnnotatedAnswer] = []
     try:
         handle = path.open("r", encoding="utf-8-sig")
     except OSError as exc:
@@ -182,10 +179,9 @@ def _load_file(path: Path) -> list[AnnotatedAnswer]:
                 except ValueError as exc:  # e.g. an integer with more digits than Python converts
                     raise InputError(str(exc)[:200], record=where) from exc
                 check_values(obj, where)  # lone surrogates and non-finite numbers fail only when written
-                out.extend(_parse_question(obj, split, line_no, where))
+                yield from _parse_question(obj, split, line_no, where)
         except UnicodeDecodeError as exc:
             raise InputError(f"not UTF-8 text (byte {exc.start})", record=str(path)) from exc
-    return out
 
 
 def _req(obj: Any, name: str, kind: type | tuple[type, ...], where: str) -> Any:
@@ -215,15 +211,7 @@ def _parse_head(entry: str) -> tuple[int, str, str] | None:
 
 
 def _marker_indexes(text: str) -> list[int]:
-    if _find_markers is not None:
-        found: list[int] = []
-        for marker in _find_markers(text):
-            found.extend(marker.indexes)
-        return found
-    found = []
-    for m in _LOCAL_MARKER_RE.finditer(text):
-        found.extend(int(x) for x in m.group(1).split(","))
-    return found
+    return [index for marker in find_citation_markers(text) for index in marker.indexes]
 
 
 def _parse_question(obj: Any, split: str, line_no: int, where: str) -> list[AnnotatedAnswer]:

@@ -1,16 +1,24 @@
-"""The one registry of judges. Backends are imported lazily so a light install never pays for a
-backend it does not use."""
+"""The one registry of judges and the one factory that builds them.
+
+`get_judge(name, cache=...)` is how the runner, the CLI and the dashboard get a judge: it looks the
+name up here (or among plug-ins named in `AEE_JUDGE_PLUGINS`), imports the backend lazily so a light
+install never pays for a backend it does not use, and wraps computed judges in the SQLite cache.
+A name may carry an argument after a colon (`openai:gpt-4o-mini`), handed to the backend as the
+keyword its entry names (`model`).
+"""
 
 from __future__ import annotations
 
 import importlib
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from pipeline.judges.base import Judge, JudgeError
+from pipeline.judges.base import BaseJudge, Judge, JudgeError
+from pipeline.judges.cache import CachingJudge
 
-__all__ = ["JUDGES", "JudgeInfo", "Judge", "JudgeError", "get_judge", "CARRIED_JUDGES"]
+__all__ = ["JUDGES", "JudgeInfo", "Judge", "BaseJudge", "JudgeError", "get_judge", "with_cache", "judge_info", "carries_labels"]
 
 
 @dataclass(frozen=True)
@@ -18,29 +26,30 @@ class JudgeInfo:
     """A registered judge backend."""
 
     name: str
-    target: str  # "module:ClassName", imported on first use; "" for labels carried by the data
+    target: str  # "module:ClassName", imported on first use
     description: str
     needs_network: bool = False
+    carried: bool = False  # labels come with the data: never cached, never called
+    argument: str = ""  # keyword that receives the part of the name after ":" ("model"); "" = none allowed
 
 
 JUDGES: dict[str, JudgeInfo] = {
     info.name: info
     for info in (
-        JudgeInfo(
-            "offline",
-            "pipeline.judges.offline:OfflineJudge",
-            "Offline judge: evidence retrieval + calibrated features; no network, no key.",
-        ),
-        JudgeInfo(
-            "openai",
-            "pipeline.judges.openai_judge:OpenAIJudge",
-            "Any OpenAI-compatible chat endpoint (OpenAI, Azure, Ollama, vLLM, llama.cpp).",
-            needs_network=True,
-        ),
-        JudgeInfo("recorded", "", "Labels recorded in the data (AEE release, canonical `labels`)."),
-        JudgeInfo("human", "", "Expert human labels carried by the data (ExpertQA)."),
+        JudgeInfo("offline", "pipeline.judges.offline:OfflineJudge",
+                  "Offline judge: evidence retrieval + calibrated features; no network, no key."),
+        JudgeInfo("openai", "pipeline.judges.openai_judge:OpenAIJudge",
+                  "Any OpenAI-compatible chat endpoint (OpenAI, Azure, Ollama, vLLM, llama.cpp).",
+                  needs_network=True, argument="model"),
+        JudgeInfo("recorded", "pipeline.judges.carried:CarriedLabels",
+                  "Labels recorded in the data (AEE release, canonical `labels`).", carried=True),
+        JudgeInfo("human", "pipeline.judges.carried:CarriedLabels",
+                  "Expert human labels carried by the data (ExpertQA).", carried=True),
+        JudgeInfo("scripted", "pipeline.judges.scripted:ScriptedJudge",
+                  "Deterministic rules for tests and demos (word overlap); its labels mean nothing."),
     )
 }
+
 
 def _plugin_judges() -> dict[str, JudgeInfo]:
     """Extra judges named in AEE_JUDGE_PLUGINS="name=module:Class,..." (your own backends)."""
@@ -52,20 +61,51 @@ def _plugin_judges() -> dict[str, JudgeInfo]:
     return out
 
 
-# Judges whose verdicts come with the data instead of being computed.
-CARRIED_JUDGES = frozenset({"recorded", "human"})
-
-
-def get_judge(name: str, **config: Any) -> Judge:
-    """Build a judge backend by registry name; raises JudgeError with a clear message."""
-    info = JUDGES.get(name) or _plugin_judges().get(name)
+def judge_info(name: str) -> JudgeInfo:
+    """The registry entry for a judge name (the part before any ":"); JudgeError when unknown."""
+    base = name.partition(":")[0]
+    info = JUDGES.get(base) or _plugin_judges().get(base)
     if info is None:
-        raise JudgeError(f"unknown judge {name!r}; choose one of {', '.join(sorted(JUDGES))}")
-    if not info.target:
-        raise JudgeError(f"judge {name!r} uses labels carried by the data; it has no backend to build")
+        known = sorted({*JUDGES, *_plugin_judges()})
+        raise JudgeError(f"unknown judge {name!r}; choose one of {', '.join(known)}")
+    return info
+
+
+def carries_labels(name: str) -> bool:
+    """True when a judge name stands for labels carried by the data (`recorded`, `human`)."""
+    try:
+        return judge_info(name).carried
+    except JudgeError:
+        return False
+
+
+def get_judge(name: str, *, cache: bool | str | Path = True, **config: Any) -> Judge:
+    """Build a judge by registry name; raises JudgeError with a clear message.
+
+    cache: True wraps a computed judge in the SQLite cache at its default place
+    (`$AEE_CACHE_DIR/judges.sqlite`), a path puts the cache there, False returns the bare backend.
+    Judges that carry their labels are never cached.
+    """
+    info = judge_info(name)
+    base, _, argument = name.partition(":")
+    if argument:
+        if not info.argument:
+            raise JudgeError(f"judge {base!r} takes no argument after ':' (got {name!r})")
+        config.setdefault(info.argument, argument)
     module_name, _, class_name = info.target.partition(":")
     try:
         cls = getattr(importlib.import_module(module_name), class_name)
-    except ImportError as exc:
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] in ("pipeline", "dashboard"):
+            raise  # our own code is broken: never hide that behind "not available"
+        # an optional backend's own dependency (an SDK, transformers) is not installed
         raise JudgeError(f"judge {name!r} is not available: {exc}") from exc
-    return cls(**config)
+    judge = cls(base) if info.carried else cls(**config)
+    return with_cache(judge, cache)
+
+
+def with_cache(judge: Judge, cache: bool | str | Path = True) -> Judge:
+    """Wrap a judge in the SQLite cache (see get_judge); carried and already cached judges are returned as they are."""
+    if judge.carries_labels or cache is False or isinstance(judge, CachingJudge):
+        return judge
+    return CachingJudge(judge, None if cache is True else Path(cache))

@@ -35,6 +35,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from pipeline.judges.base import Judge
 from pipeline.paths import results_dir
 from pipeline.records import AnnotatedAnswer
 
@@ -164,12 +165,11 @@ def support_pairs(answers: Iterable[AnnotatedAnswer]) -> list[tuple[AnnotatedAns
     return out
 
 
-def evaluate_support(judge: Any, answers: list[AnnotatedAnswer], *, relevance: bool = True) -> dict[str, Any]:
+def evaluate_support(judge: Judge, answers: list[AnnotatedAnswer], *, relevance: bool = True) -> dict[str, Any]:
     """Compare `judge`'s support (and relevance) verdicts with the experts' (see module doc)."""
     t0 = time.perf_counter()
     pairs = support_pairs(answers)
-    if hasattr(judge, "prefetch"):
-        judge.prefetch([a for a in answers if _has_passages(a)])
+    judge.prefetch([a for a in answers if _has_passages(a)])
     # group by (answer, source) so each judge call gets all statements for one source
     groups: dict[tuple[str, int], list[tuple[int, str]]] = {}
     by_id = {}

@@ -1,24 +1,31 @@
 """The judge seam: the only place where labels are produced.
 
 A judge labels one answer at a time. The annotate stage decides which methods to call (stance only
-for debate queries, support only for sources with text) and wraps the judge in caching, retries and
-rate limits; a judge itself stays a plain object that turns inputs into verdicts.
+for debate queries, support only for sources with text); caching, retries and rate limits wrap a
+judge (`pipeline.judges.cache.CachingJudge`); every judge is built by `pipeline.judges.get_judge`.
+
+`Judge` is the protocol callers program against. Besides the four label methods it declares the
+optional abilities with their meaning, and `BaseJudge` gives every backend the plain default for
+each, so no caller ever has to probe a judge with `getattr`.
 """
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, Sequence, runtime_checkable
 
 from pipeline.records import Answer, Source, Statement, Verdict
 
 
 @runtime_checkable
 class Judge(Protocol):
-    """What every judge backend provides. Each method returns verdicts and never raises on bad
-    model output: an unparseable answer becomes a verdict with label None and the raw text."""
+    """What every judge provides. Label methods never raise on bad model output: an unparseable
+    answer becomes a verdict with label None, `error="parse"` and the raw text."""
 
     name: str  # stable id used in cache keys and Parquet, e.g. "offline", "openai:gpt-4o-mini"
     prompt_version: str  # version of the prompts / rules, e.g. "v1"
+    # True for judges whose labels come with the data (`recorded`, `human`): the annotate stage
+    # keeps the verdicts the importer found instead of calling the label methods.
+    carries_labels: bool
 
     def relevance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:
         """One `relevance` verdict per statement: label "relevant" or "filler"."""
@@ -38,6 +45,30 @@ class Judge(Protocol):
         with `score` in [0, 1] where the judge has a continuous score and `evidence` the passage
         it used."""
         ...
+
+    def support_many(self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]) -> list[Verdict]:
+        """`support` for several sources of one answer; a judge may group them into fewer calls
+        (the LLM judge packs short sources into one request)."""
+        ...
+
+    def prefetch(self, answers: Sequence[Any]) -> None:
+        """A hint before a chunk of annotated answers is labelled, for judges that batch work
+        across answers (the offline judge embeds every sentence of a chunk in one pass)."""
+        ...
+
+
+class BaseJudge:
+    """Defaults for the optional abilities; every backend derives from it."""
+
+    name: str = "judge"
+    prompt_version: str = "v1"
+    carries_labels: bool = False
+
+    def support_many(self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]) -> list[Verdict]:
+        return [v for source in sources for v in self.support(answer, statements, source)]  # type: ignore[attr-defined]
+
+    def prefetch(self, answers: Sequence[Any]) -> None:
+        return None
 
 
 class JudgeError(Exception):

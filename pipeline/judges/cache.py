@@ -91,6 +91,8 @@ def _is_sampling(inner: Any) -> bool:
 class CachingJudge:
     """Wraps any judge; stores its verdict lists in SQLite. Counters: `hits`, `misses`, `bypassed`."""
 
+    carries_labels = False  # only computed judges are cached (see pipeline.judges.with_cache)
+
     def __init__(self, inner: Any, path: Path | str | None = None) -> None:
         self.inner = inner
         self.name: str = getattr(inner, "name", type(inner).__name__)
@@ -245,10 +247,11 @@ class CachingJudge:
         return [v for s in sources for v in found[id(s)]]
 
     def _inner_many(self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]) -> list[Verdict]:
-        many = getattr(self.inner, "support_many", None)
-        if many is not None:
-            return list(many(answer, statements, sources))
-        return [v for s in sources for v in self.inner.support(answer, statements, s)]
+        return list(self.inner.support_many(answer, statements, sources))
+
+    def prefetch(self, answers: Sequence[Any]) -> None:
+        """Passed to the wrapped judge (batching hints are not results; nothing to cache)."""
+        self.inner.prefetch(answers)
 
 
 def _pack(rows: list[dict[str, Any]]) -> dict[str, Any]:

@@ -30,7 +30,9 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from pipeline.records import Answer, Source, Statement, Verdict
+from pipeline.judges.base import BaseJudge
+from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
+from pipeline.text import find_citation_markers, statements_for, strip_citation_markers
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +48,6 @@ TOP_K = 3  # sentences per statement ranked by the lexical retrieval step
 # text helpers
 # --------------------------------------------------------------------------------------------
 
-_MARKER_RE = re.compile(
-    r"\s*(?:\[\^?\d{1,3}(?:\s*[-,\u2013]\s*\d{1,3})*\]|\u3010\d{1,3}\u3011|\^\d{1,3}(?!\d))"
-)
 _WORD_RE = re.compile(r"[a-z0-9]+(?:['\u2019][a-z]+)?")
 _NUM_RE = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)(?:\s*(%|percent))?")
 _CAP_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-zA-Z0-9\-]{2,}|[A-Z]{2,}[a-z]?)\b")
@@ -76,12 +75,7 @@ NEGATIONS = frozenset(
 
 def strip_markers(text: str) -> str:
     """Remove citation markers ([1], [1, 2], [2-4], 【1】, ^1, [^1]) and tidy the spaces."""
-    try:
-        from pipeline.text import find_citation_markers, strip_citation_markers
-
-        return strip_citation_markers(text, find_citation_markers(text))
-    except Exception:  # noqa: BLE001 - fall back to the local pattern
-        return re.sub(r"\s+([.,;:!?])", r"\1", _MARKER_RE.sub("", text)).strip()
+    return strip_citation_markers(text, find_citation_markers(text))
 
 
 @lru_cache(maxsize=100_000)  # words repeat across sentences and sources; stemming was a hot spot
@@ -481,7 +475,7 @@ def query_polarity(query: str) -> int:
 # --------------------------------------------------------------------------------------------
 
 
-class OfflineJudge:
+class OfflineJudge(BaseJudge):
     """Offline judge (see the module docstring). Config: `params_path`, `use_embeddings`
     (default True; False forces the lexical model), `top_k`, `max_evidence_chars`."""
 
@@ -629,23 +623,20 @@ class OfflineJudge:
                                source_index=source.index, score=float(p), evidence=ev))
         return out
 
-    def prefetch(self, answers: Iterable[Any]) -> None:
+    def prefetch(self, answers: Sequence[AnnotatedAnswer]) -> None:
         """Compute the support features of every (statement, source with text) pair of these answers
         in one `support_features` call, so that all their sentences are embedded in large batches;
         the following `support` calls take the stored features. Replaces what an earlier call stored."""
         self._prefetched = {}
         if self.mode != "embed":
             return
-        from pipeline.annotate import statements_for
-
         pairs = {}
         for a in answers:
-            ans = getattr(a, "answer", a)
-            statements = statements_for(a) if hasattr(a, "answer") else ()
-            for src in ans.sources:
+            statements = statements_for(a)
+            for src in a.answer.sources:
                 if (src.text or "").strip() and src.fetch_ok is not False:
                     for s in statements:
-                        stmt, text, cited, query = self._pair_inputs(ans, s, src)
+                        stmt, text, cited, query = self._pair_inputs(a.answer, s, src)
                         pairs[stmt, text, tuple(cited), query] = (stmt, text, cited, query)
         self._prefetched = dict(zip(pairs, self.support_features(list(pairs.values()), "embed")))
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from pipeline.metrics import aee, liu  # noqa: F401  (importing registers the metrics)
-from pipeline.metrics.context import ScoreConfig, ScoringContext
+from pipeline.metrics.context import MODES, PARITY_NECESSITY, ScoreConfig, ScoringContext, effective_necessity
+from pipeline.metrics.necessity import NECESSITY_METHODS
 from pipeline.metrics.registry import GROUP_ORDER, METRICS, RATING_COLOURS, RATING_SYMBOLS, MetricInfo
 from pipeline.records import AnnotatedAnswer, MetricResult
 
@@ -14,6 +15,10 @@ __all__ = [
     "RATING_COLOURS",
     "MetricInfo",
     "ScoreConfig",
+    "MODES",
+    "NECESSITY_METHODS",
+    "PARITY_NECESSITY",
+    "effective_necessity",
     "ScoringContext",
     "score_answer",
 ]

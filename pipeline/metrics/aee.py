@@ -189,7 +189,7 @@ def source_necessity(ctx: ScoringContext) -> MetricResult:
     if not ctx.has_support_labels:
         return MetricResult(None, 0, "no support labels")
     # Parity reproduces the notebook's greedy cover whatever variant is asked for.
-    method = "greedy" if ctx.mode == "parity" else ctx.config.necessity
+    method = ctx.config.necessity_in_use
     if method == "exact":
         cover = solve_cover(ctx.matrices.support)
         note = "method=exact" if cover.proven_optimal else (

@@ -6,8 +6,12 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from pipeline.matrices import LabelView, Matrices, Mode, build_matrices, is_relevant, label_view
+from pipeline.metrics.necessity import NECESSITY_METHODS
 from pipeline.records import AnnotatedAnswer, Statement
 from pipeline.text import all_cited_indexes
+
+MODES: tuple[str, ...] = ("strict", "parity")  # the two rule sets (docs/design/decisions.md)
+PARITY_NECESSITY = "greedy"  # the released notebook's set cover; parity always uses it
 
 
 @dataclass(frozen=True)
@@ -18,10 +22,20 @@ class ScoreConfig:
     necessity: str = "exact"
 
     def __post_init__(self) -> None:
-        if self.mode not in ("strict", "parity"):
-            raise ValueError(f"mode must be 'strict' or 'parity', not {self.mode!r}")
-        if self.necessity not in ("exact", "greedy", "bipartite"):
-            raise ValueError(f"necessity must be exact, greedy or bipartite, not {self.necessity!r}")
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, not {self.mode!r}")
+        if self.necessity not in NECESSITY_METHODS:
+            raise ValueError(f"necessity must be one of {', '.join(NECESSITY_METHODS)}, not {self.necessity!r}")
+
+    @property
+    def necessity_in_use(self) -> str:
+        """The necessity algorithm these rules really run: parity always uses the notebook's greedy cover."""
+        return effective_necessity(self.mode, self.necessity)
+
+
+def effective_necessity(mode: str, necessity: str) -> str:
+    """The necessity algorithm a (mode, necessity) choice runs: parity fixes it to greedy."""
+    return PARITY_NECESSITY if mode == "parity" else necessity
 
 
 PARITY_SKIP_REASON = "paper-parity skips answers with no relevant statement or no fetched source"

@@ -1,10 +1,9 @@
-"""Inputs of the answer inspector and the re-score page.
+"""What the answer view shows, shaped from one answer's report (inspector and re-score).
 
-Loaders are cached per dataset and keyed by the Parquet files' modification times, so a new
-pipeline run is picked up without restarting the app. Every number shown comes from
-`pipeline.scoring.answer_report` (metrics, matrices, necessary sources) or from the exported
-tables (source type, duplicates, injection flags); this module only reshapes them for display:
-statement statuses, citation-marker positions and the per-pair judge output.
+Loading lives in `dashboard.data`. Every number shown comes from `pipeline.scoring.answer_report`
+(metrics, matrices, necessary sources) or from the exported tables (source type, duplicates,
+injection flags); this module only reshapes them for display: statement statuses, citation-marker
+positions, the per-pair judge output, flags and the study context.
 """
 
 from __future__ import annotations
@@ -16,13 +15,10 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import pandas as pd
-import streamlit as st
 
 from pipeline import paths
-from pipeline.metrics import ScoreConfig
 from pipeline.records import AnnotatedAnswer
-from pipeline.scoring import answer_report
-from pipeline.store import list_datasets, list_judges, read_table, table_path
+from pipeline.tables import source_rows
 from pipeline.text import find_citation_markers
 
 # Statement statuses shown by the answer component (the key is what the JS reads).
@@ -51,106 +47,28 @@ SAFE_DATASET = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _SAFE_LABEL_CHARS = re.compile(r"[^A-Za-z0-9 _.:-]+")
 
 
-# ---- loading --------------------------------------------------------------------------------
+# ---- source analysis rows -------------------------------------------------------------------
 
 
-def results_root() -> Path:
-    return paths.results_dir()
-
-
-def available_datasets() -> list[str]:
-    return list_datasets(results_root())
-
-
-def available_judges(dataset: str) -> list[str]:
-    return list_judges(dataset, results_root())
-
-
-def _stamp(dataset: str, judge: str) -> tuple:
-    """Modification times of the tables an answer is rebuilt from (the cache key)."""
-    root = results_root()
-    files = [table_path(dataset, "answers", root=root), table_path(dataset, "sources", root=root),
-             table_path(dataset, "statements", judge, root), table_path(dataset, "labels", judge, root)]
-    return tuple(f.stat().st_mtime_ns if f.exists() else 0 for f in files)
-
-
-@st.cache_resource(show_spinner=False, max_entries=8)
-def _dataset(root: str, dataset: str, judge: str, stamp: tuple) -> dict[str, AnnotatedAnswer]:
-    # cache_resource, not cache_data: the records are frozen dataclasses nobody mutates, and a
-    # copy per rerun (cache_data unpickles its value every time) costs ~0.15 s on ExpertQA.
-    from pipeline.results import load_annotated
-
-    return load_annotated(dataset, judge, Path(root))
-
-
-@st.cache_resource(show_spinner=False, max_entries=8)
-def _sources_frame(root: str, dataset: str, stamp: tuple) -> pd.DataFrame:
-    frame = read_table(table_path(dataset, "sources", root=Path(root)))
-    return frame.drop(columns=["text"], errors="ignore")
-
-
-def load_dataset(dataset: str, judge: str) -> dict[str, AnnotatedAnswer]:
-    """Every annotated answer of a dataset under one judge (cached until the files change)."""
-    return _dataset(str(results_root()), dataset, judge, _stamp(dataset, judge))
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def _index(root: str, dataset: str, judge: str, stamp: tuple) -> pd.DataFrame:
-    answers = _dataset(root, dataset, judge, stamp)
-    rows = [{"answer_id": a.answer.answer_id, "engine": a.answer.engine, "query": a.answer.query,
-             "query_type": a.answer.query_type, "field": a.answer.field} for a in answers.values()]
-    return pd.DataFrame(rows, columns=["answer_id", "engine", "query", "query_type", "field"])
-
-
-def answer_index(dataset: str, judge: str) -> pd.DataFrame:
-    """One row per answer: id, engine, query, query type, field."""
-    return _index(str(results_root()), dataset, judge, _stamp(dataset, judge))
-
-
-def dataset_source_rows(dataset: str, judge: str, answer_id: str) -> list[dict]:
-    """The exported source-analysis rows (type, injection flags, duplicate of) of one answer."""
-    frame = _sources_frame(str(results_root()), dataset, _stamp(dataset, judge))
-    rows = frame[frame["answer_id"] == answer_id].to_dict("records")
-    return [_clean_source_row(r) for r in rows]
+def source_view_rows(rows: Iterable[dict]) -> list[dict]:
+    """Exported source-analysis rows (sources table) in the shape the answer view reads."""
+    out = []
+    for r in rows:
+        flags = r.get("injection_flags") or ""
+        try:
+            parsed = json.loads(flags) if flags else []
+        except ValueError:
+            parsed = [{"kind": "unreadable", "excerpt": ""}]
+        dup = r.get("duplicate_of")
+        out.append({"index": int(r["source_index"]), "source_type": r.get("source_type") or "unknown",
+                    "injection_flags": parsed if isinstance(parsed, list) else [],
+                    "duplicate_of": None if dup is None or dup != dup else int(dup)})
+    return out
 
 
 def computed_source_rows(annotated: AnnotatedAnswer) -> list[dict]:
     """The same source analysis the pipeline exports, computed for an answer not on disk."""
-    from pipeline.runner import source_rows
-
-    return [_clean_source_row(r) for r in source_rows("", [annotated])]
-
-
-def _clean_source_row(r: dict) -> dict:
-    flags = r.get("injection_flags") or ""
-    try:
-        parsed = json.loads(flags) if flags else []
-    except ValueError:
-        parsed = [{"kind": "unreadable", "excerpt": ""}]
-    dup = r.get("duplicate_of")
-    return {"index": int(r["source_index"]), "source_type": r.get("source_type") or "unknown",
-            "injection_flags": parsed if isinstance(parsed, list) else [],
-            "duplicate_of": None if dup is None or dup != dup else int(dup)}
-
-
-# ---- reports --------------------------------------------------------------------------------
-
-
-def report(annotated: AnnotatedAnswer, mode: str, necessity: str, judge: str) -> dict[str, Any]:
-    """The pipeline's report for one answer under one scoring configuration."""
-    return answer_report(annotated, ScoreConfig(mode, necessity), judge)  # type: ignore[arg-type]
-
-
-@st.cache_data(show_spinner=False, max_entries=256)
-def _cached_report(root: str, dataset: str, judge: str, answer_id: str, mode: str, necessity: str,
-                   stamp: tuple) -> dict[str, Any]:
-    annotated = _dataset(root, dataset, judge, stamp)[answer_id]
-    return report(annotated, mode, necessity, judge)
-
-
-def dataset_report(dataset: str, judge: str, answer_id: str, mode: str, necessity: str) -> dict[str, Any]:
-    """`report` for a stored answer, cached per (answer, mode, necessity) until the files change."""
-    return _cached_report(str(results_root()), dataset, judge, answer_id, mode, necessity, _stamp(dataset, judge))
+    return source_view_rows(source_rows("", [annotated]))
 
 
 # ---- view inputs ----------------------------------------------------------------------------
@@ -404,7 +322,7 @@ def user_dataset_path(name: str) -> Path:
     """Where "save into a dataset" appends: data/user/<name>.jsonl (the name is checked)."""
     if not SAFE_DATASET.match(name or ""):
         raise ValueError("use 1-64 letters, digits, '-' or '_' (starting with a letter or digit)")
-    return paths.data_dir() / "user" / f"{name}.jsonl"
+    return paths.user_data_dir() / "user" / f"{name}.jsonl"
 
 
 def md_text(value: str, limit: int = 500) -> str:

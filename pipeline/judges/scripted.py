@@ -1,4 +1,9 @@
-"""A deterministic judge for tests: simple rules, and a counter of every call it answers."""
+"""`scripted`: a deterministic rule-based judge for tests, demos and plumbing checks.
+
+It answers instantly from fixed rules (no model, no network) and counts every call it answers,
+so tests can assert how often a stage asked. Select it by name like any judge:
+`get_judge("scripted")`. Its labels mean nothing about real support; never report them as such.
+"""
 
 from __future__ import annotations
 
@@ -7,18 +12,19 @@ import re
 import time
 from typing import Sequence
 
+from pipeline.judges.base import BaseJudge
 from pipeline.records import Answer, Source, Statement, Verdict
 
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-class ScriptedJudge:
+class ScriptedJudge(BaseJudge):
     """Relevance by a filler phrase list, stance 'agree', confidence 4, support by word overlap."""
 
     name = "scripted"
     prompt_version = "scripted-v1"
 
-    def __init__(self) -> None:
+    def __init__(self, **_: object) -> None:
         self.calls = 0
         # A delay per call makes runs slow enough to be killed part-way (crash-safety tests).
         self.delay = float(os.environ.get("SCRIPTED_JUDGE_DELAY", "0"))

@@ -1,0 +1,226 @@
+export default function (component) {
+  const { data, parentElement, setStateValue } = component;
+  const host = parentElement;
+  const prev = host.__aev;
+  if (prev && prev.flush) { prev.flush(); }
+  if (prev && prev.onDocClick) { document.removeEventListener('click', prev.onDocClick); }
+  const old = host.querySelector('.aev');
+  if (old) { old.remove(); }
+  if (!data || !Array.isArray(data.blocks)) { return; }
+
+  const el = (tag, cls, text) => {
+    const n = document.createElement(tag);
+    if (cls) { n.className = cls; }
+    if (text !== undefined && text !== null) { n.textContent = String(text); }
+    return n;
+  };
+  const mount = Math.random().toString(36).slice(2) + Date.now().toString(36);
+  const state = { mount: mount, seq: 0, events: [], timer: null, lastHover: {} };
+  const send = () => {
+    if (state.timer) { clearTimeout(state.timer); state.timer = null; }
+    if (!data.report_events || state.events.length === 0) { return; }
+    // cumulative (last 500) with sequence numbers: Python keeps what it has not seen yet
+    setStateValue('events', { mount: mount, events: state.events.slice(-500) });
+  };
+  state.flush = send;
+  host.__aev = state;
+  const record = (type, stmt, src) => {
+    if (!data.report_events) { return; }
+    const key = String(stmt) + ':' + String(src);
+    const now = Date.now();
+    if (type === 'hover') {
+      if (state.lastHover[key] && now - state.lastHover[key] < 1000) { return; }
+      state.lastHover[key] = now;
+    }
+    state.seq += 1;
+    state.events.push({ seq: state.seq, type: type, statement: stmt, source: src, ts: now, answer: data.answer_id });
+    if (type === 'click') { send(); }
+    else { if (state.timer) { clearTimeout(state.timer); } state.timer = setTimeout(send, 700); }
+  };
+
+  const root = el('div', 'aev');
+  root.setAttribute('data-testid', 'answer-view');
+  const statuses = data.statements || {};
+  const sources = data.sources || {};
+  const pairs = data.pairs || {};
+  const symbols = data.status_symbols || {};
+  const labels = data.status_labels || {};
+
+  const legend = el('div', 'aev-legend');
+  legend.setAttribute('aria-label', 'Legend');
+  ['supported', 'unsupported', 'uncited', 'filler'].forEach((k) => {
+    const item = el('span', 'item');
+    const sw = el('span', 'stmt st-' + k);
+    sw.appendChild(el('span', 'sym', symbols[k] || ''));
+    sw.appendChild(document.createTextNode(k === 'filler' ? 'filler' : k === 'unsupported' ? 'unsupported' : k));
+    item.appendChild(sw);
+    item.appendChild(document.createTextNode(' ' + (labels[k] || '')));
+    legend.appendChild(item);
+  });
+  const citeKey = el('span', 'item', 'Markers: solid = supports, dashed = partly, struck = does not, dotted = no verdict / no such source');
+  legend.appendChild(citeKey);
+  root.appendChild(legend);
+
+  const body = el('div', 'aev-body');
+  root.appendChild(body);
+  const pop = el('div', 'pop');
+  pop.hidden = true;
+  pop.setAttribute('role', 'dialog');
+  pop.setAttribute('data-testid', 'citation-popover');
+  root.appendChild(pop);
+
+  let pinned = null;
+  let hideTimer = null;
+  let activeBtn = null;
+
+  const addRow = (parent, key, value, cls) => {
+    const row = el('div', 'row' + (cls ? ' ' + cls : ''));
+    if (key) { row.appendChild(el('span', 'k', key + ': ')); }
+    if (value !== undefined && value !== null) { row.appendChild(document.createTextNode(String(value))); }
+    parent.appendChild(row);
+    return row;
+  };
+
+  const fill = (stmt, src, cls) => {
+    while (pop.firstChild) { pop.removeChild(pop.firstChild); }
+    const close = el('button', 'close', '\u00d7');
+    close.setAttribute('aria-label', 'Close');
+    close.addEventListener('click', (e) => { e.stopPropagation(); hide(true); });
+    pop.appendChild(close);
+    const s = sources[String(src)];
+    if (!s) {
+      pop.appendChild(el('div', 'title', 'Source [' + src + '] is not listed'));
+      addRow(pop, null, (data.cite_labels || {}).dangling || '');
+      return;
+    }
+    pop.appendChild(el('div', 'title', '[' + src + '] ' + s.title));
+    const u = el('div', 'url');
+    if (s.url) {
+      let ok = false;
+      try { const p = new URL(s.url); ok = s.http && (p.protocol === 'http:' || p.protocol === 'https:'); } catch (e) { ok = false; }
+      if (ok) {
+        const a = el('a', null, s.url);
+        a.setAttribute('href', s.url);
+        a.setAttribute('target', '_blank');
+        a.setAttribute('rel', 'noopener noreferrer');
+        a.addEventListener('click', (e) => { e.stopPropagation(); record('click', stmt, src); });
+        u.appendChild(a);
+      } else {
+        u.textContent = s.url + ' (not a web link)';
+      }
+    } else {
+      u.textContent = '(no URL)';
+    }
+    pop.appendChild(u);
+    const excerpt = () => {
+      const row = addRow(pop, 'Start of the source text', null);
+      if (s.excerpt) { row.appendChild(el('blockquote', 'excerpt', s.excerpt)); }
+      else { row.appendChild(document.createTextNode('(no text: the page was not fetched)')); }
+    };
+    addRow(pop, 'Type', s.type);
+    (s.flags || []).forEach((f) => addRow(pop, 'Flag', f, 'flag'));
+    if (stmt === null || stmt === undefined) {
+      addRow(pop, null, 'This marker is not inside a statement.');
+      excerpt();
+      return;
+    }
+    const v = pairs[String(stmt) + ':' + String(src)];
+    const st = statuses[String(stmt)] || {};
+    addRow(pop, 'Statement', String(Number(stmt) + 1) + ' (' + (labels[st.status] || st.status || '') + ')');
+    if (v) {
+      let lab = v.label;
+      if (v.score !== null && v.score !== undefined) { lab += ' (score ' + Number(v.score).toFixed(2) + ')'; }
+      addRow(pop, 'Judge label', lab + ' \u2014 ' + v.judge);
+      const ev = addRow(pop, 'Evidence the judge used', null);
+      if (v.evidence) { ev.appendChild(el('blockquote', 'evidence', v.evidence)); }
+      else { ev.appendChild(document.createTextNode('(none recorded; the start of the source follows)')); excerpt(); }
+      const raw = addRow(pop, 'Raw judge output', null);
+      raw.appendChild(el('pre', null, v.raw || '(empty)'));
+    } else {
+      addRow(pop, 'Judge label', (data.cite_labels || {})[cls] || 'no verdict');
+      excerpt();
+    }
+  };
+
+  const place = (btn) => {
+    const r = btn.getBoundingClientRect();
+    const base = root.getBoundingClientRect();
+    let left = r.left - base.left;
+    const width = Math.min(520, base.width * 0.92);
+    if (left + width > base.width) { left = Math.max(0, base.width - width); }
+    pop.style.left = left + 'px';
+    pop.style.top = (r.bottom - base.top + 6) + 'px';
+  };
+  const show = (btn, stmt, src, cls) => {
+    if (hideTimer) { clearTimeout(hideTimer); hideTimer = null; }
+    if (activeBtn && activeBtn !== btn) { activeBtn.classList.remove('active'); }
+    activeBtn = btn;
+    btn.classList.add('active');
+    fill(stmt, src, cls);
+    pop.hidden = false;
+    place(btn);
+  };
+  const hide = (force) => {
+    if (pinned && !force) { return; }
+    pinned = null;
+    pop.hidden = true;
+    if (activeBtn) { activeBtn.classList.remove('active'); activeBtn = null; }
+  };
+  pop.addEventListener('mouseenter', () => { if (hideTimer) { clearTimeout(hideTimer); hideTimer = null; } });
+  pop.addEventListener('mouseleave', () => { hideTimer = setTimeout(() => hide(false), 300); });
+  root.addEventListener('keydown', (e) => { if (e.key === 'Escape') { hide(true); } });
+
+  const chip = (part, stmt) => {
+    const cls = part.cls || 'unjudged';
+    const b = el('button', 'cite c-' + cls, '[' + part.src + ']');
+    b.type = 'button';
+    b.setAttribute('data-source', String(part.src));
+    if (stmt !== null && stmt !== undefined) { b.setAttribute('data-statement', String(stmt)); }
+    const s = sources[String(part.src)];
+    b.setAttribute('aria-label', 'Source ' + part.src + (s ? ': ' + s.title : ' (not listed)'));
+    b.addEventListener('mouseenter', () => { if (!pinned) { show(b, stmt, part.src, cls); } record('hover', stmt, part.src); });
+    b.addEventListener('mouseleave', () => { if (!pinned) { hideTimer = setTimeout(() => hide(false), 300); } });
+    b.addEventListener('focus', () => { if (!pinned) { show(b, stmt, part.src, cls); } });
+    b.addEventListener('click', (e) => {
+      e.stopPropagation();
+      show(b, stmt, part.src, cls);
+      pinned = b;
+      record('click', stmt, part.src);
+    });
+    return b;
+  };
+  const addParts = (node, parts, stmt) => {
+    (parts || []).forEach((p) => {
+      if (p.t === 'cite') { node.appendChild(chip(p, stmt)); }
+      else { node.appendChild(document.createTextNode(String(p.s))); }
+    });
+  };
+
+  data.blocks.forEach((b) => {
+    if (b.t === 'heading') { body.appendChild(el('h4', null, b.s)); return; }
+    if (b.t === 'gap') { const g = el('span', 'gap'); addParts(g, b.parts, null); body.appendChild(g); return; }
+    if (b.t !== 'stmt') { return; }
+    const info = statuses[String(b.i)] || { status: 'uncited' };
+    const span = el('span', 'stmt st-' + info.status + (b.own_line ? ' own-line' : ''));
+    span.setAttribute('data-statement', String(b.i));
+    span.setAttribute('title', 'Statement ' + (b.i + 1) + ': ' + (labels[info.status] || info.status));
+    span.appendChild(el('span', 'sym', symbols[info.status] || ''));
+    addParts(span, b.parts, b.i);
+    if (data.debate && info.stance) {
+      const mark = { agree: '+ agrees', disagree: '\u2212 disagrees', neutral: '= neutral' }[info.stance] || info.stance;
+      const badge = el('span', 'stance', mark);
+      badge.setAttribute('title', 'Stance towards the query: ' + info.stance);
+      span.appendChild(badge);
+    }
+    body.appendChild(span);
+  });
+
+  state.onDocClick = (e) => {
+    if (!root.isConnected || pop.hidden) { return; }
+    const path = e.composedPath ? e.composedPath() : [];
+    if (path.indexOf(pop) < 0 && path.indexOf(activeBtn) < 0) { hide(true); }
+  };
+  document.addEventListener('click', state.onDocClick);
+  host.appendChild(root);
+  return () => { send(); document.removeEventListener('click', state.onDocClick); };
+}
