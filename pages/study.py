@@ -16,7 +16,8 @@ import plotly.graph_objects as go  # noqa: E402
 import streamlit as st  # noqa: E402
 
 from dashboard.render import ensure_router  # noqa: E402
-from pipeline import study, study_log  # noqa: E402
+from pipeline import study  # noqa: E402
+from pipeline.study import recorder as study_log  # noqa: E402
 
 ensure_router()
 st.title("Usability study")

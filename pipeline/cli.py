@@ -7,7 +7,6 @@ get one). Results already written are never touched by a failing command: every 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
@@ -17,6 +16,8 @@ from typing import Sequence
 
 from pipeline.errors import InputError
 from pipeline.judges.base import JudgeError
+from pipeline.judges.cli import register as register_judges
+from pipeline.study.cli import register as register_study
 
 EXIT_BAD_INPUT = 2
 
@@ -65,11 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("build-default", help="build the bundled default results (used by `make run`)")
     p.add_argument("--force", action="store_true", help="rebuild even when results exist")
 
-    for module in ("pipeline.study_cli", "pipeline.judges.cli"):
-        try:
-            importlib.import_module(module).register(sub)
-        except ImportError:
-            continue
+    register_study(sub)
+    register_judges(sub)
     return parser
 
 

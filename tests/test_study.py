@@ -15,7 +15,8 @@ from hypothesis import given, settings, HealthCheck
 from hypothesis import strategies as hs
 from scipy import stats
 
-from pipeline import paths, study, study_cli
+from pipeline import paths, study
+from pipeline.study import cli as study_cli
 
 REF_OK = all((paths.reference_dir() / f).is_file() for f in study.REFERENCE_FILES)
 needs_ref = pytest.mark.skipif(not REF_OK, reason="published study figures not in data/reference/")
