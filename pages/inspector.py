@@ -12,13 +12,9 @@ import streamlit as st
 from dashboard import answer_model, data
 from dashboard.answer_view import show_report_views, study_rows
 from dashboard.render import ensure_router
+from pipeline import study as _study
 from pipeline.metrics import MODES, NECESSITY_METHODS, effective_necessity
-
-try:  # study logging is optional: the page works without it
-    from pipeline import study as _study
-    from pipeline import study_log as _study_log
-except ImportError:  # pragma: no cover - depends on another module being present
-    _study = _study_log = None
+from pipeline.study import recorder as _study_log
 
 started = time.perf_counter()
 ensure_router()
@@ -91,22 +87,19 @@ participant = session = study_id = ""
 alignment = "none"
 study_ready = False
 if study_on:
-    if _study_log is None:
-        st.warning("Study logging is not available in this installation (pipeline.study_log is missing).")
+    s1, s2, s3, s4 = st.columns(4)
+    study_id = s1.text_input("Study id", key="ins_study_id", max_chars=64)
+    participant = s2.text_input("Participant code", key="ins_participant", max_chars=64,
+                                help="A code, never a name or e-mail address.")
+    session = s3.text_input("Session", key="ins_session", value="s1", max_chars=64)
+    alignment = s4.selectbox("Alignment with the participant's view", ["none", "aligned", "disaligned"], key="ins_alignment")
+    bad = [name for name, value in (("study id", study_id), ("participant code", participant), ("session", session))
+           if not _study.is_safe_code(value)]
+    if bad:
+        st.warning("To record, fill in " + ", ".join(bad) + " with letters, digits, '-' or '_' (up to 64, no spaces).")
     else:
-        s1, s2, s3, s4 = st.columns(4)
-        study_id = s1.text_input("Study id", key="ins_study_id", max_chars=64)
-        participant = s2.text_input("Participant code", key="ins_participant", max_chars=64,
-                                    help="A code, never a name or e-mail address.")
-        session = s3.text_input("Session", key="ins_session", value="s1", max_chars=64)
-        alignment = s4.selectbox("Alignment with the participant's view", ["none", "aligned", "disaligned"], key="ins_alignment")
-        bad = [name for name, value in (("study id", study_id), ("participant code", participant), ("session", session))
-               if not _study.is_safe_code(value)]
-        if bad:
-            st.warning("To record, fill in " + ", ".join(bad) + " with letters, digits, '-' or '_' (up to 64, no spaces).")
-        else:
-            study_ready = True
-            st.caption(f"Recording hovers and clicks for participant {participant} into study {study_id}.")
+        study_ready = True
+        st.caption(f"Recording hovers and clicks for participant {participant} into study {study_id}.")
 
 annotated = data.annotated_answers(dataset, judge)[answer_id]
 rep = data.answer_report_cached(dataset, judge, answer_id, mode, effective_necessity(mode, necessity))

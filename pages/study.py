@@ -8,7 +8,8 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard.render import ensure_router
-from pipeline import study, study_log
+from pipeline import study
+from pipeline.study import recorder as study_log
 
 ensure_router()
 st.title("Usability study")

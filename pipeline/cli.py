@@ -7,7 +7,6 @@ get one). Results already written are never touched by a failing command: every 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
@@ -17,6 +16,8 @@ from typing import Sequence
 
 from pipeline.errors import InputError
 from pipeline.judges.base import JudgeError
+from pipeline.judges.cli import register as register_judges
+from pipeline.study.cli import register as register_study
 
 EXIT_BAD_INPUT = 2
 
@@ -71,11 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--address", default="localhost", help="interface to listen on (default localhost only)")
 
-    for module in ("pipeline.study_cli", "pipeline.judges.cli"):
-        try:
-            importlib.import_module(module).register(sub)
-        except ImportError:
-            continue
+    register_study(sub)
+    register_judges(sub)
     return parser
 
 

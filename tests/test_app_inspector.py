@@ -152,7 +152,7 @@ def test_inspector_without_results(tmp_path, monkeypatch):
 
 def test_study_rows_fit_the_log(tmp_path):
     from dashboard.answer_view import _parse_event, study_rows
-    from pipeline import study_log
+    from pipeline.study import recorder
 
     events = [_parse_event({"seq": 1, "type": "hover", "statement": 0, "source": 2, "ts": 1_700_000_000_000, "answer": "a"}),
               _parse_event({"seq": 2, "type": "click", "statement": None, "source": 1, "ts": "bad", "answer": "a"})]
@@ -161,8 +161,8 @@ def test_study_rows_fit_the_log(tmp_path):
     assert events[0]["timestamp"] == datetime.fromtimestamp(1_700_000_000, tz=timezone.utc)
     rows = study_rows(events, participant="P1", session="s1", alignment="none",
                       context={"engine": "Example engine", "query_id": "q-1", "query_type": "debate"})
-    study_log.append_events("t1", rows)
-    log = study_log.load_study_log("t1")
+    recorder.append_events("t1", rows)
+    log = recorder.load_study_log("t1")
     assert list(log["event"]) == ["hover", "click"] and list(log["source_rank"]) == [2, 1]
 
 
@@ -175,9 +175,9 @@ def test_component_code_never_parses_data_as_html():
 
 def test_hostile_answer_stays_data(tmp_path):
     from dashboard import answer_model
+    from pipeline.importers.canonical import parse_answer
     from pipeline.metrics import ScoreConfig
     from pipeline.scoring import answer_report
-    from pipeline.importers.canonical import parse_answer
 
     obj = {"answer_id": "h", "engine": "E<b>", "query": "q", "query_type": "debate", "answer": HOSTILE,
            "sources": [{"index": 1, "url": "javascript:alert(1)", "title": "<img src=x onerror=alert(1)>", "text": "t"},

@@ -256,7 +256,7 @@ def test_hostile_answer_runs_no_script(page, server):
 
 def test_study_mode_logs_hover_and_click(page, server, server_env, monkeypatch):
     monkeypatch.setenv("AEE_STUDIES_DIR", server_env["AEE_STUDIES_DIR"])
-    from pipeline import study_log
+    from pipeline.study import recorder
 
     _open(page, server, "Answer inspector")
     page.get_by_text("Study mode", exact=True).click()
@@ -274,10 +274,10 @@ def test_study_mode_logs_hover_and_click(page, server, server_env, monkeypatch):
     chip3 = page.locator("button.cite[data-source='3']").first
     chip3.click()
     deadline = time.monotonic() + 30
-    log = study_log.load_study_log("browser-study")
+    log = recorder.load_study_log("browser-study")
     while time.monotonic() < deadline and not {"hover", "click"} <= set(log["event"]):
         time.sleep(0.5)
-        log = study_log.load_study_log("browser-study")
+        log = recorder.load_study_log("browser-study")
     assert {"hover", "click"} <= set(log["event"]), log
     hover = log[log["event"] == "hover"].iloc[0]
     click = log[log["event"] == "click"].iloc[0]
@@ -289,7 +289,7 @@ def test_study_mode_logs_hover_and_click(page, server, server_env, monkeypatch):
     _shot(page, "inspector-study-mode")
 
     # The study page then finds the recorded study and counts what was logged.
-    n_events = len(study_log.load_study_log("browser-study"))
+    n_events = len(recorder.load_study_log("browser-study"))
     page.locator("[data-testid=stSidebarNav]").get_by_role("link", name="Usability study").click()
     page.wait_for_selector("h1:has-text('Usability')", timeout=90_000)
     _idle(page)

@@ -9,10 +9,9 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from pipeline.judges.scripted import ScriptedJudge
 from pipeline.runner import CHUNK_SIZE, run_dataset
 from pipeline.store import SCHEMAS, list_judges, read_table, table_path
-
-from pipeline.judges.scripted import ScriptedJudge
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "data" / "demo" / "answers.jsonl"

@@ -11,11 +11,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings, HealthCheck
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 from scipy import stats
 
-from pipeline import paths, study, study_cli
+from pipeline import paths, study
+from pipeline.study import cli as study_cli
 
 REF_OK = all((paths.reference_dir() / f).is_file() for f in study.REFERENCE_FILES)
 needs_ref = pytest.mark.skipif(not REF_OK, reason="published study figures not in data/reference/")

@@ -1,11 +1,12 @@
-"""pipeline.study_log: append-only Parquet storage of recorded study events."""
+"""pipeline.study.recorder: append-only Parquet storage of recorded study events."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from pipeline import study, study_log
+from pipeline import study
+from pipeline.study import recorder
 
 
 @pytest.fixture(autouse=True)
@@ -20,44 +21,44 @@ def ev(event, rank, **kw):
 
 
 def test_append_creates_new_file_each_time_and_never_rewrites(studies_root):
-    first = study_log.append_events("pilot-1", [ev("displayed", 1), ev("displayed", 2), ev("hover", 1)])
+    first = recorder.append_events("pilot-1", [ev("displayed", 1), ev("displayed", 2), ev("hover", 1)])
     before = first.read_bytes()
-    second = study_log.append_events("pilot-1", [ev("click", 1, timestamp="2024-05-01T10:00:00+02:00")])
+    second = recorder.append_events("pilot-1", [ev("click", 1, timestamp="2024-05-01T10:00:00+02:00")])
     assert first != second and first.parent == second.parent == studies_root / "pilot-1"
     assert first.name.startswith("events-") and first.suffix == ".parquet"
     assert first.read_bytes() == before  # the earlier file is untouched
     assert not list(first.parent.glob(".*tmp"))  # no temp files left behind
-    log = study_log.load_study_log("pilot-1")
+    log = recorder.load_study_log("pilot-1")
     assert len(log) == 4 and log["event"].tolist() == ["displayed", "displayed", "hover", "click"]
     assert str(log["timestamp"].dt.tz) == "UTC"
     assert log["timestamp"].iloc[3] == pd.Timestamp("2024-05-01T08:00:00Z")
-    counts = study_log.load_study("pilot-1").counts
+    counts = recorder.load_study("pilot-1").counts
     assert counts[["displayed", "cited", "hovered", "clicked"]].iloc[0].tolist()[0] == 2
     assert pd.isna(counts["cited"].iloc[0])
     assert counts[["hovered", "clicked"]].iloc[0].tolist() == [1, 1]
-    assert study_log.list_studies() == ["pilot-1"]
+    assert recorder.list_studies() == ["pilot-1"]
 
 
 @pytest.mark.parametrize("bad", ["../x", "a/b", "", ".hidden", "a b", "x" * 65, "..", "C:\\x"])
 def test_bad_study_id_rejected(bad, studies_root):
     with pytest.raises(study.StudyLogError, match="study id"):
-        study_log.append_events(bad, [ev("hover", 1)])
+        recorder.append_events(bad, [ev("hover", 1)])
     with pytest.raises(study.StudyLogError):
-        study_log.load_study_log(bad)
+        recorder.load_study_log(bad)
     assert not studies_root.exists() or not any(studies_root.rglob("*.parquet"))
 
 
 def test_bad_participant_code_and_extra_fields_rejected():
     with pytest.raises(study.StudyLogError, match="row 2, column 'participant'"):
-        study_log.append_events("s1", [ev("hover", 1), ev("hover", 2, participant="jane.doe@example.org")])
+        recorder.append_events("s1", [ev("hover", 1), ev("hover", 2, participant="jane.doe@example.org")])
     with pytest.raises(study.StudyLogError, match="unexpected field"):
-        study_log.append_events("s1", [{**ev("hover", 1), "email": "x@y.z"}])
+        recorder.append_events("s1", [{**ev("hover", 1), "email": "x@y.z"}])
     with pytest.raises(study.StudyLogError, match="no events"):
-        study_log.append_events("s1", [])
-    assert study_log.list_studies() == []  # nothing was written for the rejected batches
+        recorder.append_events("s1", [])
+    assert recorder.list_studies() == []  # nothing was written for the rejected batches
 
 
 def test_empty_study_loads_with_schema():
-    log = study_log.load_study_log("nothing-yet")
+    log = recorder.load_study_log("nothing-yet")
     assert log.empty and list(log.columns) == list(study.EVENT_COLUMNS)
     assert study.counts_from_events(log).empty

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pipeline import paths, study, study_log
+from pipeline import paths, study
+from pipeline.study import recorder
 
 PAGE = str((Path(__file__).resolve().parent.parent / "pages" / "study.py"))
 if not all((paths.reference_dir() / f).is_file() for f in study.REFERENCE_FILES):
@@ -86,7 +87,7 @@ def test_page_with_recorded_study():
         for r in range(1, hovers + 1):
             events.append(dict(participant="P3", session="S3", engine=engine, query_id=f"Q{q}", query_type="expert",
                                alignment="none", event="hover", source_rank=r))
-    study_log.append_events("lab-a", events)
+    recorder.append_events("lab-a", events)
     at = _run()
     at.radio(key="source").set_value("Recorded study").run()
     assert not at.exception

@@ -105,14 +105,3 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if report.get("saved_to"):
         print(f"saved {report['saved_to']}")
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="pipeline")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline import paths, study
+from pipeline import paths
+from pipeline.study.log import EVENT_COLUMNS, StudyLog, StudyLogError, counts_from_events, is_safe_code, validate_events
 
 
 def studies_dir() -> Path:
@@ -24,12 +25,12 @@ def studies_dir() -> Path:
 
 
 def _study_path(study_id: str) -> Path:
-    if not study.is_safe_code(study_id):
-        raise study.StudyLogError(f"invalid study id {str(study_id)[:40]!r}: use letters, digits, '-' and '_' (max 64)")
+    if not is_safe_code(study_id):
+        raise StudyLogError(f"invalid study id {str(study_id)[:40]!r}: use letters, digits, '-' and '_' (max 64)")
     root = studies_dir().resolve()
     path = (root / study_id).resolve()
     if path.parent != root:  # belt and braces on top of the character check
-        raise study.StudyLogError(f"invalid study id {study_id!r}")
+        raise StudyLogError(f"invalid study id {study_id!r}")
     return path
 
 
@@ -38,21 +39,21 @@ def append_events(study_id: str, events: list[dict]) -> Path:
     A missing timestamp is filled with the current UTC time (the recorder's clock)."""
     folder = _study_path(study_id)  # reject a bad id before looking at the events
     if not events:
-        raise study.StudyLogError("no events to append")
+        raise StudyLogError("no events to append")
     now = datetime.now(timezone.utc)
     rows = []
     for i, ev in enumerate(events, start=1):
         if not isinstance(ev, dict):
-            raise study.StudyLogError("event is not a mapping", i)
-        extra = set(ev) - set(study.EVENT_COLUMNS)
+            raise StudyLogError("event is not a mapping", i)
+        extra = set(ev) - set(EVENT_COLUMNS)
         if extra:
             # Unknown keys could smuggle personal data into the log; refuse rather than drop.
-            raise study.StudyLogError(f"unexpected field(s) {', '.join(sorted(extra))}", i)
-        rec = {c: ev.get(c) for c in study.EVENT_COLUMNS}
+            raise StudyLogError(f"unexpected field(s) {', '.join(sorted(extra))}", i)
+        rec = {c: ev.get(c) for c in EVENT_COLUMNS}
         if rec["timestamp"] in (None, ""):
             rec["timestamp"] = now
         rows.append(rec)
-    frame = study.validate_events(pd.DataFrame(rows, columns=list(study.EVENT_COLUMNS)))
+    frame = validate_events(pd.DataFrame(rows, columns=list(EVENT_COLUMNS)))
     folder.mkdir(parents=True, exist_ok=True)
     name = f"events-{now.strftime('%Y%m%dT%H%M%S%fZ')}-{uuid.uuid4().hex[:8]}.parquet"
     final = folder / name
@@ -72,18 +73,18 @@ def load_study_log(study_id: str) -> pd.DataFrame:
     """All events of a study in append order (validated); empty frame with the schema if none."""
     files = event_files(study_id)
     if not files:
-        return study.validate_events(pd.DataFrame(columns=list(study.EVENT_COLUMNS)))
+        return validate_events(pd.DataFrame(columns=list(EVENT_COLUMNS)))
     frame = pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
-    return study.validate_events(frame)
+    return validate_events(frame)
 
 
 def list_studies() -> list[str]:
     root = studies_dir()
     if not root.is_dir():
         return []
-    return sorted(p.name for p in root.iterdir() if p.is_dir() and study.is_safe_code(p.name) and any(p.glob("events-*.parquet")))
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and is_safe_code(p.name) and any(p.glob("events-*.parquet")))
 
 
-def load_study(study_id: str) -> study.StudyLog:
+def load_study(study_id: str) -> StudyLog:
     events = load_study_log(study_id)
-    return study.StudyLog("events", study.counts_from_events(events), events, f"recorded study {study_id}")
+    return StudyLog("events", counts_from_events(events), events, f"recorded study {study_id}")

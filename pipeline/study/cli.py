@@ -1,6 +1,6 @@
 """`python -m pipeline study ...`: reproduce the paper's tests, simulate a log, analyse a log.
 
-The lead's CLI calls `register(subparsers)`; each subcommand sets `func(args) -> int`.
+`pipeline.cli` calls `register(subparsers)`; each subcommand sets `func(args) -> int`.
 Bad input ends with exit code 2 and a single line on stderr.
 """
 
@@ -134,15 +134,3 @@ def cmd_analyze(args: argparse.Namespace) -> int:
         cols = ["comparison", "measure", "n1", "n2", "student_t", "student_p", "student_p_holm", "welch_p", "mwu_p", "cohens_d", "significant_holm"]
         print(table[cols].to_string(index=False, float_format=lambda x: f"{x:.3g}"))
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """Standalone entry (`python -m pipeline.study_cli study ...`) for use before the lead wires it."""
-    parser = argparse.ArgumentParser(prog="pipeline")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
