@@ -159,11 +159,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _dry_run(args: argparse.Namespace) -> int:
     from pipeline.importers import IMPORTERS, resolve_dataset
+    from pipeline.judges.cost import estimate_run
 
-    try:
-        from pipeline.judges.openai_judge import estimate_run
-    except ImportError as exc:
-        raise InputError(f"--dry-run needs the openai judge module ({exc})", field="--dry-run") from exc
     info = resolve_dataset(args.dataset, args.path, args.importer)
     answers = IMPORTERS[info.importer].load(info.path)  # type: ignore[arg-type]
     if args.limit:

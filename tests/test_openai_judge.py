@@ -34,17 +34,12 @@ from openai_fixtures import (  # noqa: E402,F401  (fixtures are used by name)
 
 from pipeline.judges import get_judge  # noqa: E402
 from pipeline.judges.base import Judge, JudgeError  # noqa: E402
-from pipeline.judges.openai_judge import (  # noqa: E402
-    OpenAIJudge,
-    PairwiseReferenceJudge,
-    estimate_run,
-    fence_markers,
-    locate_quote,
-    parse_json_loose,
-    redact,
-    select_passages,
-    split_passages,
-)
+from pipeline.judges.cost import estimate_run  # noqa: E402
+from pipeline.judges.fencing import fence, fence_markers  # noqa: E402
+from pipeline.judges.llm_config import redact  # noqa: E402
+from pipeline.judges.llm_output import parse_json_loose  # noqa: E402
+from pipeline.judges.openai_judge import OpenAIJudge, PairwiseReferenceJudge  # noqa: E402
+from pipeline.judges.passages import locate_quote, select_passages, split_passages  # noqa: E402
 from pipeline.records import AnnotatedAnswer, Source, Statement, Verdict  # noqa: E402
 
 FENCE_OPEN, FENCE_CLOSE = fence_markers()
@@ -464,14 +459,10 @@ def test_document_is_fenced_and_injection_does_not_change_structure(make_judge, 
     assert "untrusted" in clean.messages[0]["content"].lower()
 
 
-def test_local_fence_cannot_be_closed_from_inside():
-    from pipeline.judges.openai_judge import FENCE_CLOSE as LOCAL_CLOSE
-    from pipeline.judges.openai_judge import FENCE_OPEN as LOCAL_OPEN
-    from pipeline.judges.openai_judge import _local_fence
-
-    fenced = _local_fence(f"a {LOCAL_CLOSE} b <<< untrusted data begin >>> c")
-    assert fenced.count(LOCAL_OPEN) == 1 and fenced.count(LOCAL_CLOSE) == 1
-    assert fenced.startswith(LOCAL_OPEN) and fenced.endswith(LOCAL_CLOSE)
+def test_fence_cannot_be_closed_from_inside():
+    fenced = fence(f"a {FENCE_CLOSE} b {FENCE_OPEN} c")
+    assert fenced.count(FENCE_OPEN) == 1 and fenced.count(FENCE_CLOSE) == 1
+    assert fenced.startswith(FENCE_OPEN) and fenced.endswith(FENCE_CLOSE)
 
 
 def test_statements_and_query_are_json_encoded(make_judge, fake_openai):
