@@ -17,11 +17,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-from dashboard import data  # noqa: E402
+from dashboard import data
 
 PAGE = str(ROOT / "pages" / "inspector.py")
 TARGET = 0.5

@@ -10,7 +10,7 @@ Rows (letters as in docs/benchmarks.md):
   a/b  LLM judge calls and input tokens: PairwiseReferenceJudge (one call per statement x source,
        whole document) vs the batched OpenAIJudge (all statements of an answer against one source,
        selected passages). Support stage only, on ExpertQA domain_test claims x sources with text,
-       both against the local fake OpenAI server (tests/fake_openai_server.py) answering from a
+       both against the local fake OpenAI server (pipeline/testing/fake_openai.py) answering from a
        deterministic handler; counted on the server's request log.
   c    Full annotate (relevance, confidence, support) with CachingJudge over the batched judge:
        cold (fresh SQLite cache) vs cached (second run; the server must see zero requests).
@@ -46,9 +46,6 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
-for _p in (str(ROOT), str(ROOT / "tests")):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # An LLM endpoint configured in the environment must never be reached from here.
@@ -155,7 +152,7 @@ def fake_server() -> Any:
     and body separately), which would make the cold side of row c look slower than it is."""
     import socket
 
-    from fake_openai_server import FakeOpenAIServer
+    from pipeline.testing.fake_openai import FakeOpenAIServer
 
     server = FakeOpenAIServer().start()
     server.handler = deterministic_reply
@@ -255,7 +252,7 @@ def _annotate_twice(answers: Sequence[Any], latency: float) -> tuple[list[float]
     from pipeline.annotate import annotate_answer
     from pipeline.judges.cache import CachingJudge
     from pipeline.judges.openai_judge import OpenAIJudge
-    from fake_openai_server import FakeResponse
+    from pipeline.testing.fake_openai import FakeResponse
 
     def slow_reply(request: Any) -> Any:
         text = deterministic_reply(request)

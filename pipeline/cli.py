@@ -80,7 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the process exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        if not getattr(args, "pass_through", False):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.rest = extra  # a command that forwards its own options (`judges calibrate`)
     try:
         # Plug-in command modules set `func` on their sub-parsers; the core commands live in COMMANDS.
         handler = getattr(args, "func", None) or COMMANDS[args.command]

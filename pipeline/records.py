@@ -12,6 +12,7 @@ from typing import Literal, Mapping
 QueryType = Literal["debate", "expertise"]
 Support = Literal["full", "partial", "none"]
 Stance = Literal["agree", "disagree", "neutral"]
+VerdictError = Literal["", "call", "parse"]
 LabelKind = Literal["relevance", "stance", "confidence", "support", "worthiness", "reliability"]
 
 SUPPORT_LABELS: tuple[str, ...] = ("full", "partial", "none")
@@ -86,6 +87,10 @@ class Verdict:
     source_index: int | None = None
     score: float | None = None  # the judge's continuous score where it has one (e.g. support prob.)
     evidence: str = ""  # the passage or cue the judge relied on
+    # "" when the judge answered; "call" when it could not be asked (network, HTTP error, no source
+    # text: retried on the next run, never cached); "parse" when its reply could not be read into a
+    # label (the model's own answer: cached). raw then holds the reason and any reply text.
+    error: VerdictError = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,7 +49,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("dataset", pa.string()), ("answer_id", pa.string()), ("kind", pa.string()),
         ("statement_index", pa.int32()), ("source_index", pa.int32()), ("label", pa.string()),
         ("score", pa.float64()), ("judge", pa.string()), ("prompt_version", pa.string()),
-        ("raw", pa.string()), ("evidence", pa.string()),
+        ("raw", pa.string()), ("evidence", pa.string()), ("error", pa.string()),
     ]),
     "pairs": pa.schema([
         ("dataset", pa.string()), ("judge", pa.string()), ("answer_id", pa.string()),

@@ -82,7 +82,7 @@ def verdict_row(dataset: str, v: Verdict) -> dict:
     score = v.score if v.score is None or v.score == v.score else None  # NaN never reaches Parquet
     return {"dataset": dataset, "answer_id": v.answer_id, "kind": v.kind, "statement_index": v.statement_index,
             "source_index": v.source_index, "label": v.label, "score": score, "judge": v.judge,
-            "prompt_version": v.prompt_version, "raw": v.raw, "evidence": v.evidence}
+            "prompt_version": v.prompt_version, "raw": v.raw, "evidence": v.evidence, "error": v.error}
 
 
 def row_verdict(row: dict) -> Verdict:
@@ -94,7 +94,8 @@ def row_verdict(row: dict) -> Verdict:
     return Verdict(answer_id=row["answer_id"], kind=row["kind"], label=row["label"], judge=row["judge"],
                    prompt_version=row["prompt_version"], raw=row.get("raw") or "",
                    statement_index=opt_int(row.get("statement_index")), source_index=opt_int(row.get("source_index")),
-                   score=None if score is None or score != score else float(score), evidence=row.get("evidence") or "")
+                   score=None if score is None or score != score else float(score), evidence=row.get("evidence") or "",
+                   error=row.get("error") or "")
 
 
 def pair_rows(dataset: str, judge: str, answers: Sequence[AnnotatedAnswer], flagged: dict[tuple[str, int], bool]) -> list[dict]:

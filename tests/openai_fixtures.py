@@ -13,12 +13,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from pipeline.testing.fake_openai import FakeOpenAIServer, FakeResponse, LoggedRequest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from fake_openai_server import FakeOpenAIServer, FakeResponse, LoggedRequest  # noqa: E402
-
-from pipeline.records import Answer, Source, Statement  # noqa: E402
+from pipeline.records import Answer, Source, Statement
 
 TEST_KEY = "sk-test-DoNotLeak-7f3a9c2e5b1d"
 

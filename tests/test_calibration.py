@@ -1,4 +1,4 @@
-"""The offline judge's calibration script: threshold search, unrelated pairs, grouped CV folds."""
+"""The offline judge's calibration (pipeline/judges/calibration.py): threshold search, unrelated pairs, grouped CV folds."""
 
 from __future__ import annotations
 
@@ -9,11 +9,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-
-from calibrate_offline import best_threshold, grouped_cv, unrelated_pairs  # noqa: E402
-
-from pipeline.judges.agreement import balanced_accuracy  # noqa: E402
+from pipeline.judges.agreement import balanced_accuracy
+from pipeline.judges.calibration import best_threshold, grouped_cv, unrelated_pairs
 
 
 def _brute_force(scores: np.ndarray, pos: np.ndarray) -> tuple[float, float]:

@@ -11,10 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from openai_fixtures import (  # noqa: E402,F401  (fixtures are used by name)
+from openai_fixtures import (  # (fixtures are used by name)
     TEST_KEY,
     FakeResponse,
     _server_module,
@@ -24,9 +21,9 @@ from openai_fixtures import (  # noqa: E402,F401  (fixtures are used by name)
     smart_reply,
 )
 
-from pipeline.judges.base import BaseJudge, Judge  # noqa: E402
-from pipeline.judges.cache import ERROR_RAW_PREFIX, CachingJudge, cache_key, default_cache_path  # noqa: E402
-from pipeline.records import Answer, Source, Statement, Verdict  # noqa: E402
+from pipeline.judges.base import BaseJudge, Judge
+from pipeline.judges.cache import CachingJudge, cache_key, default_cache_path
+from pipeline.records import Answer, Source, Statement, Verdict
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -46,8 +43,9 @@ class ScriptedJudge(BaseJudge):
     def _v(self, answer, kind, label, **kw):
         with self._lock:
             self.calls += 1
-        raw = f"{ERROR_RAW_PREFIX}boom" if self.fail else f"{kind}:{label}:{self.calls}"
-        return Verdict(answer.answer_id, kind, None if self.fail else label, self.name, self.prompt_version, raw=raw, **kw)
+        raw = "boom" if self.fail else f"{kind}:{label}:{self.calls}"
+        return Verdict(answer.answer_id, kind, None if self.fail else label, self.name, self.prompt_version, raw=raw,
+                       error="call" if self.fail else "", **kw)
 
     def relevance(self, answer, statements):
         return [dataclasses.replace(self._v(answer, "relevance", "relevant"), statement_index=s.index) for s in statements]
@@ -102,11 +100,11 @@ def test_call_failures_are_not_cached_but_parse_failures_are(make_judge, fake_op
     answer, statements = sample_answer(2)
     fake_openai.enqueue(FakeResponse(status=503))
     failed = cache.relevance(answer, statements)
-    assert failed[0].label is None and failed[0].raw.startswith(ERROR_RAW_PREFIX)
+    assert failed[0].label is None and failed[0].error == "call"
     assert len(cache) == 0
     fake_openai.enqueue("garbage", "more garbage")
     unparsable = cache.relevance(answer, statements)
-    assert unparsable[0].label is None and unparsable[0].raw.startswith("parse_error: ")
+    assert unparsable[0].label is None and unparsable[0].error == "parse"
     before = len(fake_openai.chat_requests)
     assert cache.relevance(answer, statements) == unparsable
     assert len(fake_openai.chat_requests) == before and cache.hits == 1

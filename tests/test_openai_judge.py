@@ -14,10 +14,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from openai_fixtures import (  # noqa: E402,F401  (fixtures are used by name)
+from openai_fixtures import (  # (fixtures are used by name)
     SOURCE_OTHER,
     SOURCE_ZOOS,
     TEST_KEY,
@@ -32,15 +29,16 @@ from openai_fixtures import (  # noqa: E402,F401  (fixtures are used by name)
     smart_reply,
 )
 
-from pipeline.judges import get_judge  # noqa: E402
-from pipeline.judges.base import Judge, JudgeError  # noqa: E402
-from pipeline.judges.cost import estimate_run  # noqa: E402
-from pipeline.judges.fencing import fence, fence_markers  # noqa: E402
-from pipeline.judges.llm_config import redact  # noqa: E402
-from pipeline.judges.llm_output import parse_json_loose  # noqa: E402
-from pipeline.judges.openai_judge import OpenAIJudge, PairwiseReferenceJudge  # noqa: E402
-from pipeline.judges.passages import locate_quote, select_passages, split_passages  # noqa: E402
-from pipeline.records import AnnotatedAnswer, Source, Statement, Verdict  # noqa: E402
+from pipeline.judges import get_judge
+from pipeline.judges.base import Judge, JudgeError
+from pipeline.judges.cache import CachingJudge
+from pipeline.judges.cost import estimate_run
+from pipeline.judges.fencing import fence, fence_markers
+from pipeline.judges.llm_config import redact
+from pipeline.judges.llm_output import parse_json_loose
+from pipeline.judges.openai_judge import OpenAIJudge, PairwiseReferenceJudge
+from pipeline.judges.passages import locate_quote, select_passages, split_passages
+from pipeline.records import AnnotatedAnswer, Source, Statement, Verdict
 
 FENCE_OPEN, FENCE_CLOSE = fence_markers()
 
@@ -54,13 +52,16 @@ def support_json(ids, label="full", quote="breeding programmes for endangered sp
 # ---------------------------------------------------------------- protocol and happy paths
 
 
-def test_is_a_judge_and_registry_builds_it(make_judge, fake_openai):
+def test_is_a_judge_and_registry_builds_it(make_judge, fake_openai, tmp_path):
     judge = make_judge()
     assert isinstance(judge, Judge)
     assert judge.name == "openai:fake-model"
     assert judge.prompt_version == "v1"
-    built = get_judge("openai", base_url=fake_openai.base_url, api_key=TEST_KEY, model="m2", json_mode=False)
+    built = get_judge("openai", base_url=fake_openai.base_url, api_key=TEST_KEY, model="m2", json_mode=False, cache=False)
     assert isinstance(built, OpenAIJudge) and built.name == "openai:m2"
+    # by default the factory puts the judge behind the cache; "openai:<model>" names the model
+    cached = get_judge("openai:m3", base_url=fake_openai.base_url, api_key=TEST_KEY, json_mode=False, cache=tmp_path / "c.sqlite")
+    assert isinstance(cached, CachingJudge) and isinstance(cached.inner, OpenAIJudge) and cached.name == "openai:m3"
 
 
 def test_support_good_json_one_request_for_all_statements(make_judge, fake_openai):
@@ -168,7 +169,7 @@ def test_unparsable_twice_gives_null_label_with_raw(make_judge, fake_openai):
     fake_openai.enqueue("no idea, sorry", "still no JSON here")
     v = judge.support(answer, statements, answer.sources[0])
     assert len(v) == 2 and all(x.label is None for x in v)
-    assert all(x.raw.startswith("parse_error: ") for x in v)
+    assert all(x.error == "parse" for x in v)
     assert "no idea, sorry" in v[0].raw and "still no JSON here" in v[0].raw
     assert len(fake_openai.chat_requests) == 2
     assert judge.stats["parse_failures"] == 1
@@ -188,7 +189,7 @@ def test_confidence_out_of_range_then_null(make_judge, fake_openai):
     answer, _ = sample_answer(1)
     fake_openai.enqueue('{"level": 9}', '{"level": "very"}')
     v = judge.confidence(answer)
-    assert v.label is None and v.raw.startswith("parse_error: ")
+    assert v.label is None and v.error == "parse"
 
 
 # ---------------------------------------------------------------- transport failures
@@ -220,11 +221,11 @@ def test_500_exhaustion_gives_null_labels_with_reason(make_judge, fake_openai):
     fake_openai.handler = lambda req: FakeResponse(status=500, content="upstream exploded")
     v = judge.support(answer, statements, answer.sources[0])
     assert len(v) == 3 and all(x.label is None for x in v)
-    assert all(x.raw.startswith("judge_error: HTTP 500") for x in v)
+    assert all(x.error == "call" and x.raw.startswith("HTTP 500") for x in v)
     assert "3 attempts" in v[0].raw
     assert len(fake_openai.chat_requests) == 3  # 1 + max_retries
     conf = judge.confidence(answer)
-    assert conf.label is None and conf.raw.startswith("judge_error: ")
+    assert conf.label is None and conf.error == "call"
 
 
 def test_400_is_not_retried(make_judge, fake_openai):
@@ -390,7 +391,7 @@ def test_pack_reply_missing_a_pair_is_retried_then_null(make_judge, fake_openai)
     assert "2/S2" in follow_up and "S1 to S2" in follow_up
     by_pair = {(x.source_index, x.statement_index): x for x in v}
     assert by_pair[(1, 0)].label == "full" and by_pair[(2, 0)].label == "none"
-    assert by_pair[(2, 1)].label is None and by_pair[(2, 1)].raw.startswith("parse_error: ")
+    assert by_pair[(2, 1)].label is None and by_pair[(2, 1)].error == "parse"
 
 
 def test_pack_dry_run_counts_packed_calls(make_judge, fake_openai):

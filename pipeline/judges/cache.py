@@ -9,8 +9,8 @@ rerun of the same data makes no judge calls at all.
 What is not cached:
 - sampling calls: the inner judge has `temperature > 0` and `seed is None` (caching would make
   every "random" sample identical);
-- results that contain a call failure, i.e. a verdict whose `raw` starts with `ERROR_RAW_PREFIX`
-  (a 500 or a timeout today should be retried tomorrow). Parse failures, in contrast, are the
+- results that contain a call failure, i.e. a verdict with `error == "call"` (a 500 or a timeout
+  today should be retried tomorrow). Parse failures (`error == "parse"`), in contrast, are the
   model's own answer and are cached.
 
 The database is opened in WAL mode with a busy timeout and one connection per thread, so several
@@ -30,10 +30,8 @@ from typing import Any, Sequence
 
 from pipeline.records import Answer, Source, Statement, Verdict
 
-__all__ = ["CachingJudge", "cache_key", "ERROR_RAW_PREFIX", "default_cache_path"]
+__all__ = ["CachingJudge", "cache_key", "default_cache_path"]
 
-# A verdict whose raw text starts with this marks a failed call (network, HTTP error): not cached.
-ERROR_RAW_PREFIX = "judge_error: "
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS verdicts (
@@ -194,7 +192,7 @@ class CachingJudge:
         with self._lock:
             self.misses += 1
         verdicts = list(call())
-        if not any(v.raw.startswith(ERROR_RAW_PREFIX) for v in verdicts):
+        if not any(v.error == "call" for v in verdicts):
             self._put(key, method, [_serialize(v, statements, source) for v in verdicts])
         return verdicts
 
@@ -242,7 +240,7 @@ class CachingJudge:
             for source, key in missing:
                 verdicts = [v for v in fresh if v.source_index == source.index]
                 found[id(source)] = verdicts
-                if verdicts and not any(v.raw.startswith(ERROR_RAW_PREFIX) for v in verdicts):
+                if verdicts and not any(v.error == "call" for v in verdicts):
                     self._put(key, "support", [_serialize(v, statements, source) for v in verdicts])
         return [v for s in sources for v in found[id(s)]]
 

@@ -36,7 +36,16 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     ep.add_argument("--json", action="store_true", help="print the report as JSON")
     ep.add_argument("--no-save", action="store_true", help="do not write the Parquet report")
     ep.set_defaults(func=cmd_evaluate)
+    cp = sub.add_parser("calibrate", add_help=False,
+                        help="refit the offline judge's support model on ExpertQA (see `judges calibrate --help`)")
+    cp.set_defaults(func=cmd_calibrate, pass_through=True, rest=[])
     return p
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from pipeline.judges.calibration import main
+
+    return main(args.rest)
 
 
 def cmd_list(args: argparse.Namespace) -> int:

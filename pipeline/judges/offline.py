@@ -6,7 +6,7 @@ that shares the most content words with the statement is the evidence. The state
 embedded with all-MiniLM-L6-v2 (numpy forward pass, `pipeline.judges.embedding`). Features -
 statement/passage/question cosines, content-word recall in the whole source and in the best
 window, verbatim n-gram overlap, number and name coverage, negation mismatch, length -
-go into a small logistic regression fitted on ExpertQA expert labels (`scripts/calibrate_offline.py`
+go into a small logistic regression fitted on ExpertQA expert labels (`pipeline/judges/calibration.py` (`aee judges calibrate`)
 writes `offline_params.json`; parameters only). `score` = probability that the source fully
 supports the statement; the label is `full` / `partial` / `none` by two calibrated thresholds;
 `evidence` = best window (bounded); `raw` = JSON of the features. Without the embedding model the

@@ -20,8 +20,8 @@ This module holds the backend itself: the client, retries, concurrency, and turn
 verdicts.
 
 Verdict conventions: `judge` = "openai:<model>", `prompt_version` = the prompt id that produced it
-("support_v1"). A failed call gives label None and raw "judge_error: <reason>"; an unparsable reply
-gives label None and raw "parse_error: <reason>" followed by the model's text.
+("support_v1"). A failed call gives label None, `error="call"` and the reason in raw; an unparsable
+reply gives label None, `error="parse"` and the reason followed by the model's text in raw.
 """
 
 from __future__ import annotations
@@ -38,8 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from pipeline.judges.base import JudgeError
-from pipeline.judges.cache import ERROR_RAW_PREFIX
+from pipeline.judges.base import BaseJudge, JudgeError
 from pipeline.judges.fencing import FENCE_ID
 from pipeline.judges.llm_config import redact, resolve_endpoint
 from pipeline.judges.llm_output import (
@@ -64,14 +63,10 @@ from pipeline.judges.passages import locate_quote
 from pipeline.prompts import load_prompt
 from pipeline.records import Answer, Source, Statement, Verdict
 
-__all__ = ["OpenAIJudge", "PairwiseReferenceJudge", "PARSE_ERROR_PREFIX"]
+__all__ = ["OpenAIJudge", "PairwiseReferenceJudge"]
 
 log = logging.getLogger(__name__)
 
-# Failures are marked in Verdict.raw by a prefix: ERROR_RAW_PREFIX (a call that failed; the cache
-# skips these) and PARSE_ERROR_PREFIX (a reply that could not be used; cached as the model's
-# answer). Every use of both is in this module.
-PARSE_ERROR_PREFIX = "parse_error: "
 
 
 @dataclass
@@ -89,9 +84,10 @@ class _Outcome:
     checked: Checked
     raw_by_pos: dict[int, str]
     failure_raw: str  # raw for positions without a usable label
+    failure: str = ""  # Verdict.error for those positions: "call" (no reply) or "parse" (reply unusable)
 
 
-class OpenAIJudge:
+class OpenAIJudge(BaseJudge):
     """Judge backed by an OpenAI-compatible chat completions endpoint.
 
     Configuration falls back, in order, to the constructor argument, `AEE_OPENAI_*`, `OPENAI_*`
@@ -315,7 +311,7 @@ class OpenAIJudge:
         `expected`: how many labels a complete reply holds (default: one per id)."""
         reply = self._call(request.messages)
         if reply.error is not None:
-            return _Outcome(Checked(), {}, f"{ERROR_RAW_PREFIX}{reply.error}")
+            return _Outcome(Checked(), {}, reply.error, "call")
         first = parse_and_check(reply.text, check)
         raw_by_pos = {i: reply.text for i in first.items}
         if not first.problems:
@@ -349,14 +345,14 @@ class OpenAIJudge:
         if len(merged.items) < (expected if expected is not None else len(ids)):
             self._bump(parse_failures=1)
             failure = (
-                PARSE_ERROR_PREFIX + "; ".join(merged.problems)[:500] + "\n---- model output ----\n"
+                "; ".join(merged.problems)[:500] + "\n---- model output ----\n"
                 + "\n---- reply to the correction ----\n".join(texts)
             )
-        return _Outcome(merged, raw_by_pos, failure)
+        return _Outcome(merged, raw_by_pos, failure, "parse" if failure else "")
 
     def _verdict(self, answer: Answer, kind: str, prompt_id: str, label: str | None, raw: str, **extra: Any) -> Verdict:
         return Verdict(
-            answer_id=answer.answer_id, kind=kind, label=label, judge=self.name,
+            answer_id=answer.answer_id, kind=kind, label=label, judge=self.name,  # type: ignore[arg-type]
             prompt_version=prompt_id, raw=self._redact(raw), **extra,
         )
 
@@ -364,8 +360,8 @@ class OpenAIJudge:
         """Support verdicts for a source without text: nothing to judge, recorded as a failure."""
         prompt_id = prompt_parts("support")[2]
         return [
-            self._verdict(answer, "support", prompt_id, None, f"{ERROR_RAW_PREFIX}source {source.index} has no text",
-                          statement_index=st.index, source_index=source.index)
+            self._verdict(answer, "support", prompt_id, None, f"source {source.index} has no text",
+                          statement_index=st.index, source_index=source.index, error="call")
             for st in statements
         ]
 
@@ -379,7 +375,8 @@ class OpenAIJudge:
                 item = outcome.checked.items.get(p + 1)
                 st = statements[p]
                 if item is None:
-                    out.append(self._verdict(answer, kind, request.prompt_id, None, outcome.failure_raw, statement_index=st.index))
+                    out.append(self._verdict(answer, kind, request.prompt_id, None, outcome.failure_raw, statement_index=st.index,
+                                             error=outcome.failure))
                 else:
                     out.append(self._verdict(answer, kind, request.prompt_id, item["label"], outcome.raw_by_pos[p + 1], statement_index=st.index))
         return out
@@ -398,7 +395,7 @@ class OpenAIJudge:
         outcome = self._ask(request, check_confidence, [0])
         item = outcome.checked.items.get(0)
         if item is None:
-            return self._verdict(answer, "confidence", request.prompt_id, None, outcome.failure_raw)
+            return self._verdict(answer, "confidence", request.prompt_id, None, outcome.failure_raw, error=outcome.failure)
         evidence = locate_quote(str(item.get("cue", "")), answer.text)
         return self._verdict(answer, "confidence", request.prompt_id, item["label"], outcome.raw_by_pos[0], evidence=evidence)
 
@@ -434,7 +431,7 @@ class OpenAIJudge:
                 item = outcome.checked.items.get(key(p + 1))
                 if item is None:
                     out.append(self._verdict(answer, "support", request.prompt_id, None, outcome.failure_raw,
-                                             statement_index=st.index, source_index=source.index))
+                                             statement_index=st.index, source_index=source.index, error=outcome.failure))
                     continue
                 evidence = ""
                 if item["label"] != "none":

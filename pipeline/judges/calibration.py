@@ -2,9 +2,8 @@
 
 Fits on domain_val + domain_test and reports on rand_val, which stays held out:
 
-    .venv/bin/python scripts/calibrate_offline.py [--path DIR] [--out pipeline/judges/offline_params.json]
-                                                  [--keep-shared-questions] [--no-unrelated]
-                                                  [--full-cosine-baseline] [--dry-run]
+    aee judges calibrate [--path DIR] [--out pipeline/judges/offline_params.json]
+                         [--keep-shared-questions] [--no-unrelated] [--full-cosine-baseline] [--dry-run]
 
 Pairs: every (claim, cited source) the experts labelled Complete / Partial / Incomplete against a
 passage the data carries (systems rr_* and post_hoc_*). Target: Complete vs the rest. Two models are
@@ -47,12 +46,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from pipeline.importers.expertqa import load_expertqa  # noqa: E402
-from pipeline.judges import agreement  # noqa: E402
-from pipeline.judges.offline import FEATURES_EMBED, FEATURES_LEXICAL, PARAMS_PATH, OfflineJudge, apply_rules  # noqa: E402
-from pipeline.paths import expertqa_dir  # noqa: E402
+from pipeline.importers.expertqa import load_expertqa
+from pipeline.judges import agreement
+from pipeline.judges.offline import FEATURES_EMBED, FEATURES_LEXICAL, PARAMS_PATH, OfflineJudge, apply_rules
+from pipeline.paths import expertqa_dir
 
 FIT_SPLITS = ("domain_val", "domain_test")
 EVAL_SPLIT = "rand_val"
@@ -246,7 +243,7 @@ def full_cosine_baseline(inputs: list[PairInput]) -> np.ndarray:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="aee judges calibrate", description=__doc__.splitlines()[0])
     ap.add_argument("--path", type=Path, default=None, help="folder of ExpertQA *.jsonl (default: expertqa_dir())")
     ap.add_argument("--out", type=Path, default=PARAMS_PATH)
     ap.add_argument("--full-cosine-baseline", action="store_true",
