@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from pathlib import Path
-
-ROOT = Path(__file__).resolve().parent.parent
 
 from streamlit.testing.v1 import AppTest
 
 from dashboard import data
+
+ROOT = Path(__file__).resolve().parent.parent
 
 PAGE = str(ROOT / "pages" / "inspector.py")
 TARGET = 0.5

@@ -42,6 +42,7 @@ import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -334,8 +335,8 @@ def bench_necessity(quick: bool) -> list[Row]:
         t_exact, t_greedy, smaller, unproven = [], [], 0, 0
         for _ in range(trials):
             m = sparse_support(rng, n_statements, n_sources)
-            cover, te = _timed(lambda: solve_cover(m))
-            greedy, tg = _timed(lambda: greedy_cover(m))
+            cover, te = _timed(partial(solve_cover, m))
+            greedy, tg = _timed(partial(greedy_cover, m))
             t_exact.append(te)
             t_greedy.append(tg)
             smaller += len(cover.columns) < len(greedy)
@@ -353,8 +354,8 @@ def bench_necessity(quick: bool) -> list[Row]:
     for p in densities:
         for _ in range(1 if quick else 3):
             m = rng.random((150, 200)) < p
-            cover, te = _timed(lambda: solve_cover(m))
-            greedy, tg = _timed(lambda: greedy_cover(m))
+            cover, te = _timed(partial(solve_cover, m))
+            greedy, tg = _timed(partial(greedy_cover, m))
             if te > worst[0]:
                 worst = (te, tg, p, cover.proven_optimal, len(cover.columns), len(greedy), cover.lower_bound)
     te, tg, p, proven, n_exact, n_greedy, bound = worst
@@ -487,10 +488,10 @@ def bench_scorecard(quick: bool) -> list[Row]:
 
 
 def _render_times(page: Path, dataset: str, runs: int) -> tuple[float, list[float]]:
+    import logging
+
     import streamlit as st
     from streamlit.testing.v1 import AppTest
-
-    import logging
 
     for name in ("streamlit.runtime.caching.cache_data_api", "streamlit.runtime.caching.cache_resource_api",
                  "streamlit.runtime.scriptrunner_utils.script_run_context"):
@@ -640,7 +641,7 @@ def machine() -> dict[str, str]:
         pass
     ram = ""
     try:
-        kb = int(next(l for l in Path("/proc/meminfo").read_text().splitlines() if l.startswith("MemTotal")).split()[1])
+        kb = int(next(line for line in Path("/proc/meminfo").read_text().splitlines() if line.startswith("MemTotal")).split()[1])
         ram = f"{kb / 1024 / 1024:.1f} GiB"
     except (OSError, StopIteration, ValueError):
         pass

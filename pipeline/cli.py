@@ -138,7 +138,7 @@ def _format_report(report: dict) -> str:
 
     lines = [f"{report['answer_id']} ({report['engine']}, {report['query_type']}; mode={report['mode']}, "
              f"necessity={report['necessity']}, judge={report['judge']})"]
-    for name, m in report["metrics"].items():
+    for m in report["metrics"].values():
         value = "n/a" if m["display"] is None else f"{m['display']:.2f}"
         symbol = RATING_SYMBOLS.get(m["rating"] or "", " ")
         why = f"  ({m['reason']})" if m["value"] is None and m["reason"] else ""
@@ -206,7 +206,8 @@ def _scorecard_text(summary, mode: str, necessity: str, query_type: str) -> str:
     if table.empty:
         return "(no results)"
     table.index = [METRICS[m].label for m in table.index]
-    return f"scorecard ({mode}, necessity={necessity}, {query_type} queries; percent metrics x100; n/a = not defined by these labels):\n{table.to_string(na_rep='n/a')}"
+    return (f"scorecard ({mode}, necessity={necessity}, {query_type} queries; percent metrics x100; "
+            f"n/a = not defined by these labels):\n{table.to_string(na_rep='n/a')}")
 
 
 def cmd_scorecard(args: argparse.Namespace) -> int:
