@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
-from pipeline.testing.fake_openai import FakeOpenAIServer, FakeResponse, LoggedRequest
 
 from pipeline.records import Answer, Source, Statement
+from pipeline.testing.fake_openai import FakeOpenAIServer, FakeResponse, LoggedRequest
 
 TEST_KEY = "sk-test-DoNotLeak-7f3a9c2e5b1d"
 

@@ -62,7 +62,7 @@ endstream endobj
 5 0 obj << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> endobj
 xref
 0 6
-0000000000 65535 f 
+0000000000 65535 f\x20
 trailer << /Size 6 /Root 1 0 R >>
 startxref
 0

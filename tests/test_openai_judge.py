@@ -607,7 +607,8 @@ def test_dry_run_numbers(make_judge, fake_openai):
     assert math.isclose(batched["cost_usd"], round(expected_cost, 6))
     custom = estimate_run([item], {"prices": {"input": 1.0, "output": 2.0}})
     assert math.isclose(custom["cost_usd"], round(custom["input_tokens"] / 1e6 + 2 * custom["output_tokens"] / 1e6, 6))
-    expertise = estimate_run([AnnotatedAnswer(type(answer)(**{**{f: getattr(answer, f) for f in answer.__slots__}, "query_type": "expertise"}), tuple(statements))])
+    expertise_answer = type(answer)(**{**{f: getattr(answer, f) for f in answer.__slots__}, "query_type": "expertise"})
+    expertise = estimate_run([AnnotatedAnswer(expertise_answer, tuple(statements))])
     assert "stance" not in {k for k, v in expertise["calls_by_kind"].items() if v}
 
     # the estimate renders the same prompts the judge sends: compare with what the server received

@@ -9,7 +9,8 @@ content, so a sentence that occurs in many sources is encoded once.
 Speed: `encode` cuts its texts into batches and runs them on `embed_threads()` worker threads
 (numpy releases the GIL in BLAS calls and element-wise loops), with BLAS itself held at one thread
 (threadpoolctl). Each batch is then computed by one thread with the same arithmetic whatever the
-number of workers, so vectors are bit for bit the same for any thread count. Attention runs on slices of at most ATTENTION_BLOCK_BYTES of scores, which stay in cache
+number of workers, so vectors are bit for bit the same for any thread count. Attention runs on slices
+of at most ATTENTION_BLOCK_BYTES of scores, which stay in cache
 (softmax over one large block was a fifth of the time for 256-token passages).
 
 Sanity value (also a test): cosine("A man is eating food.", "A man is eating a piece of bread.")

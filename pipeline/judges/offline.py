@@ -403,7 +403,8 @@ _FILLER_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("greeting", r"^\s*(hi|hello|hey|greetings|dear)\b[^.!?]{0,40}[.!?,]?\s*$"),
         ("greeting", r"^\s*(sure|certainly|of course|absolutely|great question|good question)[!.,]"),
         ("list intro", r"^\s*(here (are|is)|below (are|is)|the following (are|is))\b[^.!?]{0,120}[:.]?\s*$"),
-        ("list intro", r"^\s*(some|a few|several) (of the )?(key |main |possible |common )?(points|reasons|ways|factors|arguments|things|options|tips|examples)\b[^.!?]{0,80}:\s*$"),
+        ("list intro", r"^\s*(some|a few|several) (of the )?(key |main |possible |common )?"
+                       r"(points|reasons|ways|factors|arguments|things|options|tips|examples)\b[^.!?]{0,80}:\s*$"),
         ("sign-off", r"\b(i hope (this|that) helps|hope this helps|let me know if|feel free to|happy to help|good luck)\b"),
         ("self reference", r"^\s*(as an ai|i am an ai|i'm an ai|as a language model)\b"),
         ("meta", r"^\s*(that'?s a (complex|difficult|great|good|tricky|interesting) question|this is a (complex|difficult|great|good) question)"),

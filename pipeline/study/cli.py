@@ -74,16 +74,19 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     inf4, inf5 = result["n_inference"]["table4"], result["n_inference"]["table5"]
     print("Inferred sample sizes (queries): " + ", ".join(f"{k} {v}" for k, v in result["inferred_n"].items()))
     print(f"  Table 4: {inf4['constraints_satisfied']}/{inf4['constraints_total']} printed t and p values fit within rounding at this n; "
-          f"{inf4['tuples_tied']} candidate(s) on the grid do as well; t alone, at Google n = {inf4['n']['Google']}: {inf4['t_alone_ranges_at_inferred_google_n']}")
+          f"{inf4['tuples_tied']} candidate(s) on the grid do as well; "
+          f"t alone, at Google n = {inf4['n']['Google']}: {inf4['t_alone_ranges_at_inferred_google_n']}")
     print(f"  Table 5: pairs (aligned, disaligned) fitting both p values within rounding: {inf5['pairs_fitting']} "
           f"(aligned {inf5['ranges']['aligned']}, disaligned {inf5['ranges']['disaligned']})")
     print()
-    header = f"{'table':8} {'comparison':30} {'measure':8} {'n1':>4} {'n2':>4} {'t printed':>9} {'t recomp':>9} {'p printed':>10} {'p recomp':>10} {'p ratio':>8} {'p Holm':>9} sig"
+    header = (f"{'table':8} {'comparison':30} {'measure':8} {'n1':>4} {'n2':>4} {'t printed':>9} {'t recomp':>9} "
+              f"{'p printed':>10} {'p recomp':>10} {'p ratio':>8} {'p Holm':>9} sig")
     print(header)
     for t in result["tests"]:
         tp = "" if t["printed_t"] is None else f"{t['printed_t']:.2f}"
         print(f"{t['table']:8} {t['comparison']:30} {t['measure']:8} {t['n1']:>4} {t['n2']:>4} {tp:>9} {t['recomputed_t']:>9.3f} "
-              f"{t['printed_p']:>10.3g} {t['recomputed_p']:>10.3g} {t['p_ratio']:>8.3g} {t['recomputed_p_holm']:>9.3g} {'yes' if t['significant_holm'] else 'no'}")
+              f"{t['printed_p']:>10.3g} {t['recomputed_p']:>10.3g} {t['p_ratio']:>8.3g} {t['recomputed_p_holm']:>9.3g} "
+              f"{'yes' if t['significant_holm'] else 'no'}")
     print()
     print(f"Flags ({len(result['flags'])}):")
     for f in result["flags"]:

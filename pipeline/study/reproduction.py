@@ -54,7 +54,8 @@ def reproduce(alpha: float = 0.01, pub: Published | None = None) -> dict:
         engine = comp.split(" vs ", 1)[1]
         m1, s1 = pub.stat("hover_click", BASELINE, measure, "mean"), pub.stat("hover_click", BASELINE, measure, "sd")
         if engine == ALL_ENGINES_LABEL:
-            m2, s2, n2 = pooled_stats([(pub.stat("hover_click", e, measure, "mean"), pub.stat("hover_click", e, measure, "sd"), n[e]) for e in ANSWER_ENGINES])
+            m2, s2, n2 = pooled_stats([(pub.stat("hover_click", e, measure, "mean"), pub.stat("hover_click", e, measure, "sd"), n[e])
+                                       for e in ANSWER_ENGINES])
         else:
             m2, s2, n2 = pub.stat("hover_click", engine, measure, "mean"), pub.stat("hover_click", engine, measure, "sd"), n[engine]
         n1 = n[BASELINE]
@@ -117,7 +118,8 @@ def _flags_for_test(t: dict) -> list[dict]:
             out.append({
                 "severity": "inconsistent", "table": t["table"], "item": f"{t['comparison']} / {t['measure']} p value",
                 "printed": t["printed_p"], "expected": t["recomputed_p"],
-                "reason": f"with n = {t['n1']} and {t['n2']}, t = {_fmt(t['recomputed_t'], 3)} on {t['df']} df gives p = {_sci(t['recomputed_p'])}, not {_sci(t['printed_p'])}",
+                "reason": f"with n = {t['n1']} and {t['n2']}, t = {_fmt(t['recomputed_t'], 3)} on {t['df']} df "
+                          f"gives p = {_sci(t['recomputed_p'])}, not {_sci(t['printed_p'])}",
             })
         return out
     t_pub, p_pub, df = t["printed_t"], t["printed_p"], t["df"]
@@ -145,7 +147,8 @@ def _flags_for_test(t: dict) -> list[dict]:
     if abs(t["t_diff"]) > 0.1:
         out.append({"severity": "inconsistent", "table": t["table"], "item": f"{t['comparison']} / {t['measure']} t statistic",
                     "printed": t_pub, "expected": t["recomputed_t"],
-                    "reason": f"means {t['mean1']:.2f}/{t['mean2']:.2f}, SDs {t['sd1']:.2f}/{t['sd2']:.2f}, n {t['n1']}/{t['n2']} give t = {t['recomputed_t']:.2f}"})
+                    "reason": f"means {t['mean1']:.2f}/{t['mean2']:.2f}, SDs {t['sd1']:.2f}/{t['sd2']:.2f}, "
+                              f"n {t['n1']}/{t['n2']} give t = {t['recomputed_t']:.2f}"})
     return out
 
 
@@ -175,7 +178,8 @@ def consistency_checks(pub: Published, n: dict, n5: dict, n5_ranges: dict | None
         if c["source_table"] == "computed":
             continue
         if c["group"] == "answer engines (pooled)":
-            m, s, _ = pooled_stats([(pub.stat(c["source_table"], e, c["measure"], "mean"), pub.stat(c["source_table"], e, c["measure"], "sd"), n[e]) for e in ANSWER_ENGINES])
+            m, s, _ = pooled_stats([(pub.stat(c["source_table"], e, c["measure"], "mean"), pub.stat(c["source_table"], e, c["measure"], "sd"), n[e])
+                                    for e in ANSWER_ENGINES])
             actual = m if c["statistic"] == "mean" else s
             basis = f"pooled over the three engines with n = {', '.join(str(n[e]) for e in ANSWER_ENGINES)}"
         elif c["statistic"] == "cited_share_percent":
@@ -192,7 +196,8 @@ def consistency_checks(pub: Published, n: dict, n5: dict, n5_ranges: dict | None
         if c["statistic"] == "cited_share_percent" and math.floor(actual) == claimed:
             out.append({"severity": "minor", "table": "Table 2", "item": f"cited share {c['group']}",
                         "printed": claimed, "expected": round(actual, 1),
-                        "reason": f"{basis} = {actual:.1f}% rounds to {round(actual):.0f}%, printed {claimed:.0f}% (truncated, or a mean of per-answer shares)"})
+                        "reason": f"{basis} = {actual:.1f}% rounds to {round(actual):.0f}%, printed {claimed:.0f}% "
+                                  "(truncated, or a mean of per-answer shares)"})
             continue
         swapped = _find_swap(pub, c, claimed)
         reason = f"{c['where']} says {c['group']} {c['measure']} {c['statistic']} = {claimed:g}; {basis} gives {actual:.2f}"
@@ -212,10 +217,13 @@ def consistency_checks(pub: Published, n: dict, n5: dict, n5_ranges: dict | None
                         "reason": f"n-weighted mean of the engine means with n = {', '.join(str(g[2]) for g in groups)} is {m:.3f}"})
         if abs(s - ps) > 0.03:
             out.append({"severity": "assumption", "table": "Table 2", "item": f"All {measure} SD", "printed": ps, "expected": round(s, 4),
-                        "reason": f"pooling the engine rows (n = {', '.join(str(g[2]) for g in groups)}; total SS = sum((n-1)SD^2 + n(mean-grand mean)^2)) gives SD {s:.3f}, not {ps:.2f}; holds only if Table 2 counts the same answers as Table 4"})
+                        "reason": f"pooling the engine rows (n = {', '.join(str(g[2]) for g in groups)}; "
+                                  f"total SS = sum((n-1)SD^2 + n(mean-grand mean)^2)) gives SD {s:.3f}, not {ps:.2f}; "
+                                  "holds only if Table 2 counts the same answers as Table 4"})
 
     # 3. Range, SD and GRIM checks on every printed distribution.
-    frames = [("Table 3", pub.hover_click, "engine", lambda g: n.get(g)), ("Table 2", pub.sources, "engine", lambda g: n.get(ALL_ENGINES_LABEL) if g == "All" else n.get(g)),
+    frames = [("Table 3", pub.hover_click, "engine", lambda g: n.get(g)),
+              ("Table 2", pub.sources, "engine", lambda g: n.get(ALL_ENGINES_LABEL) if g == "All" else n.get(g)),
               ("Table 5", pub.alignment, "condition", lambda g: n5.get(g))]
     for table, frame, key, n_of in frames:
         for _, r in frame.iterrows():
@@ -229,7 +237,8 @@ def consistency_checks(pub: Published, n: dict, n5: dict, n5_ranges: dict | None
                 sd_max = math.sqrt(max(0.0, (m - mn) * (mx - m)) * size / (size - 1))
                 if sd > sd_max + HALF_UNIT:
                     out.append({"severity": "inconsistent", "table": table, "item": f"{item} SD", "printed": sd, "expected": round(sd_max, 3),
-                                "reason": f"values in [{mn:g}, {mx:g}] with mean {m} and n = {size} have SD at most sqrt((mean-min)(max-mean) n/(n-1)) = {sd_max:.3f}"})
+                                "reason": f"values in [{mn:g}, {mx:g}] with mean {m} and n = {size} have SD at most "
+                                          f"sqrt((mean-min)(max-mean) n/(n-1)) = {sd_max:.3f}"})
                 if med != int(med) and size % 2 == 1:
                     out.append({"severity": "assumption", "table": table, "item": f"{item} median", "printed": med, "expected": None,
                                 "reason": f"a median of {med} from integer counts needs an even n; inferred n = {size} is odd"})
@@ -238,10 +247,13 @@ def consistency_checks(pub: Published, n: dict, n5: dict, n5_ranges: dict | None
                     lo = math.floor(m * size)
                     if len(sizes) > 1:
                         out.append({"severity": "assumption", "table": table, "item": f"{item} mean (GRIM)", "printed": m, "expected": None,
-                                    "reason": f"no n in {sizes[0]}..{sizes[-1]} (the range fitting the p values) lets integer counts average {m:.2f} (e.g. n = {size}: {lo}/{size} = {lo / size:.4f}, {lo + 1}/{size} = {(lo + 1) / size:.4f}); holds only if every row is one integer count"})
+                                    "reason": f"no n in {sizes[0]}..{sizes[-1]} (the range fitting the p values) lets integer counts "
+                                              f"average {m:.2f} (e.g. n = {size}: {lo}/{size} = {lo / size:.4f}, "
+                                              f"{lo + 1}/{size} = {(lo + 1) / size:.4f}); holds only if every row is one integer count"})
                         continue
                     out.append({"severity": "assumption", "table": table, "item": f"{item} mean (GRIM)", "printed": m, "expected": None,
-                                "reason": f"no {size} integer counts average {m:.2f}: {lo}/{size} = {lo / size:.4f} and {lo + 1}/{size} = {(lo + 1) / size:.4f}; holds only if every row is one integer count and n = {size}"})
+                                "reason": f"no {size} integer counts average {m:.2f}: {lo}/{size} = {lo / size:.4f} and "
+                                          f"{lo + 1}/{size} = {(lo + 1) / size:.4f}; holds only if every row is one integer count and n = {size}"})
     return out
 
 

@@ -199,7 +199,8 @@ def comparison_groups(counts: pd.DataFrame, comparison: str) -> list[tuple[str, 
     raise ValueError(f"unknown comparison {comparison!r}; choose one of {', '.join(COMPARISONS)}")
 
 
-def test_table(counts: pd.DataFrame, comparison: str = "google_vs_engines", measures: Sequence[str] = ("hovered", "clicked"), alpha: float = 0.01, confidence: float = 0.95) -> pd.DataFrame:
+def test_table(counts: pd.DataFrame, comparison: str = "google_vs_engines", measures: Sequence[str] = ("hovered", "clicked"),
+               alpha: float = 0.01, confidence: float = 0.95) -> pd.DataFrame:
     """Student, Welch and Mann-Whitney tests plus Cohen's d for every pair x measure; Holm
     adjustment runs over the whole family (all rows) separately for each test."""
     rows = []

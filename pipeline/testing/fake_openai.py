@@ -171,7 +171,8 @@ class FakeOpenAIServer:
                 if response.body is not None:
                     payload = response.body if isinstance(response.body, str) else json.dumps(response.body)
                 elif response.status >= 400:
-                    payload = json.dumps({"error": {"message": response.content or f"fake error {response.status}", "type": "fake", "code": response.status}})
+                    message = response.content or f"fake error {response.status}"
+                    payload = json.dumps({"error": {"message": message, "type": "fake", "code": response.status}})
                 else:
                     model = body.get("model", "fake-model") if isinstance(body, dict) else "fake-model"
                     payload = json.dumps(chat_completion(response.content or "", model, len(raw) // 4, len(response.content or "") // 4))
