@@ -50,7 +50,7 @@ PASSAGE_SYSTEM_PREFIXES = ("rr_", "post_hoc_")
 # --------------------------------------------------------------------------------------------
 
 
-def auc(scores: Sequence[float], positives: Sequence[bool]) -> float | None:
+def auc(scores: Sequence[float] | np.ndarray, positives: Sequence[bool]) -> float | None:
     """Area under the ROC curve = P(score of a random positive > random negative), ties count
     one half (Mann-Whitney with mid-ranks). None when one class is empty."""
     s = np.asarray(scores, dtype=np.float64)
@@ -184,7 +184,9 @@ def evaluate_support(judge: Judge, answers: list[AnnotatedAnswer], *, relevance:
     for (aid, src_idx), items in groups.items():
         a = by_id[aid]
         stmts = [a.statements[si] for si, _ in items]
-        verdicts = judge.support(a.answer, stmts, a.answer.source(src_idx))
+        source = a.answer.source(src_idx)
+        assert source is not None  # support_pairs keeps only pairs whose source is listed
+        verdicts = judge.support(a.answer, stmts, source)
         got = {v.statement_index: v for v in verdicts}
         in_cal = bool(fitted_on) and question_fingerprint(a.answer.query) in fitted_on
         for si, raw in items:

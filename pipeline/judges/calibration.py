@@ -141,7 +141,11 @@ class Fitted:
 def collect(answers, judge: OfflineJudge, mode: str) -> tuple[list[dict], list[str], list[PairInput]]:
     """Features, expert labels and judge inputs of every expert pair in these answers."""
     pairs = agreement.support_pairs(answers)
-    inputs = [OfflineJudge._pair_inputs(a.answer, a.statements[si], a.answer.source(src)) for a, si, src, _ in pairs]
+    inputs = []
+    for a, si, src, _ in pairs:
+        source = a.answer.source(src)
+        assert source is not None  # support_pairs keeps only pairs whose source is listed
+        inputs.append(OfflineJudge._pair_inputs(a.answer, a.statements[si], source))
     feats = [f for f, _ in judge.support_features(inputs, mode)] if inputs else []
     return feats, [raw for *_, raw in pairs], inputs
 
@@ -192,7 +196,8 @@ def grouped_cv(x: np.ndarray, y: np.ndarray, groups: list[str], x_unrel: np.ndar
     questions to `folds` folds: no question is ever in both the fitting and the scoring part. An
     unrelated pair joins a fold's fit only when both its questions are in that fit."""
     names = sorted(set(groups))
-    aucs, bals = [], []
+    aucs: list[float] = []
+    bals: list[float] = []
     for seed in range(shuffles):
         order = np.random.default_rng(seed).permutation(len(names))
         fold_of = {names[i]: rank % folds for rank, i in enumerate(order)}
@@ -205,8 +210,14 @@ def grouped_cv(x: np.ndarray, y: np.ndarray, groups: list[str], x_unrel: np.ndar
                 unrel = x_unrel[keep]
             model = Fitted(x[tr], y[tr], unrel, l2)
             s_te = model.score(x[te])
-            aucs.append(agreement.auc(list(s_te), list(y[te].astype(bool))))
-            bals.append(agreement.balanced_accuracy(list(s_te >= model.t_full), list(y[te].astype(bool))))
+            fold_auc = agreement.auc(list(s_te), list(y[te].astype(bool)))
+            fold_bal = agreement.balanced_accuracy(list(s_te >= model.t_full), list(y[te].astype(bool)))
+            if fold_auc is None or fold_bal is None:
+                continue  # a held-out part with a single class has no AUC; it cannot enter the mean
+            aucs.append(fold_auc)
+            bals.append(fold_bal)
+    if not aucs:
+        raise ValueError("no cross-validation fold held out both Complete and other pairs")
     return {"auc": round(float(np.mean(aucs)), 4), "balanced_accuracy": round(float(np.mean(bals)), 4),
             "auc_sd": round(float(np.std(aucs)), 4), "folds": folds, "shuffles": shuffles}
 

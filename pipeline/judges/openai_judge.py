@@ -35,6 +35,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -59,7 +60,7 @@ from pipeline.judges.llm_requests import (
     plan_support_many,
     prompt_parts,
 )
-from pipeline.judges.passages import locate_quote
+from pipeline.judges.passages import Passage, locate_quote
 from pipeline.prompts import load_prompt
 from pipeline.records import Answer, Source, Statement, Verdict
 
@@ -200,6 +201,9 @@ class OpenAIJudge(BaseJudge):
                     raise JudgeError("the `openai` package is not installed") from exc
                 key = self._secret or "not-needed"
                 if self.api_version:
+                    if not self.base_url:
+                        raise JudgeError("an Azure OpenAI judge (api_version set) needs its endpoint: set AEE_OPENAI_BASE_URL "
+                                         "or `base_url` under [openai] in .streamlit/secrets.toml")
                     self._client = openai.AzureOpenAI(
                         api_key=key, azure_endpoint=self.base_url, api_version=self.api_version,
                         timeout=self.timeout, max_retries=0,
@@ -370,7 +374,7 @@ class OpenAIJudge(BaseJudge):
         out: list[Verdict] = []
         for request in plan_labels(kind, self.settings, answer, statements):
             ids = [p + 1 for p in request.positions]
-            outcome = self._ask(request, lambda obj, ids=ids: check_labels(kind, obj, ids), ids)
+            outcome = self._ask(request, partial(check_labels, kind, ids=ids), ids)
             for p in request.positions:
                 item = outcome.checked.items.get(p + 1)
                 st = statements[p]
@@ -415,10 +419,12 @@ class OpenAIJudge(BaseJudge):
     def _run_support(self, request: JudgeRequest, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:
         """Ask one support call (single-source or packed) and turn its reply into verdicts."""
         ids = [p + 1 for p in request.positions]
+        # (source, its passages, statement id -> the id its label has in the reply)
+        targets: list[tuple[Source, list[Passage], Callable[[int], int]]]
         if request.pack:
             n = len(request.pack)
             outcome = self._ask(request, lambda obj: check_pack_labels(obj, ids, n), ids, expected=len(ids) * n)
-            targets = [(source, passages, lambda i, k=k: pack_key(i, k)) for k, (source, passages) in enumerate(request.pack, start=1)]
+            targets = [(source, passages, partial(pack_key, source_number=k)) for k, (source, passages) in enumerate(request.pack, start=1)]
         else:
             outcome = self._ask(request, lambda obj: check_labels("support", obj, ids), ids)
             assert request.source is not None
@@ -467,7 +473,7 @@ class OpenAIJudge(BaseJudge):
             with ThreadPoolExecutor(max_workers=min(self.concurrency, len(requests))) as pool:
                 parts = list(pool.map(run, requests))
         verdicts = out + [v for part in parts for v in part]
-        order = {s.index: k for k, s in enumerate(sources)}
+        order: dict[int | None, int] = {s.index: k for k, s in enumerate(sources)}  # keyed like Verdict.source_index
         return sorted(verdicts, key=lambda v: order.get(v.source_index, len(order)))
 
 
