@@ -162,7 +162,8 @@ def validate_counts(frame: pd.DataFrame) -> pd.DataFrame:
     for col in ("displayed", "cited"):
         if col not in frame.columns:
             frame[col] = None
-    rows, seen = [], {}
+    rows: list[dict] = []
+    seen: dict[tuple, int] = {}  # participant x query key -> first row number
     for i, raw in enumerate(frame[list(COUNT_COLUMNS)].to_dict("records"), start=1):
         rec = _text_fields(raw, i)
         for col in ("displayed", "cited"):

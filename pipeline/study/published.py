@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -106,14 +106,15 @@ def _dlogp_dt(t: float, df: float) -> float:
     return (_log_p_two_sided(t + h, df) - _log_p_two_sided(t - h, df)) / (2 * h)
 
 
-def _t_tolerance(values: Sequence[float], n1: int, n2: int, func) -> float:
+def _t_tolerance(values: Sequence[float], n_g: int, ns: Sequence[int],
+                 func: Callable[[Sequence[float], int, Sequence[int]], float]) -> float:
     """First-order bound on how much t moves when each printed statistic moves by half a unit."""
-    base = func(values, n1, n2)
+    base = func(values, n_g, ns)
     total = 0.0
     for i in range(len(values)):
         up = list(values)
         up[i] += 1e-6
-        total += abs((func(up, n1, n2) - base) / 1e-6) * HALF_UNIT
+        total += abs((func(up, n_g, ns) - base) / 1e-6) * HALF_UNIT
     return total
 
 
@@ -123,7 +124,7 @@ class Fit:
 
     t: float
     t_tol: float
-    z_t: float | None
+    z_t: float
     log_p: float  # log p implied by the printed t at df = n1 + n2 - 2
     p_tol: float
     z_p: float
@@ -232,14 +233,14 @@ def infer_table4_n(pub: Published) -> dict:
     for n_g in sorted(common_g):
         for combo in product(*(per_engine[e][n_g] for e in ANSWER_ENGINES)):
             ns = [c[0] for c in combo]
-            ok = sum(c[1] for c in combo)
-            ssq = sum(c[2] for c in combo)
+            hits = sum(c[1] for c in combo)  # per-engine fits within slack, then the pooled tests'
+            sq_sum = sum(c[2] for c in combo)
             for t_pub, p_pub, vals in all_specs:
                 t_rec = _t_all_of(vals, n_g, ns)
                 fit = fit_t_test(t_pub, p_pub, t_rec, _t_tolerance(vals, n_g, ns, _t_all_of), n_g, sum(ns))
-                ok += int(abs(fit.z_t) <= 1) + int(abs(fit.z_p) <= 1)
-                ssq += min(fit.z_t ** 2, 1e6) + min(fit.z_p ** 2, 1e6)
-            candidates.append((ok, -ssq, n_g, tuple(ns)))
+                hits += int(abs(fit.z_t) <= 1) + int(abs(fit.z_p) <= 1)
+                sq_sum += min(fit.z_t ** 2, 1e6) + min(fit.z_p ** 2, 1e6)
+            candidates.append((hits, -sq_sum, n_g, tuple(ns)))
     if not candidates:
         return {"found": False, "reason": "no integer sample sizes on the grid reproduce the published t statistics"}
     candidates.sort(reverse=True)

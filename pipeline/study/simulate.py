@@ -53,7 +53,8 @@ def draw_matching(target: Target, rng: np.random.Generator, iterations: int = 40
     def median() -> float:
         # Middle order statistic(s) from the histogram.
         want = [(n - 1) // 2, n // 2]
-        found, seen = [], 0
+        found: list[int] = []
+        seen = 0
         for k, c in enumerate(hist):
             while len(found) < 2 and want[len(found)] < seen + c:
                 found.append(k + lo)

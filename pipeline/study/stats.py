@@ -97,7 +97,7 @@ def t_from_stats(m1: float, s1: float, n1: int, m2: float, s2: float, n2: int, e
         return TTest(math.nan, math.nan, math.nan, m1 - m2)
     v1, v2 = s1 * s1 / n1, s2 * s2 / n2
     if equal_var:
-        df = n1 + n2 - 2
+        df: float = n1 + n2 - 2
         pooled = ((n1 - 1) * s1 * s1 + (n2 - 1) * s2 * s2) / df
         se = math.sqrt(pooled * (1 / n1 + 1 / n2))
     else:
