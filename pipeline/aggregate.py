@@ -22,7 +22,7 @@ def bootstrap_ci(values: np.ndarray, samples: int = BOOTSTRAP_SAMPLES, seed: int
     if n == 0:
         return (float("nan"), float("nan"))
     if n == 1 or np.all(values == values[0]):
-        return (float(values[0]) if n == 1 else float(values.mean()),) * 2  # type: ignore[return-value]
+        return (float(values[0]) if n == 1 else float(values.mean()),) * 2
     rng = np.random.default_rng(seed)
     means = values[rng.integers(0, n, size=(samples, n))].mean(axis=1)
     low, high = np.percentile(means, [2.5, 97.5])

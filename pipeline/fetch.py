@@ -239,7 +239,7 @@ def _resolve(host: str, port: int) -> list[IpAddress]:
 # --- connections pinned to a checked address ------------------------------------------------
 
 
-def _connect(address: tuple[str, int], timeout: float) -> socket.socket:
+def _connect(address: tuple[str, int], timeout: float | None) -> socket.socket:
     """Open a TCP connection to an already-checked numeric address (tests wrap this)."""
     return socket.create_connection(address, timeout=timeout)
 
@@ -261,10 +261,11 @@ class _PinnedHTTPSConnection(http.client.HTTPSConnection):
     def __init__(self, host: str, port: int, ip: str, timeout: float, context: ssl.SSLContext):
         super().__init__(host, port, timeout=timeout, context=context)
         self._pinned_ip = ip
+        self._pinned_context = context  # kept here: HTTPSConnection's own copy is private
 
     def connect(self) -> None:
         sock = _connect((self._pinned_ip, self.port), self.timeout)
-        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+        self.sock = self._pinned_context.wrap_socket(sock, server_hostname=self.host)
 
 
 _SSL_CONTEXT: ssl.SSLContext | None = None
@@ -404,9 +405,9 @@ def _decode_text(body: bytes, declared: str | None, is_html: bool) -> str:
     if is_html:
         m = _META_CHARSET_RE.search(body[:4096])
         candidates.append(_codec(m.group(1).decode("ascii")) if m else None)
-    for enc in candidates:
-        if enc:
-            return body.decode(enc, errors="replace")
+    for codec in candidates:
+        if codec:
+            return body.decode(codec, errors="replace")
     try:
         return body.decode("utf-8")
     except UnicodeDecodeError:

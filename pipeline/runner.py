@@ -114,6 +114,8 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
     """
     started = time.perf_counter()
     info = resolve_dataset(name, path, importer)
+    data_path = info.path
+    assert data_path is not None  # resolve_dataset raises InputError for data not on this machine
     reader = IMPORTERS[info.importer]
     if judge is None:
         judge = get_judge(judge_name or info.default_judge, cache=use_cache, **(judge_config or {}))
@@ -122,10 +124,10 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
     selected: set[str] | None = None
     total: int | None = None
     if limit is not None or not judge.carries_labels:
-        ids = sorted(a.answer.answer_id for a in reader.iter(info.path))  # validates every record
+        ids = sorted(a.answer.answer_id for a in reader.iter(data_path))  # validates every record
         selected = set(ids[:limit]) if limit is not None else None
         total = len(selected) if selected is not None else len(ids)
-    stream = (a for a in reader.iter(info.path) if selected is None or a.answer.answer_id in selected)
+    stream = (a for a in reader.iter(data_path) if selected is None or a.answer.answer_id in selected)
 
     judge_id = judge.name
     result = RunResult(dataset=name, judge=judge_id)

@@ -118,7 +118,7 @@ def pair_rows(dataset: str, judge: str, answers: Sequence[AnnotatedAnswer], flag
 def metric_rows(dataset: str, judge: str, answers: Sequence[AnnotatedAnswer],
                 configs: Sequence[ScoreConfig] = SCORE_CONFIGS) -> list[dict]:
     """Long per-answer metric rows for every scoring configuration."""
-    rows = []
+    rows: list[dict] = []
     for config in configs:
         for a in answers:
             base = {"dataset": dataset, "judge": judge, "mode": config.mode, "necessity": config.necessity,

@@ -259,6 +259,7 @@ def _scan(
         for m in _MARKER_RE.finditer(text, gs, ge):
             s, e = m.start(), m.end()
             kind = m.lastgroup
+            assert kind is not None  # every top-level alternative of _MARKER_RE is a named group
             if kind == "img":
                 links.append((s, e))
                 continue

@@ -51,7 +51,7 @@ class MetricInfo:
     finding: str = ""  # usability-study finding id(s) it answers (Table 6)
     recommendation: str = ""  # design recommendation it measures (Table 6)
     reference_column: str = ""  # column name in the published scorecard CSVs
-    harmonic_of: tuple[str, str] = ()  # corpus value = harmonic mean of these two corpus means
+    harmonic_of: tuple[str, str] | tuple[()] = ()  # corpus value = harmonic mean of these two corpus means
 
     def scale(self, value: float | None) -> float | None:
         """A per-answer or mean value in display units (percent metrics times 100)."""
@@ -88,7 +88,7 @@ def metric(
     finding: str = "",
     recommendation: str = "",
     reference_column: str = "",
-    harmonic_of: tuple[str, str] = (),
+    harmonic_of: tuple[str, str] | tuple[()] = (),
 ) -> Callable[[Callable[..., MetricResult]], Callable[..., MetricResult]]:
     """Register a per-answer metric function under its own name."""
 
