@@ -215,19 +215,19 @@ def component_data(annotated: AnnotatedAnswer, rep: dict, source_rows: Iterable[
             "status": statuses[s["index"]], "stance": s["stance"], "citations": s["citations"],
             "dangling": s["dangling"]}
     sources = {}
-    for s in answer.sources:
-        row = info.get(s.index, {})
+    for src in answer.sources:
+        row = info.get(src.index, {})
         flags = []
-        if s.fetch_ok is False:
+        if src.fetch_ok is False:
             flags.append("dead: the page could not be fetched")
         if row.get("duplicate_of") is not None:
             flags.append(f"near-duplicate of source [{row['duplicate_of']}]")
         for f in row.get("injection_flags") or []:
             flags.append(f"injection-like text ({f.get('kind', '?')}): {str(f.get('excerpt', ''))[:160]}")
-        sources[str(s.index)] = {
-            "title": s.title or "(no title)", "url": s.url, "http": is_http_url(s.url),
-            "type": row.get("source_type") or "unknown", "flags": flags, "has_text": bool(s.text.strip()),
-            "excerpt": _excerpt(s.text)}
+        sources[str(src.index)] = {
+            "title": src.title or "(no title)", "url": src.url, "http": is_http_url(src.url),
+            "type": row.get("source_type") or "unknown", "flags": flags, "has_text": bool(src.text.strip()),
+            "excerpt": _excerpt(src.text)}
     return {
         "answer_id": answer.answer_id,
         "debate": answer.query_type == "debate",

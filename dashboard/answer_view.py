@@ -76,12 +76,18 @@ def _parse_event(ev: Any) -> dict | None:
         return None
     if stmt is not None and (isinstance(stmt, bool) or not isinstance(stmt, int)):
         stmt = None
-    try:
-        stamp = datetime.fromtimestamp(float(ts) / 1000.0, tz=timezone.utc)
-    except (TypeError, ValueError, OverflowError, OSError):
-        stamp = datetime.now(timezone.utc)
-    return {"seq": seq, "event": kind, "statement": stmt, "source": src, "timestamp": stamp,
+    return {"seq": seq, "event": kind, "statement": stmt, "source": src, "timestamp": _event_time(ts),
             "answer_id": str(ev.get("answer") or "")[:200]}
+
+
+def _event_time(ts: object) -> datetime:
+    """The browser's time of an event (ms since the epoch); now when it sent none or an unusable one."""
+    if isinstance(ts, (int, float, str)):
+        try:
+            return datetime.fromtimestamp(float(ts) / 1000.0, tz=timezone.utc)
+        except (ValueError, OverflowError, OSError):
+            pass
+    return datetime.now(timezone.utc)
 
 
 def study_rows(events: list[dict], *, participant: str, session: str, alignment: str,

@@ -113,7 +113,7 @@ def scorecard_figure(cells: pd.DataFrame, title: str = "", with_n: bool = True, 
     x = [wrap_label(e, 9 if crowded else 14) for e in engines]
     y_group: list[str] = []
     y_label: list[str] = []
-    z: list[list[float]] = []
+    z: list[list[float | None]] = []  # None (a rating with no code) leaves the cell blank
     text: list[list[str]] = []
     hover: list[list[str]] = []
     for (group, name), part in cells.groupby(["group", "metric"], sort=False):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import re
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 import pandas as pd
 import streamlit as st
@@ -68,7 +68,7 @@ def latex_escape(text: object) -> str:
     return "".join(_LATEX_MAP.get(c, c) for c in ("" if text is None else str(text)))
 
 
-def fmt_value(value: object, decimals: int = 2) -> str:
+def fmt_value(value: Any, decimals: int = 2) -> str:
     """A corpus value as shown in the scorecard ("–" when missing)."""
     if value is None or (isinstance(value, float) and value != value):
         return "–"
@@ -78,7 +78,7 @@ def fmt_value(value: object, decimals: int = 2) -> str:
         return str(value)
 
 
-def fmt_ci(low: object, high: object, decimals: int = 2) -> str:
+def fmt_ci(low: Any, high: Any, decimals: int = 2) -> str:
     """A 95% interval, or a short note when there is none."""
     if low is None or high is None or (isinstance(low, float) and low != low) or (isinstance(high, float) and high != high):
         return "no interval"
@@ -92,7 +92,7 @@ def rating_text(rating: str | None) -> str:
     return f"{RATING_SYMBOLS[rating]} {RATING_WORDS[rating]}"
 
 
-def symbol(rating: str | None) -> str:
+def symbol(rating: object) -> str:
     """The rating's symbol ("" when unrated)."""
     return RATING_SYMBOLS.get(rating, "") if isinstance(rating, str) else ""
 
