@@ -260,10 +260,13 @@ def cmd_app(args: argparse.Namespace) -> int:
     # wheel runs the router module itself.
     if is_checkout() and (REPO_ROOT / "app.py").is_file():
         script = REPO_ROOT / "app.py"
-    else:
-        from dashboard import app
+    else:  # located, not imported: the pipeline never imports the dashboard
+        import importlib.util
 
-        script = Path(app.__file__)
+        spec = importlib.util.find_spec("dashboard.app")
+        if spec is None or spec.origin is None:
+            raise InputError("the dashboard is not installed with this package")
+        script = Path(spec.origin)
     cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
            "--browser.gatherUsageStats", "false", "--server.port", str(args.port), "--server.address", args.address]
     print(f"starting the dashboard on http://{args.address}:{args.port}", file=sys.stderr)

@@ -23,13 +23,8 @@ from urllib.parse import urlsplit
 
 from pipeline.records import AnnotatedAnswer, Statement
 
-__all__ = [
-    "CitationMarker",
-    "find_citation_markers",
-    "strip_citation_markers",
-    "split_statements",
-    "all_cited_indexes",
-]
+__all__ = ["CitationMarker", "find_citation_markers", "strip_citation_markers", "split_statements",
+           "all_cited_indexes", "statements_for"]
 
 # Limits on what counts as a citation number and how far a range may expand.
 MIN_INDEX = 1

@@ -17,7 +17,7 @@ from collections import Counter
 
 import pytest
 
-from pipeline import fetch
+from pipeline import fetch, fetch_text
 from pipeline.fetch import FetchResult, fetch_many, fetch_source
 
 ARTICLE_SENTENCES = [
@@ -307,7 +307,7 @@ def test_pdf_text_when_pypdf_available(server):
 
 
 def test_pdf_not_supported_without_library(server, monkeypatch):
-    monkeypatch.setattr(fetch, "_load_pdf_reader", lambda: None)
+    monkeypatch.setattr(fetch_text, "_load_pdf_reader", lambda: None)
     r = fetch_source(url(server, "/pdf"), **LOCAL)
     assert not r.ok and r.reason == "pdf not supported" and r.status == 200
 

@@ -8,14 +8,8 @@ import pytest
 
 from pipeline.judges import get_judge
 from pipeline.judges.base import Judge
-from pipeline.judges.offline import (
-    PARAMS_PATH,
-    OfflineJudge,
-    number_conflicts,
-    query_polarity,
-    split_sentences,
-    strip_markers,
-)
+from pipeline.judges.offline import PARAMS_PATH, OfflineJudge, query_polarity
+from pipeline.judges.offline_text import number_conflicts, numbers_in, split_sentences, strip_markers
 from pipeline.records import Answer, Source, Statement
 
 try:
@@ -172,9 +166,7 @@ def test_stance_relative_to_query_polarity(judge):
     ],
 )
 def test_number_conflicts_hand_checked(claim, source, expected):
-    from pipeline.judges.offline import _numbers
-
-    assert number_conflicts(claim, _numbers(source), source) == expected
+    assert number_conflicts(claim, numbers_in(source), source) == expected
 
 
 @needs_model

@@ -48,7 +48,8 @@ import numpy as np
 
 from pipeline.importers.expertqa import load_expertqa
 from pipeline.judges import agreement
-from pipeline.judges.offline import FEATURES_EMBED, FEATURES_LEXICAL, PARAMS_PATH, OfflineJudge, apply_rules
+from pipeline.judges.offline import FEATURES_EMBED, FEATURES_LEXICAL, PARAMS_PATH, OfflineJudge
+from pipeline.judges.offline_text import apply_rules
 from pipeline.paths import expertqa_dir
 
 FIT_SPLITS = ("domain_val", "domain_test")
@@ -236,7 +237,7 @@ def report_block(name: str, scores: np.ndarray, gold: list[str], t_full: float |
 def full_cosine_baseline(inputs: list[PairInput]) -> np.ndarray:
     """Max cosine of the statement against every sentence of the source (slow: embeds all)."""
     from pipeline.judges import embedding
-    from pipeline.judges.offline import split_sentences
+    from pipeline.judges.offline_text import split_sentences
 
     texts = []
     for stmt, text, *_ in inputs:

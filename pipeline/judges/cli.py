@@ -36,10 +36,51 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     ep.add_argument("--json", action="store_true", help="print the report as JSON")
     ep.add_argument("--no-save", action="store_true", help="do not write the Parquet report")
     ep.set_defaults(func=cmd_evaluate)
+    kp = sub.add_parser("check", help="run the behavioural check suite (data/judge_checks) against a judge")
+    kp.add_argument("--judge", required=True, help="registered judge name, e.g. offline")
+    kp.add_argument("--cases", type=Path, nargs="*", default=None, help="case files (default: every bundled file)")
+    kp.add_argument("--kind", choices=("support", "relevance", "stance", "confidence"), help="only cases of this kind")
+    kp.add_argument("--json", action="store_true", help="print the per-capability summary and failures as JSON")
+    kp.add_argument("--no-save", action="store_true", help="do not write the results for the Judges page")
+    kp.set_defaults(func=cmd_check)
     cp = sub.add_parser("calibrate", add_help=False,
                         help="refit the offline judge's support model on ExpertQA (see `judges calibrate --help`)")
     cp.set_defaults(func=cmd_calibrate, pass_through=True, rest=[])
     return p
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from pipeline.judge_checks import iter_failures, load_cases, run_checks, save_checks, summarize_checks
+
+    cases = load_cases(args.cases)
+    if args.kind:
+        cases = [c for c in cases if c.kind == args.kind]
+    if not cases:
+        raise InputError("no check cases found", field="--cases")
+    judge = get_judge(args.judge)
+    t0 = time.perf_counter()
+    results = run_checks(judge, cases)
+    seconds = round(time.perf_counter() - t0, 2)
+    summary = summarize_checks(results)
+    saved = None if args.no_save else save_checks(results)
+    if args.json:
+        print(json.dumps({"judge": judge.name, "prompt_version": judge.prompt_version, "cases": len(results),
+                          "seconds": seconds, "summary": summary.to_dict("records"),
+                          "failures": list(iter_failures(results, limit=1000)),
+                          "saved_to": str(saved) if saved else None}, indent=1, default=str))
+        return 0
+    print(f"judge {judge.name} ({judge.prompt_version}): {len(results)} cases in {seconds}s")
+    for rec in summary.to_dict("records"):
+        name = f"{rec['kind']} / {rec['capability']}"
+        print(f"  {name:48s} {rec['passed']:4d}/{rec['n']:<4d} {rec['pass_rate']:6.1%}  abstained {rec['abstained']}")
+    failures = list(iter_failures(results))
+    if failures:
+        print("first failures:")
+        for f in failures:
+            print(f"  {f['id']}: expected {f['expected']}, got {f['label']}")
+    if saved:
+        print(f"saved {saved}")
+    return 0
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:

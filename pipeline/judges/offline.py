@@ -24,15 +24,26 @@ import json
 import logging
 import math
 import re
-from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from pipeline.judges.base import BaseJudge
+from pipeline.judges.offline_text import (
+    MAX_SOURCE_CHARS,
+    WORD_RE,
+    apply_rules,
+    content_tokens,
+    is_negated,
+    names_in,
+    number_conflicts,
+    numbers_in,
+    split_sentences,
+    strip_markers,
+)
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
-from pipeline.text import find_citation_markers, statements_for, strip_citation_markers
+from pipeline.text import statements_for
 
 log = logging.getLogger(__name__)
 
@@ -40,138 +51,7 @@ PARAMS_PATH = Path(__file__).with_name("offline_params.json")
 JUDGE_NAME = "offline"
 PROMPT_VERSION = "offline-v1"
 MAX_EVIDENCE_CHARS = 600
-MAX_SENTENCE_CHARS = 400
-MAX_SOURCE_CHARS = 200_000  # longer source texts are cut (a judge must stay bounded)
 TOP_K = 3  # sentences per statement ranked by the lexical retrieval step
-
-# --------------------------------------------------------------------------------------------
-# text helpers
-# --------------------------------------------------------------------------------------------
-
-_WORD_RE = re.compile(r"[a-z0-9]+(?:['\u2019][a-z]+)?")
-_NUM_RE = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)(?:\s*(%|percent))?")
-_CAP_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-zA-Z0-9\-]{2,}|[A-Z]{2,}[a-z]?)\b")
-_SENT_SPLIT_RE = re.compile(r"(?<=[.!?])[\"'\u201d\u2019)\]]*\s+(?=[\"'\u201c(\[]?[A-Z0-9])|\n+")
-
-STOPWORDS = frozenset(
-    """
-    a about above after again against all also am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further had
-    has have having he her here hers herself him himself his how i if in into is it its itself just
-    me more most my myself no nor not of off on once only or other our ours ourselves out over own
-    same she should so some such than that the their theirs them themselves then there these they
-    this those through to too under until up very was we were what when where which while who whom
-    why will with would you your yours yourself yourselves may might must shall one ones however
-    thus therefore additionally furthermore moreover also well often including include includes
-    several various many much within without among upon via per etc e g i e s t us use used using
-    """.split()
-)
-NEGATIONS = frozenset(
-    """not no never none nobody nothing neither nor cannot can't won't don't doesn't didn't isn't
-    aren't wasn't weren't shouldn't wouldn't couldn't without lack lacks lacking fail fails failed
-    unable""".split()
-)
-
-
-def strip_markers(text: str) -> str:
-    """Remove citation markers ([1], [1, 2], [2-4], 【1】, ^1, [^1]) and tidy the spaces."""
-    return strip_citation_markers(text, find_citation_markers(text))
-
-
-@lru_cache(maxsize=100_000)  # words repeat across sentences and sources; stemming was a hot spot
-def _stem(word: str) -> str:
-    """A very small suffix stripper: enough to match plural / tense variants."""
-    if len(word) <= 4 or word.isdigit():
-        return word
-    for suf in ("ational", "ization", "fulness", "ousness", "iveness", "ments", "ment", "ings", "ing",
-                "edly", "ies", "ied", "ers", "er", "ed", "es", "ly", "s"):
-        if word.endswith(suf) and len(word) - len(suf) >= 4:
-            return word[: -len(suf)]
-    return word
-
-
-@lru_cache(maxsize=200_000)
-def content_tokens(text: str) -> tuple[str, ...]:
-    """Lower-cased, stemmed content words (stopwords and 1-letter tokens removed)."""
-    return tuple(_stem(w) for w in _WORD_RE.findall(text.lower()) if w not in STOPWORDS and len(w) > 1)
-
-
-def _number_key(raw: str) -> str:
-    """How a number is compared between texts: no thousands separators, no trailing ".0"."""
-    return raw.replace(",", "").removesuffix(".0")
-
-
-def _numbers(text: str) -> set[str]:
-    return {_number_key(m.group(1)) for m in _NUM_RE.finditer(text)}
-
-
-def _number_values(text: str) -> dict[str, tuple[float, int, int, bool]]:
-    """Numbers in the text: normalised string -> (value, integer digits, decimals, is a percentage)."""
-    out = {}
-    for m in _NUM_RE.finditer(text):
-        raw = m.group(1).replace(",", "")
-        try:
-            value = float(raw)
-        except ValueError:  # e.g. "1.2.3" (a version or section number)
-            continue
-        whole, _, decimals = raw.partition(".")
-        out[raw] = (value, len(whole), len(decimals), bool(m.group(2)))
-    return out
-
-
-def number_conflicts(statement: str, source_numbers: set[str], window_text: str) -> list[str]:
-    """Numbers the statement states where the best-matching passage states a different one: the
-    statement's number occurs nowhere in the source, and the window has numbers of the same kind
-    (same count of integer digits, both percentages or neither) none of which equals it up to
-    rounding (half a unit of the less precise figure's last digit: 78.15 matches 78.1, 1925 does
-    not match 1889). Bare one-digit integers are skipped (list positions, "2D", "Stage 3"). Returns
-    "claim (source: ...)" strings; on ExpertQA it fires on about 1 pair in 100."""
-    window = _number_values(window_text)
-    out = []
-    for raw, (value, digits, decimals, percent) in _number_values(statement).items():
-        if _number_key(raw) in source_numbers or (digits < 2 and decimals == 0 and not percent):
-            continue
-        kin = {r: v for r, v in window.items() if v[1] == digits and v[3] == percent}
-        if kin and not any(abs(value - v[0]) <= 0.5 * 10 ** -min(decimals, v[2]) + 1e-9 for v in kin.values()):
-            out.append(f"{raw} (source: {', '.join(sorted(kin))})")
-    return out
-
-
-def apply_rules(p_full: float, features: dict[str, float], t_full: float) -> tuple[float, str]:
-    """The judge's stated rules on top of the fitted model (also applied when calibration reports
-    agreement): returns the final score and the rule that changed it, or "". Number conflict: a
-    claim whose number the passage contradicts is at most partly supported, so its score is held
-    just under the full threshold."""
-    if features.get("num_conflict") and p_full >= t_full:
-        return min(float(p_full), t_full - 1e-4), "number conflict: at most partial"
-    return float(p_full), ""
-
-
-def _names(text: str) -> set[str]:
-    return {m.group(1).lower() for m in _CAP_RE.finditer(text)}
-
-
-def _negated(tokens: Iterable[str]) -> bool:
-    return any(t in NEGATIONS or t.endswith("n't") for t in tokens)
-
-
-@lru_cache(maxsize=20_000)
-def split_sentences(text: str) -> tuple[str, ...]:
-    """Split a source text into sentence-sized pieces (long pieces cut at ~MAX_SENTENCE_CHARS)."""
-    out: list[str] = []
-    for piece in _SENT_SPLIT_RE.split(text[:MAX_SOURCE_CHARS]):
-        piece = piece.strip()
-        if not piece or not any(c.isalnum() for c in piece):
-            continue
-        while len(piece) > MAX_SENTENCE_CHARS:
-            cut = piece.rfind(" ", 0, MAX_SENTENCE_CHARS)
-            cut = cut if cut > MAX_SENTENCE_CHARS // 2 else MAX_SENTENCE_CHARS
-            out.append(piece[:cut].strip())
-            piece = piece[cut:].strip()
-        if piece:
-            out.append(piece)
-    return tuple(out)
-
 
 # --------------------------------------------------------------------------------------------
 # support features
@@ -222,11 +102,11 @@ class _SourceIndex:
             for t in toks:
                 df[t] = df.get(t, 0) + 1
         self.idf = {t: math.log(1.0 + n / c) for t, c in df.items()}
-        self.numbers = _numbers(text)
+        self.numbers = numbers_in(text)
         self.lower = text[:MAX_SOURCE_CHARS].lower()
         seq = content_tokens(text[:MAX_SOURCE_CHARS])
         self.bigrams = set(zip(seq, seq[1:]))
-        words = _WORD_RE.findall(self.lower)
+        words = WORD_RE.findall(self.lower)
         self.n_words = len(words)
         self.raw_bigrams = set(zip(words, words[1:]))
         self.raw_trigrams = set(zip(words, words[1:], words[2:]))
@@ -269,18 +149,18 @@ def _lexical(statement: str, idx: _SourceIndex) -> tuple[dict[str, float], list[
     bigrams = set(zip(seq, seq[1:]))
     f["bigram_recall"] = len(bigrams & idx.bigrams) / len(bigrams) if bigrams else f["recall_all"]
     f["missing_words"] = math.log1p(n - sum(present))
-    nums = _numbers(statement)
+    nums = numbers_in(statement)
     if nums:
         cov = sum(1 for x in nums if x in idx.numbers) / len(nums)
         f["num_cov"], f["num_missing"] = cov, float(cov < 1.0)
     else:
         f["num_cov"], f["num_missing"] = 1.0, 0.0
-    names = _names(statement)
+    names = names_in(statement)
     f["name_cov"] = sum(1 for x in names if x in idx.lower) / len(names) if names else 1.0
     window_text = " ".join(idx.sentences[best_win[0] : best_win[1]])
     f["num_conflict"] = float(len(number_conflicts(statement, idx.numbers, window_text)))
-    win_words = _WORD_RE.findall(window_text.lower())
-    f["neg_mismatch"] = float(_negated(_WORD_RE.findall(statement.lower())) != _negated(win_words))
+    win_words = WORD_RE.findall(window_text.lower())
+    f["neg_mismatch"] = float(is_negated(WORD_RE.findall(statement.lower())) != is_negated(win_words))
     f["log_len"] = math.log1p(n)
     f.update(_raw_overlap(statement, idx))
     top = sorted(range(len(sent_scores)), key=lambda i: (-sent_scores[i], i))[:TOP_K]
@@ -293,7 +173,7 @@ def _union_overlap(statement: str, idxs: Sequence[_SourceIndex]) -> tuple[float,
     toks = set(content_tokens(statement))
     if not toks or not any(i.sentences for i in idxs):
         return 0.0, 0.0
-    w = _WORD_RE.findall(statement.lower())
+    w = WORD_RE.findall(statement.lower())
     bi = list(zip(w, w[1:]))
     recall = sum(any(t in i.all_tokens for i in idxs) for t in toks) / len(toks)
     bigram = sum(any(b in i.raw_bigrams for i in idxs) for b in bi) / len(bi) if bi else 0.0
@@ -302,7 +182,7 @@ def _union_overlap(statement: str, idxs: Sequence[_SourceIndex]) -> tuple[float,
 
 def _raw_overlap(statement: str, idx: _SourceIndex) -> dict[str, float]:
     """Verbatim overlap with stopwords kept: copied wording is a strong sign of support."""
-    w = _WORD_RE.findall(statement.lower())
+    w = WORD_RE.findall(statement.lower())
     tri = list(zip(w, w[1:], w[2:]))
     bi = list(zip(w, w[1:]))
     best = run = 0
@@ -674,7 +554,7 @@ class OfflineJudge(BaseJudge):
     # -- confidence ----------------------------------------------------------------------------
     def confidence(self, answer: Answer) -> Verdict:
         text = strip_markers(answer.text)
-        n_words = max(len(_WORD_RE.findall(text.lower())), 1)
+        n_words = max(len(WORD_RE.findall(text.lower())), 1)
         hedge, hedge_hits = _count_phrases(text, HEDGES)
         boost, boost_hits = _count_phrases(text, BOOSTERS)
         # net cue density per 100 words -> level
@@ -698,12 +578,12 @@ class OfflineJudge(BaseJudge):
     @staticmethod
     def _stance_one(text: str, polarity: int) -> tuple[str, str, dict[str, Any]]:
         low = text.lower()
-        words = _WORD_RE.findall(low)
+        words = WORD_RE.findall(low)
         wordset = set(words)
         pos = [w for w in POSITIVE_CUES if w in wordset]
         neg = [w for w in NEGATIVE_CUES if w in wordset]
         contrast = [c for c in CONTRAST if re.search(r"\b" + re.escape(c) + r"\b", low)]
-        negated = _negated(words)
+        negated = is_negated(words)
         score: float = len(pos) - len(neg)  # not cast: the raw output keeps an unshifted score as an int
         if negated:
             score = -score if score else -0.5 if pos else 0.0
