@@ -1,0 +1,114 @@
+"""Scale rows of the benchmark: a whole run on synthetic corpora of growing size.
+
+A corpus of N answers is made by resampling ExpertQA's questions (each line of its files holds one
+question answered by several systems; lines are drawn with replacement, with a fixed seed, and
+written again, so every copy gets its own answer ids), or the teaching corpus when ExpertQA is not
+on this machine (answers copied with new ids). Each size runs `aee run` in its own process with
+fresh results and cache folders; the wall time and the process's peak resident memory (VmHWM) are
+read from that process.
+
+Targets (issue 12): time grows linearly (20k / 1k time ratio <= 22) and peak memory stays flat
+(the runner streams chunks; nothing holds the whole corpus).
+
+    .venv/bin/python bench/scale.py --sizes 1000,5000,20000 --judge human
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Runs the CLI in this process and reports the process's peak RSS on stderr at exit.
+_RSS_WRAPPER = """
+import sys
+from pipeline.cli import main
+try:
+    code = main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+hwm = next(line for line in open("/proc/self/status") if line.startswith("VmHWM:")).split()[1]
+sys.stderr.write("\\nBENCH_VMHWM_KB %s\\n" % hwm)
+sys.exit(code)
+"""
+
+
+def make_corpus(size: int, folder: Path, seed: int = 7) -> tuple[Path, str, str]:
+    """Write a corpus of at least `size` answers; returns (path, format, judge with labels)."""
+    from pipeline.paths import data_dir, expertqa_dir
+
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    source = expertqa_dir()
+    if source is not None:
+        lines = [line for f in sorted(source.glob("*.jsonl")) for line in f.read_text(encoding="utf-8").splitlines()
+                 if line.strip()]
+        counts = [len(json.loads(line).get("answers") or {}) for line in lines]
+        path = folder / "scale.jsonl"
+        total = 0
+        with path.open("w", encoding="utf-8") as out:
+            while total < size:
+                k = rng.randrange(len(lines))
+                out.write(lines[k] + "\n")  # answer ids come from the line number: every copy is new
+                total += counts[k]
+        return path, "expertqa", "human"
+    demo = [json.loads(line) for line in (data_dir() / "demo" / "answers.jsonl").read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    path = folder / "scale.jsonl"
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(size):
+            obj = dict(rng.choice(demo))
+            obj["answer_id"] = f"{obj['answer_id']}-copy{i}"
+            out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    return path, "canonical", "recorded"
+
+
+def run_size(size: int, judge: str | None, tmp: Path) -> dict:
+    """One end-to-end run of a corpus of `size` answers in a fresh process: seconds and peak MB."""
+    path, fmt, carried = make_corpus(size, tmp / f"corpus-{size}")
+    judge = judge or carried
+    env = dict(os.environ)
+    env.update({"AEE_RESULTS_DIR": str(tmp / f"results-{size}-{judge}"), "AEE_CACHE_DIR": str(tmp / f"cache-{size}-{judge}"),
+                "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"})
+    cmd = [sys.executable, "-c", _RSS_WRAPPER, "run", "--dataset", f"scale-{size}", "--path", str(path),
+           "--format", fmt, "--judge", judge, "--limit", str(size), "--no-progress"]
+    started = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=7200)
+    seconds = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise RuntimeError(f"run of {size} answers exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
+    match = re.search(r"BENCH_VMHWM_KB (\d+)", proc.stderr)
+    if not match:
+        raise RuntimeError("peak RSS not reported (needs Linux /proc)")
+    hits = re.search(r"judge cache: (\d+) hits, (\d+) misses", proc.stdout)
+    return {"size": size, "judge": judge, "format": fmt, "seconds": round(seconds, 2),
+            "peak_mb": round(int(match.group(1)) / 1024, 1),
+            "cache_hits": int(hits.group(1)) if hits else None, "cache_misses": int(hits.group(2)) if hits else None}
+
+
+def run_sizes(sizes: list[int], judge: str | None) -> list[dict]:
+    with tempfile.TemporaryDirectory() as tmp:
+        return [run_size(size, judge, Path(tmp)) for size in sizes]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="1000,5000,20000")
+    ap.add_argument("--judge", default=None, help="judge to run (default: the labels the corpus carries)")
+    args = ap.parse_args(argv)
+    for result in run_sizes([int(s) for s in args.sizes.split(",")], args.judge):
+        print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
