@@ -30,7 +30,7 @@ def bootstrap_ci(values: np.ndarray, samples: int = BOOTSTRAP_SAMPLES, seed: int
     if n == 0:
         return (float("nan"), float("nan"))
     if n == 1 or np.all(values == values[0]):
-        return (float(values[0]) if n == 1 else float(values.mean()),) * 2  # type: ignore[return-value]
+        return (float(values[0]) if n == 1 else float(values.mean()),) * 2
     rng = np.random.default_rng(seed)
     means = np.empty(samples)
     block = max(1, min(samples, BOOTSTRAP_BLOCK_DRAWS // n))
