@@ -11,7 +11,7 @@ do when neither does alone ("X was founded in 1990 [1] by Y [2]"). Judges answer
   (`Verdict.evidence`, the offline judge's best window). Each source is first judged alone; the
   passage each one gave as evidence for a statement is joined into a short document, and the
   statement is judged against that. Long sources stay cheap, and the combined evidence sits
-  together where a window-based judge can see it.
+  together where a window-based judge can see it. The joined passages are the verdict's evidence.
 
 Either way the verdicts come back as set verdicts: `source_index` None, `source_set` the sorted
 indexes of the sources (see `records.Verdict`).
@@ -27,6 +27,7 @@ from pipeline.records import Answer, Source, Statement, Verdict
 
 __all__ = ["JOINED_INDEX", "joined_source", "as_set_verdicts", "WindowedSetSupport"]
 
+MAX_EVIDENCE_CHARS = 2000  # a set verdict's evidence: the joined passages, bounded
 JOINED_INDEX = 0  # no listed source has index 0 (markers start at 1), so it cannot be confused with one
 
 
@@ -65,5 +66,7 @@ class WindowedSetSupport:
         for statement in statements:
             windows = [dataclasses.replace(s, text=evidence.get((statement.index, s.index), "")) for s in sources]
             joined = joined_source(windows)
-            out.extend(as_set_verdicts(self.support(answer, [statement], joined), sources))  # type: ignore[attr-defined]
+            verdicts = self.support(answer, [statement], joined)  # type: ignore[attr-defined]
+            # the evidence is what the judge read: every source's passage, under its heading
+            out.extend(dataclasses.replace(v, evidence=joined.text[:MAX_EVIDENCE_CHARS]) for v in as_set_verdicts(verdicts, sources))
         return out
