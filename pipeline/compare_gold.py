@@ -136,7 +136,7 @@ def report_json(result: CompareResult, table: pd.DataFrame) -> dict[str, Any]:
         "dataset": result.run.dataset, "judge": result.run.judge, "gold": result.gold,
         "answers": result.answers, "matched": result.matched, "gold_queries": result.gold_queries,
         "unmatched_examples": result.unmatched_examples, "results": str(result.run.out_dir),
-        "table": {column: {row: table.at[row, column] for row in table.index} for column in table.columns},
+        "table": {column: {row: _clean(table.at[row, column]) for row in table.index} for column in table.columns},
     }
 
 
