@@ -234,21 +234,24 @@ def _scorecard_text(summary, mode: str, necessity: str, query_type: str) -> str:
 
 
 def cmd_compare_gold(args: argparse.Namespace) -> int:
-    from pipeline.compare_gold import compare_gold, comparison_table, is_hagrid, published_reference, report_json
+    from pipeline.compare_gold import comparison_table, default_name, is_hagrid, plan_gold, published_reference, report_json
+    from pipeline.runner import run_dataset
 
-    result = compare_gold(args.gold, args.answers, answers_format=args.answers_format, gold_path=args.gold_path,
-                          gold_format=args.gold_format, judge_name=args.judge, dataset=args.dataset, limit=args.limit,
-                          progress=not args.no_progress)
+    plan = plan_gold(args.gold, args.answers, answers_format=args.answers_format, gold_path=args.gold_path,
+                     gold_format=args.gold_format)
+    result = run_dataset(args.dataset or default_name(args.answers, args.gold), args.answers, importer=args.answers_format,
+                         judge_name=args.judge, limit=args.limit, progress=not args.no_progress, transform=plan.attach,
+                         config_extra=plan.config())
     reference = published_reference() if is_hagrid(args.gold, args.gold_path, args.gold_format) else None
-    table = comparison_table(result.run.summary, reference)
+    table = comparison_table(result.summary, reference)
     if args.json:
-        print(json.dumps(report_json(result, table), indent=2, ensure_ascii=False))
+        print(json.dumps(report_json(plan, result.dataset, result.judge, result.out_dir, table), indent=2, ensure_ascii=False))
         return 0
-    print(f"compared {result.answers} answers with the gold answers of {args.gold} ({result.matched} ask one of its "
-          f"{result.gold_queries} queries); judge {result.run.judge}; results in {result.run.out_dir}")
-    if result.unmatched_examples:
+    print(f"compared {plan.answers} answers with the gold answers of {args.gold} ({plan.matched} ask one of its "
+          f"{plan.gold_queries} queries); judge {result.judge}; results in {result.out_dir}")
+    if plan.unmatched_examples:
         print("answers without a gold answer (correctness and overlap are n/a for them), e.g.: "
-              + "; ".join(repr(q) for q in result.unmatched_examples))
+              + "; ".join(repr(q) for q in plan.unmatched_examples))
     print("strict rules, all queries; values x100; n/a = not scorable:")
     print(table.to_string(na_rep="n/a"))
     if reference is not None and len(reference):

@@ -2,8 +2,8 @@
 
 The gold dataset (HAGRID, or any dataset whose answers are references) is read through its
 importer; its answers are grouped by query (`pipeline.gold`). The generated answers, in any
-supported format, are run through the ordinary pipeline (annotate with a judge, score, write
-Parquet) with the gold answers of their query attached, so the answer correctness and citation
+supported format, are then run through the ordinary pipeline by the CLI (annotate with a judge,
+score, write Parquet) with the gold answers of their query attached (`GoldPlan.attach`), so the answer correctness and citation
 overlap metrics can be computed beside the citation metrics. The results are a dataset of their
 own (default name `<answers>-vs-<gold>`), readable by the dashboard like any other.
 
@@ -18,7 +18,6 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +28,10 @@ from pipeline.gold import attach_gold, gold_index, query_key
 from pipeline.importers import IMPORTERS, resolve_dataset
 from pipeline.metrics import METRICS
 from pipeline.paths import reference_dir
-from pipeline.runner import RunResult, run_dataset
+from pipeline.records import AnnotatedAnswer, GoldAnswer
 
-__all__ = ["COMPARED_GROUPS", "REFERENCE_CSV", "CompareResult", "compare_gold", "published_reference", "comparison_table"]
+__all__ = ["COMPARED_GROUPS", "REFERENCE_CSV", "GoldPlan", "plan_gold", "default_name", "published_reference",
+           "comparison_table", "report_json", "is_hagrid"]
 
 COMPARED_GROUPS = ("attribution", "correctness")
 REFERENCE_CSV = "djeddal2024_hagrid_table2"
@@ -39,26 +39,39 @@ PAPER_SUFFIX = " (paper)"
 
 
 @dataclass
-class CompareResult:
-    """What `compare_gold` did: the run, and how many answers found a gold answer for their query."""
+class GoldPlan:
+    """Gold answers indexed by query, and how many of the answers to score found theirs."""
 
-    run: RunResult
     gold: str
+    gold_path: Path
+    index: dict[str, tuple[GoldAnswer, ...]]
     answers: int = 0
     matched: int = 0
-    gold_queries: int = 0
     unmatched_examples: list[str] = field(default_factory=list)
 
+    @property
+    def gold_queries(self) -> int:
+        return len(self.index)
 
-def _default_name(answers: Path, gold: str) -> str:
+    def attach(self, annotated: AnnotatedAnswer) -> AnnotatedAnswer:
+        """An answer to score, carrying the gold answers of its query (the runner's `transform`)."""
+        return attach_gold(annotated, self.index)
+
+    def config(self) -> dict[str, str]:
+        """What the results' manifest records about the gold answers."""
+        return {"gold_dataset": self.gold, "gold_path": str(self.gold_path)}
+
+
+def default_name(answers: Path, gold: str) -> str:
+    """Results dataset name when none is given: `<answers file stem>-vs-<gold>`."""
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", answers.stem or answers.name).strip("-._") or "answers"
     return f"{stem[:40]}-vs-{gold[:20]}"
 
 
-def compare_gold(gold: str, answers: str | Path, *, answers_format: str = "canonical", gold_path: str | Path | None = None,
-                 gold_format: str | None = None, judge_name: str = "offline", dataset: str | None = None, limit: int | None = None,
-                 progress: bool = True, root: Path | None = None, use_cache: bool = True) -> CompareResult:
-    """Score `answers` against the gold answers of dataset `gold` (see the module doc)."""
+def plan_gold(gold: str, answers: str | Path, *, answers_format: str = "canonical", gold_path: str | Path | None = None,
+              gold_format: str | None = None) -> GoldPlan:
+    """Read the gold dataset and check the answers to score against it (see the module doc): every
+    answer is read and validated, and at least one must ask a query the gold dataset answers."""
     if answers_format not in IMPORTERS:
         raise InputError(f"unknown format {answers_format!r}; choose one of {', '.join(sorted(IMPORTERS))}", field="--format")
     answers = Path(answers)
@@ -66,26 +79,19 @@ def compare_gold(gold: str, answers: str | Path, *, answers_format: str = "canon
         raise InputError("no such file or folder", record=str(answers), field="--answers")
     info = resolve_dataset(gold, gold_path, gold_format)
     assert info.path is not None  # resolve_dataset raises for data not on this machine
-    index = gold_index(IMPORTERS[info.importer].iter(info.path))
-    if not index:
+    plan = GoldPlan(gold, info.path, gold_index(IMPORTERS[info.importer].iter(info.path)))
+    if not plan.index:
         raise InputError(f"the gold dataset {gold!r} holds no answers", record=str(info.path), field="--gold")
-    reader = IMPORTERS[answers_format]
-    seen = matched = 0
-    unmatched: list[str] = []
-    for annotated in reader.iter(answers):  # validates the whole input before any judge call
-        seen += 1
-        if query_key(annotated.answer.query) in index:
-            matched += 1
-        elif len(unmatched) < 3:
-            unmatched.append(annotated.answer.query[:120])
-    if matched == 0:
-        raise InputError(f"none of the {seen} answers asks a query of the gold dataset {gold!r} (queries are matched "
-                         "ignoring case, spacing and closing punctuation)", record=str(answers), field="--answers")
-    name = dataset or _default_name(answers, gold)
-    run = run_dataset(name, answers, importer=answers_format, judge_name=judge_name, limit=limit, progress=progress,
-                      root=root, use_cache=use_cache, transform=partial(attach_gold, index=index),
-                      config_extra={"gold_dataset": gold, "gold_path": str(info.path)})
-    return CompareResult(run, gold, seen, matched, len(index), unmatched)
+    for annotated in IMPORTERS[answers_format].iter(answers):
+        plan.answers += 1
+        if query_key(annotated.answer.query) in plan.index:
+            plan.matched += 1
+        elif len(plan.unmatched_examples) < 3:
+            plan.unmatched_examples.append(annotated.answer.query[:120])
+    if plan.matched == 0:
+        raise InputError(f"none of the {plan.answers} answers asks a query of the gold dataset {gold!r} (queries are "
+                         "matched ignoring case, spacing and closing punctuation)", record=str(answers), field="--answers")
+    return plan
 
 
 def published_reference(name: str = REFERENCE_CSV) -> pd.DataFrame:
@@ -130,12 +136,12 @@ def _clean(value: Any) -> float | None:
     return None if value is None or value != value else round(float(value), 2)
 
 
-def report_json(result: CompareResult, table: pd.DataFrame) -> dict[str, Any]:
+def report_json(plan: GoldPlan, dataset: str, judge: str, out_dir: Path | None, table: pd.DataFrame) -> dict[str, Any]:
     """The comparison as JSON-ready data (for `--json`)."""
     return {
-        "dataset": result.run.dataset, "judge": result.run.judge, "gold": result.gold,
-        "answers": result.answers, "matched": result.matched, "gold_queries": result.gold_queries,
-        "unmatched_examples": result.unmatched_examples, "results": str(result.run.out_dir),
+        "dataset": dataset, "judge": judge, "gold": plan.gold,
+        "answers": plan.answers, "matched": plan.matched, "gold_queries": plan.gold_queries,
+        "unmatched_examples": plan.unmatched_examples, "results": str(out_dir),
         "table": {column: {row: _clean(table.at[row, column]) for row in table.index} for column in table.columns},
     }
 
