@@ -63,3 +63,26 @@ def test_inspector_shows_the_panel(results, tmp_path, monkeypatch):
     # HAGRID's labels: sentence 2 cites [1][2], judged not attributable, so both citations are irrelevant
     assert panel["irrelevant citations (NLI precision)"].tolist() == ["–", "[1] [2]", "–"]
     assert panel["AutoAIS: a citation supports it alone"].tolist() == ["yes", "no", "filler: not scored"]
+
+
+def test_scorecard_shows_the_attribution_group_and_table_2_beside(results, tmp_path, monkeypatch):
+    import json
+
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(results))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    at = AppTest.from_file(str(ROOT / "pages" / "scorecard.py"), default_timeout=60).run()
+    assert not at.exception
+    table = next(df.value for df in at.dataframe if list(df.value.columns[:2]) == ["Group", "Metric"])
+    rows = table.set_index("Metric")
+    assert rows.loc["NLI citation precision", "Group"] == "Attribution (Djeddal et al.)"
+    # only dev:1:0 has a value (1/3): the other answers lack labelled cited sentences
+    assert rows.loc["NLI citation precision", "gpt-3.5-turbo (HAGRID)"].startswith("33.33")
+    assert rows.loc["AutoAIS (citations)", "gpt-3.5-turbo (HAGRID)"].startswith("50.00")
+    # HAGRID's own answers have no gold answer to be compared with: shown as not scorable, never nan
+    assert rows.loc["ROUGE-L F", "Group"] == "Answer correctness against gold answers"
+    assert rows.loc["ROUGE-L F", "gpt-3.5-turbo (HAGRID)"] == "–"
+    at.toggle(key="scorecard_published").set_value(True).run()
+    at.selectbox(key="scorecard_published_source").set_value("djeddal").run()
+    assert not at.exception
+    spec = " ".join(json.dumps(json.loads(e.proto.spec)) for e in at.get("plotly_chart"))
+    assert "Gold answer (paper)" in spec and "83.65" in spec
