@@ -51,7 +51,13 @@ def test_sentences_become_statements_with_citations_and_spans(answers):
     for s in a.statements:
         assert a.answer.text[s.start:s.end] == s.text
     other = answers["dev:1:1"]
-    assert [(s.citations, s.dangling) for s in other.statements] == [((2,), ()), ((), (4,))]  # [4] is no quote
+    # "... the tower. [2] The tower is ...": the [2] opening the second sentence closes the first;
+    # [4] is no quote (a dangling citation)
+    assert [s.text for s in other.statements] == ["Gustave Eiffel's company designed the tower.",
+                                                  "[2] The tower is 330 metres tall [4]."]
+    assert [(s.citations, s.dangling) for s in other.statements] == [((2,), ()), ((), (4,))]
+    for s in other.statements:
+        assert other.answer.text[s.start:s.end] == s.text
 
 
 def test_labels_become_the_human_judge(answers):

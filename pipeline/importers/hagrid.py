@@ -18,7 +18,9 @@ Mapping (documented in docs/data/hagrid.md):
   so in meta (`quote_index_offset` = "1"). Title "MIRACL passage <docid>", no URL, the quote as text.
 * statements are the answer's `sentences`, in `index` order, located in the answer text when they
   occur there; citations are the markers inside each sentence that point to a quote, other marker
-  numbers are `dangling`. An answer without sentences is split by the toolkit's splitter.
+  numbers are `dangling`. Markers that open a sentence, before its first word ("... tower. [2] The
+  tower is ..."), close the sentence before it and count for that one. An answer without sentences
+  is split by the toolkit's splitter.
 * verdicts, judge "human:hagrid", prompt_version "hagrid-v1", raw = the original label:
   - attributable 1 / 0 on a sentence -> support "full" / "none" of the sentence by each quote it
     cites. APPROXIMATION: annotators judged the sentence against all its cited quotes at once, so a
@@ -228,6 +230,20 @@ def _parse_query(obj: Any, split: str, line_no: int, where: str) -> list[Annotat
             for k, ans in enumerate(answers)]
 
 
+def _split_leading_markers(sentence: str) -> tuple[list[int], list[int]]:
+    """(indexes of the markers before the sentence's first word, indexes of the others)."""
+    leading: list[int] = []
+    rest: list[int] = []
+    position = 0
+    for marker in find_citation_markers(sentence):
+        if not rest and not any(c.isalnum() for c in sentence[position:marker.start]):
+            leading.extend(marker.indexes)
+        else:
+            rest.extend(marker.indexes)
+        position = marker.end
+    return leading, rest
+
+
 def _flag(value: int | None) -> str:
     return "" if value is None else str(value)
 
@@ -247,10 +263,9 @@ def _parse_answer(ans: Any, k: int, query: str, sources: tuple[Source, ...], bas
         raise InputError(f"expected a list, got {type(raw_sentences).__name__}", record=where, field="sentences")
     if len(raw_sentences) > MAX_SENTENCES:
         raise InputError(f"more than {MAX_SENTENCES} sentences", record=where, field="sentences")
-    if not raw_sentences:  # nothing labelled: the toolkit's own split
-        listed = {s.index for s in sources}
-        return AnnotatedAnswer(answer, tuple(split_statements(answer_id, text, listed)), ())
     listed = {s.index for s in sources}
+    if not raw_sentences:  # nothing labelled: the toolkit's own split
+        return AnnotatedAnswer(answer, tuple(split_statements(answer_id, text, listed)), ())
     ordered = []
     for j, raw in enumerate(raw_sentences):
         swhere = f"{where} sentences[{j}]"
@@ -261,19 +276,28 @@ def _parse_answer(ans: Any, k: int, query: str, sources: tuple[Source, ...], bas
         ordered.append((position, j, sentence, _label(raw, "attributable", swhere), _label(raw, "informative", swhere)))
     ordered.sort(key=lambda item: (item[0], item[1]))
 
-    statements: list[Statement] = []
-    verdicts: list[Verdict] = []
+    spans: list[tuple[int, int]] = []
+    marked: list[list[int]] = []  # marker indexes of each sentence, in order
     cursor = 0
-    for n, (_, _, sentence, attributable, informative) in enumerate(ordered):
+    for _, _, sentence, _, _ in ordered:
         start = text.find(sentence, cursor) if sentence else -1
         if start < 0 and sentence:
             start = text.find(sentence)
-        end = start + len(sentence) if start >= 0 else -1
+        spans.append((start, start + len(sentence) if start >= 0 else -1))
         if start >= 0:
-            cursor = end
-        marked = [i for m in find_citation_markers(sentence) for i in m.indexes]
-        cited = tuple(dict.fromkeys(i for i in marked if i in listed))
-        dangling = tuple(dict.fromkeys(i for i in marked if i not in listed))
+            cursor = start + len(sentence)
+        leading, rest = _split_leading_markers(sentence)
+        if leading and marked:  # "... end. [2] Next sentence": the [2] closes the sentence before
+            marked[-1].extend(leading)
+        else:
+            rest = leading + rest
+        marked.append(rest)
+
+    statements: list[Statement] = []
+    verdicts: list[Verdict] = []
+    for n, ((_, _, sentence, attributable, informative), (start, end), indexes) in enumerate(zip(ordered, spans, marked)):
+        cited = tuple(dict.fromkeys(i for i in indexes if i in listed))
+        dangling = tuple(dict.fromkeys(i for i in indexes if i not in listed))
         statements.append(Statement(answer_id, n, sentence, start, end, cited, dangling))
         if attributable is not None and cited:
             label = SUPPORT_MAP[attributable]
