@@ -22,6 +22,7 @@ __all__ = ["Outcome", "AttributionView", "any_supports"]
 
 Outcome = bool | None  # supported, not supported, unknown
 
+
 class AttributionView:
     """Support outcomes of one answer's statements: by one source, by a set of sources."""
 
