@@ -26,6 +26,8 @@ GROUP_TITLES: dict[str, str] = {
     "sources": "Sources",
     "citation": "Citation",
     "liu": "Citation recall and precision (Liu et al.)",
+    "attribution": "Attribution (Djeddal et al.)",
+    "correctness": "Answer correctness against gold answers",
     "source analysis": "Source analysis",
 }
 RATING_WORDS = {"acceptable": "acceptable", "borderline": "borderline", "problematic": "problematic"}

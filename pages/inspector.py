@@ -11,6 +11,7 @@ import streamlit as st
 
 from dashboard import answer_model, data
 from dashboard.answer_view import show_report_views, study_rows
+from dashboard.attribution_panel import show_attribution
 from dashboard.render import ensure_router
 from pipeline import study as _study
 from pipeline.metrics import MODES, NECESSITY_METHODS, effective_necessity
@@ -111,6 +112,7 @@ st.caption(f"Engine: {answer_model.md_text(engine)} · answer id: {answer_model.
            f"{len(annotated.answer.sources)} sources")
 
 events = show_report_views(annotated, rep, sources, key="ins_answer", report_events=study_ready)
+show_attribution(annotated, key="ins_attribution")
 if events and study_ready:
     # an event sent late (after switching answers) belongs to the answer it happened on
     answers = data.annotated_answers(dataset, judge)

@@ -72,8 +72,15 @@ class RunResult:
 
 
 def _chunk_key(judge: Judge, chunk: Sequence[AnnotatedAnswer]) -> str:
-    payload = json.dumps([judge.name, judge.prompt_version, *[a.answer.answer_id for a in chunk]])
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+    """Names a saved labels part: the judge, its prompt version, and every input a verdict depends
+    on (ids alone would let an edited input file resume from labels of the old text)."""
+    digest = hashlib.sha256(json.dumps([judge.name, judge.prompt_version]).encode())
+    for a in chunk:
+        ans = a.answer
+        digest.update(json.dumps([ans.answer_id, ans.query, ans.query_type, ans.text,
+                                  [(s.index, s.text, s.fetch_ok) for s in ans.sources],
+                                  [(s.index, s.text, s.citations) for s in a.statements]]).encode())
+    return digest.hexdigest()[:16]
 
 
 def _chunks(answers: Iterable[AnnotatedAnswer], size: int) -> Iterator[list[AnnotatedAnswer]]:
@@ -105,12 +112,15 @@ def annotate_chunk(chunk: Sequence[AnnotatedAnswer], judge: Judge, parts_dir: Pa
 def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | None = None,
                 judge_config: dict | None = None, importer: str | None = None, limit: int | None = None,
                 progress: bool = True, root: Path | None = None, use_cache: bool = True,
-                judge: Judge | None = None) -> RunResult:
+                judge: Judge | None = None, transform: Callable[[AnnotatedAnswer], AnnotatedAnswer] | None = None,
+                config_extra: dict | None = None) -> RunResult:
     """Run the whole pipeline for one dataset and write its Parquet tables.
 
     `judge` passes a ready judge object (tests, notebooks) instead of a registry name. Before a
     computed judge is asked anything, the whole input is read once and validated (so bad input
-    costs no judge calls); `limit` keeps the first N answers by id.
+    costs no judge calls); `limit` keeps the first N answers by id. `transform` changes each answer
+    as it is read (`compare-gold` attaches the gold answers of its query); `config_extra` is added
+    to the manifest's config (where such additions came from).
     """
     started = time.perf_counter()
     info = resolve_dataset(name, path, importer)
@@ -128,6 +138,8 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
         selected = set(ids[:limit]) if limit is not None else None
         total = len(selected) if selected is not None else len(ids)
     stream = (a for a in reader.iter(data_path) if selected is None or a.answer.answer_id in selected)
+    if transform is not None:
+        stream = (transform(a) for a in stream)
 
     judge_id = judge.name
     result = RunResult(dataset=name, judge=judge_id)
@@ -181,7 +193,8 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
     write_table("summary", summary, table_path(name, "summary", judge_id, root))
     config = {"dataset": name, "importer": info.importer, "path": str(info.path), "limit": limit,
               "illustrative": info.illustrative, "score_configs": [vars(c) for c in SCORE_CONFIGS],
-              "judge_config": {k: v for k, v in (judge_config or {}).items() if "key" not in k.lower()}}
+              "judge_config": {k: v for k, v in (judge_config or {}).items() if "key" not in k.lower()},
+              **(config_extra or {})}
     write_json_atomic(table_path(name, "summary", judge_id, root).with_name("manifest.json"),
                       manifest(config, judge_id, versions))
     result.seconds = time.perf_counter() - started

@@ -34,6 +34,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("dataset", pa.string()), ("answer_id", pa.string()), ("engine", pa.string()),
         ("query", pa.string()), ("query_type", pa.string()), ("field", pa.string()),
         ("text", pa.string()), ("n_sources", pa.int32()), ("meta", pa.string()),
+        ("gold", pa.string()),  # JSON list of the reference answers (records.GoldAnswer); "" when none
     ]),
     "sources": pa.schema([
         ("dataset", pa.string()), ("answer_id", pa.string()), ("source_index", pa.int32()),
@@ -50,6 +51,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("statement_index", pa.int32()), ("source_index", pa.int32()), ("label", pa.string()),
         ("score", pa.float64()), ("judge", pa.string()), ("prompt_version", pa.string()),
         ("raw", pa.string()), ("evidence", pa.string()), ("error", pa.string()),
+        ("source_set", _int_list),  # sources judged together (set support); null on a single-source verdict
     ]),
     "pairs": pa.schema([
         ("dataset", pa.string()), ("judge", pa.string()), ("answer_id", pa.string()),
@@ -153,7 +155,7 @@ class TableWriter:
 
     def append(self, rows: pd.DataFrame | Iterable[dict] | pa.Table) -> None:
         """Validate rows against the table's schema and buffer them (written in row groups)."""
-        batch = rows if isinstance(rows, pa.Table) else to_table(self.table, rows)
+        batch = _conform(rows, SCHEMAS[self.table]) if isinstance(rows, pa.Table) else to_table(self.table, rows)
         if batch.num_rows:
             self._pending.append(batch.cast(SCHEMAS[self.table]))
             self._pending_rows += batch.num_rows
@@ -182,6 +184,16 @@ class TableWriter:
             self._writer.close()
             self._writer = None
         self.tmp.unlink(missing_ok=True)
+
+
+def _conform(batch: pa.Table, schema: pa.Schema) -> pa.Table:
+    """A table read from an older results file, given the columns added to the schema since
+    (as nulls), so merging old rows with new ones never fails on a schema change."""
+    if batch.schema.names == schema.names:
+        return batch
+    columns = [batch.column(f.name) if f.name in batch.schema.names else pa.nulls(batch.num_rows, f.type)
+               for f in schema]
+    return pa.Table.from_arrays(columns, names=schema.names).cast(schema)
 
 
 def iter_table_batches(path: Path, batch_rows: int = 5_000) -> Iterator[pa.Table]:

@@ -596,8 +596,9 @@ def test_dry_run_numbers(make_judge, fake_openai):
     pairwise = estimate_run([item], {"model": "gpt-4o-mini", "mode": "pairwise"})
     assert batched["estimate"] is True and batched["token_method"] in ("chars/4",) or batched["token_method"].startswith("tiktoken")
     # relevance 1 + stance 1 (debate) + confidence 1 + support 1: the two sources with text share a
-    # call (zoos ~0.5k characters + 6,000 selected of the 40,000 fit the 8,000-character pack budget)
-    assert batched["calls_by_kind"] == {"relevance": 1, "stance": 1, "confidence": 1, "support": 1}
+    # call (zoos ~0.5k characters + 6,000 selected of the 40,000 fit the 8,000-character pack budget);
+    # every statement cites one source, so no set of sources is judged together
+    assert batched["calls_by_kind"] == {"relevance": 1, "stance": 1, "confidence": 1, "support": 1, "support_set": 0}
     assert batched["calls"] == 4 and batched["sources_without_text"] == 1
     unpacked = estimate_run([item], {"model": "gpt-4o-mini", "max_sources_per_call": 1})
     assert unpacked["calls_by_kind"]["support"] == 2

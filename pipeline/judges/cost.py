@@ -20,9 +20,11 @@ from pipeline.judges.llm_requests import (
     plan_confidence,
     plan_labels,
     plan_support_many,
+    plan_support_set,
 )
 from pipeline.judges.openai_judge import OpenAIJudge
 from pipeline.records import Answer
+from pipeline.set_support import union_groups
 
 __all__ = ["DEFAULT_PRICES_PER_1M", "estimate_run"]
 
@@ -36,7 +38,8 @@ DEFAULT_PRICES_PER_1M: dict[str, tuple[float, float]] = {
 }
 
 # Output allowance per call kind: (fixed tokens per call, tokens per statement and source).
-_OUTPUT_TOKENS = {"relevance": (10, 12), "stance": (10, 12), "confidence": (25, 0), "support": (12, 45)}
+_OUTPUT_TOKENS = {"relevance": (10, 12), "stance": (10, 12), "confidence": (25, 0), "support": (12, 45),
+                  "support_set": (12, 45)}
 _MESSAGE_OVERHEAD_TOKENS = 4
 
 
@@ -62,7 +65,8 @@ def estimate_run(answers: Sequence[Any], judge_config: Mapping[str, Any] | OpenA
     kinds (subset of relevance/stance/confidence/support). An OpenAIJudge can be passed instead.
     Stance is counted for debate answers only; when an answer already carries relevance verdicts,
     stance and support are counted for its relevant statements only, else for all statements.
-    Support is counted for sources that have text and no failed fetch (as the annotate stage does).
+    Support is counted for sources that have text and no failed fetch (as the annotate stage does),
+    plus one `support_set` call per set of two or more such sources that statements cite together.
     """
     if isinstance(judge_config, OpenAIJudge):
         cfg: dict[str, Any] = {
@@ -86,6 +90,8 @@ def estimate_run(answers: Sequence[Any], judge_config: Mapping[str, Any] | OpenA
         max_pack_chars=int(cfg.get("max_pack_chars", 8000)),
     )
     kinds = tuple(cfg.get("kinds", PROMPT_NAMES))
+    if "support" in kinds:  # statements citing several sources are also judged against them together
+        kinds = (*kinds, "support_set")
     price_in, price_out = DEFAULT_PRICES_PER_1M.get(model, DEFAULT_PRICES_PER_1M[DEFAULT_MODEL])
     prices = cfg.get("prices") or {}
     price_in = float(prices.get("input", price_in))
@@ -127,6 +133,9 @@ def estimate_run(answers: Sequence[Any], judge_config: Mapping[str, Any] | OpenA
                 judged.append(source)
             for r in plan_support_many(settings, answer, relevant, judged):
                 add(r)
+            for sources, group in union_groups(answer, relevant):
+                for r in plan_support_set(settings, answer, group, sources):
+                    add(r)
 
     total_in, total_out = sum(tokens_in.values()), sum(tokens_out.values())
     cost = total_in / 1e6 * price_in + total_out / 1e6 * price_out
@@ -147,5 +156,7 @@ def estimate_run(answers: Sequence[Any], judge_config: Mapping[str, Any] | OpenA
         "cost_usd": round(cost, 6),
         "token_method": method,
         "note": "estimate only: input tokens from the rendered prompts, output tokens from a fixed "
-                "allowance per statement; corrective follow-ups and retries are not counted",
+                "allowance per statement; corrective follow-ups and retries are not counted, nor the "
+                "'all citations but one' sets asked for statements citing three or more sources (they "
+                "depend on the labels)",
     }

@@ -42,6 +42,7 @@ from pipeline.judges.offline_text import (
     split_sentences,
     strip_markers,
 )
+from pipeline.judges.source_sets import WindowedSetSupport
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
 from pipeline.text import statements_for
 
@@ -356,7 +357,7 @@ def query_polarity(query: str) -> int:
 # --------------------------------------------------------------------------------------------
 
 
-class OfflineJudge(BaseJudge):
+class OfflineJudge(WindowedSetSupport, BaseJudge):
     """Offline judge (see the module docstring). Config: `params_path`, `use_embeddings`
     (default True; False forces the lexical model), `top_k`, `max_evidence_chars`."""
 

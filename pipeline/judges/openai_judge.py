@@ -9,6 +9,8 @@ Design in short:
 - Support is batched: all statements of an answer against one source in one call, and short
   sources share a call. `llm_requests` plans and renders the calls; `passages` cuts long sources
   and picks the passages that best match the statements (BM25).
+- Support by several sources taken together (`support_set`, needed by NLI citation recall and
+  precision) is one call per set of cited sources, with the `support_set` prompt.
 - Calls retry with exponential backoff and jitter on 429, 5xx, timeouts and connection errors,
   honouring Retry-After; a semaphore bounds concurrent requests across threads.
 - Documents (and the answer for confidence) are fenced as untrusted data (`fencing`).
@@ -58,6 +60,7 @@ from pipeline.judges.llm_requests import (
     plan_labels,
     plan_support,
     plan_support_many,
+    plan_support_set,
     prompt_parts,
 )
 from pipeline.judges.passages import Passage, locate_quote
@@ -475,6 +478,35 @@ class OpenAIJudge(BaseJudge):
         verdicts = out + [v for part in parts for v in part]
         order: dict[int | None, int] = {s.index: k for k, s in enumerate(sources)}  # keyed like Verdict.source_index
         return sorted(verdicts, key=lambda v: order.get(v.source_index, len(order)))
+
+    def support_set(self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]) -> list[Verdict]:
+        """The statements against all these sources at once, in one call (more only beyond
+        `max_statements_per_call`): `source_index` None, `source_set` the sources' indexes.
+        evidence = the model's quote, found in one of the sources, else ""."""
+        if not statements:
+            return []
+        members = tuple(sorted({s.index for s in sources}))
+        requests = plan_support_set(self.settings, answer, statements, sources)
+        if not requests:
+            prompt_id = prompt_parts("support_set")[2]
+            return [self._verdict(answer, "support", prompt_id, None, "no source of the set has text",
+                                  statement_index=st.index, source_set=members, error="call") for st in statements]
+        out: list[Verdict] = []
+        for request in requests:
+            ids = [p + 1 for p in request.positions]
+            outcome = self._ask(request, partial(check_labels, "support", ids=ids), ids)
+            for p in request.positions:
+                st, item = statements[p], outcome.checked.items.get(p + 1)
+                if item is None:
+                    out.append(self._verdict(answer, "support", request.prompt_id, None, outcome.failure_raw,
+                                             statement_index=st.index, source_set=members, error=outcome.failure))
+                    continue
+                quote = str(item.get("quote") or item.get("evidence") or "")
+                evidence = "" if item["label"] == "none" else next(
+                    (found for s in sources if (found := locate_quote(quote, s.text or ""))), "")
+                out.append(self._verdict(answer, "support", request.prompt_id, item["label"], outcome.raw_by_pos[p + 1],
+                                         statement_index=st.index, source_set=members, evidence=evidence))
+        return out
 
 
 class PairwiseReferenceJudge(OpenAIJudge):
