@@ -145,6 +145,18 @@ def test_batches_hold_all_pairs_and_do_not_change_scores(models):
     assert batched.stats["pairs"] == pairs
 
 
+def test_remembered_pairs_are_bounded_without_losing_a_call(models, monkeypatch):
+    import pipeline.judges.nli as nli
+
+    answer, statements = _answer(Source(1, text=LONG_SOURCE), Source(2, text=SHORT_SOURCE))
+    judge = get_judge(f"nli:{models['random']}", cache=False, max_length=64)
+    expected = [v.score for v in judge.support_many(answer, statements, answer.sources)]
+    monkeypatch.setattr(nli, "MAX_REMEMBERED_PAIRS", 3)
+    small = get_judge(f"nli:{models['random']}", cache=False, max_length=64)
+    small.support_many(answer, statements[:1], answer.sources)  # fills the memory past its bound
+    assert [v.score for v in small.support_many(answer, statements, answer.sources)] == pytest.approx(expected, abs=1e-5)
+
+
 def test_inputs_are_bounded(models):
     judge = get_judge(f"nli:{models['random']}", cache=False, max_length=64, max_source_chars=1000, max_statement_tokens=8)
     long_claim = Statement("a1", 0, " ".join(["reactor projects took years"] * 20))

@@ -49,6 +49,7 @@ __all__ = ["NLIJudge", "entailment_class"]
 
 PROMPT_VERSION = "nli-v1"
 MAX_EVIDENCE_CHARS = 3000
+MAX_REMEMBERED_PAIRS = 50_000  # scored (window, statement) pairs kept for the rest of a run
 INSTALL_HINT = "pip install torch==2.13.0 'answer-engine-audit[nli]' (in a checkout: pip install '.[nli]'); see docs/judges/nli.md"
 
 # Class names that mean "the premise supports the hypothesis", compared lower-case with runs of
@@ -227,9 +228,10 @@ class NLIJudge(SupportOnlyJudge):
         """Score the (window, statement) pairs not yet remembered, shortest first, in batches."""
         import torch
 
-        todo = sorted((p for p in dict.fromkeys(pairs) if p not in self._memo), key=lambda p: len(p[0]) + len(p[1]))
-        if len(self._memo) + len(todo) > 50_000:
-            self._memo.clear()  # bounded memory over a long run; the cache keeps the verdicts
+        needed = dict.fromkeys(pairs)
+        todo = sorted((p for p in needed if p not in self._memo), key=lambda p: len(p[0]) + len(p[1]))
+        if len(self._memo) + len(todo) > MAX_REMEMBERED_PAIRS:  # bounded memory over a long run
+            self._memo = {p: self._memo[p] for p in needed if p in self._memo}
         for k in range(0, len(todo), self.batch_size):
             batch = todo[k : k + self.batch_size]
             enc = self._tokenizer([w for w, _ in batch], [s for _, s in batch], truncation="only_first",
