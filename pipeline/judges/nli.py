@@ -302,18 +302,19 @@ class NLIJudge(SupportOnlyJudge):
             self._probabilities(pairs)
             out = []
             for source, text, spans, chosen in plans:
-                for st, (claim, _, cut), js in zip(statements, claims, chosen):
-                    out.append(self._verdict(answer, st, source, text, claim, cut, spans, js))
+                for st, (claim, n_tokens, cut), js in zip(statements, claims, chosen):
+                    out.append(self._verdict(answer, st, source, text, claim, n_tokens if cut else 0, spans, js))
             return out
 
-    def _verdict(self, answer: Answer, statement: Statement, source: Source, text: str, claim: str, claim_cut: bool,
+    def _verdict(self, answer: Answer, statement: Statement, source: Source, text: str, claim: str, cut_to: int,
                  spans: list[tuple[int, int]], chosen: list[int]) -> Verdict:
+        """The verdict of one (statement, source); `cut_to`: the tokens the statement was cut to (0: not cut)."""
         raw: dict[str, Any] = {"model": self.model, "revision": self.revision, "entailment": self.entail_rule,
                                "thresholds": {"full": self.thresholds.full, "partial": self.thresholds.partial}}
         if len(source.text or "") > self.max_source_chars:
             raw["source_read_chars"] = self.max_source_chars
-        if claim_cut:
-            raw["statement_cut_to_tokens"] = self.max_statement_tokens
+        if cut_to:
+            raw["statement_cut_to_tokens"] = cut_to
         if not chosen:
             raw["note"] = "source has no text" if not spans else "statement has no words"
             return Verdict(answer.answer_id, "support", self.thresholds.label(0.0), self.name, self.prompt_version,
