@@ -27,6 +27,7 @@ GROUP_TITLES: dict[str, str] = {
     "citation": "Citation",
     "liu": "Citation recall and precision (Liu et al.)",
     "source analysis": "Source analysis",
+    "source stance": "Source stance (debate queries)",
 }
 RATING_WORDS = {"acceptable": "acceptable", "borderline": "borderline", "problematic": "problematic"}
 # Light tints of the registry colours for cell backgrounds (dark text stays readable on them in

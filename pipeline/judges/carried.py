@@ -34,5 +34,8 @@ class CarriedLabels(BaseJudge):
     def support(self, answer: Answer, statements: Sequence[Statement], source: Source) -> list[Verdict]:
         return self._refuse()
 
+    def source_stance(self, answer: Answer, sources: Sequence[Source]) -> list[Verdict]:
+        return self._refuse()
+
     def __repr__(self) -> str:
         return f"CarriedLabels({self.name!r})"

@@ -35,7 +35,7 @@ __all__ = [
     "plan_support_many",
 ]
 
-PROMPT_NAMES = ("relevance", "stance", "confidence", "support")  # the label kinds an LLM judge gives
+PROMPT_NAMES = ("relevance", "stance", "confidence", "support", "source_stance")  # the label kinds an LLM judge gives
 PROMPT_FILES = (*PROMPT_NAMES, "support_pack")  # support_pack: several short sources in one call
 
 
