@@ -59,7 +59,7 @@ _DENIALS = (
 _REPORTED = (
     "critics argue", "critics say", "critics claim", "opponents argue", "opponents say", "opponents claim",
     "proponents argue", "proponents say", "supporters argue", "supporters say", "some argue", "some claim",
-    "some say", "some people", "it is claimed", "it is often claimed", "claim that", "claims that", "argue that",
+    "some say", "some people say", "some people believe", "it is claimed", "it is often claimed", "claim that", "claims that", "argue that",
     "believe that", "according to some",
 )
 _BALANCED = (
