@@ -1,6 +1,7 @@
 """A SQLite cache in front of any judge.
 
-`CachingJudge(inner)` offers the same four methods as the judge it wraps. Each call is keyed by a
+`CachingJudge(inner)` offers the same methods as the judge it wraps (`support_many` and
+`source_stance` keep one entry per source). Each call is keyed by a
 sha256 over everything that can change the output: the inner judge's name, prompt version, model,
 optional `cache_fingerprint`, the method, and the inputs (query, query type, answer text,
 statement texts, source text). A hit returns the stored verdicts, rebuilt field by field, so a

@@ -78,8 +78,22 @@ _ANTONYM_PAIRS = (
     ("legal", "illegal"), ("healthy", "unhealthy"), ("important", "unimportant"), ("necessary", "unnecessary"),
     ("ethical", "unethical"), ("fair", "unfair"), ("valued", "undervalued"), ("true", "false"),
     ("cause", "prevent"), ("linked", "unrelated"), ("green", "polluting"), ("sustainable", "unsustainable"),
-    ("worth", "worthless"), ("needed", "unneeded"),
+    ("worth", "worthless"), ("needed", "unneeded"), ("compulsory", "voluntary"), ("mandatory", "voluntary"),
 )
+# The words that say what a question claims about its subject ("ban", "safe", "linked"), each with
+# near-synonyms a source may use instead. A sentence is about the question only when it uses one of
+# the question's predicate words (or a synonym, or an antonym): naming the subject is not enough.
+_PREDICATE_SYNONYMS = {
+    "ban": ("prohibit", "outlaw", "forbid", "bar", "restrict", "close", "closure"), "abolish": ("eliminate", "scrap", "abolition", "end"),
+    "allow": ("permit", "legalize", "legalise"), "safe": ("harmless",), "harmful": ("damaging", "hurt"),
+    "link": ("associate", "connect", "tie", "cause"), "cause": ("lead", "trigger", "produce"),
+    "improve": ("boost", "enhance", "benefit", "help"), "effective": ("work", "works", "efficacious"),
+    "beneficial": ("benefit", "help", "helpful", "good"), "increase": ("raise", "rise", "grow", "boost"),
+    "reduce": ("cut", "lower", "decrease", "lessen"), "better": ("superior",), "worse": ("inferior",),
+    "need": ("require", "necessary"), "compulsory": ("mandatory", "required", "obligatory"),
+    "stop": ("end", "cease", "halt"), "valued": ("value", "respect"),
+}
+
 # Question openings that carry no proposition content ("Why should ...", "Is it true that ...").
 _OPENING = re.compile(
     r"^(?:(?:why|how come)\s+)?(?:is it true that|is it the case that|do you think that|do you think|"
@@ -108,6 +122,8 @@ def _drop_final_e(word: str) -> str:
 
 
 def _strip_suffix(word: str) -> str:
+    if word.endswith(("ies", "ied")) and len(word) > 4:
+        return word[:-3] + "y"  # "cities" -> "city", "studied" -> "study"
     for suffix in ("ations", "ation", "ments", "ment", "ness", "ings", "ing", "ied", "ies", "ed", "ly", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not (suffix == "s" and word.endswith("ss")):
             base = word[: -len(suffix)]
@@ -134,6 +150,7 @@ def _antonyms() -> dict[str, set[str]]:
 
 
 _ANTONYMS = _antonyms()
+_PREDICATES: dict[str, set[str]] = {_stem(k): {_stem(w) for w in v} for k, v in _PREDICATE_SYNONYMS.items()}
 
 
 @dataclass(frozen=True)
@@ -144,6 +161,7 @@ class QueryProposition:
     query: str
     terms: tuple[str, ...]
     polarity: int
+    predicates: tuple[str, ...] = ()  # the terms that carry the claim ("ban", "safe"); the rest name the subject
 
 
 @lru_cache(maxsize=4096)
@@ -161,7 +179,7 @@ def parse_query(query: str) -> QueryProposition:
     if sum(1 for w in words if w in _NEGATORS) % 2:
         polarity = -polarity
     terms = tuple(dict.fromkeys(_stem(w) for w in words if w not in _STOP and w not in _NEGATORS and len(w) > 1))
-    return QueryProposition(query, terms, polarity)
+    return QueryProposition(query, terms, polarity, tuple(t for t in terms if t in _PREDICATES or t in _ANTONYMS))
 
 
 @dataclass(frozen=True)
@@ -185,11 +203,19 @@ def read_sentence(sentence: str, prop: QueryProposition) -> SentenceReading | No
     low = _expand(sentence)
     words = _WORD.findall(low)
     stems = {_stem(w) for w in words}
-    matched = [t for t in prop.terms if t in stems]
-    flipped = [t for t in prop.terms if t not in stems and _ANTONYMS.get(t, set()) & stems]
-    need = len(prop.terms) if len(prop.terms) <= 2 else max(2, -(-len(prop.terms) // 2))
-    if len(matched) + len(flipped) < need:
-        return None
+    matched = [t for t in prop.terms if t in stems or _PREDICATES.get(t, set()) & stems]
+    flipped = [t for t in prop.terms if t not in matched and _ANTONYMS.get(t, set()) & stems]
+    if prop.predicates:
+        # a predicate word (or its synonym or antonym) and half the subject words
+        if not any(t in prop.predicates for t in matched + flipped):
+            return None
+        subject = [t for t in prop.terms if t not in prop.predicates]
+        if sum(1 for t in subject if t in stems) < -(-len(subject) // 2):
+            return None
+    else:
+        need = len(prop.terms) if len(prop.terms) <= 2 else max(2, -(-len(prop.terms) // 2))
+        if len(matched) + len(flipped) < need:
+            return None
     cues: list[str] = []
     sign = 1
     # Any negation or denial flips the sentence. Not parity: a sentence that denies twice ("does
