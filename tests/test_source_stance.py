@@ -169,10 +169,10 @@ def test_offline_labels(query, text, label):
 
 def test_offline_verdicts_keep_rules_evidence_and_raw():
     answer = _answer(texts={1: "Zoos should be abolished. Abolishing zoos ends captivity.", 2: ""}, n_sources=2)
-    verdicts = offline_source_stance(answer, answer.sources, "offline")
+    verdicts = offline_source_stance(answer, answer.sources, "offline", "offline-v9")
     assert [(v.kind, v.source_index, v.label) for v in verdicts] == [("source_stance", 1, "agree"), ("source_stance", 2, "unknown")]
-    assert verdicts[0].prompt_version == RULES_VERSION and verdicts[0].evidence == "Zoos should be abolished."
-    assert json.loads(verdicts[0].raw)["sentences_about_query"] == 2
+    assert verdicts[0].prompt_version == "offline-v9" and verdicts[0].evidence == "Zoos should be abolished."
+    assert json.loads(verdicts[0].raw)["sentences_about_query"] == 2 and json.loads(verdicts[0].raw)["rules"] == RULES_VERSION
     assert json.loads(verdicts[1].raw)["why"] == "the source has no text"
 
 

@@ -571,7 +571,7 @@ class OfflineJudge(BaseJudge):
 
     # -- source stance (cue rules in pipeline/judges/source_stance.py) ---------------------------
     def source_stance(self, answer: Answer, sources: Sequence[Source]) -> list[Verdict]:
-        return offline_source_stance(answer, sources, self.name)
+        return offline_source_stance(answer, sources, self.name, self.prompt_version)
 
     # -- stance --------------------------------------------------------------------------------
     def stance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:

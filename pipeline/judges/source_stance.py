@@ -266,8 +266,10 @@ def source_side(text: str, prop: QueryProposition) -> tuple[str, str, dict]:
     return "unknown", "", raw
 
 
-def offline_source_stance(answer: Answer, sources: Sequence[Source], judge: str) -> list[Verdict]:
-    """One `source_stance` verdict per source with text (sources without text get `unknown`)."""
+def offline_source_stance(answer: Answer, sources: Sequence[Source], judge: str, prompt_version: str) -> list[Verdict]:
+    """One `source_stance` verdict per source with text (sources without text get `unknown`).
+    The verdicts carry the judge's own prompt version, like its other labels; the version of these
+    rules is in `raw` ("rules") and in the judge's cache fingerprint."""
     prop = parse_query(answer.query)
     out = []
     for source in sources:
@@ -275,6 +277,6 @@ def offline_source_stance(answer: Answer, sources: Sequence[Source], judge: str)
             label, evidence, raw = "unknown", "", {"rules": RULES_VERSION, "why": "the source has no text"}
         else:
             label, evidence, raw = source_side(source.text, prop)
-        out.append(Verdict(answer.answer_id, "source_stance", label, judge, RULES_VERSION,
+        out.append(Verdict(answer.answer_id, "source_stance", label, judge, prompt_version,
                            raw=json.dumps(raw, ensure_ascii=False), source_index=source.index, evidence=evidence))
     return out
