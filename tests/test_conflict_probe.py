@@ -172,6 +172,20 @@ def test_words_recover_bias_and_effect_within_intervals(server, tmp_path):
     assert relevance["effect_soft"] is None or relevance["effect_soft"] != relevance["effect_soft"]
 
 
+def test_perturbing_the_no_side(server, tmp_path):
+    path, strength, stance_of = _data(tmp_path, questions=2, per_side=2)
+    server.handler = _script(strength, stance_of, logprobs=True)
+    perturbations = parse_perturbations("relevance_prefix")
+    result = probe_run.run_probe(load_probe_data(path), _asker(server), probe_ask.ProbeCache(tmp_path / "c.sqlite"),
+                                 perturbations=perturbations, out_dir=tmp_path / "run", perturb_stance="no", progress=False)
+    edited = result.paragraphs[result.paragraphs["perturbed"]]
+    assert set(edited["stance"]) == {"no"} and set(edited["variant"]) == {"control", "relevance_prefix"}
+    effect = result.effects.set_index(["perturbation", "baseline"]).loc[("relevance_prefix", "control")]
+    assert effect["stance"] == "no" and effect["paragraphs"] == 4 and effect["effect_soft"] > 0.2
+    prompts = [r.messages[1]["content"] for r in server.chat_requests if PREFIX in r.messages[1]["content"]]
+    assert prompts and all(re.search(PREFIX + r"[^\n]*\nParagraph code\d+no", p) for p in prompts)
+
+
 def test_resume_asks_only_what_failed(server, tmp_path):
     path, strength, stance_of = _data(tmp_path, questions=2, per_side=2)
     good = _script(strength, stance_of, logprobs=True)
