@@ -47,7 +47,7 @@ browser:
 	  echo "chromium could not be installed: browser tests will be skipped"
 
 lint: setup-dev
-	$(VENV)/bin/ruff check pipeline dashboard pages app.py bench scripts tests
+	$(VENV)/bin/ruff check pipeline dashboard pages app.py bench tests
 	$(VENV)/bin/mypy
 
 test: setup-dev setup-nli browser lint

@@ -13,6 +13,7 @@ from dashboard import answer_model, data
 from dashboard.answer_view import show_report_views, study_rows
 from dashboard.attribution_panel import show_attribution
 from dashboard.render import ensure_router
+from dashboard.source_stance_panel import show_source_stance_panel
 from pipeline import study as _study
 from pipeline.metrics import MODES, NECESSITY_METHODS, effective_necessity
 from pipeline.study import recorder as _study_log
@@ -129,5 +130,6 @@ if events and study_ready:
             st.error(f"Could not record the events: {exc}")
 if study_ready:
     st.caption(f"Events recorded in this browser session: {st.session_state.get('ins_logged', 0)}")
+show_source_stance_panel(annotated, rep, key="ins_source_stance")
 
 st.session_state["ins_server_seconds"] = time.perf_counter() - started

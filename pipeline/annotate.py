@@ -4,7 +4,8 @@ A judge that carries its labels (`recorded`, `human`) keeps the verdicts the imp
 data. A computed judge labels the statements the data carries (AEE core statements, ExpertQA
 claims) or, when there are none, the statements our splitter finds; it judges support only for
 relevant statements against sources that have text, and support by several cited sources taken
-together only where a metric needs it (`pipeline.set_support`).
+together only where a metric needs it (`pipeline.set_support`). On debate queries it also asks
+each listed source's own stance on the question (sources with text only).
 """
 
 from __future__ import annotations
@@ -38,6 +39,12 @@ def annotate_answer(annotated: AnnotatedAnswer, judge: Judge, progress: Callable
         if progress:
             progress("stance")
         verdicts.extend(judge.stance(answer, relevant))
+    if answer.query_type == "debate":
+        with_text = [s for s in answer.sources if s.text.strip() and s.fetch_ok is not False]
+        if with_text:
+            if progress:
+                progress("source stance")
+            verdicts.extend(judge.source_stance(answer, with_text))
     verdicts.append(judge.confidence(answer))
     judged = [s for s in answer.sources if relevant and s.text.strip() and s.fetch_ok is not False]
     support: list[Verdict] = []

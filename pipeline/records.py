@@ -13,10 +13,13 @@ QueryType = Literal["debate", "expertise"]
 Support = Literal["full", "partial", "none"]
 Stance = Literal["agree", "disagree", "neutral"]
 VerdictError = Literal["", "call", "parse"]
-LabelKind = Literal["relevance", "stance", "confidence", "support", "worthiness", "reliability"]
+LabelKind = Literal["relevance", "stance", "confidence", "support", "worthiness", "reliability", "source_stance"]
 
 SUPPORT_LABELS: tuple[str, ...] = ("full", "partial", "none")
 STANCE_LABELS: tuple[str, ...] = ("agree", "disagree", "neutral")
+# A listed source's stance on a debate query's proposition (verdict kind "source_stance", with
+# `source_index` set): the statement stances plus "unknown", which a judge gives when it cannot tell.
+SOURCE_STANCE_LABELS: tuple[str, ...] = ("agree", "disagree", "neutral", "unknown")
 CONFIDENCE_LEVELS: dict[int, str] = {
     1: "Strongly not confident",
     2: "Not confident",

@@ -64,6 +64,13 @@ class Judge(Protocol):
         across answers (the offline judge embeds every sentence of a chunk in one pass)."""
         ...
 
+    def source_stance(self, answer: Answer, sources: Sequence[Source]) -> list[Verdict]:
+        """One `source_stance` verdict per given source (`source_index` set): "agree", "disagree"
+        or "neutral" towards the side the query's wording takes, or "unknown" when the judge cannot
+        tell. Only called for debate queries, with sources that have text. A judge without this
+        ability returns no verdicts (the source-stance metrics then say so)."""
+        ...
+
 
 class BaseJudge:
     """Defaults for the optional abilities; every backend derives from it."""
@@ -83,6 +90,9 @@ class BaseJudge:
 
     def prefetch(self, answers: Sequence[Any]) -> None:
         return None
+
+    def source_stance(self, answer: Answer, sources: Sequence[Source]) -> list[Verdict]:
+        return []  # not labelled: distinct from "unknown", which is a judge's answer
 
 
 class JudgeError(Exception):

@@ -1,6 +1,7 @@
 """A SQLite cache in front of any judge.
 
-`CachingJudge(inner)` offers the same methods as the judge it wraps. Each call is keyed by a
+`CachingJudge(inner)` offers the same methods as the judge it wraps (`support_many` and
+`source_stance` keep one entry per source). Each call is keyed by a
 sha256 over everything that can change the output: the inner judge's name, prompt version, model,
 optional `cache_fingerprint`, the method, and the inputs (query, query type, answer text,
 statement texts, source text; for `support_set`, the texts of every source of the set). A hit
@@ -274,6 +275,35 @@ class CachingJudge:
 
     def _inner_many(self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]) -> list[Verdict]:
         return list(self.inner.support_many(answer, statements, sources))
+
+    def source_stance(self, answer: Answer, sources: Sequence[Source]) -> list[Verdict]:
+        """One cache entry per source under the method name "source_stance" (the key holds the
+        query and the source text, not the answer: a source's stance on a query does not depend on
+        the answer that lists it). Missing sources go to the inner judge together."""
+        if _is_sampling(self.inner):
+            with self._lock:
+                self.bypassed += 1
+            return list(self.inner.source_stance(answer, sources))
+        found: dict[int, list[Verdict]] = {}
+        missing: list[tuple[Source, str]] = []
+        for source in sources:
+            key = cache_key(self.inner, "source_stance", answer, (), source)
+            rows = self._get(key)
+            if rows is None:
+                missing.append((source, key))
+            else:
+                found[id(source)] = [_rebuild(row, answer, (), source) for row in rows]
+        with self._lock:
+            self.hits += len(found)
+            self.misses += len(missing)
+        if missing:
+            fresh = list(self.inner.source_stance(answer, [s for s, _ in missing]))
+            for source, key in missing:
+                verdicts = [v for v in fresh if v.source_index == source.index]
+                found[id(source)] = verdicts
+                if verdicts and not any(v.error == "call" for v in verdicts):
+                    self._put(key, "source_stance", [_serialize(v, (), source) for v in verdicts])
+        return [v for s in sources for v in found[id(s)]]
 
     def prefetch(self, answers: Sequence[Any]) -> None:
         """Passed to the wrapped judge (batching hints are not results; nothing to cache)."""

@@ -40,5 +40,8 @@ class CarriedLabels(BaseJudge):
         # several quotes), a support verdict with no source index.
         return self._refuse()
 
+    def source_stance(self, answer: Answer, sources: Sequence[Source]) -> list[Verdict]:
+        return self._refuse()
+
     def __repr__(self) -> str:
         return f"CarriedLabels({self.name!r})"

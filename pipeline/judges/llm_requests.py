@@ -36,7 +36,7 @@ __all__ = [
     "plan_support_set",
 ]
 
-PROMPT_NAMES = ("relevance", "stance", "confidence", "support")  # the label kinds an LLM judge gives
+PROMPT_NAMES = ("relevance", "stance", "confidence", "support", "source_stance")  # the label kinds an LLM judge gives
 # support_pack: several short sources in one call; support_set: several sources taken together
 PROMPT_FILES = (*PROMPT_NAMES, "support_pack", "support_set")
 

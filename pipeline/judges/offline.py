@@ -43,6 +43,8 @@ from pipeline.judges.offline_text import (
     strip_markers,
 )
 from pipeline.judges.source_sets import WindowedSetSupport
+from pipeline.judges.source_stance import RULES_VERSION as SOURCE_STANCE_RULES
+from pipeline.judges.source_stance import offline_source_stance
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
 from pipeline.text import statements_for
 
@@ -362,6 +364,8 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
     (default True; False forces the lexical model), `top_k`, `max_evidence_chars`."""
 
     name = JUDGE_NAME
+    # In the cache key: the source-stance cue rules live in their own module with their own version.
+    cache_fingerprint = SOURCE_STANCE_RULES
 
     def __init__(self, params_path: str | Path | None = None, use_embeddings: bool = True,
                  top_k: int = TOP_K, max_evidence_chars: int = MAX_EVIDENCE_CHARS, **_: Any) -> None:
@@ -565,6 +569,10 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         cue = ", ".join((boost_hits if net >= 0 else hedge_hits)[:5])
         return Verdict(answer.answer_id, "confidence", str(level), self.name, self.prompt_version,
                        raw=json.dumps(raw), evidence=cue)
+
+    # -- source stance (cue rules in pipeline/judges/source_stance.py) ---------------------------
+    def source_stance(self, answer: Answer, sources: Sequence[Source]) -> list[Verdict]:
+        return offline_source_stance(answer, sources, self.name, self.prompt_version)
 
     # -- stance --------------------------------------------------------------------------------
     def stance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:

@@ -64,6 +64,7 @@ from pipeline.judges.llm_requests import (
     prompt_parts,
 )
 from pipeline.judges.passages import Passage, locate_quote
+from pipeline.judges.source_stance_llm import plan_source_stance
 from pipeline.prompts import load_prompt
 from pipeline.records import Answer, Source, Statement, Verdict
 
@@ -451,6 +452,27 @@ class OpenAIJudge(BaseJudge):
                 out.append(self._verdict(answer, "support", request.prompt_id, item["label"], outcome.raw_by_pos[key(p + 1)],
                                          statement_index=st.index, source_index=source.index, evidence=evidence))
         return out
+
+    def source_stance(self, answer: Answer, sources: Sequence[Source]) -> list[Verdict]:
+        """Each source's side on the question (agree / disagree / neutral), several sources per call
+        (`source_stance_llm`); evidence = the quote the model gave, found in the source."""
+        by_position: dict[int, Verdict] = {}
+        for k, source in enumerate(sources):
+            if not (source.text or "").strip():
+                by_position[k] = self._verdict(answer, "source_stance", prompt_parts("source_stance")[2], None,
+                                               f"source {source.index} has no text", source_index=source.index, error="call")
+        for request in plan_source_stance(self.settings, answer, sources):
+            ids = list(range(1, len(request.positions) + 1))  # S1, S2, ... in the prompt
+            outcome = self._ask(request, partial(check_labels, "stance", ids=ids), ids)
+            for n, k in enumerate(request.positions, start=1):
+                source, item = sources[k], outcome.checked.items.get(n)
+                if item is None:
+                    by_position[k] = self._verdict(answer, "source_stance", request.prompt_id, None, outcome.failure_raw,
+                                                   source_index=source.index, error=outcome.failure)
+                else:
+                    by_position[k] = self._verdict(answer, "source_stance", request.prompt_id, item["label"], outcome.raw_by_pos[n],
+                                                   source_index=source.index, evidence=locate_quote(str(item.get("quote") or ""), source.text))
+        return [by_position[k] for k in sorted(by_position)]
 
     def support_many(self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]) -> list[Verdict]:
         """`support` for several sources. Short sources share a call (up to `max_sources_per_call`

@@ -137,4 +137,4 @@ def higher_bands(acceptable_from: float, borderline_from: float) -> tuple[Band, 
 
 
 GROUP_ORDER: tuple[str, ...] = ("basic", "answer text", "sources", "citation", "liu", "attribution", "correctness",
-                                "source analysis")
+                                "source analysis", "source stance")
