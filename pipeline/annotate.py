@@ -6,6 +6,10 @@ claims) or, when there are none, the statements our splitter finds; it judges su
 relevant statements against sources that have text, and support by several cited sources taken
 together only where a metric needs it (`pipeline.set_support`). On debate queries it also asks
 each listed source's own stance on the question (sources with text only).
+
+Whatever the judge, an answer that carries gold answers also gets its BERTScore-style similarity
+with each of them (`pipeline.similarity`): a measurement by a fixed model, not a judge's label,
+taken here because metrics never run models.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Callable, Iterable
 from pipeline.judges import Judge
 from pipeline.records import AnnotatedAnswer, Verdict
 from pipeline.set_support import set_support_verdicts
+from pipeline.similarity import gold_similarity_verdicts
 from pipeline.text import statements_for
 
 
@@ -25,9 +30,19 @@ def carried(annotated: AnnotatedAnswer, judge_name: str) -> AnnotatedAnswer:
 
 
 def annotate_answer(annotated: AnnotatedAnswer, judge: Judge, progress: Callable[[str], None] | None = None) -> AnnotatedAnswer:
-    """Every label of one answer: the carried ones, or a computed judge's."""
-    if judge.carries_labels:
-        return carried(annotated, judge.name)
+    """Every label of one answer (the carried ones, or a computed judge's), plus its similarity with
+    its gold answers when it has any."""
+    labelled = carried(annotated, judge.name) if judge.carries_labels else _judged(annotated, judge, progress)
+    if not labelled.answer.gold:
+        return labelled
+    if progress:
+        progress("similarity with the gold answers")
+    similarity = gold_similarity_verdicts(labelled.answer)
+    return AnnotatedAnswer(labelled.answer, labelled.statements, labelled.verdicts + tuple(similarity))
+
+
+def _judged(annotated: AnnotatedAnswer, judge: Judge, progress: Callable[[str], None] | None) -> AnnotatedAnswer:
+    """A computed judge's labels of one answer."""
     answer = annotated.answer
     statements = statements_for(annotated)
     verdicts: list[Verdict] = []

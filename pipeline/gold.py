@@ -8,6 +8,12 @@ answer gave them: the normalised URL when the source has one, else a hash of its
 (HAGRID's quotes are Wikipedia passages without URLs; an answer that cites the same passage carries
 the same text).
 
+Answer correctness compares texts without their citation markers (`comparable_text`). The
+BERTScore-style similarity of an answer with each of its gold answers needs a model, so the annotate
+stage measures it (`pipeline.similarity`) and stores one `gold_similarity` verdict per gold answer;
+this module holds that verdict's layout (`GoldSimilarity`) and reads it back for the metrics
+(`read_gold_similarity`), checking that each verdict still matches the texts it was measured on.
+
 Pure functions over records: no I/O.
 """
 
@@ -17,13 +23,17 @@ import dataclasses
 import hashlib
 import json
 import re
+from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from pipeline.records import AnnotatedAnswer, Answer, GoldAnswer, Source
-from pipeline.text import all_cited_indexes
+from pipeline.records import AnnotatedAnswer, Answer, GoldAnswer, LabelKind, Source, Verdict
+from pipeline.text import all_cited_indexes, find_citation_markers, strip_citation_markers
 
 __all__ = ["source_key", "gold_from_answer", "gold_to_json", "gold_from_json", "query_key", "attach_gold",
-           "preferred_gold", "cited_keys"]
+           "preferred_gold", "cited_keys", "comparable_text", "text_digest", "GOLD_SIMILARITY", "GoldSimilarity",
+           "GoldSimilarities", "read_gold_similarity"]
+
+GOLD_SIMILARITY: LabelKind = "gold_similarity"  # the verdict kind (records.LabelKind)
 
 _SPACE_RE = re.compile(r"\s+")
 
@@ -118,3 +128,83 @@ def preferred_gold(gold: Sequence[GoldAnswer]) -> GoldAnswer | None:
             if test(g):
                 return g
     return gold[0] if gold else None
+
+
+# ---- BERTScore-style similarity with each gold answer, as measured by the annotate stage --------------
+
+
+def comparable_text(text: str) -> str:
+    """The text an answer or a gold answer is compared by: its citation markers removed."""
+    return strip_citation_markers(text, find_citation_markers(text))
+
+
+def text_digest(text: str) -> str:
+    """A short fingerprint of a compared text, kept in the verdict so that a changed answer or gold
+    answer is never scored with a similarity measured on the old text."""
+    return hashlib.sha256(comparable_text(text).encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class GoldSimilarity:
+    """What a `gold_similarity` verdict holds (as JSON in `raw`): the BERTScore-style precision,
+    recall and F of the answer against the gold answer at position `gold` of `Answer.gold`, or why
+    it could not be measured (`error`, the values then 0)."""
+
+    gold: int
+    answer_digest: str
+    gold_digest: str
+    precision: float = 0.0
+    recall: float = 0.0
+    f: float = 0.0
+    error: str = ""
+
+    def to_raw(self) -> str:
+        """The verdict's raw JSON: the three values, or the error instead of them."""
+        item = dataclasses.asdict(self)
+        for key in ("precision", "recall", "f") if self.error else ("error",):
+            del item[key]
+        return json.dumps(item, ensure_ascii=False)
+
+    @classmethod
+    def from_raw(cls, raw: str) -> "GoldSimilarity | None":
+        """Read a verdict's raw JSON back; None when it is not in this layout."""
+        try:
+            item = json.loads(raw)
+            return cls(int(item["gold"]), str(item["answer_digest"]), str(item["gold_digest"]),
+                       float(item.get("precision", 0.0)), float(item.get("recall", 0.0)), float(item.get("f", 0.0)),
+                       str(item.get("error") or ""))
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None
+
+
+@dataclass(frozen=True)
+class GoldSimilarities:
+    """The similarities of one answer with its gold answers, by gold position: measured ones, and
+    for the others the reason the annotate stage gave (model unavailable)."""
+
+    measured: dict[int, GoldSimilarity]
+    failed: dict[int, str]
+
+
+def read_gold_similarity(answer: Answer, verdicts: Iterable[Verdict]) -> GoldSimilarities:
+    """The `gold_similarity` verdicts of an answer that match its current text and gold answers
+    (others, measured on texts since changed, are ignored). Among several for one gold answer the
+    last wins, except that a failure never hides a measurement."""
+    answer_digest = text_digest(answer.text) if answer.gold else ""
+    gold_digests = [text_digest(g.text) for g in answer.gold]
+    measured: dict[int, GoldSimilarity] = {}
+    failed: dict[int, str] = {}
+    for v in verdicts:
+        if v.kind != GOLD_SIMILARITY:
+            continue
+        item = GoldSimilarity.from_raw(v.raw)
+        if (item is None or not 0 <= item.gold < len(gold_digests) or item.answer_digest != answer_digest
+                or item.gold_digest != gold_digests[item.gold]):
+            continue
+        if item.error or v.error:
+            if item.gold not in measured:
+                failed[item.gold] = item.error or f"the similarity could not be measured ({v.error} error)"
+        else:
+            measured[item.gold] = item
+            failed.pop(item.gold, None)
+    return GoldSimilarities(measured, failed)

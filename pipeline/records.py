@@ -13,7 +13,9 @@ QueryType = Literal["debate", "expertise"]
 Support = Literal["full", "partial", "none"]
 Stance = Literal["agree", "disagree", "neutral"]
 VerdictError = Literal["", "call", "parse"]
-LabelKind = Literal["relevance", "stance", "confidence", "support", "worthiness", "reliability", "source_stance"]
+# gold_similarity is a measurement, not a judge's opinion: the BERTScore-style similarity of an
+# answer with one of its gold answers, taken by the annotate stage (pipeline/similarity.py)
+LabelKind = Literal["relevance", "stance", "confidence", "support", "worthiness", "reliability", "source_stance", "gold_similarity"]
 
 SUPPORT_LABELS: tuple[str, ...] = ("full", "partial", "none")
 STANCE_LABELS: tuple[str, ...] = ("agree", "disagree", "neutral")

@@ -28,6 +28,7 @@ from pipeline.annotate import annotate_answer, prompt_versions
 from pipeline.importers import IMPORTERS, resolve_dataset
 from pipeline.judges import Judge, get_judge, with_cache
 from pipeline.records import AnnotatedAnswer, Verdict
+from pipeline.similarity import SIMILARITY_JUDGE, SIMILARITY_VERSION
 from pipeline.store import (
     JUDGE_TABLES,
     SCHEMAS,
@@ -73,13 +74,16 @@ class RunResult:
 
 def _chunk_key(judge: Judge, chunk: Sequence[AnnotatedAnswer]) -> str:
     """Names a saved labels part: the judge, its prompt version, and every input a verdict depends
-    on (ids alone would let an edited input file resume from labels of the old text)."""
+    on (ids alone would let an edited input file resume from labels of the old text), gold answers
+    included with the similarity method (the part holds the similarity with them; answers without
+    any keep their old key)."""
     digest = hashlib.sha256(json.dumps([judge.name, judge.prompt_version]).encode())
     for a in chunk:
         ans = a.answer
+        gold = [[SIMILARITY_JUDGE, SIMILARITY_VERSION, [g.text for g in ans.gold]]] if ans.gold else []
         digest.update(json.dumps([ans.answer_id, ans.query, ans.query_type, ans.text,
                                   [(s.index, s.text, s.fetch_ok) for s in ans.sources],
-                                  [(s.index, s.text, s.citations) for s in a.statements]]).encode())
+                                  [(s.index, s.text, s.citations) for s in a.statements], *gold]).encode())
     return digest.hexdigest()[:16]
 
 

