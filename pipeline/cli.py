@@ -320,7 +320,8 @@ def cmd_app(args: argparse.Namespace) -> int:
             raise InputError("the dashboard is not installed with this package")
         script = Path(spec.origin)
     cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
-           "--browser.gatherUsageStats", "false", "--server.port", str(args.port), "--server.address", args.address]
+           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+           "--server.port", str(args.port), "--server.address", args.address]
     print(f"starting the dashboard on http://{args.address}:{args.port}", file=sys.stderr)
     return subprocess.call(cmd)
 
