@@ -15,6 +15,7 @@ Stance = Literal["agree", "disagree", "neutral"]
 VerdictError = Literal["", "call", "parse"]
 LabelKind = Literal["relevance", "stance", "confidence", "support", "worthiness", "reliability"]
 
+TEXT_ORIGINS: tuple[str, ...] = ("", "page", "snippet")
 SUPPORT_LABELS: tuple[str, ...] = ("full", "partial", "none")
 STANCE_LABELS: tuple[str, ...] = ("agree", "disagree", "neutral")
 CONFIDENCE_LEVELS: dict[int, str] = {
@@ -36,6 +37,9 @@ class Source:
     title: str = ""
     text: str = ""  # fetched or carried text; "" when unknown
     fetch_ok: bool | None = None  # None: no fetch attempted; False: dead / unfetchable
+    # where `text` came from: "page" (fetched by the toolkit), "snippet" (the engine's own excerpt
+    # or cited text, not the page), "" (carried by the dataset; origin not recorded)
+    text_origin: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -39,6 +39,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("dataset", pa.string()), ("answer_id", pa.string()), ("source_index", pa.int32()),
         ("url", pa.string()), ("title", pa.string()), ("text", pa.string()), ("fetch_ok", pa.bool_()),
         ("source_type", pa.string()), ("injection_flags", pa.string()), ("duplicate_of", pa.int32()),
+        ("text_origin", pa.string()),
     ]),
     "statements": pa.schema([
         ("dataset", pa.string()), ("judge", pa.string()), ("answer_id", pa.string()),
@@ -148,6 +149,11 @@ class TableWriter:
     def append(self, rows: pd.DataFrame | Iterable[dict] | pa.Table) -> None:
         """Validate rows against the table's schema and write them as one row group."""
         batch = rows if isinstance(rows, pa.Table) else to_table(self.table, rows)
+        schema = SCHEMAS[self.table]
+        if isinstance(rows, pa.Table) and batch.schema.names != schema.names:
+            # rows read back from a file written before a column was added: the new column is null
+            batch = pa.table({name: batch[name] if name in batch.schema.names else pa.nulls(batch.num_rows, f.type)
+                              for name, f in zip(schema.names, schema)})
         if batch.num_rows and self._writer is not None:
             self._writer.write_table(batch.cast(SCHEMAS[self.table]))
             self.rows += batch.num_rows
