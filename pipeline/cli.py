@@ -14,6 +14,7 @@ import traceback
 from pathlib import Path
 from typing import Sequence
 
+from pipeline.collect import register as register_collect
 from pipeline.errors import InputError
 from pipeline.judges.base import JudgeError
 from pipeline.judges.cli import register as register_judges
@@ -97,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_study(sub)
     register_judges(sub)
+    register_collect(sub)
     return parser
 
 

@@ -278,16 +278,17 @@ def _reattach_leading_markers(text: str, spans: list[tuple[int, int]], markers: 
 
     Engines cite after the claim: "Paris is the capital. ([wikipedia.org](https://...))" - the
     splitter ends the sentence at the full stop, so the parenthesised link would open the next
-    statement. Here it moves back to the sentence it cites."""
+    statement (and so would You.com's "claim. [[1]] Next"). Here it moves back to the sentence it
+    cites."""
     ends = {m.start: m.end for m in markers}
     out: list[tuple[int, int]] = []
     for s, e in spans:
         if not out or "\n" in text[out[-1][1]:s]:
             out.append((s, e))
             continue
-        j, opened, consumed = s, False, False
-        if text[j] == "(":
-            j, opened = j + 1, True
+        j, closer, consumed = s, "", False
+        if text[j] in "([" and j + 1 < e and (text[j + 1] in "[(" or (j + 1) in ends):
+            j, closer = j + 1, ")" if text[j] == "(" else "]"  # "([site](url))", You.com's "[[1, 2]]"
         while True:
             while j < e and text[j] in " \t":
                 j += 1
@@ -297,11 +298,11 @@ def _reattach_leading_markers(text: str, spans: list[tuple[int, int]], markers: 
                 j += 1
             else:
                 break
-        if opened and consumed:
-            if j < e and text[j] == ")":
+        if closer and consumed:
+            if j < e and text[j] == closer:
                 j += 1
             else:
-                consumed = False  # "(" opens more than markers: a real parenthesis
+                consumed = False  # the bracket opens more than markers: a real parenthesis
         if not consumed:
             out.append((s, e))
             continue
