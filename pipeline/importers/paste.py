@@ -223,7 +223,7 @@ def _is_source_line(line: str) -> bool:
 
 def _is_title_line(line: str) -> bool:
     m = _INDEXED_RE.match(line)
-    return bool(m) and not _URL_RE.search(line) and 0 < len(m.group(4).split()) <= 25
+    return m is not None and not _URL_RE.search(line) and 0 < len(m.group(4).split()) <= 25
 
 
 def _trailing_block_start(lines: list[str]) -> int | None:
@@ -253,7 +253,8 @@ def _parse_block(lines: list[str], titles_alone: bool) -> list[PastedSource]:
             continue
         m = _INDEXED_RE.match(line)
         index = int(m.group(1) or m.group(2) or m.group(3)) if m else 0
-        body = m.group(4) if m else (_BULLET_RE.match(line).group(1) if _BULLET_RE.match(line) else s)  # type: ignore[union-attr]
+        bullet = _BULLET_RE.match(line)
+        body = m.group(4) if m else bullet.group(1) if bullet else s
         if not m and out and not out[-1].url and _URL_RE.fullmatch(s.strip("<>")):
             out[-1].url = _clean_url(s.strip("<>"))  # "1. Title" then the URL on its own line
             continue
