@@ -43,6 +43,7 @@ _INDEXED_RE = re.compile(r"^[ \t]*(?:[-*\u2022][ \t]+)?(?:\[\^?([0-9]{1,3})\^?\]
                          r"\u3010([0-9]{1,3})\u3011)[ \t]*(.*)$")
 _BULLET_RE = re.compile(r"^[ \t]*[-*\u2022\u25aa\u25e6][ \t]+(.*)$")
 _INLINE_CITE_RE = re.compile(r"\(\s*\[[^\[\]\n]{0,500}\]\(")
+_EMPTY_WRAP_RE = re.compile(r"(?<![\w)])(?:\(\s*\)|<\s*>)")
 _DEFINITION_RE = re.compile(r"^[ \t]{0,3}\[(\^?)([0-9]{1,3})\]:[ \t]*(.*)$")
 _SEPARATORS = " \t-\u2013\u2014|:,;\u00b7"
 _SUPERSCRIPTS = str.maketrans("\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079", "0123456789")
@@ -298,7 +299,7 @@ def _clean_url(url: str) -> str:
 
 
 def _clean_title(rest: str) -> str:
-    t = rest.replace("()", " ").replace("<>", " ").strip().strip(_SEPARATORS)
+    t = _EMPTY_WRAP_RE.sub(" ", rest).strip().strip(_SEPARATORS)  # the "(" ")" or "<" ">" a removed URL stood in
     for left, right in (("(", ")"), ('"', '"'), ("'", "'"), ("**", "**"), ("__", "__"), ("*", "*"), ("_", "_"), ("\u201c", "\u201d")):
         if len(t) > len(left) + len(right) and t.startswith(left) and t.endswith(right):
             t = t[len(left):-len(right)].strip(_SEPARATORS)  # only a pair: a title may end in an apostrophe
