@@ -47,6 +47,7 @@ class CallResult:
     seconds: float = 0.0
     error: str = ""
     fatal: bool = False
+    stopped: bool = False  # the run was interrupted while this question waited to be retried
 
 
 def post_json(url: str, headers: dict[str, str], body: dict, *, timeout: float, backoff: Backoff,
@@ -102,6 +103,7 @@ def post_json(url: str, headers: dict[str, str], body: dict, *, timeout: float, 
         if stop is not None:
             if stop.wait(wait):  # interrupted while waiting: give the question up for this run
                 result.error = f"{result.error}; stopped before retrying"
+                result.stopped = True
                 break
         else:
             time.sleep(wait)

@@ -5,9 +5,9 @@ stopped.
   temporary file and a rename, so a killed run leaves whole envelopes only. A query whose file
   exists is never asked again; a rerun asks only what is missing.
 - At most `concurrency` requests are in flight. Ctrl-C (or SIGTERM) stops sending new ones and lets
-  those in flight finish and be written, so an interrupted run loses no paid answer; a second Ctrl-C
-  abandons them. A process killed outright (SIGKILL) may lose the answers in flight: those queries
-  are asked again on the next run.
+  those in flight finish (within --timeout; no retry is started) and be written, so an interrupted
+  run loses no paid answer. A process killed outright (SIGKILL) may lose the answers in flight:
+  those queries are asked again on the next run.
 - 429, 5xx and timeouts are retried with backoff (client.py); 401/403 stop the run (the key is
   wrong); other errors are recorded in `<out>/_collect.json` and retried by the next run.
 - A response the importer cannot read (no answer text, a refusal shape) is kept in `<out>/_rejected/`
@@ -72,6 +72,7 @@ class CollectReport:
     captured: int = 0
     rejected: int = 0
     failed: int = 0
+    unfinished: int = 0  # interrupted while waiting to retry: asked again by the next run
     requests: int = 0  # HTTP requests sent, retries included
     retries: dict[str, int] = field(default_factory=dict)
     pages_fetched: int = 0
@@ -85,7 +86,8 @@ class CollectReport:
         retries = sum(self.retries.values())
         why = ", ".join(f"{k} x{v}" for k, v in sorted(self.retries.items()))
         return (f"collect {self.engine} ({self.model or 'default model'}): {self.queries} queries, {self.already} already collected, "
-                f"{self.asked} asked: {self.captured} captured, {self.rejected} rejected, {self.failed} failed; "
+                f"{self.asked} asked: {self.captured} captured, {self.rejected} rejected, {self.failed} failed"
+                + (f", {self.unfinished} left for the next run" if self.unfinished else "") + "; "
                 f"{self.requests} HTTP requests ({retries} retries{': ' + why if why else ''}); "
                 + (f"{self.pages_fetched} pages fetched, {self.pages_dead} dead; " if self.pages_fetched or self.pages_dead else "")
                 + f"{self.seconds:.1f} s" + ("; interrupted" if self.interrupted else ""))
@@ -130,6 +132,7 @@ def collect(config: CollectConfig) -> CollectReport:
             report.captured += kind == "captured"
             report.rejected += kind == "rejected"
             report.failed += kind == "failed"
+            report.unfinished += kind == "unfinished"
             report.pages_fetched += outcome.get("pages", 0)
             report.pages_dead += outcome.get("dead", 0)
             if kind in ("failed", "rejected"):
@@ -159,7 +162,7 @@ def collect(config: CollectConfig) -> CollectReport:
             stop.set()
             report.interrupted = True
             print(f"\ninterrupted: waiting for {len(pending)} request(s) in flight to finish and be saved "
-                  "(Ctrl-C again to abandon them)", file=sys.stderr)
+                  f"(at most {config.timeout:g} s; no retries)", file=sys.stderr)
             for fut in cf.as_completed(pending):
                 finish(fut.result())
             pending = set()
@@ -223,7 +226,8 @@ def _ask(q: Query, config: CollectConfig, endpoint: Endpoint, model: str, stop: 
                        timeout=config.timeout, backoff=config.backoff, stop=stop, secret=key)
     outcome: dict[str, Any] = {"query": q.query, "id": answer_id, "attempts": result.attempts, "retries": result.retries}
     if not result.ok:
-        return outcome | {"kind": "failed", "error": redact(result.error, [key]), "fatal": result.fatal}
+        kind = "unfinished" if result.stopped else "failed"
+        return outcome | {"kind": kind, "error": redact(result.error, [key]), "fatal": result.fatal}
     envelope: dict[str, Any] = {
         "id": answer_id, "query": q.query, "query_type": q.query_type, "engine": config.engine, "format": provider.response_format,
         "model": model, "captured_at": _now(), "request": body, "response": result.body,

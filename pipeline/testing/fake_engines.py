@@ -239,12 +239,42 @@ class FakeEngineServer:
         self.stop()
 
 
-def main() -> None:
-    """`python -m pipeline.testing.fake_engines [delay]`: serve until killed, print the base URL
-    (for trying `aee collect` by hand, and for the kill-and-resume test)."""
-    import sys
+def main(argv: list[str] | None = None) -> None:
+    """`python -m pipeline.testing.fake_engines [--delay S] [--429-every N] [--slow-every N --slow S]`:
+    serve until killed and print the base URL (for trying `aee collect` by hand and for measuring
+    its retries): every Nth request gets a 429 (Retry-After: 0) or answers S seconds late."""
+    import argparse
+    import itertools
 
-    server = FakeEngineServer(expected_key=None, delay=float(sys.argv[1]) if len(sys.argv) > 1 else 0.0).start()
+    parser = argparse.ArgumentParser(prog="python -m pipeline.testing.fake_engines")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds before every answer")
+    parser.add_argument("--429-every", dest="every_429", type=int, default=0, help="every Nth request gets a 429")
+    parser.add_argument("--slow-every", type=int, default=0, help="every Nth request answers late")
+    parser.add_argument("--slow", type=float, default=5.0, help="how late, in seconds")
+    args = parser.parse_args(argv)
+    server = FakeEngineServer(delay=args.delay)
+    counter = itertools.count(1)
+    lock = threading.Lock()
+    state = {"n": 0}
+
+    def nth(every: int) -> Callable[[str], bool]:
+        def match(query: str) -> bool:
+            return every > 0 and state["n"] % every == 0
+        return match
+
+    original = server._fault_for
+
+    def counted(query: str) -> Fault | None:
+        with lock:
+            state["n"] = next(counter)
+        return original(query)
+
+    server._fault_for = counted  # type: ignore[method-assign]
+    if args.every_429:
+        server.add_fault(nth(args.every_429), status=429, retry_after="0", times=10**9)
+    if args.slow_every:
+        server.add_fault(nth(args.slow_every), delay=args.slow, times=10**9)
+    server.start()
     print(server.base_url, flush=True)
     try:
         while True:
