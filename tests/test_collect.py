@@ -265,6 +265,16 @@ def test_liu_set_downloads_once_and_checks_the_pinned_hash(tmp_path, monkeypatch
         httpd.shutdown()
 
 
+def test_base_url_with_a_version_segment_and_an_odd_model_name():
+    from pipeline.collect.providers import PROVIDERS, Endpoint
+
+    openai = Endpoint(PROVIDERS["openai"], "https://proxy.example/v1", None)
+    assert openai.url(PROVIDERS["openai"].request("q", "m")[0]) == "https://proxy.example/v1/responses"
+    gemini = Endpoint(PROVIDERS["gemini"], "https://g.example", None)
+    path = PROVIDERS["gemini"].request("q", "gemini-x/../../other?key=1")[0]
+    assert gemini.url(path) == "https://g.example/v1beta/models/gemini-x%2F..%2F..%2Fother%3Fkey%3D1:generateContent"
+
+
 def test_answer_ids_are_per_engine_model_and_query():
     a = answer_file_id("perplexity", "sonar", "Why?")
     assert a == answer_file_id("perplexity", "sonar", "Why?") and a.startswith("perplexity-")

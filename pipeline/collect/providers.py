@@ -18,6 +18,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
+from urllib.parse import quote
 
 from pipeline.paths import REPO_ROOT
 
@@ -53,7 +54,7 @@ class Provider:
             return "/v1/messages", {"anthropic-version": "2023-06-01"}, body
         if self.name == "gemini":
             body = {"contents": [{"role": "user", "parts": [{"text": query}]}], "tools": [{"google_search": {}}]}
-            return f"/v1beta/models/{model}:generateContent", {}, body
+            return f"/v1beta/models/{quote(model, safe='')}:generateContent", {}, body
         if self.name == "you":
             return "/v1/answer", {}, {"query": query}
         if self.name == "exa":
@@ -111,6 +112,14 @@ class Endpoint:
     provider: Provider
     base_url: str
     key: str | None = field(repr=False)
+
+    def url(self, path: str) -> str:
+        """base + path, without doubling a version segment (a base URL given as ".../v1" is common)."""
+        base = self.base_url
+        for version in ("/v1", "/v1beta"):
+            if base.endswith(version) and path.startswith(version + "/"):
+                return base + path[len(version):]
+        return base + path
 
 
 def resolve(name: str, secrets_path: Path | None = None) -> Endpoint:

@@ -194,7 +194,7 @@ def plan(config: CollectConfig) -> list[str]:
     key = "found" if endpoint.key else f"NOT found (set {' or '.join(provider.key_env)})"
     types = {t: sum(q.query_type == t for q in todo) for t in ("debate", "expertise")}
     path, _, _ = provider.request("…", model)
-    lines = [f"dry run: {config.engine} ({model or 'default model'}) at {endpoint.base_url}{path}; nothing is sent",
+    lines = [f"dry run: {config.engine} ({model or 'default model'}) at {endpoint.url(path)}; nothing is sent",
              f"{len(queries)} queries" + (f" ({repeats} repeated question(s) in the set asked once)" if repeats else "")
              + f" to consider, {len(queries) - len(todo)} already collected in {config.out}, "
              f"{len(todo)} to ask ({types['debate']} debate, {types['expertise']} expertise)",
@@ -222,7 +222,7 @@ def _ask(q: Query, config: CollectConfig, endpoint: Endpoint, model: str, stop: 
     answer_id = answer_file_id(config.engine, model, q.query)
     path, headers, body = provider.request(q.query, model)
     key = endpoint.key or ""
-    result = post_json(endpoint.base_url + path, {**headers, **provider.auth_headers(key)}, body,
+    result = post_json(endpoint.url(path), {**headers, **provider.auth_headers(key)}, body,
                        timeout=config.timeout, backoff=config.backoff, stop=stop, secret=key)
     outcome: dict[str, Any] = {"query": q.query, "id": answer_id, "attempts": result.attempts, "retries": result.retries}
     if not result.ok:
