@@ -333,3 +333,15 @@ def test_run_on_a_folder_of_captures_records_formats_in_the_manifest(results_roo
     assert set(sources["text_origin"]) == {"", "snippet"}
     answers = pd.read_parquet(results_root / "engines" / "answers.parquet")
     assert all(json.loads(m)["format"] for m in answers["meta"])
+
+
+def test_citation_accuracy_is_unknown_when_no_source_could_be_judged():
+    """OpenAI and Gemini give no source text: without fetched pages nothing is judged, so accuracy is
+    null with its reason (strict), not 0 - the same as the other support-based metrics."""
+    a = load("openai_responses.json")
+    results = score_answer(a)
+    assert results["citation_accuracy"].value is None and results["citation_accuracy"].reason == "no support labels"
+    assert results["unsupported_statements"].value is None
+    from pipeline.metrics import ScoreConfig
+
+    assert score_answer(a, ScoreConfig("parity", "greedy"))["citation_accuracy"].value is not None  # parity unchanged
