@@ -1,5 +1,6 @@
-"""Re-score: paste an answer with its sources, let a judge label it, see the same views as the
-inspector. Nothing pasted is written anywhere unless "Save into a dataset" is pressed."""
+"""Re-score: paste an answer with its sources (or anything copied from an engine's page, or a saved
+response), let a judge label it, see the same views as the inspector. Nothing pasted is written
+anywhere unless "Save into a dataset" is pressed."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from pipeline.annotate import annotate_answer
 from pipeline.errors import InputError
 from pipeline.fetch import fetch_source
 from pipeline.importers.canonical import load_canonical, parse_answer, to_canonical
+from pipeline.importers.paste import Pasted, parse_paste, parse_upload
 from pipeline.judges import JudgeError, get_judge
 from pipeline.metrics import MODES, NECESSITY_METHODS, ScoreConfig, effective_necessity
 from pipeline.scoring import answer_report
@@ -26,6 +28,7 @@ OFFLINE, LLM = "Offline judge (no network, a few seconds)", "LLM judge (OpenAI-c
 FIELD_NAMES = {"answer": "Answer", "query": "Query", "engine": "Engine", "query_type": "Query type",
                "sources": "Sources", "answer_id": "Answer"}
 INPUT_KEYS = ("rs_engine", "rs_query", "rs_qtype", "rs_answer", "rs_n", "rs_fetch", "rs_judge")
+MAX_UPLOAD_BYTES = 20_000_000
 
 
 def _examples_file() -> Path:
@@ -76,6 +79,61 @@ def _load_example() -> None:
             st.session_state[f"rs_src_{f}_{k}"] = src.get(f, "")
     st.session_state.pop("rs_result", None)
     st.session_state["rs_message"] = answer_model.md_text(f"Loaded the example {obj['answer_id']} ({obj['engine']}).")
+
+
+def _upload_key() -> str:
+    return f"rs_upload_{st.session_state.get('rs_upload_gen', 0)}"
+
+
+def _fill_from_paste() -> None:
+    """Parse the paste box (or the uploaded file) into the form below, for review before scoring."""
+    for key in ("rs_result", "rs_error", "rs_paste_error", "rs_paste_found"):
+        st.session_state.pop(key, None)
+    upload = st.session_state.get(_upload_key())
+    try:
+        if upload is not None:
+            data = upload.getvalue()
+            if len(data) > MAX_UPLOAD_BYTES:
+                raise InputError(f"{len(data):,} bytes; the limit is {MAX_UPLOAD_BYTES:,}", record=upload.name)
+            pasted = parse_upload(data, upload.name)
+        else:
+            text = st.session_state.get("rs_paste", "") or ""
+            if not text.strip():
+                raise InputError("paste an answer with its sources, or upload a file", record="paste box")
+            pasted = parse_paste(text)
+    except InputError as exc:
+        st.session_state["rs_paste_error"] = str(exc)
+        return
+    _fill_form(pasted)
+
+
+def _fill_form(pasted: Pasted) -> None:
+    notes = list(pasted.notes)
+    by_index = {s.index: s for s in pasted.sources}
+    if any(i > MAX_SOURCES for i in by_index):
+        notes.append(f"The form holds {MAX_SOURCES} sources; sources numbered above {MAX_SOURCES} were left out.")
+    st.session_state["rs_answer"] = pasted.answer
+    for key, value in (("rs_query", pasted.query), ("rs_engine", pasted.engine), ("rs_qtype", pasted.query_type)):
+        if value:
+            st.session_state[key] = value
+    st.session_state["rs_n"] = max([i for i in by_index if i <= MAX_SOURCES] or [1])
+    for k in range(MAX_SOURCES):
+        src = by_index.get(k + 1)
+        for f in ("title", "url", "text"):
+            st.session_state[f"rs_src_{f}_{k}"] = getattr(src, f) if src else ""
+    st.session_state["rs_paste_found"] = [pasted.found, *notes]
+
+
+def _clear_all() -> None:
+    """Empty the paste box, the upload, the form and the result."""
+    st.session_state["rs_paste"] = ""
+    st.session_state["rs_upload_gen"] = st.session_state.get("rs_upload_gen", 0) + 1
+    st.session_state.update({"rs_engine": "pasted", "rs_query": "", "rs_answer": "", "rs_n": 3})
+    for k in range(MAX_SOURCES):
+        for f in ("title", "url", "text"):
+            st.session_state[f"rs_src_{f}_{k}"] = ""
+    for key in ("rs_result", "rs_error", "rs_paste_error", "rs_paste_found", "rs_kept"):
+        st.session_state.pop(key, None)
 
 
 def _canonical_object() -> dict:
@@ -131,6 +189,7 @@ def _fetch_missing(obj: dict, status) -> list[str]:
 
 def _score() -> None:
     st.session_state.pop("rs_error", None)
+    st.session_state.pop("rs_result", None)  # an error must not leave the previous answer's result on screen
     try:
         obj = _canonical_object()
         parse_answer(obj, "pasted answer")  # validate before any slow step
@@ -195,6 +254,22 @@ with st.container(border=True):
     e2.button("Load example", key="rs_load", on_click=_load_example, width="stretch")
 if st.session_state.get("rs_message"):
     st.caption(st.session_state.pop("rs_message"))
+
+with st.container(border=True):
+    st.text_area("Paste anything", key="rs_paste", height=150,
+                 placeholder="An answer copied from an engine's page with its markers and its source list "
+                             "([1] Title - https://..., 1. https://..., links, footnotes, a Sources: block), "
+                             "or a saved API response / capture as JSON",
+                 help="It is read into the form below for you to check before scoring; nothing is scored yet.")
+    u1, u2, u3 = st.columns([3, 1, 1], vertical_alignment="bottom")
+    u1.file_uploader("…or a file: a capture envelope, an engine's JSON response, canonical JSON(L) or text",
+                     type=["json", "jsonl", "txt", "md"], key=_upload_key())
+    u2.button("Fill the form", key="rs_parse", on_click=_fill_from_paste, width="stretch")
+    u3.button("Clear", key="rs_clear", on_click=_clear_all, width="stretch")
+    if st.session_state.get("rs_paste_error"):
+        st.error(answer_model.md_text(f"Paste: {st.session_state['rs_paste_error']}", limit=600))
+    for line in st.session_state.get("rs_paste_found") or []:
+        st.caption(answer_model.md_text(line, limit=600))
 
 c1, c2, c3 = st.columns([1, 2, 1])
 c1.text_input("Engine", key="rs_engine")

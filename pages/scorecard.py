@@ -89,6 +89,11 @@ if cells.empty:
 if query_type == "expertise":
     debate_only = ", ".join(i.label.lower() for i in METRICS.values() if i.debate_only)
     st.caption(f"Defined for debate queries only, so blank here: {debate_only}.")
+_run_sources = data.manifest(dataset, judge).get("config", {}).get("sources") or {}
+if isinstance(_run_sources, dict) and _run_sources:  # engine answers: where the source text came from (collect --sources)
+    _how = {"fetch": "pages fetched by the toolkit", "snippet": "the engines' own snippets (not the pages)"}
+    st.caption("Source text judged: " + "; ".join(f"{_how.get(str(k), md_escape(str(k)))} for {int(n)} answer(s)"
+                                                  for k, n in sorted(_run_sources.items()) if isinstance(n, int)) + ".")
 
 # ---- the scorecard --------------------------------------------------------------------------------
 

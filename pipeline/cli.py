@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Sequence
 
 from pipeline.conflict.cli import register as register_probe
+from pipeline.collect import register as register_collect
 from pipeline.errors import InputError
 from pipeline.judges.base import JudgeError
 from pipeline.judges.cli import register as register_judges
@@ -31,21 +32,43 @@ def _add_score_options(p: argparse.ArgumentParser) -> None:
                    help="source-necessity algorithm (default exact)")
 
 
+def _add_bare_response_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--query", help="for bare engine responses: the query that was asked")
+    p.add_argument("--engine", help="the engine's name in the results (default: from the envelope or format, plus the model)")
+    p.add_argument("--query-type", choices=("debate", "expertise"), help="for bare responses (default expertise)")
+
+
+def _add_input_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", dest="importer", help="force an input format (default auto); see `aee formats`")
+    _add_bare_response_options(p)
+
+
+def _import_options(args: argparse.Namespace):
+    from pipeline.importers.engines import ImportOptions
+
+    return ImportOptions(query=getattr(args, "query", None), engine=getattr(args, "engine", None),
+                         query_type=getattr(args, "query_type", None))
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(prog="aee", description="Audit answer engines: AEE metrics and judges.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("score", help="score answers given in the canonical JSON/JSONL format")
-    p.add_argument("path", type=Path)
-    p.add_argument("--judge", default="recorded", help="recorded (labels in the file), offline or openai")
+    p = sub.add_parser("score", help="score answers: canonical JSON/JSONL, an engine's API response or a capture envelope")
+    p.add_argument("path", type=Path, help="a file (JSON, JSON list or JSONL) or a folder of them")
+    p.add_argument("--judge", help="recorded (labels in the file), offline or openai; default: recorded for "
+                                   "canonical files, offline for engine responses (they carry no labels)")
     p.add_argument("--json", action="store_true", help="print JSON (metrics and both matrices)")
+    _add_input_options(p)
     _add_score_options(p)
 
     p = sub.add_parser("run", help="ingest -> annotate -> score -> export a whole dataset to Parquet")
     p.add_argument("--dataset", required=True, help="demo, expertqa, hagrid, aee, or any name with --path")
     p.add_argument("--path", type=Path, help="input file or folder (default: the dataset's known location)")
-    p.add_argument("--format", dest="importer", help="input format for --path: canonical, aee, expertqa or hagrid")
+    p.add_argument("--format", dest="importer", help="input format for --path (default auto: recognised object by object); "
+                                                    "one of canonical, aee, expertqa, hagrid or an engine format (see `aee formats`)")
+    _add_bare_response_options(p)
     p.add_argument("--judge", help="judge to label with (default: the labels carried by the data)")
     p.add_argument("--limit", type=int, help="only the first N answers (sorted by id)")
     p.add_argument("--no-progress", action="store_true")
@@ -81,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_score_options(p)
 
     sub.add_parser("datasets", help="list datasets known by name and those with results")
+    sub.add_parser("formats", help="list the input formats (canonical, releases, engine API responses)")
 
     p = sub.add_parser("build-default", help="build the bundled default results (used by `make run`)")
     p.add_argument("--force", action="store_true", help="rebuild even when results exist")
@@ -92,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_study(sub)
     register_judges(sub)
     register_probe(sub)
+    register_collect(sub)
     return parser
 
 
@@ -128,20 +153,32 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def cmd_score(args: argparse.Namespace) -> int:
     from pipeline.annotate import annotate
-    from pipeline.importers.canonical import load_canonical
+    from pipeline.errors import one_line
+    from pipeline.importers import IMPORTERS, default_judge
+    from pipeline.importers.engine_common import citation_warnings
     from pipeline.judges import get_judge
     from pipeline.metrics import ScoreConfig
     from pipeline.scoring import answer_report
 
     config = ScoreConfig(args.mode, args.necessity)
-    answers = load_canonical(args.path)
-    judge = get_judge(args.judge)
+    fmt = args.importer or "auto"
+    if fmt not in IMPORTERS:
+        raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(sorted(IMPORTERS))}", field="--format")
+    if not args.path.exists():
+        raise InputError("cannot read file: no such file or folder", record=str(args.path))
+    answers = IMPORTERS[fmt].load(args.path, _import_options(args))
+    judge = get_judge(args.judge or default_judge(fmt, args.path))
+    formats = sorted({a.answer.meta.get("format") or fmt for a in answers})
+    print(f"format: {', '.join(formats)}" + (" (detected)" if fmt == "auto" else ""), file=sys.stderr)
+    for a in answers:
+        for warning in citation_warnings(a):
+            print(f"warning: answer {one_line(a.answer.answer_id)}: {warning}", file=sys.stderr)
     annotated = annotate(answers, judge)
-    reports = [answer_report(a, config, judge.name) for a in annotated]
+    reports = [answer_report(a, config, judge.name) | {"format": a.answer.meta.get("format") or fmt} for a in annotated]
     for report in reports:
         for s in report["statements"]:
             if s["dangling"]:
-                print(f"warning: answer {report['answer_id']}: statement {s['index']} cites "
+                print(f"warning: answer {one_line(report['answer_id'])}: statement {s['index']} cites "
                       f"{', '.join(f'[{d}]' for d in s['dangling'])} but no such source is listed (dangling)", file=sys.stderr)
     if args.json:
         print(json.dumps(reports[0] if len(reports) == 1 else reports, indent=2, ensure_ascii=False))
@@ -152,15 +189,27 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def _format_report(report: dict) -> str:
+    """Metrics, then the sources and each statement with the sources it cites. Answer text and
+    titles are untrusted: control characters are shown escaped (no terminal escape sequences)."""
+    from pipeline.errors import one_line
     from pipeline.metrics import RATING_SYMBOLS
 
-    lines = [f"{report['answer_id']} ({report['engine']}, {report['query_type']}; mode={report['mode']}, "
-             f"necessity={report['necessity']}, judge={report['judge']})"]
+    lines = [f"{one_line(report['answer_id'])} ({one_line(report['engine'])}, {report['query_type']}; format={report.get('format', '')}, "
+             f"mode={report['mode']}, necessity={report['necessity']}, judge={report['judge']})"]
     for m in report["metrics"].values():
         value = "n/a" if m["display"] is None else f"{m['display']:.2f}"
         symbol = RATING_SYMBOLS.get(m["rating"] or "", " ")
         why = f"  ({m['reason']})" if m["value"] is None and m["reason"] else ""
         lines.append(f"  {symbol} {m['label']:<24} {value:>8}  n={m['n']}{why}")
+    lines.append(f"  sources ({len(report['sources'])}):")
+    for s in report["sources"]:
+        state = {True: "page", False: "dead"}.get(s["fetch_ok"], s.get("text_origin") or "no text")
+        lines.append(f"    [{s['index']}] {one_line(s['title'] or '(no title)', 80)}  <{one_line(s['url'], 120)}>  ({state})")
+    lines.append(f"  statements ({len(report['statements'])}):")
+    for s in report["statements"]:
+        cites = " ".join(f"[{i}]" for i in s["citations"]) or "-"
+        dangling = f"  dangling {' '.join(f'[{d}]' for d in s['dangling'])}" if s["dangling"] else ""
+        lines.append(f"    {s['index']:>2}. cites {cites}{dangling}: {one_line(s['text'], 140)}")
     return "\n".join(lines)
 
 
@@ -170,7 +219,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.dry_run:
         return _dry_run(args)
     result = run_dataset(args.dataset, args.path, judge_name=args.judge, importer=args.importer,
-                         limit=args.limit, progress=not args.no_progress)
+                         limit=args.limit, progress=not args.no_progress, import_options=_import_options(args))
+    if result.formats:
+        print("format: " + ", ".join(f"{name} ({n})" for name, n in sorted(result.formats.items())))
     print(f"{result.answers} answers, judge {result.judge}: {result.chunks_done} chunks annotated, "
           f"{result.chunks_skipped} reused; {result.seconds:.1f} s; results in {result.out_dir}")
     if result.cache:
@@ -184,7 +235,7 @@ def _dry_run(args: argparse.Namespace) -> int:
     from pipeline.judges.cost import estimate_run
 
     info = resolve_dataset(args.dataset, args.path, args.importer)
-    answers = IMPORTERS[info.importer].load(info.path)  # type: ignore[arg-type]
+    answers = IMPORTERS[info.importer].load(info.path, _import_options(args))  # type: ignore[arg-type]
     if args.limit:
         answers = sorted(answers, key=lambda a: a.answer.answer_id)[: args.limit]
     print(json.dumps(estimate_run(answers, {}), indent=2))
@@ -295,6 +346,14 @@ def cmd_datasets(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_formats(args: argparse.Namespace) -> int:
+    from pipeline.importers import IMPORTERS
+
+    for name, info in IMPORTERS.items():
+        print(f"{name:<17} {info.description}")
+    return 0
+
+
 def cmd_build_default(args: argparse.Namespace) -> int:
     from pipeline.default_data import build_default
 
@@ -333,6 +392,7 @@ COMMANDS = {
     "scorecard": cmd_scorecard,
     "compare-gold": cmd_compare_gold,
     "datasets": cmd_datasets,
+    "formats": cmd_formats,
     "build-default": cmd_build_default,
     "app": cmd_app,
 }

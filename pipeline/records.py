@@ -17,6 +17,7 @@ VerdictError = Literal["", "call", "parse"]
 # answer with one of its gold answers, taken by the annotate stage (pipeline/similarity.py)
 LabelKind = Literal["relevance", "stance", "confidence", "support", "worthiness", "reliability", "source_stance", "gold_similarity"]
 
+TEXT_ORIGINS: tuple[str, ...] = ("", "page", "snippet")
 SUPPORT_LABELS: tuple[str, ...] = ("full", "partial", "none")
 STANCE_LABELS: tuple[str, ...] = ("agree", "disagree", "neutral")
 # A listed source's stance on a debate query's proposition (verdict kind "source_stance", with
@@ -41,6 +42,9 @@ class Source:
     title: str = ""
     text: str = ""  # fetched or carried text; "" when unknown
     fetch_ok: bool | None = None  # None: no fetch attempted; False: dead / unfetchable
+    # where `text` came from: "page" (fetched by the toolkit), "snippet" (the engine's own excerpt
+    # or cited text, not the page), "" (carried by the dataset; origin not recorded)
+    text_origin: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import pandas as pd
 import pyarrow.compute as pc
@@ -70,6 +70,7 @@ class RunResult:
     out_dir: Path | None = None
     summary: pd.DataFrame = field(default_factory=pd.DataFrame)
     cache: dict[str, int] = field(default_factory=dict)  # judge-cache hits/misses of this run
+    formats: dict[str, int] = field(default_factory=dict)  # answers per input format found
 
 
 def _chunk_key(judge: Judge, chunk: Sequence[AnnotatedAnswer]) -> str:
@@ -117,14 +118,15 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
                 judge_config: dict | None = None, importer: str | None = None, limit: int | None = None,
                 progress: bool = True, root: Path | None = None, use_cache: bool = True,
                 judge: Judge | None = None, transform: Callable[[AnnotatedAnswer], AnnotatedAnswer] | None = None,
-                config_extra: dict | None = None) -> RunResult:
+                config_extra: dict | None = None, import_options: Any = None) -> RunResult:
     """Run the whole pipeline for one dataset and write its Parquet tables.
 
     `judge` passes a ready judge object (tests, notebooks) instead of a registry name. Before a
     computed judge is asked anything, the whole input is read once and validated (so bad input
     costs no judge calls); `limit` keeps the first N answers by id. `transform` changes each answer
     as it is read (`compare-gold` attaches the gold answers of its query); `config_extra` is added
-    to the manifest's config (where such additions came from).
+    to the manifest's config (where such additions came from). `import_options` tells engine
+    formats what a bare response does not say (pipeline.importers.engines.ImportOptions).
     """
     started = time.perf_counter()
     info = resolve_dataset(name, path, importer)
@@ -138,10 +140,10 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
     selected: set[str] | None = None
     total: int | None = None
     if limit is not None or not judge.carries_labels:
-        ids = sorted(a.answer.answer_id for a in reader.iter(data_path))  # validates every record
+        ids = sorted(a.answer.answer_id for a in reader.iter(data_path, import_options))  # validates every record
         selected = set(ids[:limit]) if limit is not None else None
         total = len(selected) if selected is not None else len(ids)
-    stream = (a for a in reader.iter(data_path) if selected is None or a.answer.answer_id in selected)
+    stream = (a for a in reader.iter(data_path, import_options) if selected is None or a.answer.answer_id in selected)
     if transform is not None:
         stream = (transform(a) for a in stream)
 
@@ -155,6 +157,7 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
     ids_done: set[str] = set()
     summary_values = SummaryAccumulator(summary_keys(SCHEMAS["metrics"].names))
     versions: set[str] = set()
+    source_modes: dict[str, int] = {}
     bar = _progress_bar(total, f"{name}:{judge_id}", progress)
     try:
         for chunk in _chunks(stream, CHUNK_SIZE):
@@ -171,6 +174,12 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
             summary_values.add_rows(metrics)
             ids_done.update(a.answer.answer_id for a in annotated)
             versions |= prompt_versions(annotated)
+            for a in annotated:
+                fmt = a.answer.meta.get("format") or info.importer
+                result.formats[fmt] = result.formats.get(fmt, 0) + 1
+                mode = a.answer.meta.get("sources")
+                if mode:
+                    source_modes[mode] = source_modes.get(mode, 0) + 1
             bar(len(chunk))
     except BaseException:
         for w in (*shared.values(), *writers.values()):
@@ -197,6 +206,9 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
     write_table("summary", summary, table_path(name, "summary", judge_id, root))
     config = {"dataset": name, "importer": info.importer, "path": str(info.path), "limit": limit,
               "illustrative": info.illustrative, "score_configs": [vars(c) for c in SCORE_CONFIGS],
+              # input formats found, and where engine answers' source text came from (collect --sources):
+              # "snippet" = the provider's excerpts, "fetch" = pages fetched by the toolkit
+              "formats": dict(sorted(result.formats.items())), "sources": dict(sorted(source_modes.items())),
               "judge_config": {k: v for k, v in (judge_config or {}).items() if "key" not in k.lower()},
               **(config_extra or {})}
     write_json_atomic(table_path(name, "summary", judge_id, root).with_name("manifest.json"),

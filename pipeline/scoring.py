@@ -43,7 +43,8 @@ def answer_report(annotated: AnnotatedAnswer, config: ScoreConfig | None = None,
              "dangling": list(s.dangling), "relevant": is_relevant(view, s), "stance": view.stance.get(s.index)}
             for s in annotated.statements
         ],
-        "sources": [{"index": s.index, "url": s.url, "title": s.title, "fetch_ok": s.fetch_ok} for s in annotated.answer.sources],
+        "sources": [{"index": s.index, "url": s.url, "title": s.title, "fetch_ok": s.fetch_ok, "text_origin": s.text_origin}
+                    for s in annotated.answer.sources],
         "citation_matrix": {"rows": list(m.statement_indexes), "columns": list(m.source_indexes),
                             "values": m.citation.astype(int).tolist()},
         "support_matrix": {"rows": list(m.statement_indexes), "columns": list(m.source_indexes),

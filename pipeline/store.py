@@ -40,6 +40,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("dataset", pa.string()), ("answer_id", pa.string()), ("source_index", pa.int32()),
         ("url", pa.string()), ("title", pa.string()), ("text", pa.string()), ("fetch_ok", pa.bool_()),
         ("source_type", pa.string()), ("injection_flags", pa.string()), ("duplicate_of", pa.int32()),
+        ("text_origin", pa.string()),
     ]),
     "statements": pa.schema([
         ("dataset", pa.string()), ("judge", pa.string()), ("answer_id", pa.string()),

@@ -57,7 +57,8 @@ def source_rows(dataset: str, answers: Sequence[AnnotatedAnswer]) -> list[dict]:
             flags = _injection_flags(s.text) if s.text else []
             rows.append({"dataset": dataset, "answer_id": a.answer.answer_id, "source_index": s.index, "url": s.url,
                          "title": s.title, "text": s.text, "fetch_ok": s.fetch_ok, "source_type": source_type(s.url),
-                         "injection_flags": json.dumps(flags) if flags else "", "duplicate_of": duplicate_of.get(s.index)})
+                         "injection_flags": json.dumps(flags) if flags else "", "duplicate_of": duplicate_of.get(s.index),
+                         "text_origin": s.text_origin})
     return rows
 
 
@@ -149,7 +150,7 @@ def answers_from_tables(answers: pd.DataFrame, sources: pd.DataFrame, statements
     for r in sources.to_dict("records"):
         by_answer_sources.setdefault(r["answer_id"], []).append(
             Source(index=int(r["source_index"]), url=r["url"] or "", title=r["title"] or "", text=r["text"] or "",
-                   fetch_ok=_opt_bool(r["fetch_ok"])))
+                   fetch_ok=_opt_bool(r["fetch_ok"]), text_origin=r.get("text_origin") or ""))
     by_answer_statements: dict[str, list[Statement]] = {}
     for r in statements.to_dict("records"):
         by_answer_statements.setdefault(r["answer_id"], []).append(

@@ -292,3 +292,59 @@ def test_rescore_save_validates_name_and_appends(tmp_path):
     from pipeline.importers.canonical import load_canonical
 
     assert load_canonical(target)[0].answer.text == "Because of reasons [1]."
+
+
+# ---- re-score: paste anything ------------------------------------------------------------------
+
+PASTED = ("Zoos fund conservation [1] but critics cite stress in large animals [2][3].\n\n"
+          "Sources:\n[1] Zoos and conservation - https://www.worldwildlife.org/zoos\n"
+          "[2] https://www.nature.com/articles/stress\n[3] <script>x()</script> Welfare review https://example.org/welfare")
+
+
+def test_rescore_paste_fills_the_form_for_review():
+    at = _rescore()
+    at.text_area(key="rs_paste").set_value(PASTED).run()
+    at.button(key="rs_parse").click().run()
+    assert not at.exception
+    assert at.text_area(key="rs_answer").value == "Zoos fund conservation [1] but critics cite stress in large animals [2][3]."
+    assert at.number_input(key="rs_n").value == 3
+    assert [at.text_input(key=f"rs_src_url_{k}").value for k in range(3)] == [
+        "https://www.worldwildlife.org/zoos", "https://www.nature.com/articles/stress", "https://example.org/welfare"]
+    assert at.text_input(key="rs_src_title_2").value == "<script>x()</script> Welfare review"
+    assert "3 source(s)" in _texts(at).replace("\\", "") and not at.get("bidi_component")  # parsed, not scored yet
+
+
+def test_rescore_upload_of_a_capture_fills_query_engine_and_markers():
+    at = _rescore()
+    data = (ROOT / "tests" / "fixtures" / "engines" / "gemini_grounding.json").read_bytes()
+    at.get("file_uploader")[0].set_value(("gemini_grounding.json", data, "application/json")).run()
+    at.button(key="rs_parse").click().run()
+    assert not at.exception
+    assert at.text_input(key="rs_query").value == "Should city centres be closed to private cars?"
+    assert at.text_input(key="rs_engine").value == "gemini:gemini-2.5-flash"
+    assert at.text_area(key="rs_answer").value.startswith("Zürich’s car-free centre began in 1990 [1].")
+    assert at.number_input(key="rs_n").value == 3 and at.text_input(key="rs_src_title_0").value == "stadt-zuerich.ch"
+    assert "written into the answer as [n] markers" in _texts(at).replace("\\", "")
+
+
+def test_rescore_error_clears_the_previous_result_and_clear_empties_everything():
+    at = _rescore()
+    at.button(key="rs_load").click().run()
+    at.button(key="rs_score").click().run()
+    if at.error:
+        pytest.skip(f"scoring unavailable here: {at.error[0].value}")
+    assert at.get("bidi_component")  # a result is on screen
+    at.text_input(key="rs_query").set_value("").run()
+    at.button(key="rs_score").click().run()
+    assert at.error and _err(at).startswith("Query:")
+    assert not at.get("bidi_component") and "Result" not in [h.value for h in at.subheader]  # the old result is gone
+    at.text_area(key="rs_paste").set_value("{not json at all").run()
+    at.button(key="rs_parse").click().run()
+    assert not at.exception
+    at.get("file_uploader")[0].set_value(("bad.json", b"{broken", "application/json")).run()
+    at.button(key="rs_parse").click().run()
+    assert at.error and "Paste: record bad.json: not valid JSON" in _err(at)
+    at.button(key="rs_clear").click().run()
+    assert not at.exception and not at.error
+    assert at.text_area(key="rs_paste").value == "" and at.text_area(key="rs_answer").value == ""
+    assert at.text_input(key="rs_query").value == "" and at.get("file_uploader")[0].value is None

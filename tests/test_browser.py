@@ -340,3 +340,31 @@ def test_dark_theme_screenshots(browser, server_env):
 def test_artifacts_are_ignored():
     ignored = (ROOT / ".gitignore").read_text()
     assert "tests/artifacts/" in ignored
+
+
+def test_rescore_paste_anything_fills_the_form_then_scores(page, server):
+    _open(page, server, "Re-score")
+    pasted = ("Zoos keep animals in small enclosures [1]. Many visitors learn about wildlife [2].\n\nSources:\n"
+              "[1] Enclosures <b>big</b> - https://a.example.org/z\n[2] https://b.example.org/v")
+    _fill(page.get_by_role("textbox", name="Paste anything", exact=True), pasted)
+    _idle(page)
+    page.get_by_role("button", name="Fill the form", exact=True).click()
+    _idle(page)
+    _no_error(page)
+    assert page.get_by_role("textbox", name="[1] URL", exact=True).input_value() == "https://a.example.org/z"
+    assert page.get_by_role("textbox", name="[1] Title", exact=True).input_value() == "Enclosures <b>big</b>"
+    assert "2 source(s)" in page.locator("[data-testid=stMain]").inner_text()
+    for k, text in ((1, "Most zoo enclosures are small compared with wild ranges."),
+                    (2, "Surveys show visitors learn about wildlife at zoos.")):
+        _fill(page.get_by_role("textbox", name=f"[{k}] Text of the source (leave empty to fetch it from the URL)", exact=True), text)
+    _fill(page.get_by_role("textbox", name="Query", exact=True), "Should zoos be abolished?")
+    _idle(page)
+    page.get_by_role("button", name="Score", exact=True).click()
+    page.wait_for_selector("text=Metrics for this answer", timeout=120_000)
+    _idle(page)
+    assert page.locator("button.cite").count() == 2 and page.locator("b:has-text('big')").count() == 0
+    _shot(page, "rescore-paste")
+    page.get_by_role("button", name="Clear", exact=True).click()
+    _idle(page)
+    assert page.get_by_role("textbox", name="Paste anything", exact=True).input_value() == ""
+    assert page.locator("text=Metrics for this answer").count() == 0

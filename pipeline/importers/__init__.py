@@ -6,9 +6,11 @@ import importlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from pipeline.errors import InputError
+from pipeline.importers.engines import FORMATS as ENGINE_FORMATS
+from pipeline.importers.engines import first_format
 from pipeline.paths import data_dir, expertqa_dir, hagrid_dir
 from pipeline.records import AnnotatedAnswer
 
@@ -23,16 +25,18 @@ class ImporterInfo:
     target: str
     carried_judge: str  # judge id of the labels in the data ("" when none)
     description: str
+    # engine responses: the loader takes ImportOptions (query, engine, query type of bare responses)
+    takes_options: bool = False
 
-    def iter(self, path: str | Path) -> Iterator[AnnotatedAnswer]:
+    def iter(self, path: str | Path, options: Any = None) -> Iterator[AnnotatedAnswer]:
         """The answers of a file or folder in this format, one at a time (InputError on bad input)."""
         module, _, func = self.target.partition(":")
-        loader: Callable[[str | Path], Iterable[AnnotatedAnswer]] = getattr(importlib.import_module(module), func)
-        return iter(loader(path))
+        loader: Callable[..., Iterable[AnnotatedAnswer]] = getattr(importlib.import_module(module), func)
+        return iter(loader(path, options) if self.takes_options else loader(path))
 
-    def load(self, path: str | Path) -> list[AnnotatedAnswer]:
+    def load(self, path: str | Path, options: Any = None) -> list[AnnotatedAnswer]:
         """Every answer of a file or folder in this format."""
-        return list(self.iter(path))
+        return list(self.iter(path, options))
 
 
 IMPORTERS: dict[str, ImporterInfo] = {
@@ -46,8 +50,13 @@ IMPORTERS: dict[str, ImporterInfo] = {
                      "ExpertQA long-form answers with expert claim labels (MIT licence)."),
         ImporterInfo("hagrid", "pipeline.importers.hagrid:iter_hagrid", "human",
                      "HAGRID: GPT-3.5 answers citing MIRACL passages, with human sentence labels (Apache-2.0)."),
+        ImporterInfo("auto", "pipeline.importers.engines:iter_auto", "", "Any format below, recognised object by object "
+                     "(engine responses and capture envelopes by their shape, anything else as canonical).", True),
+        *(ImporterInfo(f.name, f"pipeline.importers.engines:iter_{f.name.replace('-', '_')}", "", f.description, True)
+          for f in ENGINE_FORMATS.values()),
     )
 }
+COMPUTED_DEFAULT_JUDGE = "offline"  # engine responses carry no labels: the offline judge gives them
 
 
 @dataclass(frozen=True)
@@ -91,7 +100,16 @@ def resolve_dataset(name: str, path: str | Path | None = None, importer: str | N
         return info
     if path is None:
         raise InputError(f"unknown dataset {name!r}: give --path (known: {', '.join(sorted(known))})", field="--dataset")
-    fmt = importer or "canonical"
+    fmt = importer or "auto"
     if fmt not in IMPORTERS:
         raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(sorted(IMPORTERS))}", field="--format")
-    return DatasetInfo(name, fmt, Path(path), IMPORTERS[fmt].carried_judge)
+    return DatasetInfo(name, fmt, Path(path), default_judge(fmt, path))
+
+
+def default_judge(fmt: str, path: str | Path) -> str:
+    """The judge a run uses when none is named: the labels the data carries, else the offline
+    judge (engine responses carry none). `auto` looks at the first object of the input."""
+    if fmt == "auto":
+        found = first_format(path)
+        fmt = "canonical" if found in (None, "canonical") else found
+    return IMPORTERS[fmt].carried_judge or COMPUTED_DEFAULT_JUDGE

@@ -1,7 +1,7 @@
 """The project's canonical answer format (JSON object, JSON list, or JSONL; one answer per object).
 
     {"answer_id", "engine", "query", "query_type": "debate"|"expertise", "answer": "markdown",
-     "sources": [{"index": 1, "url", "title", "text", "fetch_ok"?}],
+     "sources": [{"index": 1, "url", "title", "text", "fetch_ok"?, "text_origin"?: "page"|"snippet"}],
      "labels": {"confidence": 1..5, "statements": [{"text", "relevant", "stance",
                 "supported_by": [..], "partially_supported_by": [..],
                 "union_supported"?: bool}],
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from pipeline.errors import InputError
-from pipeline.records import SOURCE_STANCE_LABELS, AnnotatedAnswer, Answer, Source, Statement, Verdict
+from pipeline.records import SOURCE_STANCE_LABELS, TEXT_ORIGINS, AnnotatedAnswer, Answer, Source, Statement, Verdict
 from pipeline.text import find_citation_markers, split_statements
 
 RECORDED = "recorded"
@@ -265,7 +265,10 @@ def _parse_sources(raw_sources: list, where: str) -> tuple[Source, ...]:
         fetch_ok = raw.get("fetch_ok")
         if fetch_ok is not None and not isinstance(fetch_ok, bool):
             raise InputError("expected true/false", record=where, field=f"{field}.fetch_ok")
-        sources.append(Source(index=index, fetch_ok=fetch_ok, **values))
+        origin = raw.get("text_origin") or ""
+        if origin not in TEXT_ORIGINS:
+            raise InputError("must be 'page', 'snippet' or empty", record=where, field=f"{field}.text_origin")
+        sources.append(Source(index=index, fetch_ok=fetch_ok, text_origin=origin, **values))
     return tuple(sorted(sources, key=lambda s: s.index))
 
 
@@ -397,7 +400,8 @@ def to_canonical(annotated: AnnotatedAnswer) -> dict:
         "query_type": a.query_type,
         "answer": a.text,
         "sources": [
-            {"index": s.index, "url": s.url, "title": s.title, "text": s.text, **({"fetch_ok": s.fetch_ok} if s.fetch_ok is not None else {})}
+            {"index": s.index, "url": s.url, "title": s.title, "text": s.text, **({"fetch_ok": s.fetch_ok} if s.fetch_ok is not None else {}),
+             **({"text_origin": s.text_origin} if s.text_origin else {})}
             for s in a.sources
         ],
     }

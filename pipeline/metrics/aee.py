@@ -214,6 +214,10 @@ def citation_accuracy(ctx: ScoringContext) -> MetricResult:
         if ctx.mode == "parity":
             return MetricResult(1.0, 0, "paper-parity scores an answer with no citations as 1.0")
         return MetricResult(None, 0, "no citations")
+    if ctx.mode == "strict" and not ctx.has_support_labels:
+        # no source had text to judge (an engine response without snippets, nothing fetched):
+        # unknown, not inaccurate
+        return MetricResult(None, 0, "no support labels")
     accurate = int((ctx.matrices.citation & ctx.matrices.support).sum())
     return MetricResult(accurate / cited, cited)
 

@@ -1,0 +1,83 @@
+"""`aee collect`: ask an answer engine every query of a set and keep each answer as a capture
+envelope (see run.py for the guarantees: atomic files, resume, bounded concurrency, retries).
+
+    aee collect --engine perplexity --queries liu:debate --out data/captures/pplx --limit 50 --dry-run
+    aee collect --engine perplexity --queries liu:debate --out data/captures/pplx --limit 50
+    aee run --dataset pplx-debate --path data/captures/pplx
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from pipeline.collect.client import Backoff
+from pipeline.collect.providers import PROVIDERS
+from pipeline.errors import InputError
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("collect", help="ask an answer engine every query of a set and save each answer (capture envelopes)")
+    p.add_argument("--engine", required=True, choices=sorted(PROVIDERS))
+    p.add_argument("--queries", required=True, help="a .jsonl or .csv file with a 'query' column, or liu:debate / liu:allsouls")
+    p.add_argument("--out", required=True, type=Path, help="folder for the envelopes (one .json per answer); rerun to resume")
+    p.add_argument("--model", help="the engine's model (default: see `aee collect --dry-run`)")
+    p.add_argument("--limit", type=int, help="only the first N queries of the set")
+    p.add_argument("--dry-run", action="store_true", help="print the calls and an estimated cost; send nothing")
+    p.add_argument("--sources", choices=("snippet", "fetch"), default="snippet",
+                   help="snippet: the provider's excerpts are the source text; fetch: fetch the cited pages (safe fetcher)")
+    p.add_argument("--query-type", choices=("debate", "expertise"), help="for queries whose set gives none")
+    p.add_argument("--concurrency", type=int, default=4, help="requests in flight at once (default 4)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per request before it counts as timed out")
+    p.add_argument("--retries", type=int, default=5, help="retries per query after 429/5xx/timeouts (default 5)")
+    p.add_argument("--backoff", type=float, default=2.0, help="first retry delay in seconds, doubled each time (default 2)")
+    p.add_argument("--price-per-call", type=float, help="USD per answer for the --dry-run estimate")
+    p.add_argument("--fetch-allow-host", action="append", default=[], metavar="HOST",
+                   help="a non-public host the page fetcher may reach (a local mirror); repeatable")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_collect)
+    return p
+
+
+def cmd_collect(args: argparse.Namespace) -> int:
+    from pipeline.collect.run import CollectConfig, collect, plan
+
+    if args.limit is not None and args.limit < 0:
+        raise InputError("must be 0 or more", field="--limit")
+    if not 1 <= args.concurrency <= 32:
+        raise InputError("must be from 1 to 32", field="--concurrency")
+    if not 0 <= args.retries <= 20 or not 0 <= args.backoff <= 600 or not 0 < args.timeout <= 3600:
+        raise InputError("--retries 0..20, --backoff 0..600 s and --timeout up to 3600 s", field="--retries/--backoff/--timeout")
+    config = CollectConfig(engine=args.engine, queries=args.queries, out=args.out, model=args.model, limit=args.limit,
+                           query_type=args.query_type, sources=args.sources, concurrency=args.concurrency, timeout=args.timeout,
+                           backoff=Backoff(base=args.backoff, cap=max(60.0, args.backoff), attempts=args.retries + 1),
+                           progress=not args.no_progress, price_per_call=args.price_per_call,
+                           fetch_allow_hosts=tuple(args.fetch_allow_host))
+    if args.dry_run:
+        for line in plan(config):
+            print(line)
+        return 0
+    previous = _terminate_as_interrupt()
+    try:
+        report = collect(config)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    print(report.line())
+    print(f"envelopes in {args.out}; score them with `aee run --dataset NAME --path {args.out}`")
+    if report.failed:
+        print(f"{report.failed} queries failed (see {args.out / '_collect.json'}); rerun the same command to retry them",
+              file=sys.stderr)
+    if report.stopped:
+        raise InputError(f"{args.engine} refused the request, so the run stopped: {report.stopped}", field="--engine")
+    return 130 if report.interrupted else 0
+
+
+def _terminate_as_interrupt() -> Any:
+    """SIGTERM ends a run like Ctrl-C: answers in flight are finished and saved."""
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, handler)

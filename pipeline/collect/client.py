@@ -1,0 +1,142 @@
+"""One JSON POST with retries: backoff on 429, 5xx and timeouts, Retry-After honoured (bounded), and
+every message passed through `redact` so the key never reaches an error or a log."""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import random
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.judges.llm_config import redact
+
+RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+FATAL_STATUSES = frozenset({401, 403})  # the key is missing, wrong or not allowed: stop the whole run
+MAX_RESPONSE_BYTES = 20_000_000
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential backoff with jitter: base * 2**attempt seconds, at most `cap`."""
+
+    base: float = 2.0
+    cap: float = 60.0
+    attempts: int = 6  # tries in all, the first one included
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.cap)
+        return min(self.cap, self.base * 2 ** attempt) * (0.5 + random.random() / 2)
+
+
+@dataclass
+class CallResult:
+    """What one question cost: the parsed body when it succeeded, else why not (redacted)."""
+
+    ok: bool
+    status: int | None = None
+    body: Any = None
+    attempts: int = 0
+    retries: dict[str, int] = field(default_factory=dict)  # cause -> count ("429", "5xx", "timeout", "network")
+    seconds: float = 0.0
+    error: str = ""
+    fatal: bool = False
+    stopped: bool = False  # the run was interrupted while this question waited to be retried
+
+
+def post_json(url: str, headers: dict[str, str], body: dict, *, timeout: float, backoff: Backoff,
+              stop: threading.Event | None = None, secret: str | None = None) -> CallResult:
+    """POST body as JSON; retry what can succeed later; never raise for HTTP or network trouble."""
+    started = time.monotonic()
+    result = CallResult(ok=False)
+    data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    for attempt in range(backoff.attempts):
+        result.attempts = attempt + 1
+        retry_after: float | None = None
+        cause = ""
+        request = urllib.request.Request(url, data=data, method="POST",
+                                         headers={"Content-Type": "application/json", "Accept": "application/json",
+                                                  "User-Agent": "aee-collect/0.1", **headers})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - http(s) endpoint chosen by the user
+                raw = response.read(MAX_RESPONSE_BYTES + 1)
+                result.status = response.status
+            if len(raw) > MAX_RESPONSE_BYTES:
+                result.error = f"response larger than {MAX_RESPONSE_BYTES:,} bytes"
+                break
+            try:
+                result.body = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                result.error = f"HTTP {result.status}: the reply is not JSON"
+                break
+            result.ok = True
+            break
+        except urllib.error.HTTPError as exc:
+            result.status = exc.code
+            detail = _error_detail(exc)
+            result.error = redact(f"HTTP {exc.code}: {detail}", [secret])
+            if exc.code in FATAL_STATUSES:
+                result.fatal = True
+                break
+            if exc.code not in RETRY_STATUSES:
+                break
+            cause = "429" if exc.code == 429 else "5xx" if exc.code >= 500 else str(exc.code)
+            retry_after = _retry_after(exc.headers.get("Retry-After") if exc.headers else None)
+        except (TimeoutError, socket.timeout) as exc:
+            cause, result.error = "timeout", f"timed out after {timeout:g} s ({type(exc).__name__})"
+        except urllib.error.URLError as exc:
+            timed_out = isinstance(exc.reason, (TimeoutError, socket.timeout))
+            cause = "timeout" if timed_out else "network"
+            result.error = redact(f"{'timed out' if timed_out else 'network error'}: {exc.reason}", [secret])
+        except (ConnectionError, OSError) as exc:  # reset connection, refused, broken pipe
+            cause, result.error = "network", redact(f"network error: {type(exc).__name__}: {exc}", [secret])
+        if attempt + 1 >= backoff.attempts:
+            break
+        result.retries[cause] = result.retries.get(cause, 0) + 1
+        wait = backoff.delay(attempt, retry_after)
+        if stop is not None:
+            if stop.wait(wait):  # interrupted while waiting: give the question up for this run
+                result.error = f"{result.error}; stopped before retrying"
+                result.stopped = True
+                break
+        else:
+            time.sleep(wait)
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def _error_detail(exc: urllib.error.HTTPError) -> str:
+    try:
+        raw = exc.read(4_000).decode("utf-8", "replace")
+    except Exception:  # noqa: BLE001 - an unreadable error body leaves the reason phrase
+        return str(exc.reason)
+    try:
+        parsed = json.loads(raw)
+        err = parsed.get("error") if isinstance(parsed, dict) else None
+        message = err.get("message") if isinstance(err, dict) else err if isinstance(err, str) else None
+        if isinstance(message, str):
+            return " ".join(message.split())[:300]
+    except ValueError:
+        pass
+    return " ".join(raw.split())[:300] or str(exc.reason)
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (a number or an HTTP date); None when absent or unreadable."""
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(when.timestamp() - time.time(), 0.0)

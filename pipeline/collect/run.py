@@ -1,0 +1,340 @@
+"""The collect loop: ask each query once, write one capture envelope per answer, resume where a run
+stopped.
+
+- One file per answer, `<out>/<engine>-<hash of engine, model, query>.json`, written through a
+  temporary file and a rename, so a killed run leaves whole envelopes only. A query whose file
+  exists is never asked again; a rerun asks only what is missing.
+- At most `concurrency` requests are in flight. Ctrl-C (or SIGTERM) stops sending new ones and lets
+  those in flight finish (within --timeout; no retry is started) and be written, so an interrupted
+  run loses no paid answer. A process killed outright (SIGKILL) may lose the answers in flight:
+  those queries are asked again on the next run.
+- 429, 5xx and timeouts are retried with backoff (client.py); 401/403 stop the run (the key is
+  wrong); other errors are recorded in `<out>/_collect.json` and retried by the next run.
+- A response the importer cannot read (no answer text, a refusal shape) is kept in `<out>/_rejected/`
+  for audit and not asked again.
+- `--sources fetch` then fetches every listed source through the safe fetcher (cached per day) and
+  stores the pages in the envelope's `fetched`; envelopes collected earlier without pages get them on
+  a rerun, with no new API call.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pipeline.collect.client import Backoff, post_json
+from pipeline.collect.providers import PRICES_NOTE, PROVIDERS, Endpoint, resolve
+from pipeline.collect.queries import Query, load_queries, load_query_set
+from pipeline.errors import InputError
+from pipeline.importers.canonical import MAX_SOURCE_CHARS
+from pipeline.importers.engine_common import digest_id
+from pipeline.importers.engines import FORMATS
+from pipeline.judges.llm_config import redact
+
+SUMMARY_FILE = "_collect.json"
+REJECTED_DIR = "_rejected"
+
+
+@dataclass
+class CollectConfig:
+    engine: str
+    queries: str
+    out: Path
+    model: str | None = None
+    limit: int | None = None
+    query_type: str | None = None
+    sources: str = "snippet"  # "snippet": keep the provider's text; "fetch": fetch the pages
+    concurrency: int = 4
+    timeout: float = 120.0
+    backoff: Backoff = field(default_factory=Backoff)
+    progress: bool = True
+    price_per_call: float | None = None
+    fetch_allow_hosts: tuple[str, ...] = ()  # hosts the fetcher may reach although not public (tests, mirrors)
+    secrets_path: Path | None = None
+
+
+@dataclass
+class CollectReport:
+    engine: str
+    model: str
+    queries: int = 0
+    already: int = 0
+    asked: int = 0
+    captured: int = 0
+    rejected: int = 0
+    failed: int = 0
+    unfinished: int = 0  # interrupted while waiting to retry: asked again by the next run
+    requests: int = 0  # HTTP requests sent, retries included
+    retries: dict[str, int] = field(default_factory=dict)
+    pages_fetched: int = 0
+    pages_dead: int = 0
+    seconds: float = 0.0
+    interrupted: bool = False
+    stopped: str = ""  # why the run stopped early (a refused key)
+    failures: list[dict[str, str]] = field(default_factory=list)
+
+    def line(self) -> str:
+        retries = sum(self.retries.values())
+        why = ", ".join(f"{k} x{v}" for k, v in sorted(self.retries.items()))
+        return (f"collect {self.engine} ({self.model or 'default model'}): {self.queries} queries, {self.already} already collected, "
+                f"{self.asked} asked: {self.captured} captured, {self.rejected} rejected, {self.failed} failed"
+                + (f", {self.unfinished} left for the next run" if self.unfinished else "") + "; "
+                f"{self.requests} HTTP requests ({retries} retries{': ' + why if why else ''}); "
+                + (f"{self.pages_fetched} pages fetched, {self.pages_dead} dead; " if self.pages_fetched or self.pages_dead else "")
+                + f"{self.seconds:.1f} s" + ("; interrupted" if self.interrupted else ""))
+
+
+def answer_file_id(engine: str, model: str, query: str) -> str:
+    """The envelope's id and file name: one per (engine, model, query)."""
+    return f"{engine}-{digest_id(engine, model, query)}"
+
+
+def collect(config: CollectConfig) -> CollectReport:
+    """Run (or plan, see dry_run) a collection; returns what happened."""
+    if config.engine not in PROVIDERS:
+        raise InputError(f"unknown engine {config.engine!r}; choose one of {', '.join(PROVIDERS)}", field="--engine")
+    if config.sources not in ("snippet", "fetch"):
+        raise InputError("must be 'snippet' or 'fetch'", field="--sources")
+    endpoint = resolve(config.engine, config.secrets_path)
+    model = config.model or endpoint.provider.default_model
+    queries = load_queries(config.queries, config.query_type)
+    if config.limit is not None:
+        queries = queries[: max(config.limit, 0)]
+    report = CollectReport(config.engine, model, queries=len(queries))
+    done = _done_ids(config.out)
+    todo = [q for q in queries if answer_file_id(config.engine, model, q.query) not in done]
+    report.already = len(queries) - len(todo)
+    if todo and not endpoint.key:
+        names = " or ".join(endpoint.provider.key_env)
+        raise InputError(f"no API key for {config.engine}: set {names}, or api_key in the [{config.engine}] table of "
+                         ".streamlit/secrets.toml", field="--engine")
+    config.out.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    stop = threading.Event()
+    lock = threading.Lock()
+    bar = _bar(len(todo), config)
+
+    def finish(outcome: dict[str, Any]) -> None:
+        with lock:
+            report.requests += outcome.get("attempts", 0)
+            for cause, n in outcome.get("retries", {}).items():
+                report.retries[cause] = report.retries.get(cause, 0) + n
+            kind = outcome["kind"]
+            report.captured += kind == "captured"
+            report.rejected += kind == "rejected"
+            report.failed += kind == "failed"
+            report.unfinished += kind == "unfinished"
+            report.pages_fetched += outcome.get("pages", 0)
+            report.pages_dead += outcome.get("dead", 0)
+            if kind in ("failed", "rejected"):
+                report.failures.append({"query": outcome["query"][:300], "id": outcome["id"], "error": outcome["error"][:500]})
+            if outcome.get("fatal") and not report.stopped:
+                report.stopped = outcome["error"]
+                stop.set()
+            bar(1)
+
+    with cf.ThreadPoolExecutor(max_workers=max(1, min(config.concurrency, 32)), thread_name_prefix="collect") as pool:
+        pending: set[cf.Future] = set()
+        queue = iter(todo)
+        try:
+            while True:
+                while not stop.is_set() and len(pending) < max(1, config.concurrency):
+                    q = next(queue, None)
+                    if q is None:
+                        break
+                    report.asked += 1
+                    pending.add(pool.submit(_safe_ask, q, config, endpoint, model, stop))
+                if not pending:
+                    break
+                finished, pending = cf.wait(pending, timeout=0.2, return_when=cf.FIRST_COMPLETED)
+                for fut in finished:
+                    finish(fut.result())
+        except KeyboardInterrupt:
+            stop.set()
+            report.interrupted = True
+            print(f"\ninterrupted: waiting for {len(pending)} request(s) in flight to finish and be saved "
+                  f"(at most {config.timeout:g} s; no retries)", file=sys.stderr)
+            for fut in cf.as_completed(pending):
+                finish(fut.result())
+            pending = set()
+        finally:
+            bar(0, close=True)
+    if config.sources == "fetch" and not stop.is_set():
+        _fetch_missing_pages(config, report)
+    report.seconds = time.monotonic() - started
+    _write_json_atomic(config.out / SUMMARY_FILE, {"finished": _now(), "engine": config.engine, "model": model,
+                                                   "queries": config.queries, "sources": config.sources,
+                                                   "report": asdict(report)})
+    return report
+
+
+def plan(config: CollectConfig) -> list[str]:
+    """What a run would do, without any network: calls, cost estimate, key found or not."""
+    if config.engine not in PROVIDERS:
+        raise InputError(f"unknown engine {config.engine!r}; choose one of {', '.join(PROVIDERS)}", field="--engine")
+    endpoint = resolve(config.engine, config.secrets_path)
+    provider = endpoint.provider
+    model = config.model or provider.default_model
+    queries, repeats = load_query_set(config.queries, config.query_type)
+    if config.limit is not None:
+        queries = queries[: max(config.limit, 0)]
+    done = _done_ids(config.out)
+    todo = [q for q in queries if answer_file_id(config.engine, model, q.query) not in done]
+    price = provider.price_per_call if config.price_per_call is None else config.price_per_call
+    basis = "--price-per-call" if config.price_per_call is not None else f"{provider.price_basis}; {PRICES_NOTE}"
+    key = "found" if endpoint.key else f"NOT found (set {' or '.join(provider.key_env)})"
+    types = {t: sum(q.query_type == t for q in todo) for t in ("debate", "expertise")}
+    path, _, _ = provider.request("…", model)
+    lines = [f"dry run: {config.engine} ({model or 'default model'}) at {endpoint.url(path)}; nothing is sent",
+             f"{len(queries)} queries" + (f" ({repeats} repeated question(s) in the set asked once)" if repeats else "")
+             + f" to consider, {len(queries) - len(todo)} already collected in {config.out}, "
+             f"{len(todo)} to ask ({types['debate']} debate, {types['expertise']} expertise)",
+             f"calls: {len(todo)} (more only if some are retried after 429/5xx/timeouts)",
+             f"estimated cost: ${len(todo) * price:,.2f} ({len(todo)} x ${price:g}; {basis})",
+             f"key: {key}",
+             f"sources: {config.sources} (" + ("the cited pages are fetched after each answer; the fetch costs no API call)"
+                                              if config.sources == "fetch" else "the provider's snippets are the source text)")]
+    return lines
+
+
+# ---- one question --------------------------------------------------------------------------------
+
+
+def _safe_ask(q: Query, config: CollectConfig, endpoint: Endpoint, model: str, stop: threading.Event) -> dict[str, Any]:
+    try:
+        return _ask(q, config, endpoint, model, stop)
+    except Exception as exc:  # noqa: BLE001 - one odd answer (a disk error, a fetcher bug) must not end the run
+        error = redact(f"{type(exc).__name__}: {exc}", [endpoint.key])
+        return {"query": q.query, "id": answer_file_id(config.engine, model, q.query), "kind": "failed", "error": error}
+
+
+def _ask(q: Query, config: CollectConfig, endpoint: Endpoint, model: str, stop: threading.Event) -> dict[str, Any]:
+    provider = endpoint.provider
+    answer_id = answer_file_id(config.engine, model, q.query)
+    path, headers, body = provider.request(q.query, model)
+    key = endpoint.key or ""
+    result = post_json(endpoint.url(path), {**headers, **provider.auth_headers(key)}, body,
+                       timeout=config.timeout, backoff=config.backoff, stop=stop, secret=key)
+    outcome: dict[str, Any] = {"query": q.query, "id": answer_id, "attempts": result.attempts, "retries": result.retries}
+    if not result.ok:
+        kind = "unfinished" if result.stopped else "failed"
+        return outcome | {"kind": kind, "error": redact(result.error, [key]), "fatal": result.fatal}
+    envelope: dict[str, Any] = {
+        "id": answer_id, "query": q.query, "query_type": q.query_type, "engine": config.engine, "format": provider.response_format,
+        "model": model, "captured_at": _now(), "request": body, "response": result.body,
+        "collector": {"tool": "aee collect", "attempts": result.attempts, "seconds": round(result.seconds, 3),
+                      **({"query_id": q.query_id} if q.query_id else {})},
+    }
+    try:
+        parsed = FORMATS[provider.response_format].parse(result.body, answer_id) if isinstance(result.body, dict) else None
+        if parsed is None or not parsed.text.strip():
+            raise InputError("the response holds no answer text", record=answer_id)
+    except InputError as exc:
+        envelope["rejected"] = redact(str(exc), [key])
+        _write_json_atomic(config.out / REJECTED_DIR / f"{answer_id}.json", envelope)
+        return outcome | {"kind": "rejected", "error": envelope["rejected"]}
+    pages = dead = 0
+    if config.sources == "fetch":
+        envelope["fetched"], pages, dead = _fetch_pages([s.url for s in parsed.sources.items], config)
+    _write_json_atomic(config.out / f"{answer_id}.json", _scrub(envelope, key))
+    return outcome | {"kind": "captured", "pages": pages, "dead": dead}
+
+
+def _fetch_pages(urls: list[str], config: CollectConfig) -> tuple[dict[str, dict], int, int]:
+    """The listed sources' pages through the safe fetcher (failures recorded: they become dead sources)."""
+    from pipeline.fetch import fetch_many
+
+    unique = [u for u in dict.fromkeys(urls) if u]
+    web = [u for u in unique if u.lower().startswith(("http://", "https://"))]
+    results = fetch_many(web, allow_hosts=config.fetch_allow_hosts, timeout=min(config.timeout, 30)) if web else []
+    fetched: dict[str, dict] = {u: {"ok": False, "status": None, "reason": "not an http(s) address", "title": "", "text": ""}
+                                for u in unique if u not in web}
+    for r in results:
+        fetched[r.url] = {"ok": r.ok, "status": r.status, "reason": r.reason, "final_url": r.final_url, "title": r.title,
+                          "text": r.text[:MAX_SOURCE_CHARS], "fetched_at": r.fetched_at}
+    ok = sum(1 for v in fetched.values() if v["ok"])
+    return fetched, ok, len(fetched) - ok
+
+
+def _fetch_missing_pages(config: CollectConfig, report: CollectReport) -> None:
+    """Envelopes collected without pages (an earlier --sources snippet run) get them now."""
+    for path in sorted(config.out.glob("*.json")):
+        if path.name.startswith(("_", ".")):
+            continue
+        try:
+            envelope = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(envelope, dict) or "fetched" in envelope or envelope.get("engine") != config.engine:
+            continue
+        fmt = envelope.get("format")
+        if fmt not in FORMATS or not isinstance(envelope.get("response"), dict):
+            continue
+        try:
+            parsed = FORMATS[fmt].parse(envelope["response"], path.name)
+        except InputError:
+            continue
+        envelope["fetched"], pages, dead = _fetch_pages([s.url for s in parsed.sources.items], config)
+        report.pages_fetched += pages
+        report.pages_dead += dead
+        _write_json_atomic(path, envelope)
+
+
+# ---- files ---------------------------------------------------------------------------------------
+
+
+def _done_ids(out: Path) -> set[str]:
+    if not out.is_dir():
+        return set()
+    names = {p.stem for p in out.glob("*.json") if not p.name.startswith(("_", "."))}
+    return names | {p.stem for p in (out / REJECTED_DIR).glob("*.json")}
+
+
+def _write_json_atomic(path: Path, payload: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, ensure_ascii=False, indent=1)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _scrub(envelope: dict, key: str) -> dict:
+    """The envelope with the key removed wherever a provider might have echoed it back."""
+    if not key or len(key) < 4:
+        return envelope
+    text = json.dumps(envelope, ensure_ascii=False)
+    return json.loads(text.replace(key, "***")) if key in text else envelope
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _bar(total: int, config: CollectConfig):
+    if not config.progress:
+        return lambda n, close=False: None
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc=f"collect {config.engine}", unit="query", file=sys.stderr, leave=True)
+
+    def tick(n: int, close: bool = False) -> None:
+        bar.update(n)
+        if close:
+            bar.close()
+
+    return tick

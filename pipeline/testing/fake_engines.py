@@ -1,0 +1,287 @@
+"""A fake answer-engine API server for tests (stdlib only, 127.0.0.1, random free port).
+
+One server answers every provider `aee collect` knows, each at its own path and in its own response
+shape, with an answer made up from the query (two cited sources served by the same server under
+/page/..., so `--sources fetch` has pages to fetch):
+
+    POST /chat/completions                      Perplexity Sonar
+    POST /v1/responses                          OpenAI Responses API with web search
+    POST /v1/messages                           Anthropic Messages with web search
+    POST /v1beta/models/<model>:generateContent Gemini with grounding
+    POST /v1/answer                             You.com Answer API
+    POST /answer                                Exa
+    GET  /page/<n>                              a small HTML page
+
+Faults are scripted with `add_fault(...)`: a status (429 with Retry-After, 500...), a delay (to
+make the client time out) or both, for the first `times` requests whose query matches. Every
+request is logged (path, headers, query, status); `answered(query)` counts the 200 answers a query
+got. `expected_key` makes requests without that key fail with 401. `delay` slows every answer.
+
+    with FakeEngineServer() as server:
+        server.add_fault(lambda q: q == "slow one", delay=2.0, times=1)
+        os.environ["AEE_COLLECT_PERPLEXITY_BASE_URL"] = server.base_url
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import zlib
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+__all__ = ["FakeEngineServer", "Fault", "Logged", "fake_answer"]
+
+
+@dataclass
+class Fault:
+    match: Callable[[str], bool]
+    status: int = 200
+    delay: float = 0.0
+    times: int = 1
+    retry_after: str | None = None
+    body: Any = None  # a 200 reply with this JSON instead of the made-up answer
+
+
+@dataclass
+class Logged:
+    path: str
+    headers: dict[str, str]
+    query: str
+    status: int = 0
+    body: Any = field(default=None, repr=False)
+
+
+def _query_of(path: str, body: Any) -> str:
+    if not isinstance(body, dict):
+        return ""
+    if isinstance(body.get("query"), str):
+        return body["query"]
+    if isinstance(body.get("input"), str):
+        return body["input"]
+    for message in body.get("messages") or body.get("contents") or []:
+        if isinstance(message, dict):
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            for part in message.get("parts") or []:
+                if isinstance(part, dict) and isinstance(part.get("text"), str):
+                    return part["text"]
+    return ""
+
+
+def fake_answer(path: str, query: str, base: str) -> dict[str, Any]:
+    """A response in the shape the path's provider uses, citing two pages of this server."""
+    n = zlib.crc32(query.encode()) % 1000
+    urls = [f"{base}/page/{n}", f"{base}/page/{n + 1}"]
+    first, second = f"Answering “{query[:60]}”: the first claim holds.", "A second claim follows."
+    if path.endswith("/chat/completions"):
+        return {"id": f"pplx-{n}", "model": "sonar", "object": "chat.completion",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": f"{first} [1] {second} [2]"}}],
+                "citations": urls, "search_results": [{"title": f"Page {k}", "url": u, "snippet": f"snippet {k}"} for k, u in enumerate(urls, 1)]}
+    if path.endswith("/v1/responses"):
+        text = f"{first} ([p1]({urls[0]})) {second} ([p2]({urls[1]}))"
+        anns = [{"type": "url_citation", "start_index": text.index(f"[p{k}]"), "end_index": text.index(f"[p{k}]") + len(f"[p{k}]({u})"),
+                 "url": u, "title": f"Page {k}"} for k, u in enumerate(urls, 1)]
+        return {"id": f"resp_{n}", "object": "response", "model": "fake", "output": [
+            {"type": "web_search_call", "status": "completed", "action": {"type": "search", "query": query}},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text, "annotations": anns}]}]}
+    if path.endswith("/v1/messages"):
+        return {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": "fake", "content": [
+            {"type": "web_search_tool_result", "tool_use_id": "t1", "content": [
+                {"type": "web_search_result", "url": u, "title": f"Page {k}", "encrypted_content": "xx"} for k, u in enumerate(urls, 1)]},
+            {"type": "text", "text": first, "citations": [{"type": "web_search_result_location", "url": urls[0], "title": "Page 1",
+                                                          "encrypted_index": "x", "cited_text": "snippet 1"}]},
+            {"type": "text", "text": " " + second, "citations": [{"type": "web_search_result_location", "url": urls[1], "title": "Page 2",
+                                                                "encrypted_index": "y", "cited_text": "snippet 2"}]}]}
+    if ":generateContent" in path:
+        text = f"{first} {second}"
+        b1 = len(first.encode())
+        return {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "groundingMetadata": {
+            "groundingChunks": [{"web": {"uri": u, "title": "127.0.0.1"}} for u in urls],
+            "groundingSupports": [{"segment": {"endIndex": b1, "text": first}, "groundingChunkIndices": [0]},
+                                  {"segment": {"startIndex": b1 + 1, "endIndex": len(text.encode()), "text": second},
+                                   "groundingChunkIndices": [1]}]}}], "modelVersion": "fake"}
+    if path.endswith("/v1/answer"):
+        return {"answer": f"{first} [[1]] {second} [[2]]", "citations": [{"source": u, "excerpts": [f"snippet {k}"]} for k, u in enumerate(urls, 1)],
+                "results": {"web": [{"url": u, "title": f"Page {k}", "snippets": []} for k, u in enumerate(urls, 1)]}}
+    if path.endswith("/answer"):
+        return {"answer": f"{first} {second}", "citations": [{"id": u, "url": u, "title": f"Page {k}", "text": f"snippet {k}"}
+                                                            for k, u in enumerate(urls, 1)], "costDollars": {"total": 0.005}}
+    raise KeyError(path)
+
+
+class FakeEngineServer:
+    """Threaded stub server; use as a context manager or call start()/stop()."""
+
+    def __init__(self, expected_key: str | None = None, delay: float = 0.0) -> None:
+        self.expected_key, self.delay = expected_key, delay
+        self.log: list[Logged] = []
+        self.faults: list[Fault] = []
+        self._lock = threading.Lock()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._base = ""
+
+    def add_fault(self, match: Callable[[str], bool], *, status: int = 200, delay: float = 0.0, times: int = 1,
+                  retry_after: str | None = None, body: Any = None) -> None:
+        with self._lock:
+            self.faults.append(Fault(match, status, delay, times, retry_after, body))
+
+    def answered(self, query: str) -> int:
+        with self._lock:
+            return sum(1 for r in self.log if r.query == query and r.status == 200)
+
+    @property
+    def requests(self) -> list[Logged]:
+        with self._lock:
+            return list(self.log)
+
+    @property
+    def base_url(self) -> str:
+        assert self._base, "server not started"
+        return self._base
+
+    def _fault_for(self, query: str) -> Fault | None:
+        with self._lock:
+            for fault in self.faults:
+                if fault.times > 0 and fault.match(query):
+                    fault.times -= 1
+                    return fault
+        return None
+
+    def start(self) -> "FakeEngineServer":
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, payload: bytes, ctype: str = "application/json", extra: dict | None = None) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(payload)))
+                    for k, v in (extra or {}).items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except OSError:
+                    pass  # the client gave up (a timeout test)
+
+            def do_GET(self) -> None:  # noqa: N802
+                if self.path.startswith("/page/"):
+                    n = self.path.rsplit("/", 1)[-1]
+                    html = (f"<html><head><title>Page {n}</title></head><body><article><h1>Page {n}</h1>"
+                            f"<p>This page says the first claim holds and a second claim follows, number {n}.</p>"
+                            "<p>It is long enough to count as a page of text for the extractor to keep.</p></article></body></html>")
+                    self._send(200, html.encode(), "text/html; charset=utf-8")
+                else:
+                    self._send(404, b'{"error": {"message": "not found"}}')
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length).decode("utf-8", "replace") if length else ""
+                try:
+                    body = json.loads(raw) if raw else None
+                except ValueError:
+                    body = None
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                entry = Logged(self.path, headers, _query_of(self.path, body), body=body)
+                with server._lock:
+                    server.log.append(entry)
+                if server.expected_key and not any(server.expected_key in v for v in headers.values()):
+                    entry.status = 401
+                    # like some real APIs, the error repeats the key it got: the client must redact it
+                    given = " ".join(v for k, v in headers.items() if k in ("authorization", "x-api-key", "x-goog-api-key"))
+                    self._send(401, json.dumps({"error": {"message": f"Incorrect API key provided: {given}"}}).encode())
+                    return
+                fault = server._fault_for(entry.query)
+                time.sleep(server.delay + (fault.delay if fault else 0.0))
+                if fault and fault.status != 200:
+                    entry.status = fault.status
+                    extra = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
+                    self._send(fault.status, json.dumps({"error": {"message": f"fake {fault.status}"}}).encode(), extra=extra)
+                    return
+                if fault and fault.body is not None:
+                    entry.status = 200
+                    self._send(200, json.dumps(fault.body).encode())
+                    return
+                try:
+                    payload = json.dumps(fake_answer(self.path.split("?")[0], entry.query, server.base_url)).encode()
+                except KeyError:
+                    entry.status = 404
+                    self._send(404, b'{"error": {"message": "no such endpoint"}}')
+                    return
+                entry.status = 200
+                self._send(200, payload)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._base = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        self._httpd.daemon_threads = True
+        self._httpd.block_on_close = False
+        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> "FakeEngineServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m pipeline.testing.fake_engines [--delay S] [--429-every N] [--slow-every N --slow S]`:
+    serve until killed and print the base URL (for trying `aee collect` by hand and for measuring
+    its retries): every Nth request gets a 429 (Retry-After: 0) or answers S seconds late."""
+    import argparse
+    import itertools
+
+    parser = argparse.ArgumentParser(prog="python -m pipeline.testing.fake_engines")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds before every answer")
+    parser.add_argument("--429-every", dest="every_429", type=int, default=0, help="every Nth request gets a 429")
+    parser.add_argument("--slow-every", type=int, default=0, help="every Nth request answers late")
+    parser.add_argument("--slow", type=float, default=5.0, help="how late, in seconds")
+    args = parser.parse_args(argv)
+    server = FakeEngineServer(delay=args.delay)
+    counter = itertools.count(1)
+    lock = threading.Lock()
+    state = {"n": 0}
+
+    def nth(every: int) -> Callable[[str], bool]:
+        def match(query: str) -> bool:
+            return every > 0 and state["n"] % every == 0
+        return match
+
+    original = server._fault_for
+
+    def counted(query: str) -> Fault | None:
+        with lock:
+            state["n"] = next(counter)
+        return original(query)
+
+    server._fault_for = counted  # type: ignore[method-assign]
+    if args.every_429:
+        server.add_fault(nth(args.every_429), status=429, retry_after="0", times=10**9)
+    if args.slow_every:
+        server.add_fault(nth(args.slow_every), delay=args.slow, times=10**9)
+    server.start()
+    print(server.base_url, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,281 @@
+"""`aee collect` against the fake engine server (127.0.0.1): every answer saved once, retries on 429,
+5xx and timeouts, resume after an interruption without asking a saved query again, keys in no
+file written and in no message, query sets, and pages fetched for `--sources fetch`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main as cli_main
+from pipeline.collect.client import Backoff
+from pipeline.collect.queries import LIU_SETS, load_queries
+from pipeline.collect.run import CollectConfig, answer_file_id, collect
+from pipeline.errors import InputError
+from pipeline.importers.engines import iter_answers
+from pipeline.testing.fake_engines import FakeEngineServer
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY = "sk-test-Zq81mXKEYSECRET0042"
+ENGINES = {"perplexity": "PERPLEXITY_API_KEY", "openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY",
+           "gemini": "GEMINI_API_KEY", "you": "YDC_API_KEY", "exa": "EXA_API_KEY"}
+FAST = Backoff(base=0.01, cap=0.05, attempts=5)
+
+
+@pytest.fixture
+def server(monkeypatch, tmp_path):
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("AEE_SHARED_DIR", "/work/shared" if Path("/work/shared").is_dir() else str(ROOT.parent / "shared"))
+    with FakeEngineServer(expected_key=KEY) as srv:
+        for engine, key_var in ENGINES.items():
+            monkeypatch.setenv(f"AEE_COLLECT_{engine.upper()}_BASE_URL", srv.base_url)
+            monkeypatch.setenv(key_var, KEY)
+        yield srv
+
+
+def queries_file(tmp_path: Path, n: int = 50) -> Path:
+    path = tmp_path / "queries.jsonl"
+    path.write_text("".join(json.dumps({"query": f"Should question {k} be asked?", "query_type": "debate"}) + "\n"
+                            for k in range(n)), encoding="utf-8")
+    return path
+
+
+def all_text(folder: Path) -> str:
+    return "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in folder.rglob("*") if p.is_file())
+
+
+def test_fifty_queries_with_429_5xx_and_timeouts(server, tmp_path):
+    qs = queries_file(tmp_path)
+    server.add_fault(lambda q: q == "Should question 3 be asked?", status=429, retry_after="0", times=2)
+    server.add_fault(lambda q: q == "Should question 8 be asked?", status=503, times=1)
+    server.add_fault(lambda q: q == "Should question 9 be asked?", status=529, times=1)
+    server.add_fault(lambda q: q == "Should question 21 be asked?", delay=1.2, times=1)  # longer than the timeout
+    out = tmp_path / "out"
+    report = collect(CollectConfig("perplexity", str(qs), out, timeout=0.6, backoff=FAST, concurrency=4, progress=False))
+    assert (report.queries, report.captured, report.failed, report.rejected) == (50, 50, 0, 0)
+    assert report.retries == {"429": 2, "5xx": 2, "timeout": 1}
+    assert report.requests == 55 == len(server.requests)
+    asked = Counter(r.query for r in server.requests)
+    assert asked["Should question 3 be asked?"] == 3 and asked["Should question 21 be asked?"] == 2
+    assert sum(1 for q, n in asked.items() if n == 1) == 46
+    files = sorted(p for p in out.glob("perplexity-*.json"))
+    assert len(files) == 50
+    env = json.loads(files[0].read_text())
+    assert set(env) >= {"id", "query", "query_type", "engine", "format", "model", "captured_at", "request", "response"}
+    assert env["request"] == {"model": "sonar", "messages": [{"role": "user", "content": env["query"]}]}
+    assert KEY not in all_text(out)
+    answers = list(iter_answers(out))
+    assert len(answers) == 50 and all(a.answer.query_type == "debate" and a.answer.engine == "perplexity:sonar" for a in answers)
+    # a rerun asks nothing: every answer is on disk
+    again = collect(CollectConfig("perplexity", str(qs), out, backoff=FAST, progress=False))
+    assert (again.already, again.asked, len(server.requests)) == (50, 0, 55)
+
+
+@pytest.mark.parametrize("engine", sorted(ENGINES))
+def test_every_engine_is_collected_and_imports(server, tmp_path, engine):
+    out = tmp_path / engine
+    report = collect(CollectConfig(engine, str(queries_file(tmp_path, 3)), out, backoff=FAST, progress=False))
+    assert report.captured == 3
+    answers = list(iter_answers(out))
+    assert [len(a.statements) for a in answers] == [2, 2, 2]
+    assert all(a.statements[1].text.startswith("A second claim") for a in answers)
+    if engine != "exa":  # Exa cites at the answer level
+        assert all([s.citations for s in a.statements] == [(1,), (2,)] for a in answers)
+    assert KEY not in all_text(out)
+    assert all(KEY not in json.dumps(r.body) for r in server.requests)  # the key travels in a header only
+
+
+def test_refused_key_stops_the_run_and_is_never_repeated(server, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PERPLEXITY_API_KEY", "sk-wrong-key-ABCDEFGH123")
+    out = tmp_path / "out"
+    code = cli_main(["collect", "--engine", "perplexity", "--queries", str(queries_file(tmp_path, 10)), "--out", str(out),
+                     "--no-progress", "--concurrency", "1"])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "refused" in captured.err and "401" in captured.err
+    assert "sk-wrong-key-ABCDEFGH123" not in captured.err + captured.out + all_text(out)
+    assert len(server.requests) == 1  # stopped at the first refusal
+
+
+def test_dry_run_sends_nothing(server, tmp_path, capsys):
+    qs = queries_file(tmp_path, 12)
+    out = tmp_path / "out"
+    collect(CollectConfig("anthropic", str(qs), out, limit=2, backoff=FAST, progress=False))
+    n = len(server.requests)
+    assert cli_main(["collect", "--engine", "anthropic", "--queries", str(qs), "--out", str(out), "--dry-run"]) == 0
+    text = capsys.readouterr().out
+    assert "12 queries to consider, 2 already collected" in text and "10 to ask (10 debate, 0 expertise)" in text
+    assert "estimated cost: $0.45 (10 x $0.045" in text and "key: found" in text
+    assert len(server.requests) == n and KEY not in text
+
+
+def test_unreadable_answer_is_kept_apart_and_not_asked_again(server, tmp_path):
+    qs = queries_file(tmp_path, 4)
+    server.add_fault(lambda q: q == "Should question 2 be asked?", body={"choices": [{"message": {"content": ""}}]})
+    out = tmp_path / "out"
+    report = collect(CollectConfig("perplexity", str(qs), out, backoff=FAST, progress=False))
+    assert (report.captured, report.rejected) == (3, 1)
+    assert len(list((out / "_rejected").glob("*.json"))) == 1 and len(list(iter_answers(out))) == 3
+    again = collect(CollectConfig("perplexity", str(qs), out, backoff=FAST, progress=False))
+    assert again.asked == 0
+
+
+def test_sources_fetch_stores_pages_and_dead_sources(server, tmp_path, results_root):
+    qs = queries_file(tmp_path, 3)
+    out = tmp_path / "out"
+    collect(CollectConfig("you", str(qs), out, backoff=FAST, progress=False))  # snippets first
+    assert {s.text_origin for a in iter_answers(out) for s in a.answer.sources} == {"snippet"}
+    n = len(server.requests)
+    report = collect(CollectConfig("you", str(qs), out, backoff=FAST, progress=False, sources="fetch", fetch_allow_hosts=("127.0.0.1",)))
+    assert report.asked == 0 and len(server.requests) == n  # pages added without asking the engine again
+    assert report.pages_fetched == 6
+    answers = list(iter_answers(out))
+    assert {(s.fetch_ok, s.text_origin) for a in answers for s in a.answer.sources} == {(True, "page")}
+    assert "first claim holds" in answers[0].answer.sources[0].text
+    assert {a.answer.meta["sources"] for a in answers} == {"fetch"}
+    # without permission to reach 127.0.0.1 the fetcher refuses: those sources are dead, not silently empty
+    out2 = tmp_path / "out2"
+    collect(CollectConfig("exa", str(qs), out2, backoff=FAST, progress=False, sources="fetch"))
+    assert {(s.fetch_ok, s.text) for a in iter_answers(out2) for s in a.answer.sources} == {(False, "")}
+    assert cli_main(["run", "--dataset", "fetched", "--path", str(out), "--judge", "recorded", "--no-progress"]) == 0
+    manifest = json.loads((results_root / "fetched" / "recorded" / "manifest.json").read_text())
+    assert manifest["config"]["sources"] == {"fetch": 3} and manifest["config"]["formats"] == {"you": 3}
+
+
+# ---- interrupted and resumed, in a real process --------------------------------------------------
+
+
+def _start(qs: Path, out: Path, base: str, tmp_path: Path) -> subprocess.Popen:
+    env = {**os.environ, "AEE_COLLECT_PERPLEXITY_BASE_URL": base, "PERPLEXITY_API_KEY": KEY,
+           "AEE_CACHE_DIR": str(tmp_path / "cache"), "AEE_RESULTS_DIR": str(tmp_path / "results")}
+    return subprocess.Popen([sys.executable, "-m", "pipeline", "collect", "--engine", "perplexity", "--queries", str(qs),
+                             "--out", str(out), "--concurrency", "3", "--no-progress", "--backoff", "0.01"],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_files(out: Path, n: int, proc: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if out.is_dir() and len(list(out.glob("perplexity-*.json"))) >= n:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"collect did not write {n} files in time (exit {proc.poll()})")
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
+def test_killed_midway_and_resumed(server, tmp_path, how):
+    server.delay = 0.08
+    qs = queries_file(tmp_path, 50)
+    out = tmp_path / "out"
+    proc = _start(qs, out, server.base_url, tmp_path)
+    _wait_for_files(out, 15, proc)
+    proc.send_signal(getattr(signal, how))
+    stdout, stderr = proc.communicate(timeout=60)
+    saved_at_stop = {json.loads(p.read_text())["query"] for p in out.glob("perplexity-*.json")}
+    asked_at_stop = Counter(r.query for r in server.requests)
+    assert 15 <= len(saved_at_stop) < 50
+    if how == "SIGTERM":  # graceful: what was in flight was finished and saved
+        assert proc.returncode == 130 and "interrupted" in stderr
+        assert set(asked_at_stop) == saved_at_stop
+    else:  # killed outright: at most the requests in flight (3) were lost
+        assert len(set(asked_at_stop) - saved_at_stop) <= 3
+    assert not list(out.glob(".*.tmp"))  # no half-written file
+    resumed = _start(qs, out, server.base_url, tmp_path)
+    stdout, stderr = resumed.communicate(timeout=120)
+    assert resumed.returncode == 0, stderr
+    asked = Counter(r.query for r in server.requests)
+    assert len(list(out.glob("perplexity-*.json"))) == 50 == len(asked)
+    assert all(asked[q] == 1 for q in saved_at_stop)  # nothing saved was asked again
+    twice = {q for q, n in asked.items() if n > 1}
+    assert (twice == set()) if how == "SIGTERM" else (len(twice) <= 3 and not twice & saved_at_stop)
+    assert KEY not in all_text(out) + stdout + stderr
+
+
+# ---- query sets ----------------------------------------------------------------------------------
+
+
+def test_query_sets(tmp_path, monkeypatch):
+    monkeypatch.setenv("AEE_SHARED_DIR", "/work/shared")
+    if not Path("/work/shared/data/liu2023").is_dir():
+        pytest.skip("Liu et al. sets not in ../shared")
+    debate = load_queries("liu:debate")
+    # 1,000 lines, one question twice ("Should capital punishment be abolished?"): asked once
+    assert len(debate) == 999 and debate[0].query == "Should countries put a tax on products that harm the environment?"
+    assert {q.query_type for q in debate} == {"debate"}
+    allsouls = load_queries("liu:allsouls", "expertise")
+    assert len(allsouls) == 999 and allsouls[0].query == "Are modern politicians merely managers?" and allsouls[0].query_id == "1"
+    assert {q.query_type for q in allsouls} == {"expertise"}
+    csv_path = tmp_path / "q.csv"
+    csv_path.write_text("query,query_type\nWhy is the sky blue?,expertise\nShould zoos exist?,debate\nWhy is the sky blue?,\n")
+    assert [(q.query, q.query_type) for q in load_queries(str(csv_path))] == [("Why is the sky blue?", "expertise"),
+                                                                             ("Should zoos exist?", "debate")]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query": "ok?"}\n{"query_type": "debate"}\n')
+    with pytest.raises(InputError, match="bad.jsonl:2"):
+        load_queries(str(bad))
+    with pytest.raises(InputError, match="liu:debate or liu:allsouls"):
+        load_queries("liu:nope")
+
+
+def test_liu_set_downloads_once_and_checks_the_pinned_hash(tmp_path, monkeypatch):
+    """Without ../shared the set comes from the pinned URL (here a local server), kept only when its
+    SHA-256 matches."""
+    import http.server
+    import threading
+
+    from pipeline.collect import queries
+
+    source = Path("/work/shared/data/liu2023/davinci-debate-1k.jsonl")
+    if not source.is_file():
+        pytest.skip("Liu et al. sets not in ../shared")
+    served = {"/c/davinci_debate/davinci-debate-1k.jsonl": source.read_bytes(), "/c/allsouls/allsouls.jsonl": b'{"prompt_text": "x"}\n'}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_GET(self):  # noqa: N802
+            data = served.get(self.path, b"")
+            self.send_response(200 if data else 404)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("AEE_SHARED_DIR", str(tmp_path / "no-shared"))
+        monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+        monkeypatch.setattr(queries, "LIU_REPO", f"http://127.0.0.1:{httpd.server_address[1]}")
+        monkeypatch.setattr(queries, "LIU_COMMIT", "c")
+        assert len(load_queries("liu:debate")) == 999
+        assert (tmp_path / "cache" / "liu2023" / LIU_SETS["debate"].file).is_file()
+        with pytest.raises(InputError, match="pinned SHA-256"):
+            load_queries("liu:allsouls")
+        assert not (tmp_path / "cache" / "liu2023" / "allsouls.jsonl").exists()
+    finally:
+        httpd.shutdown()
+
+
+def test_base_url_with_a_version_segment_and_an_odd_model_name():
+    from pipeline.collect.providers import PROVIDERS, Endpoint
+
+    openai = Endpoint(PROVIDERS["openai"], "https://proxy.example/v1", None)
+    assert openai.url(PROVIDERS["openai"].request("q", "m")[0]) == "https://proxy.example/v1/responses"
+    gemini = Endpoint(PROVIDERS["gemini"], "https://g.example", None)
+    path = PROVIDERS["gemini"].request("q", "gemini-x/../../other?key=1")[0]
+    assert gemini.url(path) == "https://g.example/v1beta/models/gemini-x%2F..%2F..%2Fother%3Fkey%3D1:generateContent"
+
+
+def test_answer_ids_are_per_engine_model_and_query():
+    a = answer_file_id("perplexity", "sonar", "Why?")
+    assert a == answer_file_id("perplexity", "sonar", "Why?") and a.startswith("perplexity-")
+    assert len({a, answer_file_id("perplexity", "sonar-pro", "Why?"), answer_file_id("exa", "sonar", "Why?")}) == 3

@@ -1,0 +1,263 @@
+"""Hostile and malformed engine responses and capture envelopes: every generated case ends in
+answers that score or in one clear error line naming the record (exit code 2 from the CLI, never 1),
+and a failing run leaves the results already written untouched.
+
+Generated cases per test (hypothesis max_examples):
+
+    test_wrong_type_in_one_field ............... 150
+    test_missing_field ......................... 60
+    test_hostile_offsets_and_indexes ........... 90
+    test_envelope_fields ....................... 40
+    test_huge_arrays ........................... 14
+    test_cli_score_exit_codes .................. 60
+    test_failing_run_keeps_written_results ..... 10
+                                         total   424
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pipeline.cli import main as cli_main
+from pipeline.errors import InputError
+from pipeline.importers.engines import ImportOptions, engine_answer
+from pipeline.metrics import score_answer
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures" / "engines"
+NAMES = sorted(p.name for p in FIXTURES.glob("*.json"))
+GOOD = {name: json.loads((FIXTURES / name).read_text(encoding="utf-8")) for name in NAMES}
+SETTINGS = dict(deadline=None, database=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
+
+ODD = ["\u202e", "\u200b", "\x00", "\x1b[31m", "\n", "\r", "<script>alert(1)</script>", "javascript:alert(1)", "[1]", "[99]",
+       "【2】", "é", "中", "\U0001F600", "", " ", "https://", "%s", "{}", '"', "\\"]
+odd_text = st.lists(st.one_of(st.sampled_from(ODD), st.text(max_size=5)), max_size=12).map("".join)
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**40), 2**40), st.sampled_from([0, -1, 1, 2**63, -(2**31), 10**30]),
+                    st.floats(allow_nan=False, allow_infinity=False), odd_text)
+json_values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                           st.dictionaries(st.text(max_size=5), inner, max_size=3)), max_leaves=6)
+
+
+def paths(obj: Any, prefix: tuple = ()) -> list[tuple]:
+    """Every path to a value in obj, as a tuple of keys and indexes."""
+    out = [prefix] if prefix else []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out.extend(paths(v, (*prefix, k)))
+    elif isinstance(obj, list):
+        for k, v in enumerate(obj):
+            out.extend(paths(v, (*prefix, k)))
+    return out
+
+
+PATHS = {name: paths(GOOD[name]["response"]) for name in NAMES}
+
+
+def set_at(obj: Any, path: tuple, value: Any, delete: bool = False) -> None:
+    target = obj
+    for part in path[:-1]:
+        target = target[part]
+    if delete:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+
+
+def ends_cleanly(obj: Any, options: ImportOptions | None = None):
+    """Answers that score, or one InputError line naming the record."""
+    try:
+        annotated = engine_answer(obj, "case", options=options)
+    except InputError as exc:
+        message = str(exc)
+        assert message.strip() and "\n" not in message and "\r" not in message and "\x1b" not in message, repr(message)
+        assert "case" in message, message
+        return exc
+    assert annotated.answer.text.strip()
+    text = annotated.answer.text
+    for s in annotated.statements:
+        assert text[s.start:s.end] == s.text
+        assert set(s.citations) <= {src.index for src in annotated.answer.sources}
+    for result in score_answer(annotated).values():
+        assert result.value is None or math.isfinite(result.value)
+    return annotated
+
+
+@st.composite
+def mutated(draw, how: str):
+    name = draw(st.sampled_from(NAMES))
+    obj = copy.deepcopy(GOOD[name])
+    path = draw(st.sampled_from(PATHS[name]))
+    if how == "type":
+        set_at(obj["response"], path, draw(json_values))
+    else:
+        set_at(obj["response"], path, None, delete=True)
+    return obj
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(mutated("type"))
+def test_wrong_type_in_one_field(obj):
+    ends_cleanly(obj)
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(mutated("missing"))
+def test_missing_field(obj):
+    ends_cleanly(obj)
+
+
+OFFSETS = st.one_of(st.integers(-5, 400), st.sampled_from([-1, -(2**31), 2**31, 2**63, 10**20]),
+                    st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6),
+                    st.sampled_from(["12", "-3", "x", None, True, [], {}]))
+
+
+@st.composite
+def hostile_offsets(draw):
+    """Negative, reversed, out-of-range or wrongly typed offsets and source numbers."""
+    kind = draw(st.sampled_from(["openai-responses", "openai-chat", "gemini"]))
+    name = {"openai-responses": "openai_responses.json", "openai-chat": "openai_chat_search.json", "gemini": "gemini_grounding.json"}[kind]
+    obj = copy.deepcopy(GOOD[name])
+    resp = obj["response"]
+    if kind == "openai-responses":
+        targets = [a for a in resp["output"][1]["content"][0]["annotations"]]
+        keys = ["start_index", "end_index"]
+    elif kind == "openai-chat":
+        targets = [a["url_citation"] for a in resp["choices"][0]["message"]["annotations"]]
+        keys = ["start_index", "end_index"]
+    else:
+        supports = resp["candidates"][0]["groundingMetadata"]["groundingSupports"]
+        targets = [s["segment"] for s in supports]
+        keys = ["startIndex", "endIndex", "partIndex"]
+        for s in supports:
+            if draw(st.booleans()):
+                s["groundingChunkIndices"] = draw(st.lists(OFFSETS, max_size=4))
+    for target in targets:
+        for key in keys:
+            if draw(st.booleans()):
+                target[key] = draw(OFFSETS)
+        if draw(st.booleans()) and keys[0] in target and keys[1] in target:
+            target[keys[0]], target[keys[1]] = target[keys[1]], target[keys[0]]  # reversed
+    return obj
+
+
+@settings(max_examples=90, **SETTINGS)
+@given(hostile_offsets())
+def test_hostile_offsets_and_indexes(obj):
+    result = ends_cleanly(obj)
+    if isinstance(result, InputError):
+        assert result.field  # a typed offset problem names the field to fix
+
+
+@settings(max_examples=40, **SETTINGS)
+@given(st.sampled_from(NAMES), st.sampled_from(["query", "engine", "query_type", "id", "captured_at", "format", "fetched", "request"]),
+       json_values, st.one_of(st.none(), odd_text))
+def test_envelope_fields(name, field, value, cli_query):
+    obj = copy.deepcopy(GOOD[name])
+    obj[field] = value
+    result = ends_cleanly(obj, ImportOptions(query=cli_query))
+    if not isinstance(result, InputError) and field == "request" and value is not None:
+        assert result.answer.meta["request"]
+
+
+@settings(max_examples=14, **SETTINGS)
+@given(st.sampled_from([("perplexity_sonar.json", ("citations",), "https://x.example/a"),
+                        ("perplexity_sonar.json", ("search_results",), {"url": "https://x.example/", "title": "t"}),
+                        ("gemini_grounding.json", ("candidates", 0, "groundingMetadata", "groundingSupports"),
+                         {"segment": {"endIndex": 5}, "groundingChunkIndices": [0]}),
+                        ("gemini_grounding.json", ("candidates", 0, "groundingMetadata", "groundingChunks"), {"web": {"uri": "https://a/"}}),
+                        ("anthropic_web_search.json", ("content",), {"type": "text", "text": "x. "}),
+                        ("openai_responses.json", ("output",), {"type": "web_search_call", "action": {"type": "search"}}),
+                        ("you_answer.json", ("citations",), {"source": "https://y.example/"})]),
+       st.sampled_from([600, 25_000]))
+def test_huge_arrays(case, n):
+    name, path, item = case
+    obj = copy.deepcopy(GOOD[name])
+    target = obj["response"]
+    for part in path:
+        target = target[part]
+    target.extend(copy.deepcopy(item) for _ in range(n))  # the real entries stay first
+    result = ends_cleanly(obj)
+    if isinstance(result, InputError):
+        assert "limit" in str(result) or "more than" in str(result), str(result)
+
+
+# ---- the CLI -------------------------------------------------------------------------------------
+
+
+def cli(capsys, *argv: str) -> int:
+    code = cli_main(list(argv))
+    out, err = capsys.readouterr()
+    assert code in (0, 2), (code, err)
+    if code == 2:
+        lines = [ln for ln in err.strip().splitlines() if not ln.startswith(("format:", "warning:"))]
+        assert len(lines) == 1 and lines[0].startswith("error: "), err
+        assert "Traceback" not in err
+    return code
+
+
+@settings(max_examples=60, **SETTINGS)
+@given(st.one_of(mutated("type"), mutated("missing"), hostile_offsets()), st.booleans(), st.sampled_from(["", "anthropic", "exa"]))
+def test_cli_score_exit_codes(tmp_path_factory, capsys, obj, bare, forced):
+    path = tmp_path_factory.mktemp("score") / "response.json"
+    path.write_text(json.dumps(obj["response"] if bare else obj), encoding="utf-8")
+    argv = ["score", str(path), "--judge", "recorded"] + (["--format", forced] if forced else []) + (["--query", "q?"] if bare else [])
+    cli(capsys, *argv)
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory) -> Path:
+    """Results of a good run over every fixture (copied afresh for each case)."""
+    from pipeline.runner import run_dataset
+
+    base = tmp_path_factory.mktemp("written")
+    folder = base / "in"
+    folder.mkdir()
+    for name in NAMES:
+        (folder / name).write_text(json.dumps(GOOD[name]), encoding="utf-8")
+    run_dataset("kept", folder, judge_name="recorded", progress=False, root=base / "results")
+    return base
+
+
+@settings(max_examples=10, **SETTINGS)
+@given(st.one_of(mutated("type"), mutated("missing")))
+def test_failing_run_keeps_written_results(tmp_path_factory, capsys, monkeypatch, written, obj):
+    import shutil
+
+    base = tmp_path_factory.mktemp("kept")
+    shutil.copytree(written / "results", base / "results")
+    shutil.copytree(written / "in", base / "in")
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(base / "results"))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(base / "cache"))
+    before = snapshot(base / "results")
+    (base / "in" / "zz_mutated.json").write_text(json.dumps({**obj, "id": "mutated-one"}), encoding="utf-8")
+    code = cli(capsys, "run", "--dataset", "kept", "--path", str(base / "in"), "--judge", "recorded", "--no-progress")
+    if code == 2:
+        assert snapshot(base / "results") == before
+    else:
+        assert snapshot(base / "results") != before  # the new answer was added
+
+
+def test_regression_control_characters_in_titles_never_reach_the_terminal(tmp_path, capsys):
+    obj = copy.deepcopy(GOOD["perplexity_sonar.json"])
+    obj["response"]["search_results"][0]["title"] = "evil\x1b[2J\x1b]0;pwned\x07title\nnext line"
+    obj["response"]["choices"][0]["message"]["content"] = "A claim\x1b[31m in red [1]. \u202eesrever [2]."
+    path = tmp_path / "ctl.json"
+    path.write_text(json.dumps(obj))
+    assert cli_main(["score", str(path), "--judge", "recorded"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert "evil\\x1b[2J" in out

@@ -1,0 +1,44 @@
+"""The scorecard says where engine answers' source text came from (collect --sources), read from the
+run manifest; canonical datasets show no such line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit.testing.v1")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    from pipeline.runner import run_dataset
+
+    root = tmp_path_factory.mktemp("engines") / "results"
+    run_dataset("engines", ROOT / "tests" / "fixtures" / "engines", judge_name="recorded", progress=False, root=root)
+    run_dataset("fig7", ROOT / "tests" / "fixtures" / "worked_example.json", progress=False, root=root)
+    return root
+
+
+def _captions(results: Path, monkeypatch, tmp_path, dataset: str) -> str:
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(results))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page("pages/scorecard.py")
+    at.run()
+    at.selectbox(key="scorecard_dataset").set_value(dataset).run()
+    assert not at.exception
+    return "\n".join(str(c.value) for c in at.caption).replace("\\", "")
+
+
+def test_scorecard_names_the_source_text_of_engine_answers(results, monkeypatch, tmp_path):
+    text = _captions(results, monkeypatch, tmp_path, "engines")
+    assert "Source text judged: the engines' own snippets (not the pages) for 7 answer(s)." in text
+
+
+def test_no_source_line_for_canonical_data(results, monkeypatch, tmp_path):
+    assert "Source text judged" not in _captions(results, monkeypatch, tmp_path, "fig7")
