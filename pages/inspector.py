@@ -122,9 +122,9 @@ source_rows = data.answer_source_rows(dataset, answer_id)
 sources = answer_model.source_view_rows(source_rows)
 
 st.markdown(f"**Query** ({annotated.answer.query_type}): {answer_model.md_text(annotated.answer.query)}")
+judged_by = "" if participant_view else f"judge: {answer_model.md_text(judge)} · "
 st.caption(f"Engine: {answer_model.md_text(engine)} · answer id: {answer_model.md_text(answer_id)} · "
-           f"judge: {answer_model.md_text(judge)} · {len(annotated.statements)} statements, "
-           f"{len(annotated.answer.sources)} sources")
+           f"{judged_by}{len(annotated.statements)} statements, {len(annotated.answer.sources)} sources")
 
 if not participant_view:
     link = url_state.full_url(PAGE, state)
