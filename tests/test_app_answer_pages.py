@@ -100,10 +100,20 @@ def test_dataset_switch_gives_every_selector_a_value_of_the_new_dataset():
     assert at.selectbox(key="ins_query").value == "Why should zoos be abolished?"
 
 
-def test_dataset_list_marks_nothing_illustrative_that_is_not():
-    at = _run(INSPECTOR)
-    box = at.selectbox(key="ins_dataset")
-    assert [box.format_func(o) for o in box.options] == ["eqa-mini", "fig7"]
+def test_dataset_list_marks_illustrative_data(results):
+    from pipeline.runner import run_dataset
+
+    demo = ROOT / "data" / "demo" / "answers.jsonl"
+    run_dataset("demo", demo, root=results, progress=False)  # the teaching corpus: illustrative
+    try:
+        at = _run(INSPECTOR)
+        box = at.selectbox(key="ins_dataset")
+        assert list(box.options) == ["demo (illustrative)", "eqa-mini", "fig7"]  # as the list shows them
+        assert box.value == "fig7"  # opens on the largest real dataset, not on teaching data
+    finally:
+        import shutil
+
+        shutil.rmtree(results / "demo")
 
 
 # ---- item 2: ExpertQA statements highlighted in place -------------------------------------------
