@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import streamlit as st
 
@@ -299,8 +299,8 @@ def matrix_legend_markdown(table: dict[int, tuple[str, str, str]], order: tuple[
     return "\n".join(lines)
 
 
-def report_download(where, report_html: str, file_name: str, key: str) -> None:
-    """The button that downloads the one-answer HTML report."""
+def report_download(where, report_html: Callable[[], str], file_name: str, key: str) -> None:
+    """The button that downloads the one-answer HTML report (built by `report_html` on click)."""
     where.download_button("Download as HTML report", data=report_html, file_name=file_name, mime="text/html",
                           key=key, on_click="ignore", icon=":material/download:",
                           help="One self-contained file: statements, verdicts, matrices, flags, metrics and the "

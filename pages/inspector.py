@@ -7,6 +7,7 @@ results); this page only chooses the answer and the scoring options and displays
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import streamlit as st
 
@@ -133,10 +134,11 @@ if not participant_view:
     with a1.popover("Share this view", icon=":material/link:", width="stretch"):
         st.caption("This link opens this answer with the same judge and rules:")
         st.code(link, language=None, wrap_lines=True)
-    report = answer_html.answer_report_html(
-        annotated, rep, sources, dataset=dataset, reliability=reliability, illustrative=data.is_illustrative(dataset),
-        link=link)
-    report_download(a2, report, answer_html.report_filename(answer_id), key="ins_report")
+    illustrative = data.is_illustrative(dataset)
+    report_download(a2, partial(answer_html.answer_report_html,  # built only when someone downloads it
+                                annotated, rep, sources, dataset=dataset, reliability=reliability,
+                                illustrative=illustrative, link=link),
+                    answer_html.report_filename(answer_id), key="ins_report")
     compare = {url_state.DATASET: dataset, url_state.JUDGE: judge, url_state.ANSWER: answer_id,
                url_state.MODE: mode, url_state.NECESSITY: necessity}
     url_state.page_link_to(a3, "compare.py", "Compare with another engine or judge", compare,

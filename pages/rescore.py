@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import partial
 from pathlib import Path
 
 import streamlit as st
@@ -231,10 +232,10 @@ if result:
     mode, necessity = scoring_controls("rs", (o1, o2))
     rep = answer_report(annotated, ScoreConfig(mode, effective_necessity(mode, necessity)), result["judge"])
     source_view = answer_model.computed_source_rows(annotated)
-    report_download(o3, answer_html.answer_report_html(
-        annotated, rep, source_view, dataset="pasted (not saved)",
-        reliability=answer_html.reliability_lines(result["judge"], data.agreement(), data.judge_checks(result["judge"]))),
-        answer_html.report_filename(annotated.answer.answer_id), key="rs_report")
+    reliability = answer_html.reliability_lines(result["judge"], data.agreement(), data.judge_checks(result["judge"]))
+    report_download(o3, partial(answer_html.answer_report_html,  # built only when someone downloads it
+                                annotated, rep, source_view, dataset="pasted (not saved)", reliability=reliability),
+                    answer_html.report_filename(annotated.answer.answer_id), key="rs_report")
     show_report_views(annotated, rep, source_view, key="rs_view")
 
     st.markdown("#### Keep this answer")
