@@ -80,7 +80,8 @@ def reliability_lines(judge: str, agreement: pd.DataFrame | None = None, checks:
     measured agreement with the ExpertQA experts, and its behavioural-check pass rates."""
     base = judge.partition(":")[0]
     info = JUDGES.get(base) or JUDGES.get(base.partition("_")[0])  # "openai_gpt-4o" is a results folder name
-    lines = [info.description if info else f"Judge {judge} (not in the registry)."]
+    # registry descriptions are written for markdown pages: here they are plain sentences
+    lines = [info.description.replace("`", "") if info else f"Judge {judge} (not in the registry)."]
     if carries_labels(judge):
         if base == "human":
             lines.append("These expert labels are the reference the automatic judges are measured against; "
@@ -208,7 +209,10 @@ def _sources_html(annotated: AnnotatedAnswer, data: Mapping[str, Any]) -> str:
         url = src.url or ""
         link = (f'<a href="{_e(url)}" rel="noopener noreferrer nofollow" referrerpolicy="no-referrer">{_e(url)}</a>'
                 if url and answer_model.is_http_url(url) else _e(url or "(no URL)"))
-        fetched = {True: "text available", False: "dead: could not be fetched", None: "no text in the data"}[src.fetch_ok]
+        if src.fetch_ok is False:
+            fetched = "dead: could not be fetched"
+        else:
+            fetched = "text available" if src.text.strip() else "no text in the data"
         flags = "".join(f"<div>{_e(f)}</div>" for f in info.get("flags", []))
         excerpt = f"<blockquote>{_e(info.get('excerpt', ''))}</blockquote>" if info.get("excerpt") else ""
         rows.append(f"<tr><td>[{_e(src.index)}]</td><td><b>{_e(src.title or '(no title)')}</b>"

@@ -166,7 +166,7 @@ def matrix_key() -> str:
     return (f"Citations panel: {cit}. Support panel: {sup}. "
             "Partly supports: the source backs only part of the statement. The citation metrics count a source "
             "as supporting only when it fully supports, so a cited source that partly supports is ◐ on the right "
-            "and ✗ on the left. Rows are the answer's relevant statements; hover a cell for the full statement.")
+            "and ✗ on the left. Rows are the answer's relevant statements.")
 
 
 def row_labels(rep: dict) -> list[str]:

@@ -104,6 +104,7 @@ def test_hostile_answer_and_sources_stay_text():
     hrefs = [v for _, k, v in scan.attrs if k == "href"]
     assert hrefs == ["https://ok.example.org/a?b=<c>"]
     assert answer_html.report_filename("h<1>/../x") == "answer-report-h_1_x.html"
+    assert text.count("text available") == 2  # both sources carry their text (nothing was fetched)
 
 
 def test_reliability_lines_use_the_saved_agreement():
@@ -119,6 +120,7 @@ def test_reliability_lines_use_the_saved_agreement():
     assert any("AUC 0.696" in line and "Cohen's kappa 0.198" in line and "803 pairs" in line for line in lines)
     assert "Behavioural checks passed: stance 1/1, support 1/2." in lines
     assert any("unchecked" in line for line in answer_html.reliability_lines("scripted", agreement))
+    assert not any("`" in line for line in answer_html.reliability_lines("recorded"))  # plain sentences
     human = answer_html.reliability_lines("human", agreement)
     assert any("reference" in line for line in human) and not any("AUC" in line for line in human)
 
