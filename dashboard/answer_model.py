@@ -177,15 +177,18 @@ def _tidy_blocks(blocks: list[dict]) -> list[dict]:
 
 
 def component_data(annotated: AnnotatedAnswer, rep: dict, source_rows: Iterable[dict],
-                   report_events: bool = False) -> dict[str, Any]:
-    """Everything the answer component shows, as JSON-ready data (inserted as text by the JS)."""
+                   report_events: bool = False, participant: bool = False) -> dict[str, Any]:
+    """Everything the answer component shows, as JSON-ready data (inserted as text by the JS).
+
+    `participant`: what a study participant may see - the answer with its markers and sources,
+    as an answer engine shows them. No verdict, status, stance or audit flag leaves the server."""
     answer = annotated.answer
     text = answer.text
     urls = {s.url: s.index for s in answer.sources if s.url}
     listed = {s.index for s in answer.sources}
-    pairs = pair_verdicts(annotated)
-    statuses = statement_statuses(rep)
-    info = {r["index"]: r for r in source_rows}
+    pairs = {} if participant else pair_verdicts(annotated)
+    statuses = {s["index"]: "plain" for s in rep["statements"]} if participant else statement_statuses(rep)
+    info = {} if participant else {r["index"]: r for r in source_rows}
 
     blocks: list[dict] = []
     located = sorted((s for s in annotated.statements if 0 <= s.start < s.end <= len(text)), key=lambda s: s.start)
@@ -209,16 +212,21 @@ def component_data(annotated: AnnotatedAnswer, rep: dict, source_rows: Iterable[
         for s in rest:
             blocks.append({"t": "stmt", "i": s.index, "parts": _parts(s.text, urls, listed, s.index, pairs), "own_line": True})
 
+    if participant:
+        for b in blocks:
+            for part in b.get("parts", []):
+                if part["t"] == "cite":
+                    part["cls"] = "plain"
     statements = {}
     for s in rep["statements"]:
         statements[str(s["index"])] = {
-            "status": statuses[s["index"]], "stance": s["stance"], "citations": s["citations"],
-            "dangling": s["dangling"]}
+            "status": statuses[s["index"]], "stance": None if participant else s["stance"],
+            "citations": s["citations"], "dangling": s["dangling"]}
     sources = {}
     for src in answer.sources:
         row = info.get(src.index, {})
         flags = []
-        if src.fetch_ok is False:
+        if src.fetch_ok is False and not participant:
             flags.append("dead: the page could not be fetched")
         if row.get("duplicate_of") is not None:
             flags.append(f"near-duplicate of source [{row['duplicate_of']}]")
@@ -226,7 +234,7 @@ def component_data(annotated: AnnotatedAnswer, rep: dict, source_rows: Iterable[
             flags.append(f"injection-like text ({f.get('kind', '?')}): {str(f.get('excerpt', ''))[:160]}")
         sources[str(src.index)] = {
             "title": src.title or "(no title)", "url": src.url, "http": is_http_url(src.url),
-            "type": row.get("source_type") or "unknown", "flags": flags, "has_text": bool(src.text.strip()),
+            "type": "" if participant else row.get("source_type") or "unknown", "flags": flags, "has_text": bool(src.text.strip()),
             "excerpt": _excerpt(src.text)}
     return {
         "answer_id": answer.answer_id,
@@ -239,6 +247,7 @@ def component_data(annotated: AnnotatedAnswer, rep: dict, source_rows: Iterable[
         "status_symbols": STATUS_SYMBOLS,
         "cite_labels": CITE_LABELS,
         "report_events": bool(report_events),
+        "participant": bool(participant),
     }
 
 
@@ -280,18 +289,41 @@ def answer_flags(annotated: AnnotatedAnswer, rep: dict, source_rows: Iterable[di
     return flags
 
 
+DIRECTION_MARKS = {"higher_is_better": "↑ higher", "lower_is_better": "↓ lower", "neutral": ""}
+
+
+def metric_value_text(value: float | None, unit: str) -> str:
+    """A per-answer value as shown: "57.14 %", "3", "1.50"; "n/a" when the metric is not scorable."""
+    if value is None or value != value:
+        return "n/a"
+    if unit == "percent":
+        return f"{value:.2f} %"
+    if unit == "count" and float(value).is_integer():
+        return str(int(value))
+    if unit == "likert":
+        return f"{value:.2f} (scale 1-5)"
+    return f"{value:.2f}"
+
+
 def metrics_table(rep: dict) -> pd.DataFrame:
-    """The report's metrics as rows: label, value as shown, rating symbol and word, n, note."""
-    from pipeline.metrics import RATING_SYMBOLS
+    """The report's metrics as text rows: label, value as shown (with its unit; "n/a" when not
+    scorable), which direction is better, rating symbol and word, n, and the reason or note."""
+    from pipeline.metrics import METRICS, RATING_SYMBOLS
 
     rows = []
     for name, m in rep["metrics"].items():
+        info = METRICS.get(name)
+        unit = info.unit if info else "ratio"
         shown = m["display"]
         rating = m["rating"]
-        rows.append({"metric": m["label"], "value": None if shown is None else round(float(shown), 2),
+        note = m["reason"] or ""
+        if shown is None and not note:
+            note = "not scorable for this answer"
+        rows.append({"metric": m["label"], "value": metric_value_text(shown, unit),
+                     "better": DIRECTION_MARKS.get(info.direction, "") if info else "",
                      "rating": f"{RATING_SYMBOLS[rating]} {rating}" if rating else "",
-                     "n": m["n"], "note": m["reason"] or "", "id": name})
-    return pd.DataFrame(rows, columns=["metric", "value", "rating", "n", "note", "id"])
+                     "n": str(m["n"]) if m["n"] is not None else "n/a", "note": note, "id": name})
+    return pd.DataFrame(rows, columns=["metric", "value", "better", "rating", "n", "note", "id"])
 
 
 # ---- study context --------------------------------------------------------------------------

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import streamlit as st
+
+from dashboard.render import md_escape
 
 # The component's code lives in static files (no build step); it is a constant, never formatted
 # with answer or source text.
@@ -101,18 +103,22 @@ def study_rows(events: list[dict], *, participant: str, session: str, alignment:
 
 # ---- charts and the shared block of views ---------------------------------------------------
 
+# Each symbol has one meaning across both panels. The citation panel follows the metrics: a source
+# "supports" a statement only when the judge says it fully supports it, so a cited source that
+# partly supports shows ✗ there and ◐ in the support panel.
 CELL_CITATION = {  # code: (symbol, name, colour)
-    0: ("·", "not cited, not supporting", "#eceff3"),
-    1: ("✓", "accurate: cited and supporting", "#8fd19e"),
-    2: ("✗", "inaccurate: cited but not supporting", "#f4a3a3"),
-    3: ("○", "missed: supporting but not cited", "#ffd08a"),
+    0: ("", "not cited, does not fully support", "#f1f3f5"),
+    1: ("✓", "accurate citation: cited, fully supports", "#8fd19e"),
+    2: ("✗", "inaccurate citation: cited, does not fully support", "#f4a3a3"),
+    3: ("+", "missed citation: not cited, yet fully supports", "#ffd08a"),
 }
 CELL_SUPPORT = {
-    0: ("–", "no verdict", "#ffffff"),
-    1: ("·", "does not support", "#eceff3"),
+    0: ("?", "no verdict (no source text, or the statement was not judged)", "#ffffff"),
+    1: ("○", "does not support", "#e9ecef"),
     2: ("◐", "partly supports", "#ffe08a"),
     3: ("●", "fully supports", "#8fd19e"),
 }
+ROW_LABEL_CHARS = 42
 
 
 def _plain(text: str, limit: int = 160) -> str:
@@ -123,6 +129,13 @@ def _plain(text: str, limit: int = 160) -> str:
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return html.escape(text, quote=True)
+
+
+def _wrapped(text: str, limit: int = 600, width: int = 70) -> str:
+    """Escaped text for a plotly hover box, broken into lines of about `width` characters."""
+    import textwrap
+
+    return "<br>".join(_plain(line, limit) for line in textwrap.wrap(" ".join(str(text).split())[:limit], width)) or "(empty)"
 
 
 def _discrete_scale(colours: list[str]) -> list:
@@ -147,10 +160,24 @@ def matrix_cells(rep: dict) -> tuple[list[list[int]], list[list[int]]]:
 
 
 def matrix_key() -> str:
-    """The symbols of both matrices in words (the cells carry the symbol, not only a colour)."""
-    cit = " · ".join(f"{sym} {name}" for sym, name, _ in (CELL_CITATION[k] for k in (1, 2, 3, 0)))
+    """The symbols of both matrices in words, and why "partly supports" shows ✗ on the left."""
+    cit = " · ".join(f"{sym or 'blank'} {name}" for sym, name, _ in (CELL_CITATION[k] for k in (1, 2, 3, 0)))
     sup = " · ".join(f"{sym} {name}" for sym, name, _ in (CELL_SUPPORT[k] for k in (3, 2, 1, 0)))
-    return f"Citations: {cit}. Support: {sup}. Rows are the answer's relevant statements (S1 = first statement)."
+    return (f"Citations panel: {cit}. Support panel: {sup}. "
+            "Partly supports: the source backs only part of the statement. The citation metrics count a source "
+            "as supporting only when it fully supports, so a cited source that partly supports is ◐ on the right "
+            "and ✗ on the left. Rows are the answer's relevant statements.")
+
+
+def row_labels(rep: dict) -> list[str]:
+    """Matrix row names: statement number and the start of its text ("S3 · Cars pollute the…")."""
+    texts = {s["index"]: " ".join(str(s["text"]).split()) for s in rep["statements"]}
+    out = []
+    for r in rep["citation_matrix"]["rows"]:
+        text = texts.get(r, "")
+        short = text if len(text) <= ROW_LABEL_CHARS else text[: ROW_LABEL_CHARS - 1].rstrip() + "…"
+        out.append(f"S{r + 1} · {short}" if short else f"S{r + 1}")
+    return out
 
 
 def matrices_figure(rep: dict):
@@ -160,13 +187,15 @@ def matrices_figure(rep: dict):
 
     rows, cols = rep["citation_matrix"]["rows"], rep["citation_matrix"]["columns"]
     texts = {s["index"]: s["text"] for s in rep["statements"]}
-    y = [f"S{r + 1}" for r in rows]
+    titles = {s["index"]: s["title"] or s["url"] for s in rep["sources"]}
+    y = [_plain(label, 80) for label in row_labels(rep)]
     x = [f"[{c}]" for c in cols]
     cit, sup = matrix_cells(rep)
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.06,
-                        subplot_titles=("Citations (what the answer cites)", "Support (what the judge found)"))
+    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
+                        subplot_titles=("Citations: what the answer cites", "Support: what the judge found"))
     for k, (codes, table) in enumerate(((cit, CELL_CITATION), (sup, CELL_SUPPORT)), start=1):
-        hover = [[f"{y[i]}: {_plain(texts.get(rows[i], ''), 90)}<br>source {x[j]}: {table[codes[i][j]][1]}"
+        hover = [[f"<b>S{rows[i] + 1}</b>: {_wrapped(texts.get(rows[i], ''))}<br><br>"
+                  f"<b>source {x[j]}</b> {_plain(titles.get(cols[j], ''), 80)}<br>{table[codes[i][j]][0]} {table[codes[i][j]][1]}"
                   for j in range(len(cols))] for i in range(len(rows))]
         fig.add_trace(go.Heatmap(
             z=codes, x=x, y=y, zmin=-0.5, zmax=len(table) - 0.5, showscale=False,
@@ -174,10 +203,10 @@ def matrices_figure(rep: dict):
             text=[[table[v][0] for v in row] for row in codes], texttemplate="%{text}",
             textfont={"size": 16, "color": "#111111"}, hovertext=hover, hoverinfo="text",
             xgap=2, ygap=2), row=1, col=k)
-    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_yaxes(autorange="reversed", type="category", tickfont={"size": 12})
     fig.update_xaxes(type="category", side="bottom", title_text="source")
     fig.update_layout(height=max(220, 110 + 34 * len(rows)), margin={"l": 10, "r": 10, "t": 40, "b": 10},
-                      showlegend=False, plot_bgcolor="rgba(0,0,0,0)")
+                      showlegend=False, plot_bgcolor="rgba(0,0,0,0)", hoverlabel={"align": "left"})
     return fig
 
 
@@ -238,17 +267,62 @@ def graph_figure(rep: dict):
     return fig
 
 
+def scoring_controls(prefix: str, columns) -> tuple[str, str]:
+    """The "Rules" and "Necessity method" radios in two columns; returns (mode, necessity chosen).
+
+    Parity rules always run the greedy method (the paper's notebook), so under parity the method
+    radio shows greedy, greyed out; the user's own choice is kept for when strict comes back."""
+    from pipeline.metrics import MODES, NECESSITY_METHODS, effective_necessity
+
+    methods = list(NECESSITY_METHODS)
+    mode = columns[0].radio("Rules", list(MODES), horizontal=True, key=f"{prefix}_mode",
+                            help="strict: every listed source counts; parity: the paper's notebook rules "
+                                 "(unfetched sources dropped, greedy necessity).")
+    if mode == "parity":
+        used = effective_necessity(mode, methods[0])
+        columns[1].radio("Necessity method (fixed by parity rules)", methods, index=methods.index(used), horizontal=True,
+                         key=f"{prefix}_necessity_parity", disabled=True,
+                         help=f"Parity rules always use the {used} method, as the paper's notebook did. "
+                              "Switch to strict rules to choose another.")
+        chosen = st.session_state.get(f"{prefix}_necessity_kept", methods[0])
+    else:
+        chosen = columns[1].radio("Necessity method", methods, horizontal=True, key=f"{prefix}_necessity",
+                                  help="How the minimum set of necessary sources is found.")
+        st.session_state[f"{prefix}_necessity_kept"] = chosen
+    return mode, chosen if chosen in methods else methods[0]
+
+
+def matrix_legend_markdown(table: dict[int, tuple[str, str, str]], order: tuple[int, ...], title: str) -> str:
+    """One panel's legend as a markdown table (fixed text)."""
+    lines = [f"| {title} | meaning |", "|:-:|---|"]
+    lines += [f"| {table[k][0] or '(blank)'} | {table[k][1]} |" for k in order]
+    return "\n".join(lines)
+
+
+def report_download(where, report_html: Callable[[], str], file_name: str, key: str) -> None:
+    """The button that downloads the one-answer HTML report (built by `report_html` on click)."""
+    where.download_button("Download as HTML report", data=report_html, file_name=file_name, mime="text/html",
+                          key=key, on_click="ignore", icon=":material/download:",
+                          help="One self-contained file: statements, verdicts, matrices, flags, metrics and the "
+                               "judge's reliability. No scripts, nothing loaded from the web; safe to open offline.")
+
+
 def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str,
-                      report_events: bool = False) -> list[dict]:
-    """The answer component, flags, metrics, matrices and graph for one answer (both pages).
-    Returns the component's new events."""
+                      report_events: bool = False, participant: bool = False) -> list[dict]:
+    """The answer component, flags, metrics, matrices and graph for one answer (inspector,
+    re-score). `participant` shows only what a study participant may see: the answer and its
+    sources. Returns the component's new events."""
     import pandas as pd
 
     from dashboard import answer_model
 
-    data = answer_model.component_data(annotated, rep, source_rows, report_events=report_events)
+    data = answer_model.component_data(annotated, rep, source_rows, report_events=report_events,
+                                       participant=participant)
     st.markdown("#### Answer")
     events = answer_view(data, key=key)
+    if participant:
+        st.caption("Participant view: verdicts, flags, metrics and matrices are hidden. Turn it off to see them.")
+        return events
 
     flags = answer_model.answer_flags(annotated, rep, source_rows)
     st.markdown("#### Flags")
@@ -260,18 +334,22 @@ def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str
 
     st.markdown("#### Metrics for this answer")
     st.caption(f"Scored with {rep['mode']} rules, necessity by the {rep['necessity']} method. "
-               "Ratings use the published thresholds: ▲ acceptable, ● borderline, ▼ problematic.")
-    table = answer_model.metrics_table(rep)
-    st.dataframe(table.drop(columns=["id"]), hide_index=True, width="stretch", key=f"{key}_metrics",
-                 height=35 * (len(table) + 1) + 3,
-                 column_config={"value": st.column_config.NumberColumn("value", format="%.2f")})
+               "Ratings use the published thresholds: ▲ acceptable, ● borderline, ▼ problematic. "
+               "n/a: the metric cannot be scored for this answer; the note says why.")
+    table = answer_model.metrics_table(rep).drop(columns=["id"])
+    st.table(table.map(md_escape), hide_index=True, width="stretch")
 
     st.markdown("#### Citation and support matrices")
     if not rep["citation_matrix"]["rows"] or not rep["citation_matrix"]["columns"]:
         st.info("No relevant statement or no usable source: the matrices are empty.")
     else:
         st.plotly_chart(matrices_figure(rep), key=f"{key}_matrices", width="stretch")
-        st.caption(matrix_key())
+        k1, k2 = st.columns(2)
+        k1.markdown(matrix_legend_markdown(CELL_CITATION, (1, 2, 3, 0), "Citations panel"))
+        k2.markdown(matrix_legend_markdown(CELL_SUPPORT, (3, 2, 1, 0), "Support panel"))
+        st.caption("Partly supports (◐): the source backs only part of the statement. The citation metrics count "
+                   "a source as supporting only when it fully supports, so a cited source that partly supports "
+                   "shows ◐ on the right and ✗ on the left. Hover a cell for the whole statement.")
         st.markdown("#### Statements and sources")
         nec = ", ".join(f"[{c}]" for c in rep["necessary_sources"]) or "none"
         st.caption(f"Minimum set of sources that together support every supported statement: {nec}.")

@@ -461,6 +461,21 @@ def agreement_provenance(report: pd.DataFrame) -> dict[str, Any]:
     return out
 
 
+def judge_checks(judge: str) -> pd.DataFrame:
+    """A judge's saved behavioural-check results (`aee judges check`; empty when never run)."""
+    from pipeline.judge_checks import checks_path
+
+    path = checks_path(judge, results_root())
+    return parquet(path) if path.exists() else pd.DataFrame()
+
+
+def judge_reliability(dataset: str, judge: str) -> list[str]:
+    """Sentences on how far a judge's labels can be trusted (agreement with experts, checks)."""
+    from dashboard.answer_html import reliability_lines
+
+    return reliability_lines(judge, agreement(), judge_checks(judge), illustrative=is_illustrative(dataset))
+
+
 def groups_present(summary_frame: pd.DataFrame) -> list[str]:
     """Registry groups that have at least one metric in a summary frame, in registry order."""
     present = set(summary_frame["metric"]) if len(summary_frame) else set()

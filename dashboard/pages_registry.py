@@ -25,6 +25,11 @@ class PageInfo:
         return PAGES_DIR / self.script
 
     @property
+    def url_path(self) -> str:
+        """The page's address under the app's root (Streamlit derives it from the script name)."""
+        return Path(self.script).stem
+
+    @property
     def file(self) -> str:
         """The page's path relative to the project top, as tests and docs name it ("pages/home.py")."""
         return f"pages/{self.script}"
@@ -35,6 +40,7 @@ PAGES: tuple[PageInfo, ...] = (
     PageInfo("Scorecard", "scorecard.py", ":material/table_chart:"),
     PageInfo("Confidence", "confidence.py", ":material/stacked_bar_chart:"),
     PageInfo("Answer inspector", "inspector.py", ":material/manage_search:"),
+    PageInfo("Compare", "compare.py", ":material/compare_arrows:"),
     PageInfo("Re-score", "rescore.py", ":material/tune:"),
     PageInfo("Judges", "judges.py", ":material/gavel:"),
     PageInfo("Usability study", "study.py", ":material/groups:"),

@@ -1,16 +1,18 @@
 """Answer inspector: one answer, its statements, citations, the judge's evidence and its metrics.
 
 Every number comes from the pipeline (`answer_report` on records rebuilt from the Parquet
-results); this page only chooses the answer and the scoring options and displays."""
+results); this page only chooses the answer and the scoring options and displays. What it shows
+(dataset, judge, answer, rules, search) lives in the URL, so a link reopens the same view."""
 
 from __future__ import annotations
 
 import time
+from functools import partial
 
 import streamlit as st
 
-from dashboard import answer_model, data
-from dashboard.answer_view import show_report_views, study_rows
+from dashboard import answer_html, answer_model, data, url_state
+from dashboard.answer_view import report_download, scoring_controls, show_report_views, study_rows
 from dashboard.attribution_panel import show_attribution
 from dashboard.render import ensure_router
 from dashboard.source_stance_panel import show_source_stance_panel
@@ -18,6 +20,7 @@ from pipeline import study as _study
 from pipeline.metrics import MODES, NECESSITY_METHODS, effective_necessity
 from pipeline.study import recorder as _study_log
 
+PAGE = "inspector"
 started = time.perf_counter()
 ensure_router()
 st.title("Answer inspector")
@@ -30,28 +33,24 @@ if not datasets:
             "`python -m pipeline run --dataset demo`, then reload this page.")
     st.stop()
 
-
-
-def _valid(key: str, options: list) -> None:
-    """Forget a remembered choice that is no longer offered (a dataset removed, a new search)."""
-    if key in st.session_state and st.session_state[key] not in options:
-        del st.session_state[key]
-
-
-def _share_dataset() -> None:
-    st.session_state["shared_dataset"] = st.session_state.get("ins_dataset")
-
-
-_valid("ins_dataset", datasets)
-if "ins_dataset" not in st.session_state and st.session_state.get("shared_dataset") in datasets:
-    st.session_state["ins_dataset"] = st.session_state["shared_dataset"]
+# A link from outside (pasted, reloaded) names what to show; otherwise the widgets keep their values.
+# `seed` puts a valid value into each box before it is drawn, so after a dataset switch every box
+# shows a value of the new dataset, never a stale one.
+wanted = url_state.incoming(PAGE)
+shared = st.session_state.get("shared_dataset")
+if wanted.source == "memory" and shared in datasets and wanted.get(url_state.DATASET) != shared:
+    wanted = url_state.Wanted({url_state.DATASET: shared})  # another page switched the dataset meanwhile
+url_state.seed("ins_dataset", datasets, wanted.get(url_state.DATASET), fallback=data.default_dataset(datasets))
+if wanted.source == "link" and wanted.get(url_state.DATASET) in datasets:
+    st.session_state["shared_dataset"] = wanted[url_state.DATASET]
 c1, c2 = st.columns(2)
-dataset = c1.selectbox("Dataset", datasets, key="ins_dataset", on_change=_share_dataset)
+dataset = c1.selectbox("Dataset", datasets, key="ins_dataset", on_change=data.remember_dataset, args=("ins_dataset",),
+                       format_func=lambda n: f"{n} (illustrative)" if data.is_illustrative(n) else n)
 judges = data.judges(dataset)
 if not judges:
     st.warning("This dataset has no scored judge results yet.")
     st.stop()
-_valid("ins_judge", judges)
+url_state.seed("ins_judge", judges, wanted.get(url_state.JUDGE))
 judge = c2.selectbox("Judge", judges, key="ins_judge")
 
 index = data.answer_index(dataset, judge)
@@ -59,6 +58,9 @@ if index.empty:
     st.warning("This dataset has no answers.")
     st.stop()
 
+wanted_answer = wanted.get(url_state.ANSWER)
+if wanted:  # a link sets the search box too (empty when it has none, so its answer is listed)
+    st.session_state["ins_search"] = str(wanted.get(url_state.SEARCH, ""))
 search = st.text_input("Search queries", key="ins_search", placeholder="words from the query, the engine or the answer id")
 view = index
 if search.strip():
@@ -69,25 +71,31 @@ if view.empty:
     st.warning("No query matches this search.")
     st.stop()
 
+wanted_row = view[view["answer_id"] == wanted_answer] if wanted_answer else view.iloc[0:0]
+if wanted_answer and wanted_row.empty:
+    st.warning(f"The linked answer {answer_model.md_text(str(wanted_answer), 120)} is not in "
+               f"{answer_model.md_text(dataset)} under the {answer_model.md_text(judge)} judge; showing another one.")
 queries = sorted(view["query"].unique())
-_valid("ins_query", queries)
+url_state.seed("ins_query", queries, wanted_row["query"].iloc[0] if len(wanted_row) else None)
 c3, c4 = st.columns([3, 1])
 query = c3.selectbox(f"Query ({len(queries)} shown)", queries, key="ins_query")
 engines = sorted(view.loc[view["query"] == query, "engine"].unique())
-_valid("ins_engine", engines)
+url_state.seed("ins_engine", engines, wanted_row["engine"].iloc[0] if len(wanted_row) else None)
 engine = c4.selectbox("Engine", engines, key="ins_engine")
 answer_id = view.loc[(view["query"] == query) & (view["engine"] == engine), "answer_id"].iloc[0]
 
+methods = list(NECESSITY_METHODS)
+url_state.seed("ins_mode", list(MODES), wanted.get(url_state.MODE))
+if wanted.get(url_state.NECESSITY) in methods:
+    st.session_state["ins_necessity"] = st.session_state["ins_necessity_kept"] = wanted[url_state.NECESSITY]
 o1, o2, o3 = st.columns([1.2, 1.2, 1])
-mode = o1.radio("Rules", list(MODES), horizontal=True, key="ins_mode",
-                help="strict: every listed source counts; parity: the paper's notebook rules (unfetched sources dropped, greedy necessity).")
-necessity = o2.radio("Necessity method", list(NECESSITY_METHODS), horizontal=True, key="ins_necessity",
-                     disabled=mode == "parity", help="How the minimum set of necessary sources is found.")
+mode, necessity = scoring_controls("ins", (o1, o2))
 study_on = o3.toggle("Study mode", key="ins_study", help="Record hovers and clicks on citations into a study log.")
 
 participant = session = study_id = ""
 alignment = "none"
 study_ready = False
+participant_view = False
 if study_on:
     s1, s2, s3, s4 = st.columns(4)
     study_id = s1.text_input("Study id", key="ins_study_id", max_chars=64)
@@ -95,6 +103,10 @@ if study_on:
                                 help="A code, never a name or e-mail address.")
     session = s3.text_input("Session", key="ins_session", value="s1", max_chars=64)
     alignment = s4.selectbox("Alignment with the participant's view", ["none", "aligned", "disaligned"], key="ins_alignment")
+    participant_view = st.toggle("Participant view: show only the answer and its sources", value=True,
+                                 key="ins_participant_view",
+                                 help="What a participant should see: no verdicts, statuses, flags or metrics. "
+                                      "Turn it off to check the answer as a researcher.")
     bad = [name for name, value in (("study id", study_id), ("participant code", participant), ("session", session))
            if not _study.is_safe_code(value)]
     if bad:
@@ -103,17 +115,44 @@ if study_on:
         study_ready = True
         st.caption(f"Recording hovers and clicks for participant {participant} into study {study_id}.")
 
+state = {url_state.DATASET: dataset, url_state.JUDGE: judge, url_state.ANSWER: answer_id, url_state.MODE: mode,
+         url_state.NECESSITY: necessity, url_state.SEARCH: search.strip()}
+url_state.publish(PAGE, state)
+
 annotated = data.annotated_answers(dataset, judge)[answer_id]
 rep = data.answer_report_cached(dataset, judge, answer_id, mode, effective_necessity(mode, necessity))
-sources = answer_model.source_view_rows(data.answer_source_rows(dataset, answer_id))
+source_rows = data.answer_source_rows(dataset, answer_id)
+sources = answer_model.source_view_rows(source_rows)
 
 st.markdown(f"**Query** ({annotated.answer.query_type}): {answer_model.md_text(annotated.answer.query)}")
+judged_by = "" if participant_view else f"judge: {answer_model.md_text(judge)} · "
 st.caption(f"Engine: {answer_model.md_text(engine)} · answer id: {answer_model.md_text(answer_id)} · "
-           f"judge: {answer_model.md_text(judge)} · {len(annotated.statements)} statements, "
-           f"{len(annotated.answer.sources)} sources")
+           f"{judged_by}{len(annotated.statements)} statements, {len(annotated.answer.sources)} sources")
 
-events = show_report_views(annotated, rep, sources, key="ins_answer", report_events=study_ready)
-show_attribution(annotated, key="ins_attribution")
+if not participant_view:
+    link = url_state.full_url(PAGE, state)
+    reliability = data.judge_reliability(dataset, judge)
+    a1, a2, a3 = st.columns([1, 1, 1.3], vertical_alignment="center")
+    with a1.popover("Share this view", icon=":material/link:", width="stretch"):
+        st.caption("This link opens this answer with the same judge and rules:")
+        st.code(link, language=None, wrap_lines=True)
+    illustrative = data.is_illustrative(dataset)
+    report_download(a2, partial(answer_html.answer_report_html,  # built only when someone downloads it
+                                annotated, rep, sources, dataset=dataset, reliability=reliability,
+                                illustrative=illustrative, link=link),
+                    answer_html.report_filename(answer_id), key="ins_report")
+    compare = {url_state.DATASET: dataset, url_state.JUDGE: judge, url_state.ANSWER: answer_id,
+               url_state.MODE: mode, url_state.NECESSITY: necessity}
+    url_state.page_link_to(a3, "compare.py", "Compare with another engine or judge", compare,
+                           icon=":material/compare_arrows:")
+    with st.expander("How far to trust this judge's labels"):
+        for line in reliability:
+            st.markdown(f"- {answer_model.md_text(line, 600)}")
+
+events = show_report_views(annotated, rep, sources, key="ins_answer", report_events=study_ready,
+                           participant=participant_view)
+if not participant_view:  # labels are what a study participant must not see
+    show_attribution(annotated, key="ins_attribution")
 if events and study_ready:
     # an event sent late (after switching answers) belongs to the answer it happened on
     answers = data.annotated_answers(dataset, judge)
@@ -130,6 +169,7 @@ if events and study_ready:
             st.error(f"Could not record the events: {exc}")
 if study_ready:
     st.caption(f"Events recorded in this browser session: {st.session_state.get('ins_logged', 0)}")
-show_source_stance_panel(annotated, rep, key="ins_source_stance")
+if not participant_view:
+    show_source_stance_panel(annotated, rep, key="ins_source_stance")
 
 st.session_state["ins_server_seconds"] = time.perf_counter() - started

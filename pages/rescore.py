@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import partial
 from pathlib import Path
 
 import streamlit as st
 
-from dashboard import answer_model
-from dashboard.answer_view import show_report_views
+from dashboard import answer_html, answer_model, data
+from dashboard.answer_view import report_download, scoring_controls, show_report_views
 from dashboard.render import ensure_router
 from pipeline import paths
 from pipeline.annotate import annotate_answer
@@ -20,7 +21,7 @@ from pipeline.fetch import fetch_source
 from pipeline.importers.canonical import load_canonical, parse_answer, to_canonical
 from pipeline.importers.paste import Pasted, parse_paste, parse_upload
 from pipeline.judges import JudgeError, get_judge
-from pipeline.metrics import MODES, NECESSITY_METHODS, ScoreConfig, effective_necessity
+from pipeline.metrics import ScoreConfig, effective_necessity
 from pipeline.scoring import answer_report
 
 MAX_SOURCES = 20
@@ -302,12 +303,15 @@ if result:
     st.subheader("Result")
     for note in result.get("notes", []):
         st.caption(answer_model.md_text(note))
-    o1, o2 = st.columns(2)
-    mode = o1.radio("Rules", list(MODES), horizontal=True, key="rs_mode")
-    necessity = o2.radio("Necessity method", list(NECESSITY_METHODS), horizontal=True, key="rs_necessity",
-                         disabled=mode == "parity")
+    o1, o2, o3 = st.columns([1.2, 1.2, 1], vertical_alignment="bottom")
+    mode, necessity = scoring_controls("rs", (o1, o2))
     rep = answer_report(annotated, ScoreConfig(mode, effective_necessity(mode, necessity)), result["judge"])
-    show_report_views(annotated, rep, answer_model.computed_source_rows(annotated), key="rs_view")
+    source_view = answer_model.computed_source_rows(annotated)
+    reliability = answer_html.reliability_lines(result["judge"], data.agreement(), data.judge_checks(result["judge"]))
+    report_download(o3, partial(answer_html.answer_report_html,  # built only when someone downloads it
+                                annotated, rep, source_view, dataset="pasted (not saved)", reliability=reliability),
+                    answer_html.report_filename(annotated.answer.answer_id), key="rs_report")
+    show_report_views(annotated, rep, source_view, key="rs_view")
 
     st.markdown("#### Keep this answer")
     k1, k2 = st.columns([2, 1], vertical_alignment="bottom")

@@ -224,7 +224,7 @@ def test_rescore_scores_a_pasted_answer(page, server):
                   [("Enclosures", "https://a.example.org/z", "Most zoo enclosures are small compared with wild ranges."),
                    ("Visitors", "https://b.example.org/v", "Surveys show visitors learn about wildlife at zoos.")])
     _no_error(page)
-    assert page.locator("button.cite").count() == 2
+    expect(page.locator("button.cite")).to_have_count(2, timeout=30_000)  # the component mounts after the run
     assert page.locator(".stmt").count() >= 2
     assert page.get_by_text("Citation accuracy").count() >= 1
     _shot(page, "rescore-scored")

@@ -65,7 +65,9 @@ def test_golden_post_hoc_answer(all_answers):
     assert a.answer.sources[0].text.startswith("A440 (pitch standard) A440 (pitch standard)")
     assert [s.text[:44] for s in a.statements] == [
         "In Germany, the tuning standard is set at A=", "This standard, known as concert pitch, is wi"]
-    assert [(s.citations, s.dangling, s.start) for s in a.statements] == [((1,), (), -1), ((2,), (), -1)]
+    # located in the answer text (hand-checked: the first sentence ends with "[1]." at 148)
+    assert [(s.citations, s.dangling, s.start, s.end) for s in a.statements] == [((1,), (), 0, 148), ((2,), (), 149, 368)]
+    assert a.answer.text[0:148].endswith("ISO 16:1975 [1].")
     got = sorted((v.kind, v.statement_index, v.source_index, v.label, v.raw) for v in a.verdicts)
     assert got == sorted([
         ("support", 0, 1, "none", "Incomplete"), ("relevance", 0, None, "filler", "Uninformative"),

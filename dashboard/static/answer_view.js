@@ -48,7 +48,10 @@ export default function (component) {
 
   const legend = el('div', 'aev-legend');
   legend.setAttribute('aria-label', 'Legend');
-  ['supported', 'unsupported', 'uncited', 'filler'].forEach((k) => {
+  if (data.participant) {
+    legend.appendChild(el('span', 'item', 'Hover over or click a numbered marker to see the source it points to.'));
+  }
+  (data.participant ? [] : ['supported', 'unsupported', 'uncited', 'filler']).forEach((k) => {
     const item = el('span', 'item');
     const sw = el('span', 'stmt st-' + k);
     sw.appendChild(el('span', 'sym', symbols[k] || ''));
@@ -57,8 +60,9 @@ export default function (component) {
     item.appendChild(document.createTextNode(' ' + (labels[k] || '')));
     legend.appendChild(item);
   });
-  const citeKey = el('span', 'item', 'Markers: solid = supports, dashed = partly, struck = does not, dotted = no verdict / no such source');
-  legend.appendChild(citeKey);
+  if (!data.participant) {
+    legend.appendChild(el('span', 'item wrap', 'Markers: solid = supports, dashed = partly, struck = does not, dotted = no verdict / no such source'));
+  }
   root.appendChild(legend);
 
   const body = el('div', 'aev-body');
@@ -117,8 +121,9 @@ export default function (component) {
       if (s.excerpt) { row.appendChild(el('blockquote', 'excerpt', s.excerpt)); }
       else { row.appendChild(document.createTextNode('(no text: the page was not fetched)')); }
     };
-    addRow(pop, 'Type', s.type);
+    if (s.type) { addRow(pop, 'Type', s.type); }
     (s.flags || []).forEach((f) => addRow(pop, 'Flag', f, 'flag'));
+    if (data.participant) { excerpt(); return; }
     if (stmt === null || stmt === undefined) {
       addRow(pop, null, 'This marker is not inside a statement.');
       excerpt();
@@ -134,8 +139,11 @@ export default function (component) {
       const ev = addRow(pop, 'Evidence the judge used', null);
       if (v.evidence) { ev.appendChild(el('blockquote', 'evidence', v.evidence)); }
       else { ev.appendChild(document.createTextNode('(none recorded; the start of the source follows)')); excerpt(); }
-      const raw = addRow(pop, 'Raw judge output', null);
+      // the judge's own output is for auditors: folded away, one click opens it
+      const raw = el('details', 'raw');
+      raw.appendChild(el('summary', null, 'Raw judge output'));
       raw.appendChild(el('pre', null, v.raw || '(empty)'));
+      pop.appendChild(raw);
     } else {
       addRow(pop, 'Judge label', (data.cite_labels || {})[cls] || 'no verdict');
       excerpt();
@@ -203,8 +211,10 @@ export default function (component) {
     const info = statuses[String(b.i)] || { status: 'uncited' };
     const span = el('span', 'stmt st-' + info.status + (b.own_line ? ' own-line' : ''));
     span.setAttribute('data-statement', String(b.i));
-    span.setAttribute('title', 'Statement ' + (b.i + 1) + ': ' + (labels[info.status] || info.status));
-    span.appendChild(el('span', 'sym', symbols[info.status] || ''));
+    if (!data.participant) {
+      span.setAttribute('title', 'Statement ' + (b.i + 1) + ': ' + (labels[info.status] || info.status));
+      span.appendChild(el('span', 'sym', symbols[info.status] || ''));
+    }
     addParts(span, b.parts, b.i);
     if (data.debate && info.stance) {
       const mark = { agree: '+ agrees', disagree: '\u2212 disagrees', neutral: '= neutral' }[info.stance] || info.stance;

@@ -16,7 +16,9 @@ Mapping (documented in docs/data/expertqa.md):
   data has only the URL (gpt4, bing_chat: experts opened the page themselves), and False when a
   claim labelled the source "N/A" (link broken / not viewable) and no claim got a real support label
   against it.
-* statements are the claims in order (pre-split: start/end -1). Citations are the markers in the
+* statements are the claims in order. Their character spans in the answer text are found by
+  `pipeline.locate.locate_spans` (word sequences, tolerant of the whitespace, bullets, bold markers
+  and citation markers the claim splitter changed); a claim not found keeps start/end -1. Citations are the markers in the
   claim text that point to listed sources, then any index the claim has an evidence entry for but no
   marker (rare); marker indexes that match no listed source are `dangling`.
 * verdicts, judge "human:expertqa", prompt_version "expertqa-v1", raw = the original label string:
@@ -46,11 +48,13 @@ import re
 import tempfile
 import urllib.error
 import urllib.request
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator
 
 from pipeline.errors import InputError
 from pipeline.importers.canonical import check_values
+from pipeline.locate import locate_spans
 from pipeline.paths import cache_dir
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
 from pipeline.text import find_citation_markers
@@ -322,6 +326,9 @@ def _parse_answer(
             verdicts.append(Verdict(answer_id, "reliability", RELIABILITY_MAP[rel], HUMAN_JUDGE, PROMPT_VERSION,
                                     raw=rel, statement_index=ci,
                                     source_index=ev_order[0] if len(ev_order) == 1 else None))
+
+    spans = locate_spans(text, [s.text for s in statements])
+    statements = [s if span[0] < 0 else replace(s, start=span[0], end=span[1]) for s, span in zip(statements, spans)]
 
     sources = []
     for n in sorted(urls):

@@ -1,0 +1,280 @@
+"""One answer as a self-contained HTML report: the answer with its statements highlighted, every
+verdict, both matrices, the flags, the metrics and how far the judge can be trusted.
+
+Made to be mailed and opened offline: one file, inline CSS, no script, no image, no font, nothing
+fetched. Every piece of data-derived text goes through `html.escape`; a Content-Security-Policy
+forbids scripts and remote loads, so even a slip in escaping could not run code or call home.
+Source URLs become links only when they are http(s) (`rel="noopener noreferrer"`), and are shown
+in full as text beside the link.
+
+Numbers come from the pipeline's report (`pipeline.scoring.answer_report`) and the exported
+agreement / check tables; this module only lays them out.
+"""
+
+from __future__ import annotations
+
+import html
+from datetime import datetime, timezone
+from typing import Any, Iterable, Mapping
+
+import pandas as pd
+
+from dashboard import answer_model
+from dashboard.answer_view import CELL_CITATION, CELL_SUPPORT, matrix_cells, matrix_key
+from pipeline import __version__
+from pipeline.judges import JUDGES, carries_labels
+from pipeline.records import AnnotatedAnswer
+from pipeline.store import judge_dirname
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none'; form-action 'none'"
+MAX_EXCERPT = 600
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Arial,sans-serif;max-width:980px;margin:24px auto;
+padding:0 16px;color:#1f2328;line-height:1.55}
+h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #d0d7de}
+.meta{color:#57606a;font-size:.92em}.banner{background:#fff4d6;border:1px solid #e3b341;padding:8px 12px;border-radius:6px}
+table{border-collapse:collapse;margin:.6em 0;font-size:.92em}th,td{border:1px solid #d0d7de;padding:4px 8px;
+vertical-align:top;text-align:left}th{background:#f6f8fa}
+.answer{border-left:3px solid #d0d7de;padding:4px 12px;white-space:pre-wrap}
+.stmt{border-radius:3px;padding:1px 2px}.st-supported{background:#dafbe1;border-bottom:2px solid #1a7f37}
+.st-unsupported{background:#ffebe9;border-bottom:2px dashed #cf222e}.st-uncited{background:#fff1d6;
+border-bottom:2px dotted #9a6700}.st-filler{color:#6e7781;font-style:italic}.sym{font-weight:700;font-size:.8em}
+.cite{font-size:.8em;border:1px solid #8c959f;border-radius:4px;padding:0 3px;vertical-align:2px}
+.c-full{border:2px solid #1a7f37}.c-partial{border:2px dashed #9a6700}.c-none{border:2px solid #cf222e;
+text-decoration:line-through}.c-dangling{border:2px dotted #cf222e;font-style:italic}
+.matrix td{text-align:center;min-width:2.2em;font-size:1.05em}.matrix th.row{font-weight:400;max-width:360px}
+.m1{background:#8fd19e}.m2{background:#f4a3a3}.m3{background:#ffd08a}.m0{background:#f1f3f5}
+.s3{background:#8fd19e}.s2{background:#ffe08a}.s1{background:#e9ecef}.s0{background:#fff}
+blockquote{margin:4px 0;padding:4px 8px;border-left:3px solid #d0d7de;background:#f6f8fa;white-space:pre-wrap}
+.url{word-break:break-all;font-size:.9em}.small{font-size:.85em;color:#57606a}
+"""
+
+
+def _e(value: object) -> str:
+    """Escaped text ("" for None)."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def _table(header: Iterable[str], rows: Iterable[Iterable[object]], cls: str = "") -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f'<table class="{_e(cls)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+# ---- judge reliability ----------------------------------------------------------------------
+
+
+def _agreement_values(frame: pd.DataFrame) -> dict[str, float]:
+    out = {}
+    for rec in frame.to_dict("records"):
+        value = rec.get("value")
+        if value is not None and value == value:
+            out[str(rec.get("metric") or "")] = float(value)
+    return out
+
+
+def reliability_lines(judge: str, agreement: pd.DataFrame | None = None, checks: pd.DataFrame | None = None,
+                      illustrative: bool = False) -> list[str]:
+    """Plain sentences on how far this judge's labels can be trusted: what kind of judge it is, its
+    measured agreement with the ExpertQA experts, and its behavioural-check pass rates."""
+    base = judge.partition(":")[0]
+    info = JUDGES.get(base) or JUDGES.get(base.partition("_")[0])  # "openai_gpt-4o" is a results folder name
+    # registry descriptions are written for markdown pages: here they are plain sentences
+    lines = [info.description.replace("`", "") if info else f"Judge {judge} (not in the registry)."]
+    if carries_labels(judge):
+        if base == "human":
+            lines.append("These expert labels are the reference the automatic judges are measured against; "
+                         "experts also disagree with each other, so they are not infallible.")
+        else:
+            lines.append("Nobody re-judged these labels here: they are as trustworthy as whoever recorded them"
+                         + (" (in the illustrative teaching corpus, invented for teaching)." if illustrative else "."))
+        return lines
+    found = False
+    if agreement is not None and len(agreement):
+        part = agreement[agreement["judge"].map(lambda j: judge_dirname(str(j))) == judge_dirname(judge)]
+        for dataset, rows in part.groupby("dataset", sort=True):
+            v = _agreement_values(rows)
+            if "support.n" in v:
+                found = True
+                seen = int(v.get("support.in_calibration", 0))
+                lines.append(
+                    f"Support against the ExpertQA experts on {dataset}: "
+                    + ", ".join(f"{name} {v[key]:.3f}" for key, name in (
+                        ("support.auc", "AUC"), ("support.balanced_accuracy", "balanced accuracy"),
+                        ("support.kappa", "Cohen's kappa")) if key in v)
+                    + f" over {int(v['support.n'])} pairs"
+                    + (f" ({seen} of them from questions the judge was calibrated on)." if seen else " (none used in its calibration)."))
+            if "relevance.n" in v:
+                found = True
+                lines.append(
+                    f"Relevance against the experts on {dataset}: "
+                    + ", ".join(f"{name} {v[key]:.3f}" for key, name in (
+                        ("relevance.balanced_accuracy", "balanced accuracy"), ("relevance.kappa", "Cohen's kappa"))
+                        if key in v)
+                    + f" over {int(v['relevance.n'])} statements.")
+    if not found:
+        lines.append("No measurement against expert labels is saved for this judge: its labels are unchecked. "
+                     f"Measure it with: python -m pipeline judges evaluate --dataset expertqa --judge {judge}")
+    if checks is not None and len(checks) and {"kind", "passed"} <= set(checks.columns):
+        parts = [f"{kind} {int(rows['passed'].sum())}/{len(rows)}" for kind, rows in checks.groupby("kind", sort=True)]
+        lines.append("Behavioural checks passed: " + ", ".join(parts) + ".")
+    lines.append("Kappa 0 means chance agreement and 1 perfect; differences between engines smaller than the judge's "
+                 "disagreement with experts should not be read as real.")
+    return lines
+
+
+# ---- the report -----------------------------------------------------------------------------
+
+
+def _answer_html(data: Mapping[str, Any]) -> str:
+    """The answer text with statements and markers, from the answer component's data."""
+    symbols, statuses = data["status_symbols"], data["statements"]
+    out = []
+    for b in data["blocks"]:
+        if b["t"] == "heading":
+            out.append(f"<strong>{_e(b['s'])}</strong>\n")
+            continue
+        inner = []
+        for p in b.get("parts", []):
+            if p["t"] == "cite":
+                inner.append(f'<span class="cite c-{_e(p["cls"])}">[{_e(p["src"])}]</span>')
+            else:
+                inner.append(_e(p["s"]))
+        if b["t"] == "gap":
+            out.append("".join(inner))
+        else:
+            status = statuses.get(str(b["i"]), {}).get("status", "uncited")
+            out.append(f'<span class="stmt st-{_e(status)}" title="statement {b["i"] + 1}">'
+                       f'<span class="sym">{_e(symbols.get(status, ""))}S{b["i"] + 1}</span> {"".join(inner)}</span>'
+                       + ("\n" if b.get("own_line") else ""))
+    return f'<div class="answer">{"".join(out)}</div>'
+
+
+def _statements_html(annotated: AnnotatedAnswer, rep: dict, data: Mapping[str, Any]) -> str:
+    pairs = answer_model.pair_verdicts(annotated)
+    labels = data["status_labels"]
+    rows = []
+    for s in rep["statements"]:
+        status = data["statements"][str(s["index"])]["status"]
+        verdicts = []
+        for src in s["citations"]:
+            v = pairs.get((s["index"], src))
+            if v is None:
+                verdicts.append(f"<div>[{_e(src)}] no verdict</div>")
+                continue
+            score = f" (score {v['score']:.2f})" if isinstance(v["score"], (int, float)) else ""
+            evidence = f"<blockquote>{_e(v['evidence'])}</blockquote>" if v["evidence"] else ""
+            raw = (f"<details><summary>raw judge output</summary><pre>{_e(v['raw'])}</pre></details>"
+                   if v["raw"] else "")
+            verdicts.append(f"<div>[{_e(src)}] <b>{_e(v['label'])}</b>{_e(score)}{evidence}{raw}</div>")
+        for d in s["dangling"]:
+            verdicts.append(f"<div>[{_e(d)}] matches no listed source</div>")
+        stance = s["stance"] or ""
+        rows.append(f"<tr><td>S{s['index'] + 1}</td><td>{_e(s['text'])}</td><td>{_e(labels.get(status, status))}"
+                    f"{'<br><span class=small>stance: ' + _e(stance) + '</span>' if stance else ''}</td>"
+                    f"<td>{''.join(verdicts) or 'no citation'}</td></tr>")
+    return ("<table><thead><tr><th>#</th><th>statement</th><th>status</th><th>cited sources: judge's verdict</th>"
+            f"</tr></thead><tbody>{''.join(rows)}</tbody></table>")
+
+
+def _matrices_html(rep: dict) -> str:
+    rows, cols = rep["citation_matrix"]["rows"], rep["citation_matrix"]["columns"]
+    if not rows or not cols:
+        return "<p>No relevant statement or no usable source: the matrices are empty.</p>"
+    texts = {s["index"]: s["text"] for s in rep["statements"]}
+    cit, sup = matrix_cells(rep)
+    out = []
+    for title, codes, table, prefix in (("Citations: what the answer cites", cit, CELL_CITATION, "m"),
+                                        ("Support: what the judge found", sup, CELL_SUPPORT, "s")):
+        head = "<th>statement</th>" + "".join(f"<th>[{_e(c)}]</th>" for c in cols)
+        body = []
+        for i, r in enumerate(rows):
+            cells = "".join(f'<td class="{prefix}{code}" title="{_e(table[code][1])}">{_e(table[code][0])}</td>'
+                            for code in codes[i])
+            body.append(f'<tr><th class="row">S{r + 1} {_e(texts.get(r, ""))}</th>{cells}</tr>')
+        out.append(f"<h3>{_e(title)}</h3><table class=\"matrix\"><thead><tr>{head}</tr></thead>"
+                   f"<tbody>{''.join(body)}</tbody></table>")
+    nec = ", ".join(f"[{c}]" for c in rep["necessary_sources"]) or "none"
+    out.append(f"<p class=small>{_e(matrix_key())}</p>")
+    out.append(f"<p>Minimum set of sources that together support every supported statement "
+               f"({_e(rep['necessity'])} method): {_e(nec)}.</p>")
+    return "".join(out)
+
+
+def _sources_html(annotated: AnnotatedAnswer, data: Mapping[str, Any]) -> str:
+    rows = []
+    for src in annotated.answer.sources:
+        info = data["sources"].get(str(src.index), {})
+        url = src.url or ""
+        link = (f'<a href="{_e(url)}" rel="noopener noreferrer nofollow" referrerpolicy="no-referrer">{_e(url)}</a>'
+                if url and answer_model.is_http_url(url) else _e(url or "(no URL)"))
+        if src.fetch_ok is False:
+            fetched = "dead: could not be fetched"
+        else:
+            fetched = "text available" if src.text.strip() else "no text in the data"
+        flags = "".join(f"<div>{_e(f)}</div>" for f in info.get("flags", []))
+        excerpt = f"<blockquote>{_e(info.get('excerpt', ''))}</blockquote>" if info.get("excerpt") else ""
+        rows.append(f"<tr><td>[{_e(src.index)}]</td><td><b>{_e(src.title or '(no title)')}</b>"
+                    f"<div class=url>{link}</div>{excerpt}</td><td>{_e(info.get('type', ''))}<br>"
+                    f"<span class=small>{_e(fetched)}</span>{flags}</td></tr>")
+    return ("<table><thead><tr><th>#</th><th>source</th><th>type and flags</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
+
+
+def answer_report_html(annotated: AnnotatedAnswer, rep: dict, source_rows: list[dict], *, dataset: str,
+                       reliability: list[str], illustrative: bool = False, link: str = "",
+                       generated: datetime | None = None) -> str:
+    """The whole report as one HTML document (a str)."""
+    answer = annotated.answer
+    data = answer_model.component_data(annotated, rep, source_rows)
+    flags = answer_model.answer_flags(annotated, rep, source_rows)
+    metrics = answer_model.metrics_table(rep)
+    when = (generated or datetime.now(timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
+    banner = ('<p class="banner">Illustrative data: invented engines and answers for teaching. '
+              "Its numbers say nothing about any real product.</p>") if illustrative else ""
+    legend = " · ".join(f"{data['status_symbols'][k]} {data['status_labels'][k]}" for k in data["status_labels"])
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+        '<meta name="referrer" content="no-referrer">',
+        f"<title>Answer report: {_e(answer.engine)} - {_e(answer.query[:120])}</title>",
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>Answer report</h1>",
+        banner,
+        f"<p><b>Query</b> ({_e(answer.query_type)}): {_e(answer.query)}</p>",
+        f'<p class="meta">Engine: {_e(answer.engine)} · answer id: {_e(answer.answer_id)} · dataset: {_e(dataset)}'
+        f"{' (illustrative)' if illustrative else ''} · judge: {_e(rep['judge'])} · rules: {_e(rep['mode'])}, "
+        f"necessity by the {_e(rep['necessity'])} method · generated {_e(when)} by answer-engine-audit {_e(__version__)}</p>",
+        f'<p class="meta">Open in the dashboard: {_e(link)}</p>' if link else "",
+        "<h2>How far to trust the judge</h2>",
+        "<ul>" + "".join(f"<li>{_e(line)}</li>" for line in reliability) + "</ul>",
+        "<h2>Answer</h2>",
+        f"<p class=small>{_e(legend)}. Markers: solid border = the source supports the statement, dashed = partly, "
+        "struck through = does not, dotted = no verdict or no such source.</p>",
+        _answer_html(data),
+        "<h2>Statements and verdicts</h2>",
+        _statements_html(annotated, rep, data),
+        "<h2>Flags</h2>",
+        _table(["kind", "where", "message"], [(f["kind"], f["where"], f["message"]) for f in flags])
+        if flags else "<p>No dangling citations, dead, duplicate or injection-flagged sources.</p>",
+        "<h2>Metrics for this answer</h2>",
+        "<p class=small>n/a: the metric cannot be scored for this answer; the note says why. Ratings use the "
+        "published thresholds: ▲ acceptable, ● borderline, ▼ problematic.</p>",
+        _table(["metric", "value", "better", "rating", "n", "note"],
+               metrics.drop(columns=["id"]).itertuples(index=False, name=None)),
+        "<h2>Citation and support matrices</h2>",
+        _matrices_html(rep),
+        "<h2>Sources</h2>",
+        _sources_html(annotated, data),
+        "</body></html>",
+    ]
+    return "\n".join(p for p in parts if p)
+
+
+def report_filename(answer_id: str) -> str:
+    """A safe file name for the download ("answer-report-rand_val_8_gpt4.html")."""
+    import re
+
+    return "answer-report-" + (re.sub(r"[^A-Za-z0-9_-]+", "_", answer_id).strip("_")[:80] or "answer") + ".html"

@@ -1,0 +1,91 @@
+"""What the Compare page lines up: two answers' metrics row by row, and two judges' verdicts on one
+answer item by item.
+
+Values come from the pipeline's reports (`answer_report`) and the stored verdicts; this module
+only pairs them and says which side the registry's direction favours. It never computes a metric.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from dashboard.answer_model import DIRECTION_MARKS, metric_value_text
+from pipeline.metrics import METRICS
+from pipeline.records import AnnotatedAnswer
+
+SAME, DIFFERENT = "same", "differs"
+ITEM_ORDER = {"relevance": 0, "stance": 1, "support": 2}
+
+
+def _favoured(a: float | None, b: float | None, direction: str) -> str:
+    """Which side the registry's direction favours: "A", "B", "=" or "" (no direction or a missing value)."""
+    if a is None or b is None or direction == "neutral":
+        return ""
+    if round(a, 2) == round(b, 2):
+        return "="
+    better_high = direction == "higher_is_better"
+    return "A" if (a > b) == better_high else "B"
+
+
+def metrics_side_by_side(rep_a: dict, rep_b: dict, name_a: str, name_b: str) -> pd.DataFrame:
+    """One row per metric: label, which direction is better, both values as shown, the side the
+    direction favours, and why a value is missing. Column names carry the two sides' names."""
+    rows = []
+    for name, ma in rep_a["metrics"].items():
+        mb = rep_b["metrics"].get(name)
+        if mb is None:
+            continue
+        info = METRICS.get(name)
+        unit = info.unit if info else "ratio"
+        direction = info.direction if info else "neutral"
+        favoured = _favoured(ma["display"], mb["display"], direction)
+        notes = [f"{side}: {m['reason']}" for side, m in (("A", ma), ("B", mb)) if m["display"] is None and m["reason"]]
+        rows.append({
+            "metric": ma["label"], "better": DIRECTION_MARKS.get(direction, ""),
+            f"A: {name_a}": metric_value_text(ma["display"], unit), f"B: {name_b}": metric_value_text(mb["display"], unit),
+            "favours": {"A": f"A ({name_a})", "B": f"B ({name_b})", "=": "equal", "": ""}[favoured],
+            "note": "; ".join(notes),
+        })
+    return pd.DataFrame(rows, columns=["metric", "better", f"A: {name_a}", f"B: {name_b}", "favours", "note"])
+
+
+def _labels(annotated: AnnotatedAnswer) -> dict[tuple[str, int | None, int | None], str]:
+    """The label of every judged item: (kind, statement, source) -> label shown to a reader."""
+    out: dict[tuple[str, int | None, int | None], str] = {}
+    for v in annotated.verdicts:
+        if v.kind not in ITEM_ORDER and v.kind != "confidence":
+            continue
+        if v.error:
+            label = f"no label ({v.error} error)"
+        elif v.label is None:
+            label = "no label (unparsed output)"
+        else:
+            label = v.label
+        out[(v.kind, v.statement_index, v.source_index)] = label
+    return out
+
+
+def statements_match(a: AnnotatedAnswer, b: AnnotatedAnswer) -> bool:
+    """True when both judges' records split the answer into the same statements."""
+    return [s.text for s in a.statements] == [s.text for s in b.statements]
+
+
+def verdict_differences(a: AnnotatedAnswer, b: AnnotatedAnswer) -> pd.DataFrame:
+    """Every item either judge labelled on one answer, side by side: statement number and text,
+    what was judged (relevance, stance, support by source [n], the answer's confidence), both
+    labels ("no verdict" where a judge gave none) and whether they differ."""
+    la, lb = _labels(a), _labels(b)
+    texts = {s.index: s.text for s in a.statements}
+    keys = sorted(set(la) | set(lb), key=lambda k: (k[1] if k[1] is not None else -1, ITEM_ORDER.get(k[0], -1),
+                                                    k[2] if k[2] is not None else -1))
+    rows: list[dict[str, Any]] = []
+    for kind, stmt, src in keys:
+        what = {"support": f"support by source [{src}]", "relevance": "relevance", "stance": "stance",
+                "confidence": "confidence of the whole answer"}[kind]
+        va, vb = la.get((kind, stmt, src), "no verdict"), lb.get((kind, stmt, src), "no verdict")
+        rows.append({"statement": "" if stmt is None else f"S{stmt + 1}",
+                     "text": "" if stmt is None else " ".join(texts.get(stmt, "").split()),
+                     "judged": what, "judge A": va, "judge B": vb, "agreement": SAME if va == vb else DIFFERENT})
+    return pd.DataFrame(rows, columns=["statement", "text", "judged", "judge A", "judge B", "agreement"])

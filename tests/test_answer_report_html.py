@@ -1,0 +1,175 @@
+"""The one-answer HTML report and the compare model: hand-checked content, hostile text stays
+text, nothing in the report can run or fetch anything."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pandas as pd
+
+from dashboard import answer_html, answer_model, compare_model
+from pipeline.importers.canonical import parse_answer
+from pipeline.metrics import ScoreConfig
+from pipeline.records import Verdict
+from pipeline.scoring import answer_report
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKED = ROOT / "tests" / "fixtures" / "worked_example.json"
+HOSTILE_TEXT = ('Zoos harm animals <img src=x onerror="alert(1)"> [1]. <script>alert(2)</script> '
+                'Read [this](javascript:alert(3)) [2].')
+
+
+class _Scan(HTMLParser):
+    """Collects tags, attributes and visible text of a document."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.attrs: list[tuple[str, str, str]] = []
+        self.text: list[str] = []
+        self._skip = 0
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.attrs += [(tag, k, v or "") for k, v in attrs]
+        if tag in ("style", "title"):
+            self._skip += 1
+
+    def handle_endtag(self, tag):
+        if tag in ("style", "title"):
+            self._skip -= 1
+
+    def handle_data(self, data):
+        if not self._skip:
+            self.text.append(data)
+
+
+def _scan(doc: str) -> _Scan:
+    scan = _Scan()
+    scan.feed(doc)
+    return scan
+
+
+def _report(obj: dict, judge: str = "recorded", **kw) -> tuple[str, dict]:
+    annotated = parse_answer(obj, "test")
+    rep = answer_report(annotated, ScoreConfig("strict", "exact"), judge)
+    rows = answer_model.computed_source_rows(annotated)
+    doc = answer_html.answer_report_html(annotated, rep, rows, dataset=kw.pop("dataset", "fig7"),
+                                         reliability=kw.pop("reliability", ["A line."]), **kw)
+    return doc, rep
+
+
+def _assert_inert(doc: str) -> _Scan:
+    scan = _scan(doc)
+    assert "script" not in scan.tags and not {"img", "iframe", "object", "embed", "link", "form"} & set(scan.tags)
+    assert not [a for a in scan.attrs if a[1].startswith("on") or a[1] in ("src", "srcset", "action")]
+    hrefs = [v for _, k, v in scan.attrs if k == "href"]
+    assert all(h.startswith(("http://", "https://")) for h in hrefs), hrefs
+    csp = [v for tag, k, v in scan.attrs if tag == "meta" and k == "content" and "default-src" in v]
+    assert csp == [answer_html.CSP] and "script-src" not in csp[0]
+    assert "url(" not in doc and "@import" not in doc  # the inline CSS loads nothing either
+    return scan
+
+
+def test_worked_example_report_holds_statements_verdicts_matrices_and_metrics():
+    obj = json.loads(WORKED.read_text())
+    doc, rep = _report(obj, illustrative=True, link="http://localhost:8501/inspector?dataset=fig7&answer=fig7")
+    scan = _assert_inert(doc)
+    text = " ".join(" ".join(scan.text).split())
+    assert "Illustrative data" in text and "fig7 (illustrative)" in text
+    for s in rep["statements"]:  # every statement's text, in the statements table
+        assert " ".join(s["text"].split()) in text
+    # worked example: statement 3 cites [1] and [3]; the recorded labels say neither supports it
+    assert "Cited, but no cited source supports it" in text
+    accuracy = rep["metrics"]["citation_accuracy"]["display"]
+    assert f"Citation accuracy {accuracy:.2f} %" in text
+    # one matrix row per relevant statement in each panel
+    assert doc.count('<th class="row">') == 2 * len(rep["citation_matrix"]["rows"])
+    assert "Partly supports" in text and "http://localhost:8501/inspector?dataset=fig7&amp;answer=fig7" in doc
+
+
+def test_hostile_answer_and_sources_stay_text():
+    obj = {"answer_id": "h<1>", "engine": "E<b>x</b>", "query": "q <script>alert(0)</script>", "query_type": "debate",
+           "answer": HOSTILE_TEXT,
+           "sources": [{"index": 1, "url": "javascript:alert(4)", "title": "<img src=x onerror=alert(5)>", "text": "t"},
+                       {"index": 2, "url": "https://ok.example.org/a?b=<c>", "title": "fine", "text": "u"}]}
+    doc, _ = _report(obj, reliability=["<script>alert(6)</script>"])
+    scan = _assert_inert(doc)
+    text = " ".join(scan.text)
+    assert "<script>alert(2)</script>" in text and '<img src=x onerror="alert(1)">' in text  # shown, as text
+    assert "<img src=x onerror=alert(5)>" in text and "<script>alert(6)</script>" in text
+    assert "javascript:alert(4)" in text  # the bad URL is shown as text, never as a link
+    hrefs = [v for _, k, v in scan.attrs if k == "href"]
+    assert hrefs == ["https://ok.example.org/a?b=<c>"]
+    assert answer_html.report_filename("h<1>/../x") == "answer-report-h_1_x.html"
+    assert text.count("text available") == 2  # both sources carry their text (nothing was fetched)
+
+
+def test_reliability_lines_use_the_saved_agreement():
+    agreement = pd.DataFrame([
+        {"dataset": "expertqa-rand_val", "judge": "offline", "metric": "support.n", "value": 803.0},
+        {"dataset": "expertqa-rand_val", "judge": "offline", "metric": "support.auc", "value": 0.6956},
+        {"dataset": "expertqa-rand_val", "judge": "offline", "metric": "support.kappa", "value": 0.1977},
+        {"dataset": "expertqa-rand_val", "judge": "offline", "metric": "support.in_calibration", "value": 0.0},
+        {"dataset": "expertqa-rand_val", "judge": "other", "metric": "support.n", "value": 5.0},
+    ])
+    checks = pd.DataFrame({"kind": ["support", "support", "stance"], "passed": [True, False, True]})
+    lines = answer_html.reliability_lines("offline", agreement, checks)
+    assert any("AUC 0.696" in line and "Cohen's kappa 0.198" in line and "803 pairs" in line for line in lines)
+    assert "Behavioural checks passed: stance 1/1, support 1/2." in lines
+    assert any("unchecked" in line for line in answer_html.reliability_lines("scripted", agreement))
+    assert not any("`" in line for line in answer_html.reliability_lines("recorded"))  # plain sentences
+    human = answer_html.reliability_lines("human", agreement)
+    assert any("reference" in line for line in human) and not any("AUC" in line for line in human)
+
+
+# ---- compare model ------------------------------------------------------------------------------
+
+
+def _two_judges():
+    obj = {"answer_id": "a", "engine": "E", "query": "Should cities ban cars?", "query_type": "debate",
+           "answer": "Cars pollute [1]. Bans help walkers [2].",
+           "sources": [{"index": 1, "url": "https://x.example.org", "title": "X", "text": "x"},
+                       {"index": 2, "url": "https://y.example.org", "title": "Y", "text": "y"}]}
+    base = parse_answer(obj, "test")
+
+    def with_labels(judge, support_1, support_2, stance_2):
+        v = [Verdict("a", "relevance", "relevant", judge, "t", statement_index=0),
+             Verdict("a", "relevance", "relevant", judge, "t", statement_index=1),
+             Verdict("a", "support", support_1, judge, "t", statement_index=0, source_index=1),
+             Verdict("a", "stance", stance_2, judge, "t", statement_index=1)]
+        if support_2 is not None:
+            v.append(Verdict("a", "support", support_2, judge, "t", statement_index=1, source_index=2))
+        return type(base)(base.answer, base.statements, tuple(v))
+
+    return with_labels("j1", "full", "full", "agree"), with_labels("j2", "full", None, "neutral")
+
+
+def test_verdict_differences_pair_every_item():
+    a, b = _two_judges()
+    diffs = compare_model.verdict_differences(a, b)
+    rows = {(r["statement"], r["judged"]): (r["judge A"], r["judge B"], r["agreement"]) for r in diffs.to_dict("records")}
+    assert rows == {
+        ("S1", "relevance"): ("relevant", "relevant", "same"),
+        ("S1", "support by source [1]"): ("full", "full", "same"),
+        ("S2", "relevance"): ("relevant", "relevant", "same"),
+        ("S2", "stance"): ("agree", "neutral", "differs"),
+        ("S2", "support by source [2]"): ("full", "no verdict", "differs"),
+    }
+    assert list(diffs["statement"]) == ["S1", "S1", "S2", "S2", "S2"]  # reading order
+    assert compare_model.statements_match(a, b)
+
+
+def test_metrics_side_by_side_names_the_favoured_side():
+    a, b = _two_judges()
+    rep_a = answer_report(a, ScoreConfig("strict", "exact"), "j1")
+    rep_b = answer_report(b, ScoreConfig("strict", "exact"), "j2")
+    table = compare_model.metrics_side_by_side(rep_a, rep_b, "j1", "j2").set_index("metric")
+    # j1: both citations accurate (100 %); j2: [2] has no verdict, so 1 of 2 (50 %)
+    assert table.loc["Citation accuracy", "A: j1"] == "100.00 %" and table.loc["Citation accuracy", "B: j2"] == "50.00 %"
+    assert table.loc["Citation accuracy", "favours"] == "A (j1)"
+    assert table.loc["Dangling citations", "favours"] == "equal"
+    assert table.loc["Statement agreement", "A: j1"] != "None"
+    assert table.loc["Sources", "favours"] == ""  # a count with no better direction
