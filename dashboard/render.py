@@ -148,43 +148,88 @@ def scorecard_cells(summary: pd.DataFrame, query_type: str, groups: Iterable[str
                                        "n_answers", "rating", "symbol", "published_rating", "disagrees"])
 
 
+def add_blank_reasons(cells: pd.DataFrame, reasons: dict[tuple[str, str], str], *, has_debate: bool) -> pd.DataFrame:
+    """The cells with a "why_blank" column: for each cell without a value, why (in words), read
+    from the reasons the pipeline stored per answer (`data.blank_reasons`); "" where there is a value."""
+    from dashboard.metric_text import blank_reason
+
+    why = [blank_reason(r["metric"], r["engine"], reasons, has_debate=has_debate, n_answers=r["n_answers"])
+           if r["value"] is None else "" for r in records(cells)]
+    return cells.assign(why_blank=why)
+
+
 def group_summaries(cells: pd.DataFrame) -> pd.DataFrame:
-    """One row per rated group: the symbols of its metrics per engine ("▲ ▲ ●")."""
+    """One row per rated group and engine: the symbols of its rated metrics in registry order
+    ("▼ ▼ –"), their labels ("uncited sources · unsupported statements · source necessity") and
+    the two together ("uncited sources: ▼ · unsupported statements: ▼ · source necessity: n/a")."""
     rated = cells[cells["metric"].map(lambda m: bool(METRICS[m].bands))]
     rows = []
     for group in [g for g in GROUP_ORDER if g in set(rated["group"])]:
         part = rated[rated["group"] == group]
+        names = list(dict.fromkeys(part["metric"]))
+        labels = [METRICS[n].label.lower() for n in names]
         for engine in dict.fromkeys(cells["engine"]):
-            symbols = [s or "–" for s in part.loc[part["engine"] == engine, "symbol"]]
-            rows.append({"group": group, "engine": engine, "symbols": " ".join(symbols)})
-    return pd.DataFrame(rows, columns=["group", "engine", "symbols"])
+            mine = part[part["engine"] == engine].set_index("metric")
+            symbols = [(mine.at[n, "symbol"] or "–") if n in mine.index else "–" for n in names]
+            named = [f"{label}: {sym if sym != '–' else 'n/a'}" for label, sym in zip(labels, symbols)]
+            rows.append({"group": group, "engine": engine, "symbols": " ".join(symbols),
+                         "names": " · ".join(labels), "named": " · ".join(named)})
+    return pd.DataFrame(rows, columns=["group", "engine", "symbols", "names", "named"])
 
 
 def wide_table(cells: pd.DataFrame, with_n: bool = True) -> pd.DataFrame:
-    """The scorecard as a text table: one row per metric, one column per engine ("57.14 ● (n=1)"),
-    plus the summary rows of symbols per group. Suitable for st.dataframe and CSV."""
+    """The scorecard as a text table: one row per metric with its unit, better direction and
+    Table 7 thresholds (from the registry), one column per engine ("57.14% ● (n=1)", "n/a" where
+    there is no value), and "Why n/a" naming the reason; then one summary row per rated group whose
+    cells name each metric beside its symbol. Suitable for st.dataframe and CSV."""
+    from dashboard.metric_text import DIRECTION_SHORT, fmt_metric, thresholds_text, unit_mark
+
     engines = list(dict.fromkeys(cells["engine"]))
     rows = []
     for (group, name), part in cells.groupby(["group", "metric"], sort=False):
-        row = {"Group": group_title(group), "Metric": METRICS[name].label}
+        info = METRICS[name]
+        row = {"Group": group_title(group), "Metric": info.label, "Unit": unit_mark(name),
+               "Better": DIRECTION_SHORT[info.direction], "Thresholds": thresholds_text(name)}
+        why: dict[str, list[str]] = {}
         for rec in records(part):
-            text = fmt_value(rec["value"])
+            text = fmt_metric(rec["value"], name)
             if rec["symbol"]:
                 text += f" {rec['symbol']}"
             if with_n and rec["n_answers"]:
                 text += f" (n={int(rec['n_answers'])})"
             row[rec["engine"]] = text
+            if rec["value"] is None:
+                why.setdefault(rec.get("why_blank") or "no value", []).append(rec["engine"])
+        if len(why) == 1:
+            row["Why n/a"] = next(iter(why))
+        else:
+            row["Why n/a"] = "; ".join(f"{', '.join(es)}: {reason}" for reason, es in why.items())
         rows.append(row)
     for group, part in group_summaries(cells).groupby("group", sort=False):
-        row = {"Group": "Summary", "Metric": group_title(group)}
-        row.update(dict(zip(part["engine"], part["symbols"])))
+        row = {"Group": "Summary", "Metric": f"{group_title(group)} ratings", "Unit": "",
+               "Better": "", "Thresholds": "", "Why n/a": ""}
+        row.update(dict(zip(part["engine"], part["named"])))
         rows.append(row)
-    return pd.DataFrame(rows, columns=["Group", "Metric", *engines])
+    return pd.DataFrame(rows, columns=["Group", "Metric", "Unit", "Better", *engines, "Thresholds", "Why n/a"])
+
+
+def summary_table(cells: pd.DataFrame) -> pd.DataFrame:
+    """Each rated group's ratings per engine, every symbol beside the metric it rates
+    ("uncited sources: ▼ · unsupported statements: ▼ · source necessity: n/a"): rows are groups."""
+    summaries = group_summaries(cells)
+    engines = list(dict.fromkeys(cells["engine"]))
+    rows = []
+    for group, part in summaries.groupby("group", sort=False):
+        row = {"Group": group_title(group)}
+        row.update(dict(zip(part["engine"], part["named"])))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["Group", *engines]).set_index("Group")
 
 
 def rating_legend() -> str:
     """A markdown legend of the three ratings (fixed text, safe)."""
-    return " · ".join(f"{RATING_SYMBOLS[r]} {r}" for r in ("acceptable", "borderline", "problematic")) + " · – not rated"
+    return (" · ".join(f"{RATING_SYMBOLS[r]} {r}" for r in ("acceptable", "borderline", "problematic"))
+            + " · – not rated (no value, or no thresholds)")
 
 
 def caption(text: object) -> None:
@@ -197,21 +242,51 @@ def colour(rating: str | None) -> str:
     return RATING_COLOURS.get(rating, "#6b7280") if isinstance(rating, str) else "#6b7280"
 
 
-def pick_dataset(key: str, label: str = "Dataset", where=None, prefer=None) -> str | None:
-    """A dataset selectbox that opens on the dataset chosen on another page (shared state set in
-    app.py) and marks illustrative datasets in its labels. None when there are no results."""
+def pick_dataset(key: str, label: str = "Dataset", where=None) -> str | None:
+    """The dataset selectbox of a page. Every page opens on the same dataset (`data.default_dataset`:
+    the URL's `dataset`, else the one chosen on another page, else the largest real one); the
+    choice is written back to the URL (`?dataset=`) so a link reopens it. Datasets show their
+    label ("Teaching corpus" for `demo`), and an illustrative choice puts a note in the sidebar.
+    None when there are no results."""
     from dashboard import data
 
     names = data.datasets()
     if not names:
         return None
-    default = data.default_dataset(names, prefer)
-    index = names.index(default) if default in names else 0
+    wanted = st.query_params.get("dataset")
+    if wanted in names and st.session_state.get(key) != wanted and st.session_state.get("_url_dataset") != wanted:
+        st.session_state[key] = wanted  # a link (or the address bar) asked for this dataset
+    elif st.session_state.get(key) not in names:
+        st.session_state[key] = data.default_dataset(names)
     target = where or st
-    return target.selectbox(
-        label, names, index=index, key=key, on_change=data.remember_dataset, args=(key,),
-        format_func=lambda n: f"{n} (illustrative)" if data.is_illustrative(n) else n,
-    )
+    dataset = target.selectbox(label, names, key=key, on_change=data.remember_dataset, args=(key,),
+                               format_func=data.dataset_label)
+    st.session_state["shared_dataset"] = dataset
+    st.session_state["_url_dataset"] = dataset
+    st.query_params["dataset"] = dataset
+    if data.is_illustrative(dataset):
+        st.sidebar.info(f"**{md_escape(data.dataset_label(dataset))}** is illustrative: invented engines and "
+                        "answers for teaching; its numbers say nothing about any real product.",
+                        icon=":material/school:")
+    return dataset
+
+
+def url_choice(param: str, key: str, options: list[str], default: str | None = None) -> None:
+    """Before a widget with `key` is drawn: take its value from the URL's `param` when the URL
+    names a valid option that differs from the last value written there (a shared link), else
+    keep the widget's own value, else `default`. Pair with `st.query_params[param] = value` after."""
+    wanted = st.query_params.get(param)
+    seen = f"_url_{param}"
+    if wanted in options and st.session_state.get(key) != wanted and st.session_state.get(seen) != wanted:
+        st.session_state[key] = wanted
+    elif st.session_state.get(key) not in options and (default in options or default is None):
+        st.session_state[key] = default if default is not None else options[0]
+
+
+def url_remember(param: str, value: str) -> None:
+    """Write a page's current choice to the URL, so the address bar always reopens this view."""
+    st.session_state[f"_url_{param}"] = value
+    st.query_params[param] = value
 
 
 def no_results_message() -> None:
