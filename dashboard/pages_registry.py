@@ -32,6 +32,7 @@ class PageInfo:
 
 PAGES: tuple[PageInfo, ...] = (
     PageInfo("Overview", "home.py", ":material/dashboard:", default=True),
+    PageInfo("Start here", "tour.py", ":material/school:"),
     PageInfo("Scorecard", "scorecard.py", ":material/table_chart:"),
     PageInfo("Confidence", "confidence.py", ":material/stacked_bar_chart:"),
     PageInfo("Answer inspector", "inspector.py", ":material/manage_search:"),
@@ -40,3 +41,8 @@ PAGES: tuple[PageInfo, ...] = (
     PageInfo("Usability study", "study.py", ":material/groups:"),
     PageInfo("Methodology", "methodology.py", ":material/menu_book:"),
 )
+
+
+def page(script: str) -> PageInfo:
+    """The registry entry of a page script ("tour.py"), for links between pages."""
+    return next(p for p in PAGES if p.script == script)

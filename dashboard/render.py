@@ -18,6 +18,7 @@ from typing import Any, Iterable
 import pandas as pd
 import streamlit as st
 
+from dashboard.metric_text import DIRECTION_WORDS  # noqa: F401 - one list, re-exported for older imports
 from pipeline.metrics import GROUP_ORDER, METRICS, RATING_COLOURS, RATING_SYMBOLS
 
 GROUP_TITLES: dict[str, str] = {
@@ -32,7 +33,6 @@ RATING_WORDS = {"acceptable": "acceptable", "borderline": "borderline", "problem
 # Light tints of the registry colours for cell backgrounds (dark text stays readable on them in
 # both themes); the symbol carries the rating too, so colour is never the only signal.
 RATING_TINTS = {"acceptable": "#cfe9d6", "borderline": "#f6e3bf", "problematic": "#f4cccc", None: "#ececec"}
-DIRECTION_WORDS = {"higher_is_better": "higher is better", "lower_is_better": "lower is better", "neutral": "no direction"}
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&=^%@/;,?\"'])")
 
@@ -44,6 +44,15 @@ def md_escape(text: object) -> str:
     s = "" if text is None else str(text)
     s = s.replace("\r", " ").replace("\n", " ")
     return _MD_SPECIAL.sub(r"\\\1", s)
+
+
+def md_with_code(text: object) -> str:
+    """Like md_escape, but `backtick spans` stay code spans (their content shows verbatim, so it
+    needs no escaping): for fixed help text that names commands."""
+    parts = ("" if text is None else str(text)).split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: escape everything
+        return md_escape(text)
+    return "".join(md_escape(p) if i % 2 == 0 else f"`{p.replace(chr(10), ' ')}`" for i, p in enumerate(parts))
 
 
 def plot_escape(text: object) -> str:
