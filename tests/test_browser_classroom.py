@@ -1,14 +1,13 @@
 """The classroom path in a real browser (Debian's chromium via Playwright): a teacher walks the four
 steps of "Start here" on the teaching corpus, a class study comparing two engines gets its tests
-(or the reason it cannot), and no page asks anything of a host other than 127.0.0.1 (the favicon
-used to come from a font CDN). Screenshots go to tests/artifacts/. Never runs `playwright install`.
+(or the reason it cannot), and none of those pages asks anything of a host other than 127.0.0.1
+(the favicon used to come from a font CDN). Screenshots go to tests/artifacts/. Never runs `playwright install`.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import time
 from urllib.parse import urlparse
 
 import pytest
@@ -77,7 +76,17 @@ def _tick(page, step: int) -> None:
     _idle(page)
 
 
+def _watch_requests(page) -> list[str]:
+    """Every request the page makes to a host other than 127.0.0.1 (the favicon once came from a CDN)."""
+    outside: list[str] = []
+    page.on("request", lambda r: outside.append(r.url)
+            if urlparse(r.url).hostname not in {"127.0.0.1", None} and not r.url.startswith(("data:", "blob:"))
+            else None)
+    return outside
+
+
 def test_teacher_walks_the_four_steps(page, classroom):
+    outside = _watch_requests(page)
     page.goto(f"{classroom}/tour")
     page.wait_for_selector("h1:has-text('Start here')", timeout=90_000)
     _idle(page)
@@ -145,6 +154,9 @@ def test_teacher_walks_the_four_steps(page, classroom):
     _tick(page, 3)
     expect(page.get_by_text("All four steps done")).to_be_visible()
     _shot(page, "tour-done")
+    icon = page.locator("link[rel*=icon]").first.get_attribute("href") or ""
+    assert not icon.startswith("http") or urlparse(icon).hostname == "127.0.0.1", icon
+    assert outside == []  # overview of requests over tour, scorecard, inspector, re-score and study
 
 
 def _recorded(page, server: str, study: str) -> str:
@@ -161,7 +173,8 @@ def _recorded(page, server: str, study: str) -> str:
     return _main_text(page)
 
 
-def test_class_study_comparing_two_engines_gets_its_tests(page, classroom):
+def test_class_study_comparing_two_engines_gets_its_tests_or_the_reason(page, classroom):
+    outside = _watch_requests(page)
     text = _recorded(page, classroom, "class-a")
     # Lumen hovered 3, 4, 2 and Parrot 1, 2, 1: Student t = 2.50 on 4 df (hand-checked)
     table = page.locator("[data-testid=stTable]").filter(has_text="Lumen vs Parrot").first
@@ -171,28 +184,13 @@ def test_class_study_comparing_two_engines_gets_its_tests(page, classroom):
     assert "None" not in text and "nan" not in text
     _shot(page, "study-class-two-engines")
 
-
-def test_class_study_too_small_says_why(page, classroom):
-    _recorded(page, classroom, "class-b")
+    # a class too small for a t test: the table says why instead of printing blanks
+    box = page.get_by_role("combobox", name=re.compile("Recorded study"))
+    box.click()
+    page.get_by_role("option", name="class-b", exact=True).click()
+    _idle(page)
     table = page.locator("[data-testid=stTable]").filter(has_text="Lumen vs Parrot").first
     expect(table).to_contain_text("too few participants")
     expect(table).to_contain_text("Lumen has 1 row (1 participant)")
     _shot(page, "study-class-too-small")
-
-
-def test_no_request_leaves_the_machine(browser, classroom):
-    outside: list[str] = []
-    ctx = browser.new_context(viewport={"width": 1280, "height": 1000})
-    page = ctx.new_page()
-    page.on("request", lambda r: outside.append(r.url)
-            if urlparse(r.url).hostname not in {"127.0.0.1", None} and not r.url.startswith(("data:", "blob:"))
-            else None)
-    for slug in ("", "tour", "scorecard", "confidence", "judges", "study", "methodology"):
-        page.goto(f"{classroom}/{slug}")
-        page.wait_for_selector("[data-testid=stMain] h1", timeout=90_000)
-        _idle(page)
-    time.sleep(1)
-    icon = page.locator("link[rel*=icon]").first.get_attribute("href") or ""
-    ctx.close()
     assert outside == []
-    assert not icon.startswith("http") or urlparse(icon).hostname == "127.0.0.1", icon
