@@ -1,5 +1,6 @@
 """The dashboard's router: one explicit page list (`dashboard.pages_registry`), wide layout, a
-local favicon, and the dataset every page opens with.
+local favicon, the dataset every page opens with, and a sidebar note when a page shows
+illustrative data.
 
 `streamlit run app.py` in a checkout runs this through the thin `app.py` at the project's top;
 `aee app` runs this file directly, which is how an installed wheel starts the dashboard.
@@ -13,6 +14,7 @@ import streamlit as st
 
 from dashboard import data
 from dashboard.pages_registry import PAGES
+from dashboard.render import md_escape
 
 # A file served by the app itself: a Material icon or an emoji as page_icon makes the browser
 # fetch the favicon from a font CDN, which fails offline (and leaks the visit).
@@ -28,17 +30,27 @@ def main() -> None:
     # (pages that pick a dataset keep the URL in step); otherwise the first visit takes the default.
     names = data.datasets()
     wanted = st.query_params.get("dataset")
-    if wanted in names:
+    # Only a URL value the pages did not write themselves (`_url_dataset`, see render.url_remember)
+    # is a new request: otherwise a selectbox change, already in shared_dataset through its
+    # on_change callback, would be undone by the URL of the previous run.
+    if wanted in names and wanted != st.session_state.get("_url_dataset"):
         st.session_state["shared_dataset"] = wanted
     elif st.session_state.get("shared_dataset") not in names:
         st.session_state["shared_dataset"] = data.default_dataset(names)
     st.session_state["_router_ran"] = True
 
-    page = st.navigation([st.Page(p.path, title=p.title, icon=p.icon, default=p.default)
-                          for p in PAGES])
-    if not names:
-        with st.sidebar:
+    pages = [(st.Page(p.path, title=p.title, icon=p.icon, default=p.default), p) for p in PAGES]
+    page = st.navigation([p for p, _ in pages])
+    info = next((i for p, i in pages if p.url_path == page.url_path), None)
+    shared = st.session_state["shared_dataset"]
+    with st.sidebar:
+        if not names:
             st.warning("No results yet. Run `aee build-default` (or `python -m pipeline run --dataset demo`) first.")
+        elif info is not None and info.shows_dataset and shared and data.is_illustrative(shared):
+            # Only beside a view of illustrative data: the pages' selectboxes update the shared dataset
+            # in their on_change callbacks, which run before this script, so it names what is shown.
+            st.info(f"**{md_escape(data.dataset_label(shared))}** is illustrative: invented engines and answers "
+                    "for teaching; its numbers say nothing about any real product.", icon=":material/school:")
     page.run()
 
 

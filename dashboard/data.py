@@ -85,6 +85,16 @@ def judges(dataset: str) -> list[str]:
     return list_judges(dataset, results_root())
 
 
+def default_judge(dataset: str) -> str | None:
+    """The judge a dataset opens with: the registry's (labels that come with the data, such as the
+    teaching corpus's hand-checked ones), else the first with results."""
+    names = judges(dataset)
+    info = known_datasets().get(dataset)
+    if info and info.default_judge in names:
+        return info.default_judge
+    return names[0] if names else None
+
+
 def table(dataset: str, name: str, judge: str | None = None) -> pd.DataFrame:
     """One exported table of a dataset (judge tables need the judge)."""
     return parquet(table_path(dataset, name, judge, results_root()), name)

@@ -19,6 +19,7 @@ class PageInfo:
     script: str  # file name in PAGES_DIR, e.g. "home.py"
     icon: str
     default: bool = False
+    shows_dataset: bool = False  # the page shows one dataset (the shared one): the sidebar marks it if illustrative
 
     @property
     def path(self) -> Path:
@@ -33,9 +34,9 @@ class PageInfo:
 PAGES: tuple[PageInfo, ...] = (
     PageInfo("Overview", "home.py", ":material/dashboard:", default=True),
     PageInfo("Start here", "tour.py", ":material/school:"),
-    PageInfo("Scorecard", "scorecard.py", ":material/table_chart:"),
-    PageInfo("Confidence", "confidence.py", ":material/stacked_bar_chart:"),
-    PageInfo("Answer inspector", "inspector.py", ":material/manage_search:"),
+    PageInfo("Scorecard", "scorecard.py", ":material/table_chart:", shows_dataset=True),
+    PageInfo("Confidence", "confidence.py", ":material/stacked_bar_chart:", shows_dataset=True),
+    PageInfo("Answer inspector", "inspector.py", ":material/manage_search:", shows_dataset=True),
     PageInfo("Re-score", "rescore.py", ":material/tune:"),
     PageInfo("Judges", "judges.py", ":material/gavel:"),
     PageInfo("Usability study", "study.py", ":material/groups:"),

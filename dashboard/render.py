@@ -255,7 +255,7 @@ def pick_dataset(key: str, label: str = "Dataset", where=None) -> str | None:
     """The dataset selectbox of a page. Every page opens on the same dataset (`data.default_dataset`:
     the URL's `dataset`, else the one chosen on another page, else the largest real one); the
     choice is written back to the URL (`?dataset=`) so a link reopens it. Datasets show their
-    label ("Teaching corpus" for `demo`), and an illustrative choice puts a note in the sidebar.
+    label ("Teaching corpus" for `demo`); the router marks an illustrative choice in the sidebar.
     None when there are no results."""
     from dashboard import data
 
@@ -271,25 +271,21 @@ def pick_dataset(key: str, label: str = "Dataset", where=None) -> str | None:
     dataset = target.selectbox(label, names, key=key, on_change=data.remember_dataset, args=(key,),
                                format_func=data.dataset_label)
     st.session_state["shared_dataset"] = dataset
-    st.session_state["_url_dataset"] = dataset
-    st.query_params["dataset"] = dataset
-    if data.is_illustrative(dataset):
-        st.sidebar.info(f"**{md_escape(data.dataset_label(dataset))}** is illustrative: invented engines and "
-                        "answers for teaching; its numbers say nothing about any real product.",
-                        icon=":material/school:")
+    url_remember("dataset", dataset)
     return dataset
 
 
 def url_choice(param: str, key: str, options: list[str], default: str | None = None) -> None:
     """Before a widget with `key` is drawn: take its value from the URL's `param` when the URL
     names a valid option that differs from the last value written there (a shared link), else
-    keep the widget's own value, else `default`. Pair with `st.query_params[param] = value` after."""
+    keep the widget's own value, else `default` (else the first option). Pair with `url_remember`
+    after the widget."""
     wanted = st.query_params.get(param)
     seen = f"_url_{param}"
     if wanted in options and st.session_state.get(key) != wanted and st.session_state.get(seen) != wanted:
         st.session_state[key] = wanted
-    elif st.session_state.get(key) not in options and (default in options or default is None):
-        st.session_state[key] = default if default is not None else options[0]
+    elif st.session_state.get(key) not in options and options:
+        st.session_state[key] = default if default in options else options[0]
 
 
 def url_remember(param: str, value: str) -> None:

@@ -24,7 +24,7 @@ judge_list = data.judges(dataset)
 if not judge_list:
     st.warning(f"Dataset {md_escape(dataset)} has no scored results yet.")
     st.stop()
-url_choice("judge", "confidence_judge", judge_list)
+url_choice("judge", "confidence_judge", judge_list, data.default_judge(dataset))
 judge = cols[1].selectbox("Judge", judge_list, key="confidence_judge")
 url_remember("judge", judge)
 show_published = cols[2].toggle("Show the published distribution (AEE Fig. 8b)", value=True, key="confidence_published")

@@ -46,7 +46,7 @@ judge_list = data.judges(dataset)
 if not judge_list:
     st.warning(f"Dataset {md_escape(dataset)} has no scored results yet.")
     st.stop()
-url_choice("judge", "scorecard_judge", judge_list)
+url_choice("judge", "scorecard_judge", judge_list, data.default_judge(dataset))
 judge = top[1].selectbox("Judge", judge_list, key="scorecard_judge",
                          help="Whose labels the metrics were computed from.")
 url_remember("judge", judge)
