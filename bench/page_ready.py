@@ -16,7 +16,6 @@ Timings on a shared 2-core machine are noisy: compare runs on the same machine o
 from __future__ import annotations
 
 import argparse
-import os
 import socket
 import subprocess
 import sys

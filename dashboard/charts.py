@@ -207,11 +207,11 @@ def _layout(cells: pd.DataFrame, title: str, illustrative: bool = False) -> tupl
             x0 = pad + label_w + i * col_w
             ops.append(_Op("rect", x0 + 1, y + 1, col_w - 2, row_h - 2, fill=RATING_TINTS.get(tint_rating, RATING_TINTS[None])))
             cx = x0 + col_w / 2
-            total = len(value) * 7.5 + (len(symbols) * 16)
+            total = len(value) * 8.2 + (len(symbols) * 16)
             start = cx - total / 2
             if value:
                 ops.append(_Op("text", start, y + 19, text=value, fill="#111111"))
-            sx = start + len(value) * 7.5 + 10
+            sx = start + len(value) * 8.2 + 12
             for s in symbols:
                 ops.append(_Op("symbol", sx, y + row_h / 2, w=6, rating=s))
                 sx += 16

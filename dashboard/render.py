@@ -209,8 +209,8 @@ def wide_table(cells: pd.DataFrame, with_n: bool = True) -> pd.DataFrame:
             row[rec["engine"]] = text
             if rec["value"] is None:
                 why.setdefault(rec.get("why_blank") or "no value", []).append(rec["engine"])
-        if len(why) == 1:
-            row["Why n/a"] = next(iter(why))
+        if len(why) == 1 and len(next(iter(why.values()))) == len(engines):
+            row["Why n/a"] = next(iter(why))  # every engine, one reason
         else:
             row["Why n/a"] = "; ".join(f"{', '.join(es)}: {reason}" for reason, es in why.items())
         rows.append(row)

@@ -99,7 +99,7 @@ def _t(t: Any, df: Any, reason: str) -> str:
     return f"{float(t):.2f} (df\u00a0{df_text})"
 
 
-def tests_view(tests: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+def significance_view(tests: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(main, more): the Student t tests with means ± SD, Holm-adjusted p, significance and Cohen's
     d; and the Welch and Mann-Whitney columns. A blank test says why (the `note` column of
     `pair_tests`, or a generic reason for the paper's families)."""

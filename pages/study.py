@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from dashboard.render import ensure_router, md_escape
-from dashboard.study_view import descriptive_view, flags_view, pairs_text, reproduction_view, tests_view
+from dashboard.study_view import descriptive_view, flags_view, pairs_text, reproduction_view, significance_view
 from pipeline import study
 from pipeline.study import recorder as study_log
 
@@ -107,7 +107,7 @@ def _violins(counts: pd.DataFrame, label: str) -> go.Figure:
 
 
 def _show_tests(tests: pd.DataFrame, notes: list[str]) -> None:
-    main, more = tests_view(tests)
+    main, more = significance_view(tests)
     st.table(main, hide_index=True)
     for note in notes:
         st.info(note, icon=":material/info:")

@@ -242,7 +242,7 @@ COLUMN_DOCS: dict[str, str] = {
     "timestamp": "when it happened, ISO 8601 (e.g. 2025-03-01T10:15:00Z; no zone = UTC)",
 }
 
-_TEMPLATE_ROWS = {
+_TEMPLATE_ROWS: dict[str, list[tuple[str, ...]]] = {
     "counts": [
         ("P01", "s1", "Lumen", "q1", "debate", "aligned", "4", "3", "2", "1"),
         ("P01", "s1", "Parrot", "q2", "debate", "disaligned", "3", "3", "1", "0"),
