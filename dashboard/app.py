@@ -30,10 +30,10 @@ def main() -> None:
     # (pages that pick a dataset keep the URL in step); otherwise the first visit takes the default.
     names = data.datasets()
     wanted = st.query_params.get("dataset")
-    # Only a URL value the pages did not write themselves (`_url_dataset`, see render.url_remember)
-    # is a new request: otherwise a selectbox change, already in shared_dataset through its
-    # on_change callback, would be undone by the URL of the previous run.
-    if wanted in names and wanted != st.session_state.get("_url_dataset"):
+    # Only a URL that changed since the end of the previous run is a request (a link, the address
+    # bar): a page that wrote its own choice into the URL must not have it read back here, or a
+    # selectbox change, already in shared_dataset through its on_change callback, would be undone.
+    if wanted in names and wanted != st.session_state.get("_router_url_dataset"):
         st.session_state["shared_dataset"] = wanted
     elif st.session_state.get("shared_dataset") not in names:
         st.session_state["shared_dataset"] = data.default_dataset(names)
@@ -51,7 +51,10 @@ def main() -> None:
             # in their on_change callbacks, which run before this script, so it names what is shown.
             st.info(f"**{md_escape(data.dataset_label(shared))}** is illustrative: invented engines and answers "
                     "for teaching; its numbers say nothing about any real product.", icon=":material/school:")
-    page.run()
+    try:
+        page.run()
+    finally:  # also after st.stop() and reruns: remember what the URL said when this run ended
+        st.session_state["_router_url_dataset"] = st.query_params.get("dataset")
 
 
 if __name__ == "__main__":  # Streamlit runs its main script as __main__
