@@ -29,12 +29,15 @@ TASK_TITLES = {"support": "Support (does the cited source back the claim?)",
 
 
 
-def _num(value: object, reason: str) -> str:
-    """A statistic to three decimals (whole numbers as they are), or "n/a: reason"."""
+COUNT_STATS = ("n", "n_positive", "unparsed", "in_calibration")
+
+
+def _num(value: object, reason: str, count: bool = False) -> str:
+    """A statistic to three decimals (counts as whole numbers), or "n/a: reason"."""
     if value is None or (isinstance(value, float) and value != value):
         return na(reason)
     number = float(value)  # type: ignore[arg-type]
-    return str(int(number)) if number.is_integer() and abs(number) >= 1 else f"{number:.3f}"
+    return str(int(number)) if count else f"{number:.3f}"
 
 
 ensure_router()
@@ -68,7 +71,9 @@ else:
     wide = pd.DataFrame(summary_rows)
     wide.index = [f"{r['judge']} on {r['dataset']}" for r in summary_rows]
     stats = wide.drop(columns=["dataset", "judge"]).T
-    stats = stats.apply(lambda col: col.map(lambda v: _num(v, "not in this report")))
+    counts = {f"{task}: {STAT_LABELS[k]}" for task in TASK_TITLES for k in COUNT_STATS}
+    stats = pd.DataFrame({col: [_num(v, "not in this report", row in counts) for row, v in stats[col].items()]
+                          for col in stats.columns}, index=stats.index)
     stats.index.name = "statistic"
     st.dataframe(stats.reset_index(), hide_index=True, width="stretch", key="judges_summary")
     st.caption("Kappa corrects for chance agreement: 0 is chance, 1 is perfect; above 0.6 is usually called "
@@ -101,7 +106,7 @@ else:
             "calibrated on": (f"{cal.get('fit_pairs')} pairs of {cal.get('fit_splits')}" if cal
                               else na("judge not fitted on expert labels")),
         })
-    st.dataframe(pd.DataFrame(held_rows), hide_index=True, width="stretch", key="judges_heldout")
+    st.table(pd.DataFrame(held_rows), hide_index=True)
 
     st.subheader("Confusion matrices")
     for dataset, judge in keys:
@@ -121,7 +126,7 @@ published = data.reference("judge_agreement_published")
 if published.empty:
     st.warning("data/reference/judge_agreement_published.csv is missing.")
 else:
-    st.dataframe(published, hide_index=True, width="stretch", key="judges_published")
+    st.table(published, hide_index=True)
 expertqa = data.reference("expertqa_reference")
 if not expertqa.empty:
     st.caption("ExpertQA's automatic attribution checks (AutoAIS) per system, against its experts:")

@@ -323,7 +323,7 @@ def test_judges_says_whether_each_measurement_is_held_out(results, monkeypatch, 
     at = AppTest.from_file(str(ROOT / "pages" / "judges.py"), default_timeout=60)
     at.run()
     assert not at.exception
-    table = next(df.value for df in at.dataframe if "status" in df.value.columns).set_index("measurement")
+    table = next(df.value for df in at.table if "status" in df.value.columns).set_index("measurement")
     held, seen = table.loc["offline on expertqa-rand_val"], table.loc["offline on expertqa-domain_test"]
     assert held["held out"] == "yes" and held["status"] == "0 of 803 pairs from calibration questions"
     assert seen["held out"] == "no" and seen["status"] == "861 of 974 pairs from calibration questions"

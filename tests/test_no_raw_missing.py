@@ -151,6 +151,13 @@ def test_confidence_shows_no_raw_missing_value_on_any_dataset(app, results):
         at.selectbox(key="confidence_dataset").set_value(dataset).run()
         assert not at.exception
         assert _raw_missing(at) == [], dataset
+    if "expertqa" in _datasets(results):
+        # expert labels carry no confidence: the page says so and offers the teaching corpus instead
+        at.selectbox(key="confidence_dataset").set_value("expertqa").run()
+        assert any("No answer in ExpertQA has a confidence label" in i.value for i in at.info)
+        at.button(key="confidence_switch_demo").click().run()
+        assert at.selectbox(key="confidence_dataset").value == "demo"
+        assert any("Strongly confident" in df.value.columns for df in at.dataframe)
 
 
 def test_study_shows_no_raw_missing_value(app, tmp_path):
