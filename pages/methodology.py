@@ -59,10 +59,10 @@ overview = pd.DataFrame([
     {"metric": name, "label": info.label, "group": group_title(info.group),
      "unit": UNIT_WORDS[info.unit], "direction": DIRECTION_WORDS[info.direction], "thresholds": bands_text(name),
      "finding (Table 6)": info.finding or "–", "recommendation": info.recommendation or "–",
-     "debate only": info.debate_only, "version": info.version}
+     "debate only": "yes" if info.debate_only else "no", "version": info.version}
     for name, info in METRICS.items()
 ])
-st.dataframe(overview, hide_index=True, width="stretch", key="methodology_overview")
+st.table(overview, hide_index=True)  # a table wraps its cells: every threshold is readable in full
 
 for group in GROUP_ORDER:
     names = [n for n, i in METRICS.items() if i.group == group]
