@@ -181,7 +181,10 @@ with tab_repro:
         f"rounding; {inf4['tuples_tied']} candidate(s) on the grid fit as well. Table 5: the (aligned + disaligned) "
         f"sizes that fit both printed p values are {pairs_text(inf5['pairs_fitting'])}."
     )
-    st.table(reproduction_view(rep["tests"]), hide_index=True)
+    repro_main, repro_more = reproduction_view(rep["tests"])
+    st.table(repro_main, hide_index=True)
+    with st.expander("Welch's t test and Cohen's d for the same rows"):
+        st.table(repro_more, hide_index=True)
     st.subheader(f"Flags ({len(rep['flags'])})")
     st.table(flags_view(rep["flags"]), hide_index=True)
     for note in rep["notes"]:
