@@ -9,6 +9,11 @@ subtracted). "Cold" is the first visit to a page after the server started (empty
     .venv/bin/python bench/page_ready.py                      # starts its own server on the results folder
     .venv/bin/python bench/page_ready.py --url http://127.0.0.1:8501 --shots /tmp/shots
     .venv/bin/python bench/page_ready.py --pages scorecard,study --query dataset=expertqa
+    .venv/bin/python bench/page_ready.py --server-side   # no browser: each page's script under AppTest
+
+--server-side runs each page in a fresh process with Streamlit's AppTest, twice (cold caches, then
+warm), and prints wall and CPU seconds of the script run; CPU seconds hardly move when other
+processes load the machine, wall seconds in a browser do.
 
 Timings on a shared 2-core machine are noisy: compare runs on the same machine only.
 """
@@ -73,13 +78,45 @@ def page_slugs() -> list[str]:
     return [p.script.removesuffix(".py") for p in PAGES]
 
 
+_SERVER_SIDE = """
+import sys, time
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file(sys.argv[1], default_timeout=300)
+for visit in ("cold", "warm"):
+    wall, cpu = time.perf_counter(), time.process_time()
+    at.run()
+    print(visit, time.perf_counter() - wall, time.process_time() - cpu, bool(at.exception))
+"""
+
+
+def server_side(slugs: list[str]) -> int:
+    """Each page's script under AppTest in a fresh process: (cold, warm) wall and CPU seconds."""
+    pages_dir = ROOT / "pages"  # this checkout's pages (not an installed copy's)
+    print(f"{'page':<14} {'cold wall':>9} {'cold cpu':>9} {'warm wall':>9} {'warm cpu':>9}")
+    failed = False
+    for slug in slugs:
+        out = subprocess.run([sys.executable, "-c", _SERVER_SIDE, str(pages_dir / f"{slug}.py")], cwd=ROOT,
+                             capture_output=True, text=True, timeout=900)
+        rows = {parts[0]: parts[1:] for parts in (line.split() for line in out.stdout.splitlines()) if parts}
+        if set(rows) != {"cold", "warm"} or any(r[2] == "True" for r in rows.values()):
+            print(f"{slug:<14} failed: {out.stderr.strip().splitlines()[-1:] or out.stdout}")
+            failed = True
+            continue
+        cold, warm = rows["cold"], rows["warm"]
+        print(f"{slug:<14} {float(cold[0]):9.2f} {float(cold[1]):9.2f} {float(warm[0]):9.2f} {float(warm[1]):9.2f}")
+    return 1 if failed else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="a running app (default: start one on a free port)")
     parser.add_argument("--pages", help="comma-separated page slugs (default: every page in the registry)")
     parser.add_argument("--query", default="", help="query string added to every page URL, e.g. dataset=expertqa")
     parser.add_argument("--shots", help="folder for full-page screenshots (default: none)")
+    parser.add_argument("--server-side", action="store_true", help="AppTest in a fresh process per page, no browser")
     args = parser.parse_args()
+    if args.server_side:
+        return server_side(args.pages.split(",") if args.pages else page_slugs())
 
     from playwright.sync_api import sync_playwright
 

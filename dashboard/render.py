@@ -288,6 +288,26 @@ def url_choice(param: str, key: str, options: list[str], default: str | None = N
         st.session_state[key] = default if default in options else options[0]
 
 
+def link_to_page(script: str, label: str, icon: str | None = None, query_params: dict | None = None,
+                 where=None) -> None:
+    """A link to another page of the registry (`script` as "scorecard.py"), opening it on
+    `query_params`. Run outside the app's navigation (a page script alone, as AppTest can run
+    it), Streamlit cannot resolve the page; a plain relative link does the same job then."""
+    from urllib.parse import urlencode
+
+    from streamlit.errors import StreamlitAPIException
+
+    from dashboard.pages_registry import page
+
+    info = page(script)
+    target = where or st
+    try:
+        target.page_link(str(info.path), label=label, icon=icon, query_params=query_params)
+    except StreamlitAPIException:
+        address = Path(script).stem + (f"?{urlencode(query_params)}" if query_params else "")
+        target.markdown(f"[{md_escape(label)}]({address})")
+
+
 def url_remember(param: str, value: str) -> None:
     """Write a page's current choice to the URL, so the address bar always reopens this view."""
     st.session_state[f"_url_{param}"] = value

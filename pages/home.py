@@ -6,8 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data
-from dashboard.pages_registry import page
-from dashboard.render import ensure_router, md_escape, md_with_code, no_results_message
+from dashboard.render import ensure_router, link_to_page, md_escape, md_with_code, no_results_message
 from pipeline.importers import known_datasets
 from pipeline.judges import JUDGES
 
@@ -19,8 +18,8 @@ st.markdown(
     "precision in the style of Liu et al. Every number comes from the pipeline's exported results; "
     "the pages only display them."
 )
-st.page_link(str(page("tour.py").path), label="New here, or teaching a class? **Start here**: a 15-minute guided tour "
-             "with the teaching corpus", icon=":material/school:")
+link_to_page("tour.py", "New here, or teaching a class? **Start here**: a 15-minute guided tour with the teaching "
+             "corpus", ":material/school:")
 
 names = data.datasets()
 if not names:

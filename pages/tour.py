@@ -12,7 +12,7 @@ import streamlit as st
 from dashboard import data
 from dashboard.metric_text import fmt_metric
 from dashboard.pages_registry import page
-from dashboard.render import ensure_router, md_escape
+from dashboard.render import ensure_router, link_to_page, md_escape
 from pipeline import study
 from pipeline.metrics import METRICS
 
@@ -95,8 +95,7 @@ def step_scorecard() -> None:
         "answer) and which way is better; each cell is an engine's average over its eight answers, with a symbol "
         "for the paper's thresholds: ▲ acceptable, ● borderline, ▼ problematic."
     )
-    st.page_link(str(page("scorecard.py").path), label="Open the scorecard (teaching corpus)",
-                 icon=":material/table_chart:", query_params=links)
+    link_to_page("scorecard.py", "Open the scorecard (teaching corpus)", ":material/table_chart:", links)
     st.markdown("**Ask the class:** which engine leaves the most of its listed sources uncited? Which one makes "
                 "the most claims its sources do not back? Is a high number good or bad on those rows?")
     with st.expander("Answers"):
@@ -113,8 +112,8 @@ def step_answer() -> None:
         f"“{md_escape(example['query'])}” In the inspector, pick that query and engine (the link opens the "
         "teaching corpus). Hover a citation marker such as [1] to see the source passage the judge relied on."
     )
-    st.page_link(str(page("inspector.py").path), label="Open this answer in the Answer inspector",
-                 icon=":material/manage_search:", query_params={**links, "answer": example["answer_id"]})
+    link_to_page("inspector.py", "Open this answer in the Answer inspector", ":material/manage_search:",
+                 {**links, "answer": example["answer_id"]})
     st.markdown("**Ask the class:** find a sentence whose cited source does not say what the sentence claims. "
                 "Would a reader who did not click the source notice?")
     with st.expander("Answer"):
@@ -159,9 +158,8 @@ def step_study() -> None:
         "sources they check. Then open the recorded study here and compare the two engines."
     )
     c1, c2 = st.columns(2)
-    with c1:
-        st.page_link(str(page("inspector.py").path), label="Answer inspector (turn on Study mode)",
-                     icon=":material/manage_search:", query_params=links)
+    link_to_page("inspector.py", "Answer inspector (turn on Study mode)", ":material/manage_search:", links,
+                 where=c1)
     with c2:
         if st.button("Open the recorded study", key="tour_open_study", on_click=_open_study, icon=":material/groups:"):
             st.switch_page(str(page("study.py").path))
