@@ -105,8 +105,9 @@ def significance_view(tests: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     `pair_tests`, or a generic reason for the paper's families)."""
     main, more = [], []
     for rec in tests.to_dict("records"):
-        reason = rec.get("note") or ("a group has no rows" if not rec["n1"] or not rec["n2"] else
-                                     "too few rows or no variation")
+        # The cells carry the reason's head ("too few participants"); the page shows it in full below.
+        reason = (rec.get("note") or "").split(":")[0] or ("a group has no rows" if not rec["n1"] or not rec["n2"]
+                                                           else "too few rows or no variation")
         row = {"comparison": rec["comparison"], "measure": rec["measure"],
                "rows (n)": f"{rec['n1']}{_VS}{rec['n2']}"}
         if "participants1" in rec:

@@ -94,11 +94,19 @@ def _violins(counts: pd.DataFrame, label: str) -> go.Figure:
     for engine in order:
         part = counts[counts["engine"] == engine]
         for measure, side in (("hovered", "negative"), ("clicked", "positive")):
+            colour = "#1f77b4" if measure == "hovered" else "#d62728"
+            if len(part) < 3:  # no shape to draw from one or two values: show the values themselves
+                fig.add_trace(go.Box(
+                    x=[engine] * len(part), y=part[measure].astype(float), name=measure, legendgroup=measure,
+                    showlegend=False, boxpoints="all", jitter=0, pointpos=-1.2 if side == "negative" else 1.2,
+                    fillcolor="rgba(0,0,0,0)", line_color="rgba(0,0,0,0)", marker={"color": colour, "size": 9},
+                    hovertemplate=f"{measure}: %{{y}}<extra>{len(part)} row(s)</extra>"))
+                continue
             fig.add_trace(go.Violin(
                 x=[engine] * len(part), y=part[measure].astype(float), name=measure, legendgroup=measure,
                 side=side, showlegend=engine == order[0], box_visible=True, meanline_visible=True, points=False,
                 spanmode="hard",  # counts cannot go below the smallest (or above the largest) observed
-                line_color="#1f77b4" if measure == "hovered" else "#d62728",
+                line_color=colour,
             ))
     fig.update_layout(violinmode="overlay", yaxis_title="sources per query", xaxis_title="engine",
                       title=f"Sources hovered (left) and clicked (right) per engine: {label}")

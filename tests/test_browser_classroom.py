@@ -190,7 +190,7 @@ def test_class_study_comparing_two_engines_gets_its_tests_or_the_reason(page, cl
     page.get_by_role("option", name="class-b", exact=True).click()
     _idle(page)
     table = page.locator("[data-testid=stTable]").filter(has_text="Lumen vs Parrot").first
-    expect(table).to_contain_text("too few participants")
-    expect(table).to_contain_text("Lumen has 1 row (1 participant)")
+    expect(table).to_contain_text("n/a: too few participants")
+    expect(page.get_by_text(re.compile(r"hovered: too few participants: Lumen has 1 row \(1 participant\)"))).to_be_visible()
     _shot(page, "study-class-too-small")
     assert outside == []
