@@ -17,10 +17,10 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from dashboard.metric_text import DIRECTION_WORDS, UNIT_WORDS, fmt_metric, row_label, thresholds_text
 from dashboard.render import (
     RATING_TINTS,
     fmt_ci,
-    fmt_value,
     group_summaries,
     group_title,
     latex_escape,
@@ -65,7 +65,7 @@ def wrap_label(name: str, width: int = 14) -> str:
 
 def _cell_text(rec: dict, with_n: bool = True) -> str:
     shown = _shown_rating(rec)
-    text = fmt_value(rec["value"])
+    text = fmt_metric(rec["value"], rec["metric"])
     if shown:
         text += f" {RATING_SYMBOLS[shown]}"
     if rec.get("disagrees") and rec.get("rating"):
@@ -76,14 +76,20 @@ def _cell_text(rec: dict, with_n: bool = True) -> str:
 
 
 def _hover(rec: dict, engine_label: str) -> str:
-    parts = [f"<b>{plot_escape(METRICS[rec['metric']].label)}</b> · {engine_label}",
-             f"value: {fmt_value(rec['value'])}"]
-    if rec.get("ci_low") is not None:
+    name = rec["metric"]
+    info = METRICS[name]
+    parts = [f"<b>{plot_escape(info.label)}</b> · {engine_label}",
+             f"value: {fmt_metric(rec['value'], name)}"]
+    if rec["value"] is None:
+        parts.append(f"why: {plot_escape(rec.get('why_blank') or 'not printed in this scorecard')}")
+    elif rec.get("ci_low") is not None:
         parts.append(f"95% CI: {fmt_ci(rec['ci_low'], rec['ci_high'])}")
     else:
         parts.append("95% CI: none (published figure or a single value)")
     if rec.get("n_answers") is not None:
         parts.append(f"answers: {int(rec['n_answers'])}")
+    parts.append(f"unit: {UNIT_WORDS[info.unit]}; {DIRECTION_WORDS[info.direction]}")
+    parts.append(f"thresholds: {thresholds_text(name)}")
     if rec.get("published_rating"):
         parts.append(f"printed rating: {rating_text(rec['published_rating'])}")
         parts.append(f"Table 7 thresholds give: {rating_text(rec.get('rating')) or 'not rated'}")
@@ -96,20 +102,21 @@ def _hover(rec: dict, engine_label: str) -> str:
 
 def _blank(engine: str, name: str) -> dict:
     return {"engine": engine, "metric": name, "value": None, "ci_low": None, "ci_high": None, "n_answers": None,
-            "rating": None, "published_rating": None, "disagrees": False}
+            "rating": None, "published_rating": None, "disagrees": False, "why_blank": ""}
 
 
 def scorecard_figure(cells: pd.DataFrame, title: str = "", with_n: bool = True, divider_after: int | None = None,
-                     no_n_for: Iterable[str] = ()) -> go.Figure:
+                     no_n_for: Iterable[str] = (), with_summary: bool = True) -> go.Figure:
     """The scorecard as a heatmap: metrics down (grouped as the registry orders them), engines
     across, each cell tinted by its rating and labelled with value, symbol and n; hover shows the
-    95% interval. A final block holds each group's symbols per engine. `divider_after` draws a
-    line after that many columns (computed | published)."""
+    95% interval. A final block holds each group's symbols per engine (with_summary; the page
+    shows them as a table naming each metric instead). `divider_after` draws a line after that
+    many columns (computed | published)."""
     order = {name: i for i, name in enumerate(METRICS)}
     cells = cells.assign(_order=cells["metric"].map(order)).sort_values("_order", kind="stable").drop(columns="_order")
     engines = list(dict.fromkeys(cells["engine"]))
     no_n = set(no_n_for)
-    crowded = len(engines) > 6
+    crowded = len(engines) > 4
     x = [wrap_label(e, 9 if crowded else 14) for e in engines]
     y_group: list[str] = []
     y_label: list[str] = []
@@ -120,19 +127,20 @@ def scorecard_figure(cells: pd.DataFrame, title: str = "", with_n: bool = True, 
         recs = {r["engine"]: r for r in records(part)}
         row = [recs.get(e) or _blank(e, name) for e in engines]
         y_group.append(plot_escape(group_title(group)))
-        y_label.append(plot_escape(METRICS[name].label))
+        y_label.append(plot_escape(row_label(name)))
         z.append([_RATING_CODE.get(_shown_rating(r)) for r in row])
         text.append([_cell_text(r, with_n and r["engine"] not in no_n) for r in row])
         hover.append([_hover(r, plot_escape(r["engine"])) for r in row])
-    summaries = group_summaries(cells)
-    for group, part in summaries.groupby("group", sort=False):
-        by_engine = dict(zip(part["engine"], part["symbols"]))
-        y_group.append("Summary")
-        y_label.append(plot_escape(f"{group_title(group)} ratings"))
-        z.append([0 for _ in engines])
-        text.append([f"<span style='font-size:17px'>{by_engine.get(e, '')}</span>" for e in engines])
-        hover.append([f"<b>{plot_escape(group_title(group))}</b> · {plot_escape(e)}<br>symbols in metric order: "
-                      f"{by_engine.get(e, '')}" for e in engines])
+    if with_summary:
+        for group, part in group_summaries(cells).groupby("group", sort=False):
+            by_engine = dict(zip(part["engine"], part["symbols"]))
+            named = dict(zip(part["engine"], part["named"]))
+            y_group.append("Summary")
+            y_label.append(plot_escape(f"{group_title(group)} ratings"))
+            z.append([0 for _ in engines])
+            text.append([f"<span style='font-size:17px'>{by_engine.get(e, '')}</span>" for e in engines])
+            hover.append([f"<b>{plot_escape(group_title(group))}</b> · {plot_escape(e)}<br>"
+                          + "<br>".join(plot_escape(item) for item in named.get(e, '').split(" · ")) for e in engines])
     fig = go.Figure(go.Heatmap(
         x=x, y=[y_group, y_label], z=z, zmin=0, zmax=3, colorscale=_SCALE, showscale=False,
         text=text, texttemplate="%{text}", textfont={"color": "#111111", "size": 11 if crowded else 13},
@@ -170,15 +178,22 @@ class _Op:
     rating: str = ""
 
 
-def _layout(cells: pd.DataFrame, title: str) -> tuple[list[_Op], int, int]:
+ILLUSTRATIVE_NOTE = "Illustrative teaching data: invented engines and answers; says nothing about any real product."
+
+
+def _layout(cells: pd.DataFrame, title: str, illustrative: bool = False) -> tuple[list[_Op], int, int]:
     engines = list(dict.fromkeys(cells["engine"]))
-    label_w, col_w, row_h, pad = 250, 150, 28, 12
-    width = label_w + col_w * len(engines) + 2 * pad
+    label_w, col_w, row_h, pad = 310, 150, 28, 12
+    width = max(label_w + col_w * len(engines) + 2 * pad, 760 if illustrative else 0)
     ops: list[_Op] = []
     y = pad
     if title:
         ops.append(_Op("text", pad, y + 18, text=title, size=16, bold=True))
         y += 32
+    if illustrative:
+        ops.append(_Op("rect", pad, y, width - 2 * pad, row_h, fill="#fde68a"))
+        ops.append(_Op("text", pad + 8, y + 19, text=ILLUSTRATIVE_NOTE, bold=True, fill="#78350f"))
+        y += row_h + 6
     ops.append(_Op("rect", pad, y, width - 2 * pad, row_h, fill="#f3f4f6"))
     ops.append(_Op("text", pad + 6, y + 19, text="Metric", bold=True))
     for i, e in enumerate(engines):
@@ -192,11 +207,11 @@ def _layout(cells: pd.DataFrame, title: str) -> tuple[list[_Op], int, int]:
             x0 = pad + label_w + i * col_w
             ops.append(_Op("rect", x0 + 1, y + 1, col_w - 2, row_h - 2, fill=RATING_TINTS.get(tint_rating, RATING_TINTS[None])))
             cx = x0 + col_w / 2
-            total = len(value) * 7.5 + (len(symbols) * 16)
+            total = len(value) * 8.2 + (len(symbols) * 16)
             start = cx - total / 2
             if value:
                 ops.append(_Op("text", start, y + 19, text=value, fill="#111111"))
-            sx = start + len(value) * 7.5 + 10
+            sx = start + len(value) * 8.2 + 12
             for s in symbols:
                 ops.append(_Op("symbol", sx, y + row_h / 2, w=6, rating=s))
                 sx += 16
@@ -217,8 +232,8 @@ def _layout(cells: pd.DataFrame, title: str) -> tuple[list[_Op], int, int]:
                 syms = [shown] if shown else []
                 if r.get("disagrees") and r.get("rating"):
                     syms.append("flag:" + r["rating"])
-                entries.append((fmt_value(r["value"]), syms, shown, note))
-            cell_row(METRICS[part["metric"].iloc[0]].label, entries)
+                entries.append((fmt_metric(r["value"], r["metric"]), syms, shown, note))
+            cell_row(row_label(part["metric"].iloc[0]), entries)
     summaries = group_summaries(cells)
     if len(summaries):
         ops.append(_Op("text", pad + 4, y + 19, text="Summary", bold=True))
@@ -230,8 +245,18 @@ def _layout(cells: pd.DataFrame, title: str) -> tuple[list[_Op], int, int]:
                 syms = [(_shown_rating(r) or "none") for r in records(part[part["engine"] == e])]
                 entries.append(("", syms, None, ""))
             cell_row(group_title(group), entries)
-    ops.append(_Op("text", pad, y + 18, text="▲ acceptable · ● borderline · ▼ problematic · grey: not rated", size=11, fill="#374151"))
-    y += 28
+    notes = ["▲ acceptable · ● borderline · ▼ problematic · grey: not rated · % share (0-100) · ↑/↓: higher/lower is better"]
+    for group, part in summaries.groupby("group", sort=False):
+        notes.append(f"Summary {group_title(group)}, in order: {part['names'].iloc[0]}")
+    if "why_blank" in cells.columns:
+        for name, part in cells.groupby("metric", sort=False):
+            reasons = set(part["why_blank"].fillna("")) - {""}
+            if len(reasons) == 1 and part["value"].isna().all():
+                notes.append(f"{METRICS[name].label} n/a: {next(iter(reasons))}")
+    for note in notes:
+        ops.append(_Op("text", pad, y + 18, text=note, size=11, fill="#374151"))
+        y += 18
+    y += 10
     return ops, int(width), int(y + pad)
 
 
@@ -241,9 +266,10 @@ def _symbol_points(kind: str, cx: float, cy: float, r: float) -> list[tuple[floa
     return [(cx - r, cy - r * 0.8), (cx + r, cy - r * 0.8), (cx, cy + r)]
 
 
-def scorecard_svg(cells: pd.DataFrame, title: str = "") -> str:
-    """The scorecard as a standalone SVG document (all text escaped)."""
-    ops, width, height = _layout(cells, title)
+def scorecard_svg(cells: pd.DataFrame, title: str = "", illustrative: bool = False) -> str:
+    """The scorecard as a standalone SVG document (all text escaped); `illustrative` adds a banner
+    saying the data are invented teaching data."""
+    ops, width, height = _layout(cells, title, illustrative)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
            f'font-family="DejaVu Sans, Helvetica, Arial, sans-serif">',
            f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>']
@@ -302,12 +328,12 @@ def _font(size: float, bold: bool):
         return ImageFont.load_default()
 
 
-def scorecard_png(cells: pd.DataFrame, title: str = "", scale: int = 2) -> bytes:
+def scorecard_png(cells: pd.DataFrame, title: str = "", scale: int = 2, illustrative: bool = False) -> bytes:
     """The scorecard as a PNG drawn with Pillow (same layout as the SVG; symbols are shapes, so no
     font needs the ▲●▼ glyphs)."""
     from PIL import Image, ImageDraw
 
-    ops, width, height = _layout(cells, title)
+    ops, width, height = _layout(cells, title, illustrative)
     img = Image.new("RGB", (width * scale, height * scale), "#ffffff")
     draw = ImageDraw.Draw(img)
     for op in ops:
@@ -343,8 +369,9 @@ def scorecard_png(cells: pd.DataFrame, title: str = "", scale: int = 2) -> bytes
 _LATEX_SYMBOLS = {"acceptable": r"$\blacktriangle$", "borderline": r"$\bullet$", "problematic": r"$\blacktriangledown$"}
 
 
-def scorecard_latex(cells: pd.DataFrame, caption: str = "", label: str = "tab:scorecard") -> str:
-    """A booktabs LaTeX table of the scorecard (needs \\usepackage{booktabs,amssymb}); all text escaped."""
+def scorecard_latex(cells: pd.DataFrame, caption: str = "", label: str = "tab:scorecard", illustrative: bool = False) -> str:
+    """A booktabs LaTeX table of the scorecard (needs \\usepackage{booktabs,amssymb}); all text escaped.
+    `illustrative` starts the caption (and a comment line) with a note that the data are invented."""
     engines = list(dict.fromkeys(cells["engine"]))
     lines = [r"\begin{table}[t]", r"\centering", r"\small",
              r"\begin{tabular}{l" + "r" * len(engines) + "}", r"\toprule",
@@ -357,11 +384,11 @@ def scorecard_latex(cells: pd.DataFrame, caption: str = "", label: str = "tab:sc
         lines.append(r"\multicolumn{" + str(len(engines) + 1) + r"}{l}{\textit{" + latex_escape(group_title(group)) + r"}} \\")
         for name, part in gpart.groupby("metric", sort=False):
             recs = {r["engine"]: r for r in records(part)}
-            row = [latex_escape(METRICS[name].label)]
+            row = [latex_escape(row_label(name)).replace("↑", r"$\uparrow$").replace("↓", r"$\downarrow$")]
             for e in engines:
                 r = recs[e]
                 shown = _shown_rating(r)
-                cell = fmt_value(r["value"]) + (" " + _LATEX_SYMBOLS[shown] if shown else "")
+                cell = latex_escape(fmt_metric(r["value"], name)) + (" " + _LATEX_SYMBOLS[shown] if shown else "")
                 if r.get("disagrees") and r.get("rating"):
                     cell += r" (thr.\ " + _LATEX_SYMBOLS[r["rating"]] + ")"
                 row.append(cell)
@@ -377,6 +404,9 @@ def scorecard_latex(cells: pd.DataFrame, caption: str = "", label: str = "tab:sc
                 row.append(" ".join(latex_sym.get(s, "--") for s in by_engine.get(e, "").split()))
             lines.append(" & ".join(row) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
+    if illustrative:
+        caption = ILLUSTRATIVE_NOTE + (" " + caption if caption else "")
+        lines.insert(0, "% " + ILLUSTRATIVE_NOTE)
     if caption:
         lines.append(r"\caption{" + latex_escape(caption) + "}")
     lines += [r"\label{" + latex_escape(label) + "}", r"\end{table}"]

@@ -85,6 +85,16 @@ def judges(dataset: str) -> list[str]:
     return list_judges(dataset, results_root())
 
 
+def default_judge(dataset: str) -> str | None:
+    """The judge a dataset opens with: the registry's (labels that come with the data, such as the
+    teaching corpus's hand-checked ones), else the first with results."""
+    names = judges(dataset)
+    info = known_datasets().get(dataset)
+    if info and info.default_judge in names:
+        return info.default_judge
+    return names[0] if names else None
+
+
 def table(dataset: str, name: str, judge: str | None = None) -> pd.DataFrame:
     """One exported table of a dataset (judge tables need the judge)."""
     return parquet(table_path(dataset, name, judge, results_root()), name)
@@ -110,13 +120,21 @@ def illustrative_datasets() -> list[str]:
     return [d for d in datasets() if is_illustrative(d)]
 
 
-def default_dataset(names: list[str], prefer=None) -> str | None:
-    """The dataset to open first: the one shared across pages, else the largest real one.
-    `prefer` (a predicate) narrows the choice to datasets a page can show, when any qualifies."""
+def dataset_label(dataset: str) -> str:
+    """What the dashboard calls a dataset: the registry's title ("Teaching corpus" for `demo`), else
+    its id, marked "(illustrative)" when it is invented teaching data without a title."""
+    info = known_datasets().get(dataset)
+    if info and info.title:
+        return info.title
+    return f"{dataset} (illustrative)" if is_illustrative(dataset) else dataset
+
+
+def default_dataset(names: list[str] | None = None) -> str | None:
+    """The dataset every page opens with: the one shared across pages (set by the router from the
+    URL or by the last page that changed it), else the largest real one, else the largest."""
+    names = datasets() if names is None else names
     if not names:
         return None
-    if prefer is not None:
-        names = [n for n in names if prefer(n)] or names
     shared = st.session_state.get("shared_dataset")
     if shared in names:
         return shared
@@ -187,6 +205,39 @@ def summary(dataset: str, judge: str, mode: str, necessity: str, field_filter: t
         return _summarize_filtered(str(path), _mtime(path), mode, necessity, tuple(sorted(field_filter)))
     full = table(dataset, "summary", judge)
     return full[(full["mode"] == mode) & (full["necessity"] == necessity)].reset_index(drop=True)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _blank_reasons(path: str, mtime: float, mode: str, necessity: str, query_type: str,
+                   field_filter: tuple[str, ...]) -> dict[tuple[str, str], str]:
+    metrics = read_table(Path(path), "metrics")
+    part = metrics[(metrics["mode"] == mode) & (metrics["necessity"] == necessity) & metrics["value"].isna()]
+    if query_type != "all":
+        part = part[part["query_type"] == query_type]
+    if field_filter:
+        part = part[part["field"].isin(field_filter)]
+    part = part[part["reason"].fillna("") != ""]
+    out: dict[tuple[str, str], str] = {}
+    for (engine, metric), reasons in part.groupby(["engine", "metric"], sort=False)["reason"]:
+        counts = reasons.value_counts()
+        out[(str(engine), str(metric))] = str(counts.index[0])
+    return out
+
+
+def blank_reasons(dataset: str, judge: str, mode: str, necessity: str, query_type: str,
+                  field_filter: tuple[str, ...] = ()) -> dict[tuple[str, str], str]:
+    """{(engine, metric): the reason most of its answers give for having no value} under one
+    scoring configuration, read from the per-answer metrics table (the pipeline wrote the reasons)."""
+    path = table_path(dataset, "metrics", judge, results_root())
+    if not path.exists():
+        return {}
+    return _blank_reasons(str(path), _mtime(path), mode, necessity, query_type, tuple(sorted(field_filter)))
+
+
+def query_types_present(dataset: str) -> set[str]:
+    """Query types ("debate", "expertise") that a dataset's answers have."""
+    answers = table(dataset, "answers")
+    return set(answers["query_type"].dropna()) if len(answers) else set()
 
 
 def necessity_comparison(dataset: str, judge: str) -> pd.DataFrame:

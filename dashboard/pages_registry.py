@@ -19,6 +19,7 @@ class PageInfo:
     script: str  # file name in PAGES_DIR, e.g. "home.py"
     icon: str
     default: bool = False
+    shows_dataset: bool = False  # the page shows one dataset (the shared one): the sidebar marks it if illustrative
 
     @property
     def path(self) -> Path:
@@ -37,9 +38,10 @@ class PageInfo:
 
 PAGES: tuple[PageInfo, ...] = (
     PageInfo("Overview", "home.py", ":material/dashboard:", default=True),
-    PageInfo("Scorecard", "scorecard.py", ":material/table_chart:"),
-    PageInfo("Confidence", "confidence.py", ":material/stacked_bar_chart:"),
-    PageInfo("Answer inspector", "inspector.py", ":material/manage_search:"),
+    PageInfo("Start here", "tour.py", ":material/school:"),
+    PageInfo("Scorecard", "scorecard.py", ":material/table_chart:", shows_dataset=True),
+    PageInfo("Confidence", "confidence.py", ":material/stacked_bar_chart:", shows_dataset=True),
+    PageInfo("Answer inspector", "inspector.py", ":material/manage_search:", shows_dataset=True),
     PageInfo("Compare", "compare.py", ":material/compare_arrows:"),
     PageInfo("Re-score", "rescore.py", ":material/tune:"),
     PageInfo("Judges", "judges.py", ":material/gavel:"),
@@ -47,3 +49,8 @@ PAGES: tuple[PageInfo, ...] = (
     PageInfo("Conflicting evidence", "conflict.py", ":material/balance:"),
     PageInfo("Methodology", "methodology.py", ":material/menu_book:"),
 )
+
+
+def page(script: str) -> PageInfo:
+    """The registry entry of a page script ("tour.py"), for links between pages."""
+    return next(p for p in PAGES if p.script == script)

@@ -18,6 +18,7 @@ from typing import Any, Iterable
 import pandas as pd
 import streamlit as st
 
+from dashboard.metric_text import DIRECTION_WORDS  # noqa: F401 - one list, re-exported for older imports
 from pipeline.metrics import GROUP_ORDER, METRICS, RATING_COLOURS, RATING_SYMBOLS
 
 GROUP_TITLES: dict[str, str] = {
@@ -35,7 +36,6 @@ RATING_WORDS = {"acceptable": "acceptable", "borderline": "borderline", "problem
 # Light tints of the registry colours for cell backgrounds (dark text stays readable on them in
 # both themes); the symbol carries the rating too, so colour is never the only signal.
 RATING_TINTS = {"acceptable": "#cfe9d6", "borderline": "#f6e3bf", "problematic": "#f4cccc", None: "#ececec"}
-DIRECTION_WORDS = {"higher_is_better": "higher is better", "lower_is_better": "lower is better", "neutral": "no direction"}
 
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&=^%@/;,?\"'])")
 
@@ -47,6 +47,15 @@ def md_escape(text: object) -> str:
     s = "" if text is None else str(text)
     s = s.replace("\r", " ").replace("\n", " ")
     return _MD_SPECIAL.sub(r"\\\1", s)
+
+
+def md_with_code(text: object) -> str:
+    """Like md_escape, but `backtick spans` stay code spans (their content shows verbatim, so it
+    needs no escaping): for fixed help text that names commands."""
+    parts = ("" if text is None else str(text)).split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: escape everything
+        return md_escape(text)
+    return "".join(md_escape(p) if i % 2 == 0 else f"`{p.replace(chr(10), ' ')}`" for i, p in enumerate(parts))
 
 
 def plot_escape(text: object) -> str:
@@ -151,43 +160,88 @@ def scorecard_cells(summary: pd.DataFrame, query_type: str, groups: Iterable[str
                                        "n_answers", "rating", "symbol", "published_rating", "disagrees"])
 
 
+def add_blank_reasons(cells: pd.DataFrame, reasons: dict[tuple[str, str], str], *, has_debate: bool) -> pd.DataFrame:
+    """The cells with a "why_blank" column: for each cell without a value, why (in words), read
+    from the reasons the pipeline stored per answer (`data.blank_reasons`); "" where there is a value."""
+    from dashboard.metric_text import blank_reason
+
+    why = [blank_reason(r["metric"], r["engine"], reasons, has_debate=has_debate, n_answers=r["n_answers"])
+           if r["value"] is None else "" for r in records(cells)]
+    return cells.assign(why_blank=why)
+
+
 def group_summaries(cells: pd.DataFrame) -> pd.DataFrame:
-    """One row per rated group: the symbols of its metrics per engine ("▲ ▲ ●")."""
+    """One row per rated group and engine: the symbols of its rated metrics in registry order
+    ("▼ ▼ –"), their labels ("uncited sources · unsupported statements · source necessity") and
+    the two together ("uncited sources: ▼ · unsupported statements: ▼ · source necessity: n/a")."""
     rated = cells[cells["metric"].map(lambda m: bool(METRICS[m].bands))]
     rows = []
     for group in [g for g in GROUP_ORDER if g in set(rated["group"])]:
         part = rated[rated["group"] == group]
+        names = list(dict.fromkeys(part["metric"]))
+        labels = [METRICS[n].label.lower() for n in names]
         for engine in dict.fromkeys(cells["engine"]):
-            symbols = [s or "–" for s in part.loc[part["engine"] == engine, "symbol"]]
-            rows.append({"group": group, "engine": engine, "symbols": " ".join(symbols)})
-    return pd.DataFrame(rows, columns=["group", "engine", "symbols"])
+            mine = part[part["engine"] == engine].set_index("metric")
+            symbols = [(mine.at[n, "symbol"] or "–") if n in mine.index else "–" for n in names]
+            named = [f"{label}: {sym if sym != '–' else 'n/a'}" for label, sym in zip(labels, symbols)]
+            rows.append({"group": group, "engine": engine, "symbols": " ".join(symbols),
+                         "names": " · ".join(labels), "named": " · ".join(named)})
+    return pd.DataFrame(rows, columns=["group", "engine", "symbols", "names", "named"])
 
 
 def wide_table(cells: pd.DataFrame, with_n: bool = True) -> pd.DataFrame:
-    """The scorecard as a text table: one row per metric, one column per engine ("57.14 ● (n=1)"),
-    plus the summary rows of symbols per group. Suitable for st.dataframe and CSV."""
+    """The scorecard as a text table: one row per metric with its unit, better direction and
+    Table 7 thresholds (from the registry), one column per engine ("57.14% ● (n=1)", "n/a" where
+    there is no value), and "Why n/a" naming the reason; then one summary row per rated group whose
+    cells name each metric beside its symbol. Suitable for st.dataframe and CSV."""
+    from dashboard.metric_text import DIRECTION_SHORT, fmt_metric, thresholds_text, unit_mark
+
     engines = list(dict.fromkeys(cells["engine"]))
     rows = []
     for (group, name), part in cells.groupby(["group", "metric"], sort=False):
-        row = {"Group": group_title(group), "Metric": METRICS[name].label}
+        info = METRICS[name]
+        row = {"Group": group_title(group), "Metric": info.label, "Unit": unit_mark(name),
+               "Better": DIRECTION_SHORT[info.direction], "Thresholds": thresholds_text(name)}
+        why: dict[str, list[str]] = {}
         for rec in records(part):
-            text = fmt_value(rec["value"])
+            text = fmt_metric(rec["value"], name)
             if rec["symbol"]:
                 text += f" {rec['symbol']}"
             if with_n and rec["n_answers"]:
                 text += f" (n={int(rec['n_answers'])})"
             row[rec["engine"]] = text
+            if rec["value"] is None:
+                why.setdefault(rec.get("why_blank") or "no value", []).append(rec["engine"])
+        if len(why) == 1 and len(next(iter(why.values()))) == len(engines):
+            row["Why n/a"] = next(iter(why))  # every engine, one reason
+        else:
+            row["Why n/a"] = "; ".join(f"{', '.join(es)}: {reason}" for reason, es in why.items())
         rows.append(row)
     for group, part in group_summaries(cells).groupby("group", sort=False):
-        row = {"Group": "Summary", "Metric": group_title(group)}
-        row.update(dict(zip(part["engine"], part["symbols"])))
+        row = {"Group": "Summary", "Metric": f"{group_title(group)} ratings", "Unit": "",
+               "Better": "", "Thresholds": "", "Why n/a": ""}
+        row.update(dict(zip(part["engine"], part["named"])))
         rows.append(row)
-    return pd.DataFrame(rows, columns=["Group", "Metric", *engines])
+    return pd.DataFrame(rows, columns=["Group", "Metric", "Unit", "Better", *engines, "Thresholds", "Why n/a"])
+
+
+def summary_table(cells: pd.DataFrame) -> pd.DataFrame:
+    """Each rated group's ratings per engine, every symbol beside the metric it rates
+    ("uncited sources: ▼ · unsupported statements: ▼ · source necessity: n/a"): rows are groups."""
+    summaries = group_summaries(cells)
+    engines = list(dict.fromkeys(cells["engine"]))
+    rows = []
+    for group, part in summaries.groupby("group", sort=False):
+        row = {"Group": group_title(group)}
+        row.update(dict(zip(part["engine"], part["named"])))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["Group", *engines]).set_index("Group")
 
 
 def rating_legend() -> str:
     """A markdown legend of the three ratings (fixed text, safe)."""
-    return " · ".join(f"{RATING_SYMBOLS[r]} {r}" for r in ("acceptable", "borderline", "problematic")) + " · – not rated"
+    return (" · ".join(f"{RATING_SYMBOLS[r]} {r}" for r in ("acceptable", "borderline", "problematic"))
+            + " · – not rated (no value, or no thresholds)")
 
 
 def caption(text: object) -> None:
@@ -200,21 +254,67 @@ def colour(rating: str | None) -> str:
     return RATING_COLOURS.get(rating, "#6b7280") if isinstance(rating, str) else "#6b7280"
 
 
-def pick_dataset(key: str, label: str = "Dataset", where=None, prefer=None) -> str | None:
-    """A dataset selectbox that opens on the dataset chosen on another page (shared state set in
-    app.py) and marks illustrative datasets in its labels. None when there are no results."""
+def pick_dataset(key: str, label: str = "Dataset", where=None) -> str | None:
+    """The dataset selectbox of a page. Every page opens on the same dataset (`data.default_dataset`:
+    the URL's `dataset`, else the one chosen on another page, else the largest real one); the
+    choice is written back to the URL (`?dataset=`) so a link reopens it. Datasets show their
+    label ("Teaching corpus" for `demo`); the router marks an illustrative choice in the sidebar.
+    None when there are no results."""
     from dashboard import data
 
     names = data.datasets()
     if not names:
         return None
-    default = data.default_dataset(names, prefer)
-    index = names.index(default) if default in names else 0
+    wanted = st.query_params.get("dataset")
+    if wanted in names and st.session_state.get(key) != wanted and st.session_state.get("_url_dataset") != wanted:
+        st.session_state[key] = wanted  # a link (or the address bar) asked for this dataset
+    elif st.session_state.get(key) not in names:
+        st.session_state[key] = data.default_dataset(names)
     target = where or st
-    return target.selectbox(
-        label, names, index=index, key=key, on_change=data.remember_dataset, args=(key,),
-        format_func=lambda n: f"{n} (illustrative)" if data.is_illustrative(n) else n,
-    )
+    dataset = target.selectbox(label, names, key=key, on_change=data.remember_dataset, args=(key,),
+                               format_func=data.dataset_label)
+    st.session_state["shared_dataset"] = dataset
+    url_remember("dataset", dataset)
+    return dataset
+
+
+def url_choice(param: str, key: str, options: list[str], default: str | None = None) -> None:
+    """Before a widget with `key` is drawn: take its value from the URL's `param` when the URL
+    names a valid option that differs from the last value written there (a shared link), else
+    keep the widget's own value, else `default` (else the first option). Pair with `url_remember`
+    after the widget."""
+    wanted = st.query_params.get(param)
+    seen = f"_url_{param}"
+    if wanted in options and st.session_state.get(key) != wanted and st.session_state.get(seen) != wanted:
+        st.session_state[key] = wanted
+    elif st.session_state.get(key) not in options and options:
+        st.session_state[key] = default if default in options else options[0]
+
+
+def link_to_page(script: str, label: str, icon: str | None = None, query_params: dict | None = None,
+                 where=None) -> None:
+    """A link to another page of the registry (`script` as "scorecard.py"), opening it on
+    `query_params`. Run outside the app's navigation (a page script alone, as AppTest can run
+    it), Streamlit cannot resolve the page; a plain relative link does the same job then."""
+    from urllib.parse import urlencode
+
+    from streamlit.errors import StreamlitAPIException
+
+    from dashboard.pages_registry import page
+
+    info = page(script)
+    target = where or st
+    try:
+        target.page_link(str(info.path), label=label, icon=icon, query_params=query_params)
+    except StreamlitAPIException:
+        address = Path(script).stem + (f"?{urlencode(query_params)}" if query_params else "")
+        target.markdown(f"[{md_escape(label)}]({address})")
+
+
+def url_remember(param: str, value: str) -> None:
+    """Write a page's current choice to the URL, so the address bar always reopens this view."""
+    st.session_state[f"_url_{param}"] = value
+    st.query_params[param] = value
 
 
 def no_results_message() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import charts, data
-from dashboard.render import ensure_router, md_escape, no_results_message, pick_dataset
+from dashboard.render import ensure_router, md_escape, no_results_message, pick_dataset, url_choice, url_remember
 from pipeline.aggregate import QUERY_TYPES
 from pipeline.records import CONFIDENCE_NAMES
 
@@ -16,7 +16,7 @@ st.caption("How confident each answer's wording sounds, from 1 (strongly not con
            "confident). The overconfident-answer metric combines this with one-sidedness.")
 
 cols = st.columns([1.2, 1, 2])
-dataset = pick_dataset("confidence_dataset", where=cols[0], prefer=data.has_confidence)
+dataset = pick_dataset("confidence_dataset", where=cols[0])
 if dataset is None:
     no_results_message()
     st.stop()
@@ -24,7 +24,9 @@ judge_list = data.judges(dataset)
 if not judge_list:
     st.warning(f"Dataset {md_escape(dataset)} has no scored results yet.")
     st.stop()
+url_choice("judge", "confidence_judge", judge_list, data.default_judge(dataset))
 judge = cols[1].selectbox("Judge", judge_list, key="confidence_judge")
+url_remember("judge", judge)
 show_published = cols[2].toggle("Show the published distribution (AEE Fig. 8b)", value=True, key="confidence_published")
 
 counts = data.confidence_counts(dataset, judge)
@@ -34,12 +36,22 @@ if data.is_illustrative(dataset):
     st.info("Illustrative teaching data: the engines and answers are invented.", icon=":material/school:")
 
 
+def _switch_to(name: str) -> None:
+    st.session_state["confidence_dataset"] = name
+    st.session_state["shared_dataset"] = name
+
+
 def computed() -> None:
     if counts.empty:
-        st.info(f"No answer in {md_escape(dataset)} has a confidence label from judge {md_escape(judge)}. "
-                "Confidence comes from an LLM or recorded judge; expert claim labels (ExpertQA) do not include it.")
+        st.info(f"No answer in {md_escape(data.dataset_label(dataset))} has a confidence label from judge "
+                f"{md_escape(judge)}. Confidence comes from an LLM or recorded judge; expert claim labels "
+                "(ExpertQA) do not include it.", icon=":material/info:")
+        others = [n for n in data.datasets() if n != dataset and data.has_confidence(n)]
+        for other in others[:3]:
+            st.button(f"Show {md_escape(data.dataset_label(other))} instead", key=f"confidence_switch_{other}",
+                      on_click=_switch_to, args=(other,), icon=":material/swap_horiz:")
         return
-    st.markdown(f"**Computed** · {md_escape(dataset)} · judge {md_escape(judge)}")
+    st.markdown(f"**Computed** · {md_escape(data.dataset_label(dataset))} · judge {md_escape(judge)}")
     st.plotly_chart(charts.confidence_figure(counts, CONFIDENCE_NAMES, QUERY_TYPES),
                     key="confidence_chart", config={"displayModeBar": False})
     if missing:

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data
-from dashboard.render import ensure_router, md_escape, no_results_message
+from dashboard.render import ensure_router, link_to_page, md_escape, md_with_code, no_results_message
 from pipeline.importers import known_datasets
 from pipeline.judges import JUDGES
 
@@ -18,6 +18,8 @@ st.markdown(
     "precision in the style of Liu et al. Every number comes from the pipeline's exported results; "
     "the pages only display them."
 )
+link_to_page("tour.py", "New here, or teaching a class? **Start here**: a 15-minute guided tour with the teaching "
+             "corpus", ":material/school:")
 
 names = data.datasets()
 if not names:
@@ -29,7 +31,8 @@ for name in names:
     answers = data.table(name, "answers")
     judge_list = data.judges(name)
     rows.append({
-        "dataset": name,
+        "dataset": data.dataset_label(name),
+        "id": name,
         "kind": "illustrative" if data.is_illustrative(name) else "real data",
         "answers": len(answers),
         "engines": answers["engine"].nunique() if len(answers) else 0,
@@ -45,17 +48,18 @@ c3.metric("Engines (all datasets)", int(sum(len(data.engines(n)) for n in names)
 
 st.subheader("Datasets")
 st.dataframe(summary, hide_index=True, width="stretch")
+st.caption("The id is the name commands use (`aee run --dataset ID`).")
 illustrative = [n for n in names if data.is_illustrative(n)]
 if illustrative:
     st.info(
-        "Illustrative: " + ", ".join(md_escape(n) for n in illustrative) + ". This is an invented teaching "
-        "corpus with hand-checked labels. Use it to learn how the metrics behave, never to rank real engines.",
+        "Illustrative: " + ", ".join(md_escape(data.dataset_label(n)) for n in illustrative) + ". Invented engines "
+        "and answers with hand-checked labels. Use it to learn how the metrics behave, never to rank real engines.",
         icon=":material/school:",
     )
 
 st.subheader("Answers per engine")
 for name in names:
-    label = f"{name} (illustrative)" if data.is_illustrative(name) else name
+    label = data.dataset_label(name) + (" (illustrative)" if data.is_illustrative(name) else "")
     with st.expander(md_escape(label), expanded=len(names) == 1 or name == data.default_dataset(names)):
         counts = data.overview(name)
         st.dataframe(counts.rename(columns={"debate": "debate queries", "expertise": "expertise queries"}),
@@ -74,7 +78,8 @@ st.markdown(
 )
 for name, info in known.items():
     status = "results loaded" if name in names else ("found on this machine" if info.path else "not found on this machine")
-    st.markdown(f"- **{md_escape(name)}** ({md_escape(status)}): {md_escape(info.how_to_get)}.")
+    title = f"{info.title} (`{name}`)" if info.title else f"`{name}`"
+    st.markdown(f"- **{md_with_code(title)}** ({md_escape(status)}): {md_with_code(info.how_to_get)}.")
 st.code(
     "# ExpertQA (expert-labelled answers from six systems; labels come from human annotators)\n"
     "export EXPERTQA_DIR=/path/to/expertqa   # folder with the *.jsonl files\n"

@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, data
+from dashboard.metric_text import na
 from dashboard.render import ensure_router, md_escape
 from pipeline.judges import JUDGES
 
@@ -25,6 +26,19 @@ STAT_LABELS = {
 }
 TASK_TITLES = {"support": "Support (does the cited source back the claim?)",
                "relevance": "Relevance (answer content or filler?)"}
+
+
+
+COUNT_STATS = ("n", "n_positive", "unparsed", "in_calibration")
+
+
+def _num(value: object, reason: str, count: bool = False) -> str:
+    """A statistic to three decimals (counts as whole numbers), or "n/a: reason"."""
+    if value is None or (isinstance(value, float) and value != value):
+        return na(reason)
+    number = float(value)  # type: ignore[arg-type]
+    return str(int(number)) if count else f"{number:.3f}"
+
 
 ensure_router()
 st.title("Judges")
@@ -56,7 +70,10 @@ else:
     st.subheader("Agreement with the experts")
     wide = pd.DataFrame(summary_rows)
     wide.index = [f"{r['judge']} on {r['dataset']}" for r in summary_rows]
-    stats = wide.drop(columns=["dataset", "judge"]).T.round(3)
+    stats = wide.drop(columns=["dataset", "judge"]).T
+    counts = {f"{task}: {STAT_LABELS[k]}" for task in TASK_TITLES for k in COUNT_STATS}
+    stats = pd.DataFrame({col: [_num(v, "not in this report", row in counts) for row, v in stats[col].items()]
+                          for col in stats.columns}, index=stats.index)
     stats.index.name = "statistic"
     st.dataframe(stats.reset_index(), hide_index=True, width="stretch", key="judges_summary")
     st.caption("Kappa corrects for chance agreement: 0 is chance, 1 is perfect; above 0.6 is usually called "
@@ -78,15 +95,18 @@ else:
             held, status, unseen_auc = "no", f"{seen} of {n} pairs from calibration questions", prov.get("unseen_auc")
         else:
             held, status, unseen_auc = "yes", f"0 of {n} pairs from calibration questions", prov.get("auc")
-        cv = (f"{cal['cv_auc']:.3f} / {cal['cv_balanced_accuracy']:.3f}"
-              if cal.get("cv_auc") is not None and cal.get("cv_balanced_accuracy") is not None else None)
+        if cal.get("cv_auc") is not None and cal.get("cv_balanced_accuracy") is not None:
+            cv = f"{cal['cv_auc']:.3f} / {cal['cv_balanced_accuracy']:.3f}"
+        else:
+            cv = na("no cross-validation" if cal else "judge not fitted on expert labels")
         held_rows.append({
             "measurement": f"{judge} on {dataset}", "held out": held, "status": status,
-            "AUC, unseen pairs": None if unseen_auc is None else round(float(unseen_auc), 3),
+            "AUC, unseen pairs": _num(unseen_auc, "no pair from unseen questions" if seen else "no AUC in this report"),
             "cross-validated AUC / bal. acc.": cv,
-            "calibrated on": (f"{cal.get('fit_pairs')} pairs of {cal.get('fit_splits')}" if cal else None),
+            "calibrated on": (f"{cal.get('fit_pairs')} pairs of {cal.get('fit_splits')}" if cal
+                              else na("judge not fitted on expert labels")),
         })
-    st.dataframe(pd.DataFrame(held_rows), hide_index=True, width="stretch", key="judges_heldout")
+    st.table(pd.DataFrame(held_rows), hide_index=True)
 
     st.subheader("Confusion matrices")
     for dataset, judge in keys:
@@ -106,7 +126,7 @@ published = data.reference("judge_agreement_published")
 if published.empty:
     st.warning("data/reference/judge_agreement_published.csv is missing.")
 else:
-    st.dataframe(published, hide_index=True, width="stretch", key="judges_published")
+    st.table(published, hide_index=True)
 expertqa = data.reference("expertqa_reference")
 if not expertqa.empty:
     st.caption("ExpertQA's automatic attribution checks (AutoAIS) per system, against its experts:")

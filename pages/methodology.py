@@ -7,13 +7,11 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data
-from dashboard.render import DIRECTION_WORDS, ensure_router, group_title, md_escape
+from dashboard.metric_text import DIRECTION_WORDS, UNIT_WORDS, thresholds_text
+from dashboard.render import ensure_router, group_title, md_escape
 from pipeline.importers import IMPORTERS, known_datasets
 from pipeline.judges import JUDGES
-from pipeline.metrics import GROUP_ORDER, METRICS, RATING_SYMBOLS
-
-UNIT_WORDS = {"percent": "percentage of answers / items (0-100)", "count": "count per answer, averaged",
-              "ratio": "ratio per answer, averaged", "likert": "1-5 scale, averaged"}
+from pipeline.metrics import GROUP_ORDER, METRICS
 
 # Our own summary of how paper-parity differs from strict (spec: METRICS.md, "Paper-parity details").
 PARITY_DIFFERENCES: tuple[tuple[str, str, str], ...] = (
@@ -44,14 +42,7 @@ PARITY_DIFFERENCES: tuple[tuple[str, str, str], ...] = (
 
 
 def bands_text(name: str) -> str:
-    info = METRICS[name]
-    if not info.bands:
-        return "not rated"
-    parts = []
-    for b in info.bands:
-        close = "]" if b.high_inclusive else ")"
-        parts.append(f"{RATING_SYMBOLS[b.rating]} {b.rating} [{b.low:g}, {b.high:g}{close}")
-    return "; ".join(parts)
+    return thresholds_text(name, exact=True)
 
 
 ensure_router()
@@ -66,12 +57,12 @@ st.markdown(
 st.header("Metrics")
 overview = pd.DataFrame([
     {"metric": name, "label": info.label, "group": group_title(info.group),
-     "direction": DIRECTION_WORDS[info.direction], "thresholds": bands_text(name),
+     "unit": UNIT_WORDS[info.unit], "direction": DIRECTION_WORDS[info.direction], "thresholds": bands_text(name),
      "finding (Table 6)": info.finding or "–", "recommendation": info.recommendation or "–",
-     "debate only": info.debate_only, "version": info.version}
+     "debate only": "yes" if info.debate_only else "no", "version": info.version}
     for name, info in METRICS.items()
 ])
-st.dataframe(overview, hide_index=True, width="stretch", key="methodology_overview")
+st.table(overview, hide_index=True)  # a table wraps its cells: every threshold is readable in full
 
 for group in GROUP_ORDER:
     names = [n for n, i in METRICS.items() if i.group == group]
@@ -135,15 +126,16 @@ for name in sorted(set(known) | set(data.datasets())):
     config = first.get("config", {})
     importer = config.get("importer") or (info.importer if info else "")
     rows.append({
-        "dataset": name,
+        "dataset": data.dataset_label(name) if name in data.datasets() else (info.title if info and info.title else name),
+        "id": name,
         "format": importer,
         "about the format": IMPORTERS[importer].description if importer in IMPORTERS else "",
         "illustrative": data.is_illustrative(name) if name in data.datasets() else bool(info and info.illustrative),
         "results on disk": name in data.datasets(),
-        "judges": ", ".join(judge_list) or "–",
+        "judges": ", ".join(judge_list) or "none yet",
         "imported from": config.get("path", "") or (str(info.path) if info and info.path else "not found on this machine"),
-        "how to get it": info.how_to_get if info else "added with --path",
-        "run at": first.get("created", ""),
+        "how to get it": info.how_to_get.replace("`", "") if info else "added with --path",
+        "run at": first.get("created", "") or "not run on this machine",
         "code version": (first.get("git_sha") or "")[:12],
         "prompt versions": ", ".join(sorted({p for m in manifests for p in m.get("prompt_versions", [])})),
     })

@@ -7,15 +7,21 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, data
+from dashboard.metric_text import ci_text, fmt_metric, na
 from dashboard.render import (
+    add_blank_reasons,
     ensure_router,
     group_title,
     md_escape,
     no_results_message,
     pick_dataset,
     rating_legend,
+    records,
     scorecard_cells,
+    summary_table,
     symbol,
+    url_choice,
+    url_remember,
     wide_table,
 )
 from pipeline.aggregate import QUERY_TYPES
@@ -25,8 +31,9 @@ MODE_LABELS = {"strict": "Strict", "parity": "Paper parity"}
 
 ensure_router()
 st.title("Scorecard")
-st.caption("Corpus values per engine, rated against the paper's Table 7 thresholds. "
-           "Hover a cell for its 95% bootstrap interval.")
+st.caption("Corpus values per engine, rated against the paper's Table 7 thresholds. Each row names its unit "
+           "(% = share from 0 to 100; per answer = a count averaged over answers) and which way is better. "
+           "Hover a cell for its 95% bootstrap interval and thresholds.")
 
 # ---- filters ------------------------------------------------------------------------------------
 
@@ -39,8 +46,10 @@ judge_list = data.judges(dataset)
 if not judge_list:
     st.warning(f"Dataset {md_escape(dataset)} has no scored results yet.")
     st.stop()
+url_choice("judge", "scorecard_judge", judge_list, data.default_judge(dataset))
 judge = top[1].selectbox("Judge", judge_list, key="scorecard_judge",
                          help="Whose labels the metrics were computed from.")
+url_remember("judge", judge)
 full_summary = data.table(dataset, "summary", judge)
 present_types = [q for q in QUERY_TYPES if q in set(full_summary["query_type"])] or ["all"]
 query_type = top[2].radio("Query type", present_types, horizontal=True, key="scorecard_query_type")
@@ -50,6 +59,7 @@ field_filter = top[3].multiselect(
     disabled=not field_options, help="Pick fields to recompute the scorecard on their answers only.")
 
 row2 = st.columns([1.2, 1, 2.8])
+url_choice("mode", "scorecard_mode", list(MODE_LABELS))
 mode = row2[0].radio("Scoring rules", list(MODE_LABELS), format_func=MODE_LABELS.get, horizontal=True,
                      key="scorecard_mode",
                      help="Strict: the clean definitions. Paper parity: what the authors' released notebook computed.")
@@ -57,9 +67,12 @@ if mode == "parity":
     necessity = PARITY_NECESSITY
     row2[1].selectbox("Source necessity", [necessity], key="scorecard_necessity_parity", disabled=True)
 else:
+    url_choice("necessity", "scorecard_necessity", list(NECESSITY_METHODS))
     necessity = row2[1].selectbox("Source necessity", list(NECESSITY_METHODS), key="scorecard_necessity",
                                   help="exact: optimal set cover; greedy: the notebook's greedy cover; "
                                        "bipartite: vertex cover on the statement-source graph.")
+url_remember("mode", mode)
+url_remember("necessity", necessity)
 show_published = row2[2].toggle("Compare with published scorecards", key="scorecard_published",
                                 help="Show the papers' own scorecards beside this one and flag printed ratings "
                                      "that do not match the thresholds.")
@@ -77,18 +90,20 @@ if (mode, necessity) not in data.configs(dataset, judge):
 summary = data.summary(dataset, judge, mode, necessity, tuple(field_filter))
 engines = data.engines(dataset)
 cells = scorecard_cells(summary, query_type, groups, engines=[e for e in engines if e in set(summary["engine"])])
+has_debate = query_type in ("all", "debate") and "debate" in set(summary["query_type"])
+cells = add_blank_reasons(cells, data.blank_reasons(dataset, judge, mode, necessity, query_type, tuple(field_filter)),
+                          has_debate=has_debate)
 
-context = f"{dataset} · judge {judge} · {query_type} queries · {MODE_LABELS[mode].lower()} rules · necessity {necessity}"
+illustrative = data.is_illustrative(dataset)
+context = (f"{data.dataset_label(dataset)} · judge {judge} · {query_type} queries · {MODE_LABELS[mode].lower()} rules"
+           f" · necessity {necessity}")
 if field_filter:
     context += " · fields: " + ", ".join(field_filter)
-if data.is_illustrative(dataset):
+if illustrative:
     st.info("Illustrative teaching data: the engines and answers are invented.", icon=":material/school:")
 if cells.empty:
     st.warning("No answers match these filters.")
     st.stop()
-if query_type == "expertise":
-    debate_only = ", ".join(i.label.lower() for i in METRICS.values() if i.debate_only)
-    st.caption(f"Defined for debate queries only, so blank here: {debate_only}.")
 _run_sources = data.manifest(dataset, judge).get("config", {}).get("sources") or {}
 if isinstance(_run_sources, dict) and _run_sources:  # engine answers: where the source text came from (collect --sources)
     _how = {"fetch": "pages fetched by the toolkit", "snippet": "the engines' own snippets (not the pages)"}
@@ -109,6 +124,8 @@ def published_cells(source: str) -> pd.DataFrame:
     pub = scorecard_cells(frame, "all", groups)
     pub["engine"] = pub["engine"] + PAPER_SUFFIX
     pub["symbol"] = [symbol(p or r) for p, r in zip(pub["published_rating"], pub["rating"])]
+    pub["why_blank"] = ["" if v is not None and v == v else "not printed in this published scorecard"
+                        for v in pub["value"]]
     return pub
 
 
@@ -131,10 +148,19 @@ if show_published:
                         "Otherwise the paper's values are rated here with the same thresholds.")
 
 st.markdown(f"**Computed** · {md_escape(context)}")
-st.plotly_chart(charts.scorecard_figure(figure_cells, divider_after=divider, no_n_for=paper_engines),
+st.plotly_chart(charts.scorecard_figure(figure_cells, divider_after=divider, no_n_for=paper_engines, with_summary=False),
                 key="scorecard_chart", config={"displayModeBar": False})
+if len(summary_table(figure_cells)):
+    st.markdown("**Summary ratings per group**, each symbol beside the metric it rates")
+    st.table(summary_table(figure_cells))
 st.caption(rating_legend() + ". Each cell shows the value, its rating symbol and n, the number of answers the "
-           "value averages over.")
+           "value averages over. ↑ better: higher is better; ↓ better: lower is better; rows without an arrow "
+           "describe the answers and are not rated.")
+blank_rows = [(name, part["why_blank"].iloc[0]) for name, part in cells.groupby("metric", sort=False)
+              if part["value"].isna().all() and part["why_blank"].nunique() == 1]
+if blank_rows:
+    st.markdown("**n/a rows, and why**\n" + "\n".join(
+        f"- {md_escape(METRICS[name].label)}: {md_escape(reason)}" for name, reason in blank_rows))
 
 if show_published:
     flagged = data.published_disagreements()
@@ -154,42 +180,52 @@ tab_table, tab_detail, tab_variants = st.tabs(["Table", "Values with intervals",
 with tab_table:
     table = wide_table(cells)
     column_help = {e: st.column_config.TextColumn(e, help="value, rating symbol and (n = answers averaged)")
-                   for e in table.columns[2:]}
+                   for e in table.columns[4:-2]}
+    column_help |= {"Group": st.column_config.TextColumn(width=120), "Metric": st.column_config.TextColumn(width=170, pinned=True),
+                    "Unit": st.column_config.TextColumn(width=80), "Better": st.column_config.TextColumn(width=95)}
     st.dataframe(table, hide_index=True, width="stretch", column_config=column_help, key="scorecard_table")
 with tab_detail:
-    detail = cells.assign(group=cells["group"].map(group_title))[
-        ["group", "label", "engine", "value", "ci_low", "ci_high", "n_answers", "rating", "symbol"]]
-    st.dataframe(detail, hide_index=True, width="stretch", key="scorecard_detail",
-                 column_config={"value": st.column_config.NumberColumn(format="%.2f"),
-                                "ci_low": st.column_config.NumberColumn("95% CI low", format="%.2f"),
-                                "ci_high": st.column_config.NumberColumn("95% CI high", format="%.2f"),
-                                "n_answers": st.column_config.NumberColumn("n")})
+    detail = pd.DataFrame([{
+        "group": group_title(r["group"]), "metric": METRICS[r["metric"]].label, "engine": r["engine"],
+        "value": fmt_metric(r["value"], r["metric"]) if r["value"] is not None else na(r["why_blank"]),
+        "95% interval": ci_text(r["ci_low"], r["ci_high"], r["metric"], r["value"], r["n_answers"]),
+        "n answers": str(int(r["n_answers"])) if r["n_answers"] is not None else "0",
+        "rating": f"{r['symbol']} {r['rating']}" if r["rating"] else ("not rated" if r["value"] is not None else "n/a"),
+    } for r in records(cells)])
+    st.dataframe(detail, hide_index=True, width="stretch", key="scorecard_detail")
 with tab_variants:
     variants = data.necessity_comparison(dataset, judge)
-    if variants.empty:
-        st.info("No source-necessity values to compare.")
+    if variants.empty or variants.isna().all().all():
+        st.info("No source-necessity values to compare: "
+                + (cells.loc[cells["metric"] == "source_necessity", "why_blank"].iloc[0]
+                   if (cells["metric"] == "source_necessity").any() else "this selection has none") + ".")
     else:
-        st.caption("Source necessity (all queries, strict rules) under each way of finding the smallest "
-                   "supporting source set. Greedy can only overestimate the minimum; bipartite counts a "
-                   "vertex cover, which is a different quantity.")
-        st.dataframe(variants.reset_index(), hide_index=True, width="stretch", key="scorecard_variants")
+        st.caption("Source necessity (all queries, strict rules, % of answers' sources) under each way of finding "
+                   "the smallest supporting source set. Greedy can only overestimate the minimum; bipartite counts "
+                   "a vertex cover, which is a different quantity.")
+        shown = variants.apply(lambda col: col.map(lambda v: fmt_metric(v, "source_necessity")))
+        st.dataframe(shown.reset_index(), hide_index=True, width="stretch", key="scorecard_variants")
 
 # ---- exports --------------------------------------------------------------------------------------
 
 st.subheader("Export")
 export = cells.drop(columns=["published_rating", "disagrees"]).assign(
-    dataset=dataset, judge=judge, query_type=query_type, mode=mode, necessity=necessity,
-    fields="; ".join(field_filter))
+    dataset=dataset, dataset_label=data.dataset_label(dataset), illustrative=illustrative, judge=judge,
+    query_type=query_type, mode=mode, necessity=necessity, fields="; ".join(field_filter))
 stem = f"scorecard_{dataset}_{query_type}_{mode}_{necessity}"
+title = ("ILLUSTRATIVE TEACHING DATA · " if illustrative else "") + context
 ex = st.columns(5)
 ex[0].download_button("CSV", export.to_csv(index=False).encode("utf-8"), f"{stem}.csv", "text/csv",
                       key="scorecard_dl_csv", on_click="ignore", icon=":material/download:")
 ex[1].download_button("Parquet", lambda: charts.parquet_bytes(export), f"{stem}.parquet", "application/octet-stream",
                       key="scorecard_dl_parquet", on_click="ignore", icon=":material/download:")
-ex[2].download_button("LaTeX", lambda: charts.scorecard_latex(cells, caption=context), f"{stem}.tex", "text/x-tex",
-                      key="scorecard_dl_latex", on_click="ignore", icon=":material/download:")
-ex[3].download_button("SVG", lambda: charts.scorecard_svg(cells, title=context), f"{stem}.svg", "image/svg+xml",
-                      key="scorecard_dl_svg", on_click="ignore", icon=":material/download:")
-ex[4].download_button("PNG", lambda: charts.scorecard_png(cells, title=context), f"{stem}.png", "image/png",
-                      key="scorecard_dl_png", on_click="ignore", icon=":material/download:")
-st.caption("The LaTeX table needs `booktabs` and `amssymb`. SVG and PNG are drawn without a browser.")
+ex[2].download_button("LaTeX", lambda: charts.scorecard_latex(cells, caption=context, illustrative=illustrative),
+                      f"{stem}.tex", "text/x-tex", key="scorecard_dl_latex", on_click="ignore", icon=":material/download:")
+ex[3].download_button("SVG", lambda: charts.scorecard_svg(cells, title=title, illustrative=illustrative),
+                      f"{stem}.svg", "image/svg+xml", key="scorecard_dl_svg", on_click="ignore", icon=":material/download:")
+ex[4].download_button("PNG", lambda: charts.scorecard_png(cells, title=title, illustrative=illustrative),
+                      f"{stem}.png", "image/png", key="scorecard_dl_png", on_click="ignore", icon=":material/download:")
+st.caption("The LaTeX table needs `booktabs` and `amssymb`. SVG and PNG are drawn without a browser. "
+           + ("Every export of this dataset says it is illustrative teaching data (a banner, the caption, and an "
+              "`illustrative` column in CSV and Parquet)." if illustrative else
+              "CSV and Parquet carry an `illustrative` column (false here: real data)."))

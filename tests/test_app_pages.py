@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 WORKED = ROOT / "tests" / "fixtures" / "worked_example.json"
 HOSTILE = "<script>alert(1)</script>"
-MY_PAGES = ("pages/home.py", "pages/scorecard.py", "pages/confidence.py", "pages/judges.py", "pages/methodology.py")
+MY_PAGES = ("pages/home.py", "pages/tour.py", "pages/scorecard.py", "pages/confidence.py", "pages/judges.py",
+            "pages/methodology.py")
 
 pytest.importorskip("streamlit.testing.v1")
 from streamlit.testing.v1 import AppTest  # noqa: E402
@@ -114,7 +115,7 @@ def test_router_lists_registry_pages_that_exist():
     from dashboard.pages_registry import PAGES
 
     titles = [p.title for p in PAGES]
-    assert titles == ["Overview", "Scorecard", "Confidence", "Answer inspector", "Compare", "Re-score", "Judges",
+    assert titles == ["Overview", "Start here", "Scorecard", "Confidence", "Answer inspector", "Compare", "Re-score", "Judges",
                       "Usability study", "Conflicting evidence", "Methodology"]
     assert all(p.path.is_file() for p in PAGES)
     assert sorted(p.script for p in PAGES) == sorted(f.name for f in (ROOT / "pages").glob("*.py"))
@@ -147,11 +148,18 @@ def test_scorecard_shows_metrics_values_and_symbols(app):
     assert not at.exception
     table = _scorecard_table(at)
     row = table[table["Metric"] == "Citation accuracy"].iloc[0]
-    assert row["Example engine"].startswith("57.14 ●")
+    assert row["Example engine"].startswith("57.14% ●")
+    assert (row["Unit"], row["Better"]) == ("%", "↑ higher")
+    assert row["Thresholds"] == "▼ below 50 · ● 50 to under 90 · ▲ 90 or more"  # registry: higher_bands(90, 50)
     uncited = table[table["Metric"] == "Uncited sources"].iloc[0]
-    assert uncited["Example engine"].startswith("0.00 ▲")
+    assert uncited["Example engine"].startswith("0.00% ▲") and uncited["Better"] == "↓ lower"
+    sources = table[table["Metric"] == "Sources"].iloc[0]
+    assert sources["Unit"] == "per answer" and sources["Better"] == "descriptive" and "%" not in sources["Example engine"]
     summary_rows = table[table["Group"] == "Summary"]
     assert len(summary_rows) == 3 and summary_rows["Example engine"].str.contains("●").all()
+    # summary cells name each metric beside its symbol
+    citation = summary_rows[summary_rows["Metric"] == "Citation ratings"].iloc[0]["Example engine"]
+    assert citation.startswith("citation accuracy: ●") and "citation thoroughness: " in citation
 
 
 def test_scorecard_problematic_symbol_appears(app):
@@ -290,7 +298,8 @@ def test_judges_with_saved_agreement_shows_confusion(results, monkeypatch, tmp_p
     specs = _plotly_specs(at)
     assert len(specs) == 2 and "Complete" in specs[0]
     summary = next(df.value for df in at.dataframe if "statistic" in df.value.columns).set_index("statistic")
-    assert summary.loc["support: Cohen's kappa (2 classes)", "offline on expertqa"] == pytest.approx(0.4)
+    assert summary.loc["support: Cohen's kappa (2 classes)", "offline on expertqa"] == "0.400"
+    assert summary.loc["support: pairs compared", "offline on expertqa"] == "10"
 
 
 def test_judges_says_whether_each_measurement_is_held_out(results, monkeypatch, tmp_path):
@@ -314,12 +323,12 @@ def test_judges_says_whether_each_measurement_is_held_out(results, monkeypatch, 
     at = AppTest.from_file(str(ROOT / "pages" / "judges.py"), default_timeout=60)
     at.run()
     assert not at.exception
-    table = next(df.value for df in at.dataframe if "status" in df.value.columns).set_index("measurement")
+    table = next(df.value for df in at.table if "status" in df.value.columns).set_index("measurement")
     held, seen = table.loc["offline on expertqa-rand_val"], table.loc["offline on expertqa-domain_test"]
     assert held["held out"] == "yes" and held["status"] == "0 of 803 pairs from calibration questions"
     assert seen["held out"] == "no" and seen["status"] == "861 of 974 pairs from calibration questions"
-    assert held["AUC, unseen pairs"] == pytest.approx(0.696)  # every pair unseen: the overall AUC
-    assert seen["AUC, unseen pairs"] == pytest.approx(0.617)  # only the 113 unseen pairs
+    assert held["AUC, unseen pairs"] == "0.696"  # every pair unseen: the overall AUC
+    assert seen["AUC, unseen pairs"] == "0.617"  # only the 113 unseen pairs
     assert held["cross-validated AUC / bal. acc."] == "0.654 / 0.610"
     assert held["calibrated on"] == "1035 pairs of domain_val+domain_test"
 

@@ -40,7 +40,7 @@ def _markdown(at) -> str:
 
 
 def _table(at, key_column: str):
-    return next(df.value for df in at.dataframe if key_column in df.value.columns)
+    return next(df.value for df in (*at.table, *at.dataframe) if key_column in df.value.columns)
 
 
 @pytest.mark.parametrize("name", list(METRICS))

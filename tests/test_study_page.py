@@ -33,28 +33,35 @@ def _texts(at) -> str:
 
 
 def _df(at, column: str) -> pd.DataFrame:
-    """The first dataframe showing `column` (AppTest does not expose dataframe keys)."""
-    for d in at.dataframe:
+    """The first table showing `column` (AppTest does not expose element keys)."""
+    for d in (*at.table, *at.dataframe):
         if column in d.value.columns:
             return d.value
-    raise AssertionError(f"no dataframe with column {column!r}")
+    raise AssertionError(f"no table with column {column!r}")
 
 
 def test_page_renders_with_simulated_log():
     at = _run()
     assert not at.exception
     assert "simulated from published summary statistics" in _texts(at)
-    assert len(at.dataframe) == 5  # descriptive, sources, tests, reproduction, flags
     assert len(at.get("plotly_chart")) == 1
     assert "cited | All" in _df(at, "displayed | All").columns
     assert len(_df(at, "reason")) >= 5
-    tests = _df(at, "student_p_holm")
-    assert len(tests) == 8 and "student_p_holm" in tests.columns
-    repro = _df(at, "printed_t")
+    tests = _df(at, "p, Holm")
+    assert len(tests) == 8
+    # p values this small print in scientific notation, never as 0.0000
+    first = tests.iloc[0]
+    assert first["comparison"] == "Google vs All answer engines" and "×10⁻" in first["p"]
+    assert first["significant"] == "yes"
+    repro = _df(at, "t printed")
     assert len(repro) == 10
+    # Table 5 prints p but no t: said in words, never "None"
+    table5 = repro[repro["table"] == "Table 5"]
+    assert set(table5["t printed"]) == {"not printed in the paper"}
     assert "Google 82" in _texts(at)
+    assert "26 + 21" in _texts(at) and "[[" not in _texts(at)  # inferred sizes as text, not a Python list
     at.selectbox(key="comparison").set_value("aligned_vs_disaligned").run()
-    assert not at.exception and len(_df(at, "student_p_holm")) == 2
+    assert not at.exception and len(_df(at, "p, Holm")) == 2
 
 
 def test_page_with_uploaded_log():
@@ -63,7 +70,7 @@ def test_page_with_uploaded_log():
     at.radio(key="source").set_value("Upload a log").run()
     at.file_uploader(key="upload").set_value(("mylog.csv", counts.to_csv(index=False).encode(), "text/csv")).run()
     assert not at.exception
-    assert len(_df(at, "student_p_holm")) == 8
+    assert len(_df(at, "p, Holm")) == 8
     assert "simulated from published" not in " ".join(str(w.value) for w in at.warning)
 
 
@@ -93,4 +100,69 @@ def test_page_with_recorded_study():
     assert not at.exception
     assert at.selectbox(key="study_id").value == "lab-a"
     desc = _df(at, "hovered | Google")
-    assert desc.loc["Mean", "hovered | Google"] == pytest.approx(6.0)
+    assert desc.loc["Mean", "hovered | Google"] == "6.00"
+    # one Perplexity row and one YouChat row: their SD cannot be computed, and the page says why
+    assert desc.loc["SD", "hovered | Perplexity"] == "n/a: one row, no spread"
+
+
+def _class_events(rows: list[tuple[str, str, int]]) -> list[dict]:
+    """Events of a class study: (participant, engine, hovers) per question, one question each."""
+    events = []
+    for q, (participant, engine, hovers) in enumerate(rows):
+        for r in range(1, hovers + 1):
+            events.append(dict(participant=participant, session="S1", engine=engine, query_id=f"Q{q}",
+                               query_type="debate", alignment="none", event="hover", source_rank=r))
+        events.append(dict(participant=participant, session="S1", engine=engine, query_id=f"Q{q}",
+                           query_type="debate", alignment="none", event="click", source_rank=1))
+    return events
+
+
+def test_class_study_compares_two_engines():
+    rows = [("P1", "Lumen", 3), ("P1", "Parrot", 1), ("P2", "Lumen", 4), ("P2", "Parrot", 2),
+            ("P3", "Lumen", 2), ("P3", "Parrot", 1)]
+    recorder.append_events("class-a", _class_events(rows))
+    at = _run()
+    at.radio(key="source").set_value("Recorded study").run()
+    assert not at.exception
+    assert at.selectbox(key="comparison").value == "pair"  # no Google in a class study: pairs first
+    assert at.selectbox(key="pair_column").value == "engine"
+    tests = _df(at, "p, Holm").set_index("measure")
+    hovered = tests.loc["hovered"]
+    assert hovered["comparison"] == "Lumen vs Parrot" and hovered["participants"] == "3\u00a0vs\u00a03"
+    # Lumen 3, 4, 2 vs Parrot 1, 2, 1: means 3.00 and 1.33, SDs 1.00 and 0.58, pooled t = 2.50 on 4 df
+    assert hovered["mean ± SD (first)"] == "3.00 ± 1.00" and hovered["mean ± SD (second)"] == "1.33 ± 0.58"
+    assert hovered["Student t"] == "2.50 (df\u00a04)"
+    # every row clicked exactly one source: no spread, so no t test, and the page says why
+    clicked = tests.loc["clicked"]
+    assert clicked["Student t"] == "n/a: no variation"
+    assert any("clicked: no variation" in str(i.value) for i in at.info)
+    text = " ".join(str(c.value) for c in at.caption)
+    assert "only one condition" in text and "alignment" in text  # why alignment is not offered
+
+
+def test_class_study_with_too_few_participants_says_so():
+    recorder.append_events("class-b", _class_events([("P1", "Lumen", 3), ("P2", "Parrot", 1), ("P3", "Parrot", 2)]))
+    at = _run()
+    at.radio(key="source").set_value("Recorded study").run()
+    tests = _df(at, "p, Holm").set_index("measure")
+    assert tests.loc["hovered", "Student t"] == "n/a: too few participants"
+    assert any("hovered: too few participants: Lumen has 1 row (1 participant)" in i.value for i in at.info)
+    assert tests.loc["hovered", "mean ± SD (first)"] == "3.00 (SD n/a: one row)"
+
+
+def test_one_engine_study_explains_why_no_test():
+    recorder.append_events("class-c", _class_events([("P1", "Lumen", 3), ("P2", "Lumen", 1)]))
+    at = _run()
+    at.radio(key="source").set_value("Recorded study").run()
+    warning = " ".join(w.value for w in at.warning)
+    assert "No test is possible" in warning and "every row of this log has engine 'Lumen'" in warning
+
+
+def test_log_template_downloads_and_documents_every_column():
+    at = _run()
+    labels = {e.proto.label for e in at.get("download_button")}
+    assert {"Count log template (CSV)", "Event log template (CSV)"} <= labels
+    docs = _df(at, "what it holds").set_index("column")
+    assert set(docs.index) == set(study.COUNT_COLUMNS) | set(study.EVENT_COLUMNS)
+    assert docs.loc["hovered", "count log"] == "required" and docs.loc["displayed", "count log"] == "optional"
+    assert docs.loc["timestamp", "event log"] == "required"

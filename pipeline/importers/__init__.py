@@ -69,6 +69,7 @@ class DatasetInfo:
     default_judge: str
     illustrative: bool = False
     how_to_get: str = ""
+    title: str = ""  # what the dashboard calls it ("Teaching corpus"); the name stays the id
 
 
 def known_datasets() -> dict[str, DatasetInfo]:
@@ -77,14 +78,15 @@ def known_datasets() -> dict[str, DatasetInfo]:
     aee = os.environ.get("AEE_RELEASE_PATH")
     return {
         "demo": DatasetInfo("demo", "canonical", demo if demo.exists() else None, "recorded", illustrative=True,
-                            how_to_get="bundled with the project (data/demo/answers.jsonl)"),
+                            how_to_get="bundled with the project (data/demo/answers.jsonl)", title="Teaching corpus"),
         "expertqa": DatasetInfo("expertqa", "expertqa", expertqa_dir(), "human",
-                                how_to_get="set EXPERTQA_DIR, or run `python -m pipeline import expertqa URL`"),
+                                how_to_get="set EXPERTQA_DIR, or run `python -m pipeline import expertqa URL`", title="ExpertQA"),
         "hagrid": DatasetInfo("hagrid", "hagrid", hagrid_dir(), "human",
                               how_to_get="set HAGRID_DIR, or run `python -m pipeline import hagrid "
-                                         "https://huggingface.co/datasets/miracl/hagrid` (downloads the pinned dev and train splits)"),
+                                         "https://huggingface.co/datasets/miracl/hagrid` (downloads the pinned dev and train splits)", title="HAGRID"),
         "aee": DatasetInfo("aee", "aee", Path(aee) if aee else None, "recorded",
-                           how_to_get="download the AEE release and set AEE_RELEASE_PATH to ans_eng_eval_0.1.json"),
+                           how_to_get="download the AEE release and set AEE_RELEASE_PATH to ans_eng_eval_0.1.json",
+                           title="AEE release"),
     }
 
 
@@ -94,7 +96,8 @@ def resolve_dataset(name: str, path: str | Path | None = None, importer: str | N
     if name in known:
         info = known[name]
         if path is not None:
-            info = DatasetInfo(info.name, importer or info.importer, Path(path), info.default_judge, info.illustrative)
+            info = DatasetInfo(info.name, importer or info.importer, Path(path), info.default_judge, info.illustrative,
+                               info.how_to_get, info.title)
         if info.path is None:
             raise InputError(f"dataset {name!r} was not found on this machine; {info.how_to_get}", field="--path")
         return info

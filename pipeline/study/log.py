@@ -225,6 +225,50 @@ def _is_validated_events(frame: pd.DataFrame) -> bool:
     )
 
 
+# What each column holds, for the log template and the study page (the validator's rules in words).
+COLUMN_DOCS: dict[str, str] = {
+    "participant": "participant code: letters, digits, '-' or '_' (no names or e-mail addresses)",
+    "session": "session id, same characters as the participant code",
+    "engine": "the engine or condition the participant used (e.g. Lumen, Parrot, Google)",
+    "query_id": "an id for the question asked (letters, digits, spaces, '.', ':', '_' or '-')",
+    "query_type": "the kind of question, e.g. debate or expertise",
+    "alignment": "whether the answer matched the participant's view: aligned, disaligned or none",
+    "displayed": "sources the engine showed (whole number; leave blank if not recorded)",
+    "cited": "sources the answer cited (whole number; leave blank if not recorded)",
+    "hovered": "distinct sources the participant hovered (whole number)",
+    "clicked": "distinct sources the participant clicked (whole number)",
+    "event": "what happened: displayed, cited, hover or click",
+    "source_rank": "the source's number in the answer's list, from 1",
+    "timestamp": "when it happened, ISO 8601 (e.g. 2025-03-01T10:15:00Z; no zone = UTC)",
+}
+
+_TEMPLATE_ROWS: dict[str, list[tuple[str, ...]]] = {
+    "counts": [
+        ("P01", "s1", "Lumen", "q1", "debate", "aligned", "4", "3", "2", "1"),
+        ("P01", "s1", "Parrot", "q2", "debate", "disaligned", "3", "3", "1", "0"),
+        ("P02", "s1", "Lumen", "q2", "expertise", "none", "", "", "3", "1"),
+        ("P02", "s1", "Parrot", "q1", "expertise", "none", "", "", "0", "0"),
+    ],
+    "events": [
+        ("P01", "s1", "Lumen", "q1", "debate", "aligned", "displayed", "1", "2025-03-01T10:15:00Z"),
+        ("P01", "s1", "Lumen", "q1", "debate", "aligned", "hover", "1", "2025-03-01T10:15:20Z"),
+        ("P01", "s1", "Lumen", "q1", "debate", "aligned", "click", "1", "2025-03-01T10:15:31Z"),
+        ("P02", "s1", "Parrot", "q1", "debate", "none", "hover", "2", "2025-03-01T10:20:05Z"),
+    ],
+}
+
+
+def template_csv(level: str = "counts") -> str:
+    """A CSV log template with the columns the validator expects and a few example rows that pass
+    it ("counts": one row per participant x question, filled in by hand; "events": one row per
+    logged event, as the inspector's study mode records)."""
+    columns = COUNT_COLUMNS if level == "counts" else EVENT_COLUMNS
+    if level not in _TEMPLATE_ROWS:
+        raise StudyLogError(f"unknown log level {level!r}; use counts or events")
+    lines = [",".join(columns)] + [",".join(row) for row in _TEMPLATE_ROWS[level]]
+    return "\n".join(lines) + "\n"
+
+
 @dataclass(frozen=True)
 class StudyLog:
     level: str  # "events" or "counts"

@@ -215,6 +215,8 @@ def test_table(counts: pd.DataFrame, comparison: str = "google_vs_engines", meas
             rows.append({
                 "comparison": label, "measure": measure, "n1": int(x.size), "n2": int(y.size),
                 "mean1": float(x.mean()) if x.size else math.nan, "mean2": float(y.mean()) if y.size else math.nan,
+                "sd1": float(x.std(ddof=1)) if x.size > 1 else math.nan,
+                "sd2": float(y.std(ddof=1)) if y.size > 1 else math.nan,
                 "student_t": st.t, "student_df": st.df, "student_p": st.p,
                 "welch_t": we.t, "welch_df": we.df, "welch_p": we.p,
                 "mwu_u": mw.u, "mwu_p": mw.p, "mwu_method": mw.method,
@@ -228,3 +230,101 @@ def test_table(counts: pd.DataFrame, comparison: str = "google_vs_engines", meas
     table["significant_holm"] = table["student_p_holm"] < alpha
     table.attrs["alpha"] = alpha
     return table
+
+
+# ---------------------------------------------------------------------------------------------
+# Any two conditions of a log (a class comparing two engines, aligned vs disaligned, ...)
+# ---------------------------------------------------------------------------------------------
+
+# Columns of a count log whose values are conditions a study can compare, with their display names.
+CONDITION_COLUMNS = {"engine": "engine", "alignment": "alignment", "query_type": "query type"}
+MIN_ROWS_FOR_T = 2  # a two-sample t test needs at least two rows per group (one SD each)
+
+
+def conditions(counts: pd.DataFrame) -> dict[str, list[str]]:
+    """{column: its distinct values in the log} for every condition column (engines in the
+    paper's order, others sorted)."""
+    out: dict[str, list[str]] = {}
+    for column in CONDITION_COLUMNS:
+        if column not in counts.columns:
+            continue
+        values = [str(v) for v in counts[column].dropna().unique()]
+        out[column] = engine_order(values) if column == "engine" else sorted(values)
+    return out
+
+
+def comparison_unavailable(counts: pd.DataFrame, column: str) -> str:
+    """Why the conditions in `column` cannot be compared ("" when they can)."""
+    values = conditions(counts).get(column, [])
+    name = CONDITION_COLUMNS.get(column, column)
+    if not values:
+        return f"the log has no {name} column"
+    if len(values) < 2:
+        return f"only one condition: every row of this log has {name} {values[0]!r}"
+    return ""
+
+
+def _missing_test_reason(x: np.ndarray, y: np.ndarray, participants: tuple[int, int],
+                         names: tuple[str, str]) -> str:
+    """Why the t tests and Cohen's d of one pair are blank ("" when they are not)."""
+    short = [f"{name} has {n} row{'s' if n != 1 else ''} ({p} participant{'s' if p != 1 else ''})"
+             for name, n, p in zip(names, (x.size, y.size), participants) if n < MIN_ROWS_FOR_T]
+    if short:
+        return (f"too few participants: {' and '.join(short)}; a t test needs at least {MIN_ROWS_FOR_T} "
+                "participant x query rows per condition")
+    if x.std(ddof=1) == 0 and y.std(ddof=1) == 0:
+        return "no variation: every row has the same count within each condition, so t and d are undefined"
+    return ""
+
+
+def pair_tests(counts: pd.DataFrame, column: str, first: str, second: str,
+               measures: Sequence[str] = ("hovered", "clicked"), alpha: float = 0.01,
+               confidence: float = 0.95) -> pd.DataFrame:
+    """The tests of `test_table` for two conditions of one column (engine A vs engine B, aligned
+    vs disaligned, ...), one row per measure, with participant counts per group and a `note`
+    saying why a test is blank (too few rows or participants, no variation). Holm runs over the
+    measures shown."""
+    rows = []
+    g1, g2 = counts[counts[column] == first], counts[counts[column] == second]
+    participants = (int(g1["participant"].nunique()), int(g2["participant"].nunique()))
+    for measure in measures:
+        x = g1[measure].dropna().astype(float).to_numpy()
+        y = g2[measure].dropna().astype(float).to_numpy()
+        note = _missing_test_reason(x, y, participants, (first, second))
+        ok = not note
+        st = student_t(x, y) if ok else TTest(math.nan, math.nan, math.nan, math.nan)
+        we = welch_t(x, y) if ok else TTest(math.nan, math.nan, math.nan, math.nan)
+        mw = mann_whitney(x, y) if x.size and y.size else MannWhitney(math.nan, math.nan, "none")
+        es = cohens_d(x, y, confidence) if ok else EffectSize(math.nan, math.nan, math.nan, confidence)
+        rows.append({
+            "comparison": f"{first} vs {second}", "measure": measure, "n1": int(x.size), "n2": int(y.size),
+            "participants1": participants[0], "participants2": participants[1],
+            "mean1": float(x.mean()) if x.size else math.nan, "mean2": float(y.mean()) if y.size else math.nan,
+            "sd1": float(x.std(ddof=1)) if x.size > 1 else math.nan, "sd2": float(y.std(ddof=1)) if y.size > 1 else math.nan,
+            "student_t": st.t, "student_df": st.df, "student_p": st.p,
+            "welch_t": we.t, "welch_df": we.df, "welch_p": we.p,
+            "mwu_u": mw.u, "mwu_p": mw.p, "mwu_method": mw.method,
+            "cohens_d": es.d, "d_ci_low": es.ci_low, "d_ci_high": es.ci_high, "note": note,
+        })
+    table = pd.DataFrame(rows)
+    for test in ("student", "welch", "mwu"):
+        table[f"{test}_p_holm"] = holm(table[f"{test}_p"].tolist())
+    table["significant_holm"] = table["student_p_holm"] < alpha
+    table.attrs["alpha"] = alpha
+    return table
+
+
+def test_notes(tests: pd.DataFrame) -> list[str]:
+    """One reason per blank row of a `test_table` result (empty groups, too few rows, no variation)."""
+    notes = []
+    for rec in tests.to_dict("records"):
+        if rec["student_t"] == rec["student_t"]:
+            continue
+        if rec["n1"] == 0 or rec["n2"] == 0:
+            why = "one of the two groups has no rows in this log"
+        elif rec["n1"] < MIN_ROWS_FOR_T or rec["n2"] < MIN_ROWS_FOR_T:
+            why = f"too few participants: a t test needs at least {MIN_ROWS_FOR_T} rows per group"
+        else:
+            why = "no variation within either group, so t is undefined"
+        notes.append(f"{rec['comparison']} ({rec['measure']}): {why}")
+    return notes
