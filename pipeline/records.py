@@ -11,12 +11,13 @@ from typing import Literal, Mapping
 
 QueryType = Literal["debate", "expertise"]
 Support = Literal["full", "partial", "none"]
-Stance = Literal["agree", "disagree", "neutral"]
+Stance = Literal["agree", "disagree", "neutral", "unknown"]
 VerdictError = Literal["", "call", "parse"]
 LabelKind = Literal["relevance", "stance", "confidence", "support", "worthiness", "reliability"]
 
 SUPPORT_LABELS: tuple[str, ...] = ("full", "partial", "none")
-STANCE_LABELS: tuple[str, ...] = ("agree", "disagree", "neutral")
+# "unknown": the judge could not tell (an abstention, not a side); metrics leave it out or become null
+STANCE_LABELS: tuple[str, ...] = ("agree", "disagree", "neutral", "unknown")
 CONFIDENCE_LEVELS: dict[int, str] = {
     1: "Strongly not confident",
     2: "Not confident",

@@ -107,7 +107,7 @@ def test_relevance_stance_confidence(make_judge, fake_openai):
     conf = judge.confidence(answer)
     assert len(fake_openai.chat_requests) == 3  # one call each
     assert [v.label for v in rel] == ["filler"] * 4 and rel[0].kind == "relevance"
-    assert [v.label for v in stance] == ["disagree"] * 4 and stance[0].prompt_version == "stance_v1"
+    assert [v.label for v in stance] == ["disagree"] * 4 and stance[0].prompt_version == "stance_v2"
     assert isinstance(conf, Verdict) and conf.kind == "confidence" and conf.label == "4"
     assert conf.statement_index is None and conf.evidence == "clearly useful"
     kinds = [request_kind(r) for r in fake_openai.chat_requests]
@@ -661,3 +661,19 @@ def test_cached_packed_support_rerun_makes_no_request(make_judge, fake_openai, t
         assert len(fake_openai.chat_requests) == 1
     strip = lambda vs: [(v.source_index, v.statement_index, v.label, v.evidence, v.prompt_version) for v in vs]
     assert strip(first) == strip(again) and strip(alone) == strip(first)[3:6]
+
+
+def test_stance_unknown_is_read_as_an_abstention(make_judge, fake_openai):
+    """The v2 stance prompt offers "unknown"; the parser keeps it (and its synonyms) as its own label."""
+    judge = make_judge()
+    answer, statements = sample_answer(2)
+    assert '"unknown"' in fake_openai_system_prompt(judge, answer, statements, fake_openai)
+    fake_openai.handler = smart_reply({"stance": "unclear"})
+    assert [v.label for v in judge.stance(answer, statements)] == ["unknown", "unknown"]
+
+
+def fake_openai_system_prompt(judge, answer, statements, fake_openai) -> str:
+    fake_openai.handler = smart_reply({"stance": "unknown"})
+    before = len(fake_openai.chat_requests)
+    assert [v.label for v in judge.stance(answer, statements)] == ["unknown"] * len(statements)
+    return fake_openai.chat_requests[before].messages[0]["content"]

@@ -149,7 +149,8 @@ REMOVAL_VERBS = _expand(
     forbid restrict bar! criminalise criminalize quit delay postpone replace""")
 REMOVAL_NOUNS = frozenset("""ban bans abolition prohibition closure closures removal phase-out moratorium
 restriction restrictions""".split())
-REMOVAL_PHRASE_RE = re.compile(r"\b(?:without (?:it|them|one)|get(?:ting)? rid of|giv(?:e|es|en|ing) (?:it |them |this )?up|gave (?:it |them )?up|phas(?:e|es|ed|ing) out|"
+REMOVAL_PHRASE_RE = re.compile(r"\b(?:without (?:it|them|one)|get(?:ting)? rid of|"
+                               r"giv(?:e|es|en|ing) (?:it |them |this )?up|gave (?:it |them )?up|phas(?:e|es|ed|ing) out|"
                                r"do(?:ing)? away with|no longer|cut(?:ting)? out|once [a-z]+ (?:were|was|are|is) gone)\b")
 # opposites: a statement naming the opposite of the topic speaks of the alternative to it
 _OPPOSITE_PAIRS = ("early later", "earlier later", "late early", "voluntary compulsory", "optional mandatory",
@@ -235,3 +236,42 @@ BOOSTERS: dict[str, float] = {
     "every": 0.4, "only": 0.3, "the best": 0.8, "simply": 0.6, "debunked": 1.2, "immediately": 0.5,
     "everywhere": 0.6, "anyone who": 0.8, "consistent": 0.5, "study after study": 1.2, "there is no doubt": 1.8,
 }
+
+# ---- phrases read by the stance rules ----------------------------------------------------------
+
+CAUSAL_RE = re.compile(r"\b(?:cause[sd]?|causing|lead(?:s|ing)? to|led to|linked (?:to|with)|link(?:s|ed)? (?:it |them )?to|"
+                       r"trigger(?:s|ed)?|result(?:s|ed)? in|contribut(?:e|es|ed) to|associated with|"
+                       r"expos(?:e|es|ed|ing) (?:\w+ ){0,3}to|brings?|brought|creat(?:e|es|ed)|emit(?:s|ted)?|releas(?:e|es|ed)|"
+                       r"produc(?:e|es|ed)|generat(?:e|es|ed)|pump(?:s|ed)? out|ends? up in|end(?:ed|ing) up in)\b")
+EFFECT_NOUNS = r"(?:effects?|impacts?|differences?|links?|benefits?|savings?|gains?|improvements?)"
+WEAK_EFFECT_RE = re.compile(
+    rf"\b{EFFECT_NOUNS}\s+(?:\w+\s+){{0,3}}?(?:(?:are|is|were|was|seem|seems|appear|appears|remain|remains|look|"
+    r"looks)\s+)?(?:\w+\s+)?(?:tiny|small|negligible|minimal|modest|marginal|weak|slight|zero|nil)\b"
+    rf"|\b(?:only\s+)?(?:a\s+)?(?:tiny|small|negligible|minimal|modest|marginal|limited|weak|slight)\s+{EFFECT_NOUNS}"
+    rf"|\b{EFFECT_NOUNS}\s+(?:\w+\s+){{0,3}}?(?:fades?|faded|fading|wanes?|waned|wears? off|disappears?|"
+    r"disappeared|vanish(?:es|ed)?)\b"
+    r"|\b(?:exaggerated|overstated|overblown|inflated|overestimated)\b"
+    r"|\b(?:only\s+)?(?:a\s+)?(?:tiny|small|negligible|minor)\s+(?:share|fraction|part|proportion)\b")
+EFFECT_NEGATORS = frozenset({"little", "small", "tiny", "negligible", "minimal", "modest", "limited", "weak", "slight"})
+EPISTEMIC_NEGATION_RE = re.compile(
+    r"\b(?:cannot|can't|can not|could not|couldn't|does not|doesn't|do not|don't|did not|didn't|not|no one has)\s+"
+    r"(?:yet\s+)?(?:show|shown|prove|proven|mean|demonstrate|establish|imply)\s+that\b"
+    r"|\b(?:no|little|scant|limited|weak|not much)\s+(?:\w+\s+){0,2}?(?:evidence|proof|sign|signs|data)\s+(?:yet\s+|so far\s+)?that\b")
+WORK_VERB_RE = re.compile(r"\b(?:does|do|did|will|would|can|could|may|might|really|actually|they|it|this|that|which)\s+"
+                          r"(?:not\s+)?work(?:s|ed)?\b|\b(?:doesn't|don't|didn't|won't|wouldn't|can't|cannot)\s+work\b")
+EXTRA_PHRASES: tuple[tuple[re.Pattern[str], float], ...] = tuple(
+    (re.compile(p), w) for p, w in (
+        (r"\bout of poverty\b", 1.5),
+        (r"\bfree(?:s|d)? up\b", 1.0),
+        (r"\bpays? off\b", 1.5),
+        (r"\btops?(?:ped)? (?:the |every |all |most )?(?:\w+ )?(?:rankings?|league tables?|charts?)\b", 1.5),
+        (r"\bback from (?:the )?(?:brink|near extinction|extinction)\b", 1.5),
+        (r"\bmeets? (?:the |their |its )?needs\b", 1.0),
+        (r"\bleft out\b", -1.0),
+        (r"\btak(?:e|es|ing|en) away\b", -1.0),
+        (r"\bhard(?:er)? to (?!tell|say|know|judge|predict|measure|estimate|prove|separate|compare)\w+", -1.0),
+        (r"\beasier to\b", 1.0),
+        (r"\bless harmful\b", 1.0),
+        (r"\bmore (?:harmful|dangerous|risky)\b", -1.0),
+    )
+)

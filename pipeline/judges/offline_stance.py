@@ -62,48 +62,12 @@ QUERY_VERBS = frozenset("""work works help helps reduce reduces lower lowers imp
 increases raise raises prevent prevents lead leads make makes affect affects hurt hurts harm harms save saves
 protect protects boost boosts cut cuts""".split())
 STATUS_QUO = frozenset("current currently existing present today's".split())
-CAUSAL_RE = re.compile(r"\b(?:cause[sd]?|causing|lead(?:s|ing)? to|led to|linked (?:to|with)|link(?:s|ed)? (?:it |them )?to|"
-                       r"trigger(?:s|ed)?|result(?:s|ed)? in|contribut(?:e|es|ed) to|associated with|"
-                       r"expos(?:e|es|ed|ing) (?:\w+ ){0,3}to|brings?|brought|creat(?:e|es|ed)|emit(?:s|ted)?|releas(?:e|es|ed)|"
-                       r"produc(?:e|es|ed)|generat(?:e|es|ed)|pump(?:s|ed)? out|ends? up in|end(?:ed|ing) up in)\b")
 CONTRAST_START_RE = re.compile(r"^(?:however|but|yet|still|nevertheless|nonetheless|on the other hand|that said|"
                                r"even so|conversely|in contrast|by contrast|instead|then again)\b,?\s*")
 CONCESSIVE_START_RE = re.compile(r"^(?:although|though|even though|while|whereas|despite|in spite of|even if|"
                                  r"admittedly|granted)\b")
 CARRY_AFTER_RE = re.compile(r"(?:,|;|\u2014)\s*(?:but|however|yet|though)\b,?|;\s*|\bbut\b")
 CONCEDE_AFTER_RE = re.compile(r",\s*(?:although|though|even though|while|whereas|even if)\b|\s(?:despite|in spite of)\b")
-EFFECT_NOUNS = r"(?:effects?|impacts?|differences?|links?|benefits?|savings?|gains?|improvements?)"
-WEAK_EFFECT_RE = re.compile(
-    rf"\b{EFFECT_NOUNS}\s+(?:\w+\s+){{0,3}}?(?:(?:are|is|were|was|seem|seems|appear|appears|remain|remains|look|"
-    r"looks)\s+)?(?:\w+\s+)?(?:tiny|small|negligible|minimal|modest|marginal|weak|slight|zero|nil)\b"
-    rf"|\b(?:only\s+)?(?:a\s+)?(?:tiny|small|negligible|minimal|modest|marginal|limited|weak|slight)\s+{EFFECT_NOUNS}"
-    rf"|\b{EFFECT_NOUNS}\s+(?:\w+\s+){{0,3}}?(?:fades?|faded|fading|wanes?|waned|wears? off|disappears?|"
-    r"disappeared|vanish(?:es|ed)?)\b"
-    r"|\b(?:exaggerated|overstated|overblown|inflated|overestimated)\b"
-    r"|\b(?:only\s+)?(?:a\s+)?(?:tiny|small|negligible|minor)\s+(?:share|fraction|part|proportion)\b")
-EFFECT_NEGATORS = frozenset({"little", "small", "tiny", "negligible", "minimal", "modest", "limited", "weak", "slight"})
-EPISTEMIC_NEGATION_RE = re.compile(
-    r"\b(?:cannot|can't|can not|could not|couldn't|does not|doesn't|do not|don't|did not|didn't|not|no one has)\s+"
-    r"(?:yet\s+)?(?:show|shown|prove|proven|mean|demonstrate|establish|imply)\s+that\b"
-    r"|\b(?:no|little|scant|limited|weak|not much)\s+(?:\w+\s+){0,2}?(?:evidence|proof|sign|signs|data)\s+(?:yet\s+|so far\s+)?that\b")
-WORK_VERB_RE = re.compile(r"\b(?:does|do|did|will|would|can|could|may|might|really|actually|they|it|this|that|which)\s+"
-                          r"(?:not\s+)?work(?:s|ed)?\b|\b(?:doesn't|don't|didn't|won't|wouldn't|can't|cannot)\s+work\b")
-EXTRA_PHRASES: tuple[tuple[re.Pattern[str], float], ...] = tuple(
-    (re.compile(p), w) for p, w in (
-        (r"\bout of poverty\b", 1.5),
-        (r"\bfree(?:s|d)? up\b", 1.0),
-        (r"\bpays? off\b", 1.5),
-        (r"\btops?(?:ped)? (?:the |every |all |most )?(?:\w+ )?(?:rankings?|league tables?|charts?)\b", 1.5),
-        (r"\bback from (?:the )?(?:brink|near extinction|extinction)\b", 1.5),
-        (r"\bmeets? (?:the |their |its )?needs\b", 1.0),
-        (r"\bleft out\b", -1.0),
-        (r"\btak(?:e|es|ing|en) away\b", -1.0),
-        (r"\bhard(?:er)? to (?!tell|say|know|judge|predict|measure|estimate|prove|separate|compare)\w+", -1.0),
-        (r"\beasier to\b", 1.0),
-        (r"\bless harmful\b", 1.0),
-        (r"\bmore (?:harmful|dangerous|risky)\b", -1.0),
-    )
-)
 PHRASE_ENDS = frozenset("of in for between among to from than by and that which with on at because when".split())
 ACTIVE_REMOVAL_STOP = frozenset("from in at on for to before after during within across by".split())
 PAST_CHANGE = frozenset("""fell dropped rose jumped doubled tripled halved became gained grew narrowed widened declined
@@ -527,10 +491,10 @@ def _clause_cues(clause: str, prop: Proposition) -> tuple[_Cues, list[str]]:
         start = len(words_of(clause[: m.start()]))
         masked |= set(range(start, start + len(words_of(m.group(0)))))
     flip_from = len(words) + 1  # "cannot show that ...": every cue after it is denied
-    m = EPISTEMIC_NEGATION_RE.search(clause)
-    if m:
-        start = len(words_of(clause[: m.start()]))
-        flip_from = start + len(words_of(m.group(0)))
+    denial = lx.EPISTEMIC_NEGATION_RE.search(clause)
+    if denial:
+        start = len(words_of(clause[: denial.start()]))
+        flip_from = start + len(words_of(denial.group(0)))
         masked |= set(range(start, flip_from))
     # words that are not cues: the topic's own name, removal mentions, descriptions
     used = {i for i, w in enumerate(words) if _is_topic_word(w, prop.topic) or targets.descriptive[i]}
@@ -546,18 +510,18 @@ def _clause_cues(clause: str, prop: Proposition) -> tuple[_Cues, list[str]]:
     if balance:
         used.update(range(*span_of(balance)))
         taken.update(range(*span_of(balance)))
-    for pattern, weight in (*lx.VERDICT_PHRASES, *EXTRA_PHRASES, (WORK_VERB_RE, 1.0)):
+    for pattern, weight in (*lx.VERDICT_PHRASES, *lx.EXTRA_PHRASES, (lx.WORK_VERB_RE, 1.0)):
         for m in pattern.finditer(clause):
             a, b = span_of(m)
             if any(k in taken for k in range(a, b)):
                 continue
             # only "does not work" carries its own negation; the verdict phrases spell theirs out
-            inner = pattern is WORK_VERB_RE and any(words[k] in lx.NEGATORS or words[k].endswith("n't") for k in range(a, b))
+            inner = pattern is lx.WORK_VERB_RE and any(words[k] in lx.NEGATORS or words[k].endswith("n't") for k in range(a, b))
             value = -weight if inner != _negated(words, a, masked) else weight
             used.update(range(a, b))
             taken.update(range(a, b))
             raw.append((value, m.group(0), a))
-    for m in WEAK_EFFECT_RE.finditer(clause):
+    for m in lx.WEAK_EFFECT_RE.finditer(clause):
         a, b = span_of(m)
         if not any(k in taken for k in range(a, b)):
             used.update(range(a, b))
@@ -575,7 +539,7 @@ def _clause_cues(clause: str, prop: Proposition) -> tuple[_Cues, list[str]]:
             continue
         if w in lx.EFFECT_WORDS:
             before = words[max(0, i - 2) : i]
-            if any(x in EFFECT_NEGATORS for x in before) or _negated(words, i, masked):
+            if any(x in lx.EFFECT_NEGATORS for x in before) or _negated(words, i, masked):
                 used.add(i)
                 used.update(_complement(words, i + 1))
                 raw.append((_denied_effect(words, i + 1, prop), " ".join([*before[-1:], w]), i))
@@ -607,7 +571,7 @@ def _clause_cues(clause: str, prop: Proposition) -> tuple[_Cues, list[str]]:
         for part in (w.split("-") if "-" in w and not _evaluative(w) and not w.endswith(("-ups", "-up")) else [w]):
             if _evaluative(part):
                 value = _evaluative(part)
-            elif _amount(part) < 0 and CAUSAL_RE.search(" ".join(words[max(0, i - CAUSAL_WINDOW) : i])):
+            elif _amount(part) < 0 and lx.CAUSAL_RE.search(" ".join(words[max(0, i - CAUSAL_WINDOW) : i])):
                 value = -1.0  # "leads to arguments": a harm brought about
             elif _is_direction(part) and part not in VAGUE_DIRECTIONS and base(part) not in ("limit", "protect"):
                 out.unresolved.append(part)
