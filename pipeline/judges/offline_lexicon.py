@@ -176,7 +176,7 @@ BALANCE_RE = re.compile(
     r"\b(?:depends? on|depending on|works? best (?:when|if|with|alongside)|middle (?:path|ground|way)|"
     r"compromise|trade-?offs?|both sides|pros and cons|weighs? (?:these|the|its)? ?\w* ?against|"
     r"it is up to|it's up to|on the one hand|mixed (?:results|evidence|picture)|"
-    r"in some cases .* in others|whether it (?:helps|works) depends)\b")
+    r"in some cases .{0,80} in others|whether it (?:helps|works) depends)\b")
 VERDICT_PHRASES: tuple[tuple[re.Pattern[str], float], ...] = tuple(
     (re.compile(p), w) for p, w in (
         (r"\b(?:the )?right (?:move|choice|call|decision|policy|thing to do|approach)\b", 2.0),

@@ -46,6 +46,7 @@ NEGATION_WINDOW = 4  # words a negation reaches forward
 FORWARD_WINDOW = 6  # words after a direction word searched for the amount it changes
 BACKWARD_WINDOW = 8  # words before it ("injuries in the core fell")
 CAUSAL_WINDOW = 8  # words between "produces" / "leads to" and the harm it brings
+MAX_STATEMENT_CHARS = 2000  # a statement is a sentence; longer input is cut (untrusted text, bounded work)
 SIDE_THRESHOLD = 0.75  # |score| needed for agree / disagree
 STRONG_CONTENT = 2.0  # content this clear outweighs the side of the group a view is reported from
 
@@ -139,7 +140,7 @@ def _content(words: list[str]) -> frozenset[str]:
 
 def parse_query(query: str) -> Proposition:
     """The question's proposition (see the module docstring)."""
-    words = [w for w in words_of(query) if w not in BOUNDARY]
+    words = [w for w in words_of(query[:MAX_STATEMENT_CHARS]) if w not in BOUNDARY]
     negations = sum(1 for w in words if w in ("not", "never") or w.endswith("n't"))
     flip = -1 if negations % 2 else 1
     body = [w for w in words if w not in ("not", "never") and not w.endswith("n't")]
@@ -153,12 +154,6 @@ def parse_query(query: str) -> Proposition:
                 end = next((k for k in range(i + 1, len(body)) if body[k] in ACTIVE_REMOVAL_STOP), len(body))
                 topic = _content(body[i + 1 : end]) or _content(body)
             return Proposition(query, topic - {base(w)}, -flip, "remove", w)
-    for i, w in enumerate(body):
-        if w in lx.QUERY_NEGATIVE_PREDICATES or w in QUERY_POSITIVE:
-            harm = w in lx.QUERY_NEGATIVE_PREDICATES
-            start = 1 if body and body[0] in ("is", "are", "was", "were", "why", "can", "could") else 0
-            topic = _content(body[start:i]) or _content(body)
-            return Proposition(query, topic, (-1 if harm else 1) * flip, "evaluate", w, effect_is_harm=harm)
     if body and body[0] in ("does", "do", "did", "can", "will", "would", "could"):
         for i, w in enumerate(body[1:], start=1):
             if w not in QUERY_VERBS:
@@ -174,6 +169,12 @@ def parse_query(query: str) -> Proposition:
                 sign = 1
             return Proposition(query, _content(body[1:i]) or _content(body), sign * flip, "effect", w,
                                effect_is_harm=sign < 0)
+    for i, w in enumerate(body):
+        if w in lx.QUERY_NEGATIVE_PREDICATES or w in QUERY_POSITIVE:
+            harm = w in lx.QUERY_NEGATIVE_PREDICATES
+            start = 1 if body and body[0] in ("is", "are", "was", "were", "why", "can", "could") else 0
+            topic = _content(body[start:i]) or _content(body)
+            return Proposition(query, topic, (-1 if harm else 1) * flip, "evaluate", w, effect_is_harm=harm)
     return Proposition(query, _content(body), flip, "adopt", "")
 
 
@@ -622,7 +623,7 @@ def _reported_view(low: str, prop: Proposition) -> tuple[int, str, str]:
 
 def statement_stance(text: str, prop: Proposition) -> Reading:
     """Label one statement agree / disagree / neutral / unknown relative to the proposition."""
-    low = prepare(text.strip())
+    low = prepare(text.strip()[:MAX_STATEMENT_CHARS])
     frame_side, frame, view = _reported_view(low, prop)
     clauses, marker = _clauses(view.strip() if frame else low)
     opening = CONTRAST_START_RE.match(low)
