@@ -85,6 +85,10 @@ for group in GROUP_ORDER:
         if info.finding or info.recommendation:
             lines.append(f"- Why it matters (Table 6): study finding {md_escape(info.finding or '–')}, "
                          f"design recommendation: {md_escape(info.recommendation or '–')}")
+        if info.max_unknown_share is not None:
+            lines.append(f"- Judge abstentions: statements whose label is `unknown` are left out; when they are "
+                         f"more than {info.max_unknown_share:.0%} of the labelled ones, the answer's value is "
+                         "not scorable (shown with the reason) rather than built on guesses")
         if info.reference_column:
             lines.append(f"- Column in the published scorecards: `{info.reference_column}`")
         st.markdown("\n".join(lines))

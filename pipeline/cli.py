@@ -14,8 +14,8 @@ import traceback
 from pathlib import Path
 from typing import Sequence
 
-from pipeline.conflict.cli import register as register_probe
 from pipeline.collect import register as register_collect
+from pipeline.conflict.cli import register as register_probe
 from pipeline.errors import InputError
 from pipeline.judges.base import JudgeError
 from pipeline.judges.cli import register as register_judges

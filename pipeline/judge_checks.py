@@ -34,7 +34,7 @@ import pandas as pd
 from pipeline.errors import InputError
 from pipeline.judges.base import Judge
 from pipeline.paths import data_dir, results_dir
-from pipeline.records import Answer, Source, Statement, Verdict
+from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
 
 KINDS = ("support", "relevance", "stance", "confidence")
 ABSTAIN = "unknown"
@@ -188,3 +188,58 @@ def save_checks(results: pd.DataFrame, root: Path | None = None) -> Path:
 def iter_failures(results: pd.DataFrame, limit: int = 20) -> Iterator[dict]:
     """The first failed cases, for a human to read."""
     yield from results.loc[~results["passed"]].head(limit).to_dict("records")
+
+
+def hand_label_agreement(judge: Judge, answers: Iterable[AnnotatedAnswer]) -> dict[str, Any]:
+    """How a judge's relevance, stance and confidence labels compare with hand labels carried by a
+    corpus (the teaching corpus `data/demo/answers.jsonl` carries all three).
+
+    - filler: precision and recall of the judge's `filler` against the hand `filler` labels, over
+      every statement with a hand relevance label;
+    - stance: accuracy on the statements of debate answers that the hand labels call relevant and
+      give a stance (the judge sees exactly those, as the annotate stage would show it its relevant
+      statements); an `unknown` counts as a miss and is also counted apart;
+    - confidence: exact and within-one-level accuracy of the 1..5 answer label.
+    """
+    filler_tp = filler_fp = filler_fn = 0
+    stance_n = stance_hit = stance_unknown = 0
+    stance_pairs: dict[str, int] = {}
+    conf_n = conf_exact = conf_near = 0
+    for annotated in answers:
+        answer = annotated.answer
+        hand = {(v.kind, v.statement_index): v.label for v in annotated.verdicts}
+        statements = list(annotated.statements)
+        labelled = [s for s in statements if ("relevance", s.index) in hand]
+        if labelled:
+            for v in judge.relevance(answer, labelled):
+                truth, said = hand[("relevance", v.statement_index)], v.label
+                filler_tp += truth == "filler" and said == "filler"
+                filler_fp += truth != "filler" and said == "filler"
+                filler_fn += truth == "filler" and said != "filler"
+        if answer.query_type == "debate":
+            judged = [s for s in statements if hand.get(("relevance", s.index)) == "relevant"
+                      and hand.get(("stance", s.index)) is not None]
+            for v in judge.stance(answer, judged) if judged else []:
+                truth = str(hand[("stance", v.statement_index)])
+                stance_n += 1
+                stance_hit += v.label == truth
+                stance_unknown += v.label == ABSTAIN
+                key = f"{truth}->{v.label}"
+                stance_pairs[key] = stance_pairs.get(key, 0) + 1
+        truth_conf = hand.get(("confidence", None))
+        if truth_conf is not None:
+            said_conf = judge.confidence(answer).label
+            conf_n += 1
+            conf_exact += said_conf == truth_conf
+            conf_near += said_conf is not None and abs(int(said_conf) - int(truth_conf)) <= 1
+
+    def ratio(a: int, b: int) -> float | None:
+        return a / b if b else None
+
+    return {
+        "filler": {"precision": ratio(filler_tp, filler_tp + filler_fp), "recall": ratio(filler_tp, filler_tp + filler_fn),
+                   "true_positives": filler_tp, "false_positives": filler_fp, "false_negatives": filler_fn},
+        "stance": {"n": stance_n, "accuracy": ratio(stance_hit, stance_n), "correct": stance_hit,
+                   "unknown": stance_unknown, "truth_to_label": dict(sorted(stance_pairs.items()))},
+        "confidence": {"n": conf_n, "exact": ratio(conf_exact, conf_n), "within_one": ratio(conf_near, conf_n)},
+    }

@@ -21,7 +21,7 @@ class LabelView:
     """The verdicts of one answer, indexed for quick lookup (last verdict wins per key)."""
 
     relevant: dict[int, bool]  # statement index -> relevant?; missing when the judge gave nothing
-    stance: dict[int, str]  # statement index -> agree/disagree/neutral
+    stance: dict[int, str]  # statement index -> agree/disagree/neutral/unknown
     confidence: int | None  # 1..5
     support: dict[tuple[int, int], str]  # (statement index, source index) -> full/partial/none
     support_score: dict[tuple[int, int], float]

@@ -11,7 +11,7 @@ from typing import Literal, Mapping
 
 QueryType = Literal["debate", "expertise"]
 Support = Literal["full", "partial", "none"]
-Stance = Literal["agree", "disagree", "neutral"]
+Stance = Literal["agree", "disagree", "neutral", "unknown"]
 VerdictError = Literal["", "call", "parse"]
 # gold_similarity is a measurement, not a judge's opinion: the BERTScore-style similarity of an
 # answer with one of its gold answers, taken by the annotate stage (pipeline/similarity.py)
@@ -19,10 +19,11 @@ LabelKind = Literal["relevance", "stance", "confidence", "support", "worthiness"
 
 TEXT_ORIGINS: tuple[str, ...] = ("", "page", "snippet")
 SUPPORT_LABELS: tuple[str, ...] = ("full", "partial", "none")
-STANCE_LABELS: tuple[str, ...] = ("agree", "disagree", "neutral")
+# "unknown": the judge could not tell (an abstention, not a side); metrics leave it out or become null
+STANCE_LABELS: tuple[str, ...] = ("agree", "disagree", "neutral", "unknown")
 # A listed source's stance on a debate query's proposition (verdict kind "source_stance", with
-# `source_index` set): the statement stances plus "unknown", which a judge gives when it cannot tell.
-SOURCE_STANCE_LABELS: tuple[str, ...] = ("agree", "disagree", "neutral", "unknown")
+# `source_index` set): the same vocabulary, "unknown" included.
+SOURCE_STANCE_LABELS: tuple[str, ...] = STANCE_LABELS
 CONFIDENCE_LEVELS: dict[int, str] = {
     1: "Strongly not confident",
     2: "Not confident",

@@ -8,7 +8,8 @@ import pytest
 
 from pipeline.judges import get_judge
 from pipeline.judges.base import Judge
-from pipeline.judges.offline import PARAMS_PATH, OfflineJudge, query_polarity
+from pipeline.judges.offline import PARAMS_PATH, OfflineJudge
+from pipeline.judges.offline_stance import parse_query
 from pipeline.judges.offline_text import number_conflicts, numbers_in, split_sentences, strip_markers
 from pipeline.records import Answer, Source, Statement
 
@@ -133,9 +134,9 @@ def test_confidence_levels(judge):
 
 
 def test_stance_relative_to_query_polarity(judge):
-    assert query_polarity("Why should zoos be abolished?") == -1
-    assert query_polarity("Why should zoos exist?") == 1
-    assert query_polarity("Why should zoos not be abolished?") == 1
+    assert parse_query("Why should zoos be abolished?").sign == -1
+    assert parse_query("Why should zoos exist?").sign == 1
+    assert parse_query("Why should zoos not be abolished?").sign == 1
     pro = Answer("s", "e", "Why should zoos exist?", "debate", "")
     stmts = [
         Statement("s", 0, "Zoos protect endangered species and support conservation [1]."),

@@ -56,7 +56,8 @@ def test_is_a_judge_and_registry_builds_it(make_judge, fake_openai, tmp_path):
     judge = make_judge()
     assert isinstance(judge, Judge)
     assert judge.name == "openai:fake-model"
-    assert judge.prompt_version == "v1"
+    # the prompts' versions differ since stance_v2 (which offers "unknown"), so all of them are named
+    assert judge.prompt_version == "relevance_v1+stance_v2+confidence_v1+support_v1+support_pack_v1"
     built = get_judge("openai", base_url=fake_openai.base_url, api_key=TEST_KEY, model="m2", json_mode=False, cache=False)
     assert isinstance(built, OpenAIJudge) and built.name == "openai:m2"
     # by default the factory puts the judge behind the cache; "openai:<model>" names the model
@@ -107,7 +108,7 @@ def test_relevance_stance_confidence(make_judge, fake_openai):
     conf = judge.confidence(answer)
     assert len(fake_openai.chat_requests) == 3  # one call each
     assert [v.label for v in rel] == ["filler"] * 4 and rel[0].kind == "relevance"
-    assert [v.label for v in stance] == ["disagree"] * 4 and stance[0].prompt_version == "stance_v1"
+    assert [v.label for v in stance] == ["disagree"] * 4 and stance[0].prompt_version == "stance_v2"
     assert isinstance(conf, Verdict) and conf.kind == "confidence" and conf.label == "4"
     assert conf.statement_index is None and conf.evidence == "clearly useful"
     kinds = [request_kind(r) for r in fake_openai.chat_requests]
@@ -665,3 +666,19 @@ def test_cached_packed_support_rerun_makes_no_request(make_judge, fake_openai, t
         assert len(fake_openai.chat_requests) == 1
     strip = lambda vs: [(v.source_index, v.statement_index, v.label, v.evidence, v.prompt_version) for v in vs]
     assert strip(first) == strip(again) and strip(alone) == strip(first)[3:6]
+
+
+def test_stance_unknown_is_read_as_an_abstention(make_judge, fake_openai):
+    """The v2 stance prompt offers "unknown"; the parser keeps it (and its synonyms) as its own label."""
+    judge = make_judge()
+    answer, statements = sample_answer(2)
+    assert '"unknown"' in fake_openai_system_prompt(judge, answer, statements, fake_openai)
+    fake_openai.handler = smart_reply({"stance": "unclear"})
+    assert [v.label for v in judge.stance(answer, statements)] == ["unknown", "unknown"]
+
+
+def fake_openai_system_prompt(judge, answer, statements, fake_openai) -> str:
+    fake_openai.handler = smart_reply({"stance": "unknown"})
+    before = len(fake_openai.chat_requests)
+    assert [v.label for v in judge.stance(answer, statements)] == ["unknown"] * len(statements)
+    return fake_openai.chat_requests[before].messages[0]["content"]

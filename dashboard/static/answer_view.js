@@ -217,7 +217,7 @@ export default function (component) {
     }
     addParts(span, b.parts, b.i);
     if (data.debate && info.stance) {
-      const mark = { agree: '+ agrees', disagree: '\u2212 disagrees', neutral: '= neutral' }[info.stance] || info.stance;
+      const mark = { agree: '+ agrees', disagree: '\u2212 disagrees', neutral: '= neutral', unknown: '? stance unknown' }[info.stance] || info.stance;
       const badge = el('span', 'stance', mark);
       badge.setAttribute('title', 'Stance towards the query: ' + info.stance);
       span.appendChild(badge);

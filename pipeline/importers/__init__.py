@@ -83,7 +83,8 @@ def known_datasets() -> dict[str, DatasetInfo]:
                                 how_to_get="set EXPERTQA_DIR, or run `python -m pipeline import expertqa URL`", title="ExpertQA"),
         "hagrid": DatasetInfo("hagrid", "hagrid", hagrid_dir(), "human",
                               how_to_get="set HAGRID_DIR, or run `python -m pipeline import hagrid "
-                                         "https://huggingface.co/datasets/miracl/hagrid` (downloads the pinned dev and train splits)", title="HAGRID"),
+                                         "https://huggingface.co/datasets/miracl/hagrid` (downloads the pinned dev and train splits)",
+                              title="HAGRID"),
         "aee": DatasetInfo("aee", "aee", Path(aee) if aee else None, "recorded",
                            how_to_get="download the AEE release and set AEE_RELEASE_PATH to ans_eng_eval_0.1.json",
                            title="AEE release"),

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from pipeline.errors import InputError
-from pipeline.records import SOURCE_STANCE_LABELS, TEXT_ORIGINS, AnnotatedAnswer, Answer, Source, Statement, Verdict
+from pipeline.records import SOURCE_STANCE_LABELS, STANCE_LABELS, TEXT_ORIGINS, AnnotatedAnswer, Answer, Source, Statement, Verdict
 from pipeline.text import find_citation_markers, split_statements
 
 RECORDED = "recorded"
@@ -325,8 +325,8 @@ def _apply_labels(answer: Answer, labels: dict, where: str) -> AnnotatedAnswer:
             verdict("relevance", "relevant" if relevant else "filler", relevant, statement_index=k)
         stance = raw.get("stance")
         if stance is not None:
-            if stance not in ("agree", "disagree", "neutral"):
-                raise InputError("must be agree, disagree or neutral", record=where, field=f"{field}.stance")
+            if stance not in STANCE_LABELS:
+                raise InputError(f"must be one of {', '.join(STANCE_LABELS)}", record=where, field=f"{field}.stance")
             verdict("stance", stance, stance, statement_index=k)
         full = _index_list(raw, "supported_by", where, field)
         partial = _index_list(raw, "partially_supported_by", where, field)

@@ -34,7 +34,8 @@ class Judge(Protocol):
 
     def stance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:
         """One `stance` verdict per given statement: "agree", "disagree" or "neutral" with respect
-        to the side the query's wording takes. Only called for debate queries."""
+        to the side the query's wording takes, or "unknown" when the judge cannot tell (never a
+        guessed "neutral"). Only called for debate queries."""
         ...
 
     def confidence(self, answer: Answer) -> Verdict:

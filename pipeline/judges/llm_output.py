@@ -156,6 +156,8 @@ _STANCE_SYNONYMS = {
     "disagree": "disagree", "disagrees": "disagree", "against": "disagree", "con": "disagree",
     "oppose": "disagree", "opposes": "disagree",
     "neutral": "neutral", "balanced": "neutral", "none": "neutral", "neither": "neutral",
+    "unknown": "unknown", "unclear": "unknown", "cannot tell": "unknown", "can't tell": "unknown",
+    "undecidable": "unknown", "not sure": "unknown",
 }
 _SYNONYMS = {"support": _SUPPORT_SYNONYMS, "relevance": _RELEVANCE_SYNONYMS, "stance": _STANCE_SYNONYMS}
 _LABEL_KEYS = ("label", "support", "stance", "relevance", "verdict", "answer", "class", "core", "category")

@@ -12,10 +12,10 @@ supports the statement; the label is `full` / `partial` / `none` by two calibrat
 `evidence` = best window (bounded); `raw` = JSON of the features. Without the embedding model the
 judge falls back to a lexical-only model (also calibrated) and says so in every `raw`.
 
-Relevance: rule cues for filler (greetings, "here are some", restating the question, sign-offs,
-headings). Confidence: hedge / booster lexicon -> "1".."5". Stance (debate queries): cue words
-relative to the polarity of the query's wording. These three are rule sets, not calibrated models;
-docs/judges/offline.md lists their cues and limits.
+Relevance, confidence and stance are rule sets, not calibrated models, in
+`pipeline.judges.offline_cues` (filler that never eats a fact; hedges vs boosters) and
+`pipeline.judges.offline_stance` (the question's proposition, then each statement's side, or
+`unknown` when the rules cannot tell); docs/judges/offline.md lists their cues and limits.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from __future__ import annotations
 import json
 import logging
 import math
-import re
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from pipeline.judges.base import BaseJudge
+from pipeline.judges.offline_cues import CUES_VERSION, confidence_level, filler_cue, stance_readings
 from pipeline.judges.offline_text import (
     MAX_SOURCE_CHARS,
     WORD_RE,
@@ -277,84 +277,6 @@ def load_params(path: Path | None = None) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------------------------
-# relevance / confidence / stance rules
-# --------------------------------------------------------------------------------------------
-
-_FILLER_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(p, re.I))
-    for name, p in (
-        ("greeting", r"^\s*(hi|hello|hey|greetings|dear)\b[^.!?]{0,40}[.!?,]?\s*$"),
-        ("greeting", r"^\s*(sure|certainly|of course|absolutely|great question|good question)[!.,]"),
-        ("list intro", r"^\s*(here (are|is)|below (are|is)|the following (are|is))\b[^.!?]{0,120}[:.]?\s*$"),
-        ("list intro", r"^\s*(some|a few|several) (of the )?(key |main |possible |common )?"
-                       r"(points|reasons|ways|factors|arguments|things|options|tips|examples)\b[^.!?]{0,80}:\s*$"),
-        ("sign-off", r"\b(i hope (this|that) helps|hope this helps|let me know if|feel free to|happy to help|good luck)\b"),
-        ("self reference", r"^\s*(as an ai|i am an ai|i'm an ai|as a language model)\b"),
-        ("meta", r"^\s*(that'?s a (complex|difficult|great|good|tricky|interesting) question|this is a (complex|difficult|great|good) question)"),
-        ("meta", r"^\s*(in (summary|conclusion)|to (sum up|summarize|conclude))\s*[,:]?\s*$"),
-        ("search", r"^\s*(according to (my|the) (search )?results|i (found|searched)|searching for)\b[^.!?]{0,80}[:.]?\s*$"),
-    )
-)
-_HEADING_RE = re.compile(r"^\s*(#{1,6}\s+\S.*|\*\*[^*]{1,80}\*\*:?|[A-Z][^.!?]{0,60}:)\s*$")
-
-HEDGES = {
-    "may": 1.0, "might": 1.2, "could": 1.0, "possibly": 1.2, "perhaps": 1.2, "likely": 0.6, "unlikely": 0.8,
-    "probably": 0.8, "suggests": 0.7, "suggest": 0.7, "appears": 0.8, "seems": 0.9, "uncertain": 1.5,
-    "unclear": 1.5, "debated": 1.0, "debatable": 1.0, "controversial": 0.8, "some": 0.3, "potentially": 1.0,
-    "arguably": 1.0, "depends": 1.0, "varies": 0.7, "not sure": 2.0, "not clear": 1.5, "difficult to say": 2.0,
-    "hard to say": 2.0, "no definitive": 1.8, "no consensus": 1.5, "it is possible": 1.2, "can be": 0.4,
-    "i think": 1.0, "i believe": 0.8, "generally": 0.4, "often": 0.3, "sometimes": 0.5, "tend to": 0.5,
-    "complex question": 1.5, "mixed": 0.8,
-}
-BOOSTERS = {
-    "clearly": 1.2, "certainly": 1.5, "definitely": 1.5, "undoubtedly": 1.8, "always": 1.0, "never": 0.8,
-    "must": 1.0, "proven": 1.2, "proves": 1.2, "obviously": 1.5, "without doubt": 1.8, "no doubt": 1.5,
-    "essential": 0.6, "crucial": 0.6, "absolutely": 1.5, "indeed": 0.8, "of course": 1.0, "will": 0.4,
-    "strongly": 0.8, "it is clear": 1.5, "undeniably": 1.8, "fact": 0.6, "guaranteed": 1.5, "is": 0.0,
-}
-_PHRASE_RE_CACHE: dict[str, re.Pattern[str]] = {}
-
-CONTRAST = ("however", "on the other hand", "critics argue", "critics say", "opponents", "but some",
-            "although", "conversely", "in contrast", "nevertheless", "despite", "some argue", "others argue",
-            "counterargument", "detractors", "skeptics")
-NEGATIVE_CUES = ("harm", "harmful", "risk", "risks", "danger", "dangerous", "problem", "problems", "negative",
-                 "cruel", "cruelty", "unethical", "wrong", "bad", "damage", "costly", "drawback", "drawbacks",
-                 "disadvantage", "disadvantages", "concern", "concerns", "threat", "abolish", "ban", "against",
-                 "oppose", "opposes", "criticism", "fail", "fails", "ineffective", "worse", "suffer")
-POSITIVE_CUES = ("benefit", "benefits", "beneficial", "advantage", "advantages", "help", "helps", "improve",
-                 "improves", "positive", "support", "supports", "protect", "protects", "effective", "good",
-                 "valuable", "important", "essential", "should", "necessary", "better", "favor", "favour",
-                 "promote", "promotes", "conservation", "educational", "safe", "safer")
-
-
-def _count_phrases(text: str, lexicon: dict[str, float]) -> tuple[float, list[str]]:
-    total, hits = 0.0, []
-    for phrase, weight in lexicon.items():
-        if weight <= 0:
-            continue
-        pat = _PHRASE_RE_CACHE.get(phrase)
-        if pat is None:
-            pat = _PHRASE_RE_CACHE[phrase] = re.compile(r"\b" + re.escape(phrase) + r"\b", re.I)
-        k = len(pat.findall(text))
-        if k:
-            total += weight * k
-            hits.append(phrase)
-    return total, hits
-
-
-_QUERY_NEG_RE = re.compile(
-    r"\b(not|n't|never|no|against|ban|banned|abolish|abolished|eliminate|eliminated|stop|end|prohibit|prohibited|outlaw|harmful|bad|dangerous)\b",
-    re.I,
-)
-
-
-def query_polarity(query: str) -> int:
-    """+1 when the query's wording argues for something ("Why should X"), -1 when against
-    ("Why should X not / be banned / be abolished"); an odd number of negating cues flips it."""
-    return -1 if len(_QUERY_NEG_RE.findall(query)) % 2 else 1
-
-
-# --------------------------------------------------------------------------------------------
 # the judge
 # --------------------------------------------------------------------------------------------
 
@@ -370,7 +292,8 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
     def __init__(self, params_path: str | Path | None = None, use_embeddings: bool = True,
                  top_k: int = TOP_K, max_evidence_chars: int = MAX_EVIDENCE_CHARS, **_: Any) -> None:
         self.params = load_params(Path(params_path) if params_path else None)
-        self.prompt_version = f"{PROMPT_VERSION}+{self.params.get('version', 'default')}"
+        # the cue rules' version is part of it: new relevance / stance / confidence rules rebuild labels
+        self.prompt_version = f"{PROMPT_VERSION}+{self.params.get('version', 'default')}+{CUES_VERSION}"
         # Which ExpertQA questions the support model was fitted on (hashes, see
         # agreement.question_fingerprint), so an agreement report can tell held-out pairs apart.
         self.calibration_questions = frozenset(self.params.get("calibration_questions") or ())
@@ -526,47 +449,18 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
                         pairs[stmt, text, tuple(cited), query] = (stmt, text, cited, query)
         self._prefetched = dict(zip(pairs, self.support_features(list(pairs.values()), "embed")))
 
-    # -- relevance -----------------------------------------------------------------------------
+    # -- relevance, confidence, stance: rule sets in pipeline.judges.offline_cues -----------------
     def relevance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:
-        q_tokens = set(content_tokens(answer.query))
         out = []
         for s in statements:
-            text = strip_markers(s.text)
-            cue = self._filler_cue(text, q_tokens)
-            label = "filler" if cue else "relevant"
-            out.append(Verdict(answer.answer_id, "relevance", label, self.name, self.prompt_version,
-                               raw=json.dumps({"cue": cue}), statement_index=s.index, evidence=cue))
+            cue, fact = filler_cue(s.text, answer.query)
+            raw = {"cue": cue, **({"fact": fact} if fact else {})}
+            out.append(Verdict(answer.answer_id, "relevance", "filler" if cue else "relevant", self.name,
+                               self.prompt_version, raw=json.dumps(raw), statement_index=s.index, evidence=cue))
         return out
 
-    @staticmethod
-    def _filler_cue(text: str, q_tokens: set[str]) -> str:
-        stripped = text.strip()
-        if not any(c.isalnum() for c in stripped):
-            return "empty"
-        if _HEADING_RE.match(stripped) and len(stripped.split()) <= 10:
-            return "heading"
-        for name, pat in _FILLER_PATTERNS:
-            m = pat.search(stripped)
-            if m:
-                return f"{name}: {m.group(0).strip()[:60]}"
-        toks = content_tokens(stripped)
-        if toks and q_tokens and len(toks) <= 20:
-            new = [t for t in toks if t not in q_tokens]
-            if len(new) <= 1 and len(set(toks) & q_tokens) >= max(2, int(0.6 * len(set(toks)))):
-                return "restates the question"
-        return ""
-
-    # -- confidence ----------------------------------------------------------------------------
     def confidence(self, answer: Answer) -> Verdict:
-        text = strip_markers(answer.text)
-        n_words = max(len(WORD_RE.findall(text.lower())), 1)
-        hedge, hedge_hits = _count_phrases(text, HEDGES)
-        boost, boost_hits = _count_phrases(text, BOOSTERS)
-        # net cue density per 100 words -> level
-        net = (boost - hedge) * 100.0 / n_words
-        level = 5 if net >= 1.5 else 4 if net >= -0.5 else 3 if net >= -2.5 else 2 if net >= -5.0 else 1
-        raw = {"hedges": hedge_hits[:20], "boosters": boost_hits[:20], "net_per_100_words": round(net, 3)}
-        cue = ", ".join((boost_hits if net >= 0 else hedge_hits)[:5])
+        level, raw, cue = confidence_level(answer.text)
         return Verdict(answer.answer_id, "confidence", str(level), self.name, self.prompt_version,
                        raw=json.dumps(raw), evidence=cue)
 
@@ -574,36 +468,8 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
     def source_stance(self, answer: Answer, sources: Sequence[Source]) -> list[Verdict]:
         return offline_source_stance(answer, sources, self.name, self.prompt_version)
 
-    # -- stance --------------------------------------------------------------------------------
     def stance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:
-        polarity = query_polarity(answer.query)
-        out = []
-        for s in statements:
-            label, cue, raw = self._stance_one(strip_markers(s.text), polarity)
-            out.append(Verdict(answer.answer_id, "stance", label, self.name, self.prompt_version,
-                               raw=json.dumps(raw), statement_index=s.index, evidence=cue))
-        return out
-
-    @staticmethod
-    def _stance_one(text: str, polarity: int) -> tuple[str, str, dict[str, Any]]:
-        low = text.lower()
-        words = WORD_RE.findall(low)
-        wordset = set(words)
-        pos = [w for w in POSITIVE_CUES if w in wordset]
-        neg = [w for w in NEGATIVE_CUES if w in wordset]
-        contrast = [c for c in CONTRAST if re.search(r"\b" + re.escape(c) + r"\b", low)]
-        negated = is_negated(words)
-        score: float = len(pos) - len(neg)  # not cast: the raw output keeps an unshifted score as an int
-        if negated:
-            score = -score if score else -0.5 if pos else 0.0
-        if contrast:
-            # a contrast marker introduces the other side: the clause after it carries the stance
-            score -= 1.0
-        side = 1 if score > 0 else -1 if score < 0 else 0
-        raw = {"positive": pos, "negative": neg, "contrast": contrast, "negated": negated,
-               "score": score, "query_polarity": polarity}
-        if side == 0:
-            return "neutral", "", raw
-        label = "agree" if side * polarity > 0 else "disagree"
-        cue = ", ".join((contrast + (pos if side > 0 else neg))[:4])
-        return label, cue, raw
+        _, readings = stance_readings(answer.query, [s.text for s in statements])
+        return [Verdict(answer.answer_id, "stance", r.label, self.name, self.prompt_version,
+                        raw=json.dumps(r.details, sort_keys=True), statement_index=s.index, evidence=r.cue)
+                for s, r in zip(statements, readings)]

@@ -12,6 +12,26 @@ from pipeline.metrics.registry import higher_bands, lower_bands, metric
 from pipeline.records import MetricResult
 
 NOT_DEBATE = "defined for debate queries only"
+# A judge may answer `unknown` for a statement's stance. When more than this share of the relevant
+# statements that carry a stance label are unknown, the stance metrics are null for the answer
+# (a rating built on guesses would mislead); below it, unknown statements are left out.
+MAX_UNKNOWN_STANCE = 1 / 3
+
+
+def _known_stances(ctx: ScoringContext) -> tuple[list[str], int, str]:
+    """(stance labels of the relevant statements other than unknown, how many were unknown, reason
+    for null or ""). Statements without any stance label are left out as before."""
+    labels = [ctx.view.stance.get(s.index) for s in ctx.relevant_statements]
+    labelled = [x for x in labels if x is not None]
+    unknown = labelled.count("unknown")
+    if labelled and unknown / len(labelled) > MAX_UNKNOWN_STANCE:
+        return [], unknown, (f"stance unknown for {unknown} of {len(labelled)} relevant statements "
+                             f"(more than {MAX_UNKNOWN_STANCE:.0%}): the judge could not tell their side")
+    return [x for x in labelled if x != "unknown"], unknown, ""
+
+
+def _unknown_note(unknown: int) -> str:
+    return f"{unknown} statement(s) with unknown stance left out" if unknown else ""
 
 
 def _skip(ctx: ScoringContext) -> MetricResult | None:
@@ -54,20 +74,27 @@ def citations_per_statement(ctx: ScoringContext) -> MetricResult:
     return MetricResult(float(ctx.matrices.citation.sum()) / rows, rows)
 
 
-@metric(label="Statement agreement", group="basic", direction="neutral", debate_only=True,
-        formula="agree / (agree + disagree) over relevant statements",
-        reference_column="pct_statement_agreement")
+@metric(label="Statement agreement", group="basic", direction="neutral", debate_only=True, version=2,
+        formula="agree / (agree + disagree) over relevant statements (unknown stance left out; "
+                "null when more than a third are unknown)",
+        reference_column="pct_statement_agreement", max_unknown_share=MAX_UNKNOWN_STANCE)
 def statement_agreement(ctx: ScoringContext) -> MetricResult:
-    """Share of the answer's opinionated statements that side with the query's wording."""
+    """Share of the answer's opinionated statements that side with the query's wording.
+
+    Statements whose stance the judge marked `unknown` are left out of both counts; when they are
+    more than MAX_UNKNOWN_STANCE of the labelled relevant statements the value is null with the reason.
+    """
     if not ctx.is_debate:
         return MetricResult(None, 0, NOT_DEBATE)
     if skipped := _skip(ctx):
         return skipped
-    stances = [ctx.view.stance.get(s.index) for s in ctx.relevant_statements]
+    stances, unknown, too_uncertain = _known_stances(ctx)
+    if too_uncertain:
+        return MetricResult(None, 0, too_uncertain)
     agree, disagree = stances.count("agree"), stances.count("disagree")
     if agree + disagree == 0:
         return MetricResult(None, 0, "no agree or disagree statement")
-    return MetricResult(agree / (agree + disagree), agree + disagree)
+    return MetricResult(agree / (agree + disagree), agree + disagree, _unknown_note(unknown))
 
 
 @metric(label="Confidence", group="basic", direction="neutral", unit="likert",
@@ -82,12 +109,18 @@ def confidence(ctx: ScoringContext) -> MetricResult:
 # ---- answer text ------------------------------------------------------------------------------
 
 
-@metric(label="One-sided answer", group="answer text", direction="lower_is_better", debate_only=True,
-        formula="1 if relevant statements lack either an agree or a disagree statement, else 0",
+@metric(label="One-sided answer", group="answer text", direction="lower_is_better", debate_only=True, version=2,
+        formula="1 if relevant statements lack either an agree or a disagree statement, else 0 "
+                "(unknown stance left out; null when more than a third are unknown)",
         bands=lower_bands(20, 40), finding="A.II", recommendation="Provide balanced answers",
-        reference_column="pct_one_sided")
+        reference_column="pct_one_sided", max_unknown_share=MAX_UNKNOWN_STANCE)
 def one_sided(ctx: ScoringContext) -> MetricResult:
-    """Whether a debate answer presents only one side of the question."""
+    """Whether a debate answer presents only one side of the question.
+
+    Statements whose stance the judge marked `unknown` are left out (the answer is two-sided when
+    the known labels hold both an agree and a disagree); when they are more than MAX_UNKNOWN_STANCE
+    of the labelled relevant statements the value is null with the reason, never a guess.
+    """
     if not ctx.is_debate:
         return MetricResult(None, 0, NOT_DEBATE)
     if skipped := _skip(ctx):
@@ -95,15 +128,18 @@ def one_sided(ctx: ScoringContext) -> MetricResult:
     relevant = ctx.relevant_statements
     if not relevant:
         return MetricResult(None, 0, "no relevant statements")
-    stances = {ctx.view.stance.get(s.index) for s in relevant}
-    if stances == {None}:
+    if all(ctx.view.stance.get(s.index) is None for s in relevant):
         return MetricResult(None, 0, "no stance labels")
+    stances, unknown, too_uncertain = _known_stances(ctx)
+    if too_uncertain:
+        return MetricResult(None, 0, too_uncertain)
     both = "agree" in stances and "disagree" in stances
-    return MetricResult(0.0 if both else 1.0, len(relevant))
+    return MetricResult(0.0 if both else 1.0, len(relevant) - unknown, _unknown_note(unknown))
 
 
-@metric(label="Overconfident answer", group="answer text", direction="lower_is_better",
-        debate_only=True, formula="1 if one-sided = 1 and confidence = 5, else 0",
+@metric(label="Overconfident answer", group="answer text", direction="lower_is_better", version=2,
+        debate_only=True, formula="1 if one-sided = 1 and confidence = 5, else 0 (null when one-sided is)",
+        max_unknown_share=MAX_UNKNOWN_STANCE,
         bands=lower_bands(20, 40), finding="A.III",
         recommendation="Provide objective detail to claims", reference_column="pct_overconfident")
 def overconfident(ctx: ScoringContext) -> MetricResult:

@@ -52,6 +52,9 @@ class MetricInfo:
     recommendation: str = ""  # design recommendation it measures (Table 6)
     reference_column: str = ""  # column name in the published scorecard CSVs
     harmonic_of: tuple[str, str] | tuple[()] = ()  # corpus value = harmonic mean of these two corpus means
+    # largest share of the labels a metric reads that may be `unknown` (a judge's abstention) before
+    # the metric is null for the answer; None when the metric reads no label that can abstain
+    max_unknown_share: float | None = None
 
     def scale(self, value: float | None) -> float | None:
         """A per-answer or mean value in display units (percent metrics times 100)."""
@@ -89,6 +92,7 @@ def metric(
     recommendation: str = "",
     reference_column: str = "",
     harmonic_of: tuple[str, str] | tuple[()] = (),
+    max_unknown_share: float | None = None,
 ) -> Callable[[Callable[..., MetricResult]], Callable[..., MetricResult]]:
     """Register a per-answer metric function under its own name."""
 
@@ -112,6 +116,7 @@ def metric(
             recommendation=recommendation,
             reference_column=reference_column,
             harmonic_of=harmonic_of,
+            max_unknown_share=max_unknown_share,
         )
         return fn
 
