@@ -80,7 +80,7 @@ def test_scorecard_shows_the_attribution_group_and_table_2_beside(results, tmp_p
     assert rows.loc["AutoAIS (citations)", "gpt-3.5-turbo (HAGRID)"].startswith("50.00")
     # HAGRID's own answers have no gold answer to be compared with: shown as not scorable, never nan
     assert rows.loc["ROUGE-L F", "Group"] == "Answer correctness against gold answers"
-    assert rows.loc["ROUGE-L F", "gpt-3.5-turbo (HAGRID)"] == "–"
+    assert rows.loc["ROUGE-L F", "gpt-3.5-turbo (HAGRID)"] == "n/a"
     at.toggle(key="scorecard_published").set_value(True).run()
     at.selectbox(key="scorecard_published_source").set_value("djeddal").run()
     assert not at.exception
