@@ -18,12 +18,13 @@ from pipeline.judges.offline_support import (
     SourceIndex,
     apply_rules,
     drop_addressing,
+    evidence_forms,
+    missing_part,
     prefilter_reason,
     statement_words,
 )
 from pipeline.judges.offline_words import directions, forms, negated, norm, words
 from pipeline.judges.synthetic_pairs import contradictions, make_pairs, paraphrase
-
 
 # --------------------------------------------------------------------------------------------
 # figures
@@ -149,6 +150,9 @@ def test_names():
         ("Louis Pasteur discovered penicillin in 1928.", "Alexander Fleming discovered penicillin in 1928.", "entity"),
         ("Recent reactor projects in Asia took between 10 and 19 years.",
          "Recent reactor projects in Europe took between 10 and 19 years.", "entity"),
+        # the statement's opening word against the name right before the first shared word
+        ("Michelangelo painted the Mona Lisa in the early 16th century.",
+         "Leonardo da Vinci painted the Mona Lisa in the early 16th century; it now hangs in the Louvre.", "entity"),
     ],
 )
 def test_clause_conflicts_found(statement, source, kind):
@@ -173,6 +177,9 @@ def test_clause_conflicts_found(statement, source, kind):
          "The boiling point of water falls as you go higher above sea level, because air pressure drops."),
         # a paraphrase with synonyms
         ("Egg prices rose sharply last winter.", "Egg prices increased sharply last winter."),
+        # two capitalised openings, neither a name: another word for the same subject
+        ("Researchers found that the drug lowers blood pressure.",
+         "Scientists found that the drug lowers blood pressure in adults."),
     ],
 )
 def test_clause_conflicts_not_found(statement, source):
@@ -183,6 +190,38 @@ def test_contradiction_rule_holds_the_score_under_partial():
     assert apply_rules(0.97, ["negation: negated in one text only"], 0.4) == (0.4 - 1e-4, "contradiction: not supported")
     assert apply_rules(0.2, ["negation: negated in one text only"], 0.4) == (0.2, "")
     assert apply_rules(0.97, [], 0.4) == (0.97, "")
+    # a missing part holds the score just under the full threshold, never lower
+    rule = "part of the statement not in its sources: at most partial"
+    assert apply_rules(0.97, [], 0.4, "cut car traffic by a quarter", 0.6) == (0.6 - 1e-4, rule)
+    assert apply_rules(0.5, [], 0.4, "cut car traffic by a quarter", 0.6) == (0.5, "")
+    # a contradiction outranks a missing part
+    assert apply_rules(0.97, ["figure: 12 (source: 19)"], 0.4, "a part", 0.6)[0] == 0.4 - 1e-4
+
+
+@pytest.mark.parametrize(
+    "statement, source, missing",
+    [
+        ("The tax raised 2 billion crowns in its first year and cut car traffic in the capital by a quarter.",
+         "In its first year the new tax raised 2 billion crowns for the state budget, the finance ministry said.",
+         "cut car traffic in the capital by a quarter"),
+        ("Workers raise a new queen by feeding a young larva royal jelly, a substance they buy from other colonies.",
+         "When a queen dies, the workers raise a replacement by feeding a young larva large amounts of royal jelly. "
+         "Colonies reproduce by swarming.", "a substance they buy from other colonies"),
+        # both parts stated
+        ("The tax raised 2 billion crowns and cut traffic by a quarter.",
+         "The tax raised 2 billion crowns and cut traffic by a quarter, officials said.", ""),
+        # an opening part the source need not state (framing) is never the missing one
+        ("Supporters point to cleaner air: nitrogen dioxide inside the zone fell by about 31 percent.",
+         "Nitrogen dioxide inside the zone fell by about 31 percent after the ban.", ""),
+        # one part only, however little of it is found
+        ("Octopuses have three hearts.", "Squid are fast swimmers.", ""),
+        # a short last part (fewer than three words) is joined to the one before it
+        ("The museum opened in 1902 and closed.", "The museum opened in 1902.", ""),
+    ],
+)
+def test_missing_part_hand_checked(statement, source, missing):
+    st = statement_words(statement)
+    assert missing_part(st.text, evidence_forms(st, SourceIndex(source))) == missing
 
 
 # --------------------------------------------------------------------------------------------

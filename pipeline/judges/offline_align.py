@@ -31,7 +31,7 @@ from functools import lru_cache
 from typing import Sequence
 
 from pipeline.judges.offline_numbers import kin, same_figure
-from pipeline.judges.offline_words import CUE_FORMS, Word, clauses, directions, negated, words
+from pipeline.judges.offline_words import CUE_FORMS, NEGATION_TOKEN, Word, clauses, directions, negated, words
 
 GAP_WORDS = 4  # words beside the first or last shared word that may stand in for a statement word
 MIN_CLAUSE_WORDS = 2  # a shorter statement clause is joined to the next
@@ -149,7 +149,7 @@ def _swap(x: Word, y: Word, first: bool, gap_has_name: bool, stmt_forms: set[str
     """A statement word and a source word standing in the same place that state different things
     (see the module doc)."""
     if x.figure is not None and y.figure is not None:
-        if kin(x.figure, y.figure) and not same_figure(x.figure, y.figure):
+        if kin(x.figure, y.figure, aligned=True) and not same_figure(x.figure, y.figure):
             return Conflict("figure", f"{x.figure.raw} where the source says {y.figure.raw}")
         return None
     if x.figure is not None or y.figure is not None or not (x.capital and y.capital) or y.form in stmt_forms:
@@ -163,10 +163,18 @@ def _swap(x: Word, y: Word, first: bool, gap_has_name: bool, stmt_forms: set[str
 def _polarity_and_direction(gaps: list[Gap]) -> Conflict | None:
     negation = direction = None
     for gap_stmt, gap_src, inside in gaps:
-        # a "not" before the first or after the last shared word belongs to another statement; the
-        # negated side holds the cue alone ("did not reduce"), or the cue and one word against at
-        # most one word ("found little link" / "found that"): more words say something else
-        if inside and negated(gap_stmt) != negated(gap_src):
+        # a "not" after the last shared word belongs to another statement, and one before the first
+        # counts only when it is all that stands there ("It is not important" / "It is important");
+        # between shared words the negated side holds the cue alone ("did not reduce"), or the cue and
+        # one word against at most one word ("found little link" / "found that"): more words say
+        # something else
+        if not inside:
+            if gap_stmt is gaps[0][0] and negated(gap_stmt) != negated(gap_src):
+                cued = gap_stmt if negated(gap_stmt) else gap_src
+                if [w.form for w in cued] == [NEGATION_TOKEN]:
+                    negation = Conflict("negation", "negated in one text only")
+            continue
+        if negated(gap_stmt) != negated(gap_src):
             plain, cued = (gap_src, gap_stmt) if negated(gap_stmt) else (gap_stmt, gap_src)
             if _n_words(cued) == 0 or (_n_words(cued) == 1 and _n_words(plain) <= 1):
                 negation = Conflict("negation", "negated in one text only")
@@ -185,16 +193,30 @@ def _swapped(gaps: list[Gap], content: list[Word], wide: Sequence[Word], want: s
     first_stmt = content[0] if content else None
     wide_content = _content(wide)
     first_src = wide_content[0] if wide_content else None
-    for gap_stmt, gap_src, _ in gaps:
+    last = len(gaps) - 1
+    for k, (gap_stmt, gap_src, inside) in enumerate(gaps):
         stmt_side = _content(gap_stmt)
         src_side = _content(gap_src)
+        if not inside and len(stmt_side) > 2:
+            continue  # many statement words before the first or after the last shared one: not a swap
         gap_has_name = any(_is_name(w, names) for w in src_side)
-        # the words right beside the shared word on each side of the stretch
-        for x in {id(w): w for w in stmt_side[-1:] + stmt_side[:1]}.values():
-            for y in {id(w): w for w in src_side[-1:] + src_side[:1]}.values():
-                found = _swap(x, y, x is first_stmt and y is first_src, gap_has_name, want, names)
-                if found is not None:
-                    return found
+        # the words right beside the same shared word: before the first, after the last, and
+        # both ends of a stretch between two
+        pairs = []
+        if k != last:
+            pairs.append((stmt_side[-1:], src_side[-1:]))
+        if k != 0:
+            pairs.append((stmt_side[:1], src_side[:1]))
+        for xs, ys in pairs:
+            for x in xs:
+                for y in ys:
+                    # before the first shared word both sides open their clauses, so the statement's
+                    # opening word against the source word beside the shared one is an opening pair
+                    # too ("Michelangelo painted" / "Leonardo da Vinci painted")
+                    opening = x is first_stmt and (y is first_src or (k == 0 and not inside))
+                    found = _swap(x, y, opening, gap_has_name, want, names)
+                    if found is not None:
+                        return found
     return None
 
 

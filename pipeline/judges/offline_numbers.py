@@ -237,14 +237,18 @@ def same_figure(a: Figure, b: Figure) -> bool:
     return abs(a.value - b.value) <= max(a.tol, b.tol) + 1e-9 * max(1.0, abs(a.value))
 
 
-def kin(a: Figure, b: Figure) -> bool:
+def kin(a: Figure, b: Figure, aligned: bool = False) -> bool:
     """Figures of the same sort, so that a different value is a different claim: the same unit when
     both have one, else the same kind (percent, year, time, decade, money), else two plain numbers
-    written with as many integer digits."""
+    written with as many integer digits. Two figures standing in the same place of two aligned
+    clauses (`aligned`) need only agree on units and on being percentages or not: "13C" against
+    "130C" or 1999 against 19990 is a changed figure whatever the digit count."""
     if a.small or b.small:
         return False
     if a.unit and b.unit:
         return a.unit == b.unit
+    if aligned:
+        return (a.kind == "percent") == (b.kind == "percent") and (a.kind == "time") == (b.kind == "time")
     if a.kind or b.kind:
         kinds = {a.kind, b.kind}
         return a.kind == b.kind or kinds == {"year", "decade"}
