@@ -20,6 +20,9 @@ Rows (letters as in docs/benchmarks.md):
        claim x source pair of the three ExpertQA files once the model is loaded.
   f    Scorecard page server time (Streamlit AppTest), cold caches vs warm, largest dataset.
   g    Peak RSS of `python -m pipeline run --dataset demo`: recorded labels vs the offline judge.
+  h    One deep-research answer (200 sources x 140 statements, bench/deep_research.py) judged offline
+       end to end: without vs with the judge's first pass, the time against the 10 s target, and
+       ExpertQA rand_val agreement without vs with the first pass (unchanged by construction).
 
 Each row reads "baseline vs ours": `ratio` is how many times better `ours` is than `baseline`
 (baseline / ours for costs such as calls, tokens, seconds and MB; ours / baseline for rates such as
@@ -561,6 +564,17 @@ def bench_memory(quick: bool) -> list[Row]:
 
 
 # ------------------------------------------------------------------------------------------------
+# h: a deep-research answer (bench/deep_research.py)
+# ------------------------------------------------------------------------------------------------
+
+
+def bench_deep_research(quick: bool) -> list[Row]:
+    import deep_research  # bench/ is on sys.path when this file runs as a script
+
+    return deep_research.bench_deep_research(quick, cost_row, skipped)
+
+
+# ------------------------------------------------------------------------------------------------
 # the table
 # ------------------------------------------------------------------------------------------------
 
@@ -571,6 +585,7 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "e": ("e. offline judge throughput", bench_offline),
     "f": ("f. scorecard page server time: cold vs warm", bench_scorecard),
     "g": ("g. peak RSS of run --dataset demo: recorded vs offline judge", bench_memory),
+    "h": ("h. deep-research answer judged offline", bench_deep_research),
 }
 
 
