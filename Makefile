@@ -6,7 +6,7 @@ PORT ?= 8501
 # requirements*.txt pin the exact versions CI tests with; pyproject.toml declares the ranges.
 PIN := -c requirements.txt -c requirements-dev.txt
 
-.PHONY: run test setup setup-dev data browser bench lint clean
+.PHONY: run test setup setup-dev setup-nli data browser bench lint clean
 
 $(VENV)/.installed: pyproject.toml requirements.txt requirements-model.txt
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (Python 3.11)"; exit 1; }
@@ -20,9 +20,18 @@ $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
 	$(PY) -m pip install --quiet $(PIN) -e ".[dev,browser]"
 	touch $@
 
+# The optional `nli` judge's packages (transformers, torch) for its tests. requirements-dev.txt pins
+# torch==2.13.0, which pip takes as the CPU build where one lies in its find-links (/opt/wheels on
+# the project's machines); elsewhere PyPI's torch is a multi-GB CUDA build (docs/judges/nli.md).
+$(VENV)/.installed-nli: $(VENV)/.installed-dev
+	$(PY) -m pip install --quiet $(PIN) -e ".[dev,browser,nli]"
+	touch $@
+
 setup: $(VENV)/.installed
 
 setup-dev: $(VENV)/.installed-dev
+
+setup-nli: $(VENV)/.installed-nli
 
 data: setup
 	$(VENV)/bin/aee build-default
@@ -38,10 +47,10 @@ browser:
 	  echo "chromium could not be installed: browser tests will be skipped"
 
 lint: setup-dev
-	$(VENV)/bin/ruff check pipeline dashboard pages app.py bench scripts tests
+	$(VENV)/bin/ruff check pipeline dashboard pages app.py bench tests
 	$(VENV)/bin/mypy
 
-test: setup-dev browser lint
+test: setup-dev setup-nli browser lint
 	$(PY) -m pytest -q
 
 bench: setup-dev

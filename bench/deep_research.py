@@ -15,7 +15,7 @@ confidence, support of every relevant statement against every source) and return
 verdict counts. The row compares the offline judge with its first pass (uncited pairs that share
 almost nothing are ruled out before the encoder) against the same judge without it.
 
-    .venv/bin/python bench/run.py --only h
+    .venv/bin/python bench/run.py --only i
 """
 
 from __future__ import annotations
@@ -134,8 +134,8 @@ def bench_deep_research(quick: bool, cost_row: Callable[..., Any], skipped: Call
     from pipeline.judges import embedding
     from pipeline.judges.offline import OfflineJudge
 
-    name = "h. deep-research answer judged offline: no first pass vs first pass"
-    name_t = "h. deep-research answer judged offline, against the target"
+    name = "i. deep-research answer judged offline: no first pass vs first pass"
+    name_t = "i. deep-research answer judged offline, against the target"
     try:
         embedding.get_encoder()
     except embedding.ModelUnavailable as exc:
@@ -164,7 +164,7 @@ def bench_deep_research(quick: bool, cost_row: Callable[..., Any], skipped: Call
         without, with_ = expertqa_agreement(False), expertqa_agreement(True)
         if without is not None and with_ is not None:
             same = all(without.get(k) == with_.get(k) for k in ("n", "auc", "balanced_accuracy", "kappa"))
-            out.append(cost_row("h. ExpertQA rand_val support AUC: no first pass vs first pass", without["auc"],
+            out.append(cost_row("i. ExpertQA rand_val support AUC: no first pass vs first pass", without["auc"],
                                 with_["auc"], "AUC",
                                 f"ratio 1 = unchanged ({'identical' if same else 'DIFFERENT'}: n {without['n']} / "
                                 f"{with_['n']}, balanced accuracy {without['balanced_accuracy']:.4f} / "

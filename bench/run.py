@@ -20,7 +20,12 @@ Rows (letters as in docs/benchmarks.md):
        claim x source pair of the three ExpertQA files once the model is loaded.
   f    Scorecard page server time (Streamlit AppTest), cold caches vs warm, largest dataset.
   g    Peak RSS of `python -m pipeline run --dataset demo`: recorded labels vs the offline judge.
-  h    One deep-research answer (200 sources x 140 statements, bench/deep_research.py) judged offline
+  h    Scale (bench/scale.py): whole runs on resampled ExpertQA corpora (teaching corpus when
+       ExpertQA is absent) of 1,000, 5,000 and 20,000 answers with the human judge, and of 1,000
+       and 5,000 with the offline judge; wall time and peak RSS per size, each in a fresh process.
+       Linear time: size ratio / time ratio (target 20k/1k time ratio <= 22, i.e. ratio >= 0.91);
+       flat memory: peak RSS small / large.
+  i    One deep-research answer (200 sources x 140 statements, bench/deep_research.py) judged offline
        end to end: without vs with the judge's first pass, the time against the 10 s target, and
        ExpertQA rand_val agreement without vs with the first pass (unchanged by construction).
 
@@ -563,8 +568,36 @@ def bench_memory(quick: bool) -> list[Row]:
                      f"embeddings)")]
 
 
+def _scale_rows(label: str, results: list[dict]) -> list[Row]:
+    small, large = results[0], results[-1]
+    size_ratio = large["size"] / small["size"]
+    time_ratio = large["seconds"] / small["seconds"]
+    sizes = ", ".join(f"{r['size']:,}: {r['seconds']:.1f} s / {r['peak_mb']:.0f} MB" for r in results)
+    hits = f"; judge cache hits/misses at the largest size {large['cache_hits']}/{large['cache_misses']}" \
+        if large.get("cache_hits") is not None else ""
+    limit = 22 / 20 * size_ratio
+    return [
+        Row(f"h. scale, {label}: time {small['size']:,} vs {large['size']:,} answers", small["seconds"] * size_ratio,
+            large["seconds"], size_ratio / time_ratio, "s",
+            f"baseline = linear extrapolation of the small run; time ratio {time_ratio:.1f} for a size ratio "
+            f"{size_ratio:.0f} (target <= {limit:.0f}: {'met' if time_ratio <= limit else 'NOT met'}); {sizes}{hits}"),
+        cost_row(f"h. scale, {label}: peak RSS {small['size']:,} vs {large['size']:,} answers", small["peak_mb"],
+                 large["peak_mb"], "MB", "ratio ~1 = flat memory (chunked; nothing holds the whole corpus)"),
+    ]
+
+
+def bench_scale(quick: bool) -> list[Row]:
+    from scale import run_sizes  # bench/scale.py (this folder is on sys.path when run as a script)
+
+    human = run_sizes([100, 300] if quick else [1000, 5000, 20000], None)
+    rows = _scale_rows(f"{human[0]['judge']} judge", human)
+    if not quick:
+        rows += _scale_rows("offline judge", run_sizes([1000, 5000], "offline"))
+    return rows
+
+
 # ------------------------------------------------------------------------------------------------
-# h: a deep-research answer (bench/deep_research.py)
+# i: a deep-research answer (bench/deep_research.py)
 # ------------------------------------------------------------------------------------------------
 
 
@@ -585,7 +618,8 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "e": ("e. offline judge throughput", bench_offline),
     "f": ("f. scorecard page server time: cold vs warm", bench_scorecard),
     "g": ("g. peak RSS of run --dataset demo: recorded vs offline judge", bench_memory),
-    "h": ("h. deep-research answer judged offline", bench_deep_research),
+    "h": ("h. scale: time and memory from 1,000 to 20,000 answers", bench_scale),
+    "i": ("i. deep-research answer judged offline", bench_deep_research),
 }
 
 

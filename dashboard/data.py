@@ -349,6 +349,7 @@ PUBLISHED: tuple[PublishedSource, ...] = (
     PublishedSource("deeptrace_dr", "DeepTRACE 2025, deep research", "deeptrace_scorecards", "engine",
                     "group", "deep research"),
     PublishedSource("liu", "Liu et al. 2023, verifiability", "liu2023_verifiability", "engine"),
+    PublishedSource("djeddal", "Djeddal et al. 2024, HAGRID (Table 2)", "djeddal2024_hagrid_table2", "setting"),
 )
 
 

@@ -38,5 +38,6 @@ PAGES: tuple[PageInfo, ...] = (
     PageInfo("Re-score", "rescore.py", ":material/tune:"),
     PageInfo("Judges", "judges.py", ":material/gavel:"),
     PageInfo("Usability study", "study.py", ":material/groups:"),
+    PageInfo("Conflicting evidence", "conflict.py", ":material/balance:"),
     PageInfo("Methodology", "methodology.py", ":material/menu_book:"),
 )

@@ -26,7 +26,10 @@ GROUP_TITLES: dict[str, str] = {
     "sources": "Sources",
     "citation": "Citation",
     "liu": "Citation recall and precision (Liu et al.)",
+    "attribution": "Attribution (Djeddal et al.)",
+    "correctness": "Answer correctness against gold answers",
     "source analysis": "Source analysis",
+    "source stance": "Source stance (debate queries)",
 }
 RATING_WORDS = {"acceptable": "acceptable", "borderline": "borderline", "problematic": "problematic"}
 # Light tints of the registry colours for cell backgrounds (dark text stays readable on them in

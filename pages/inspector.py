@@ -11,7 +11,9 @@ import streamlit as st
 
 from dashboard import answer_model, data
 from dashboard.answer_view import show_report_views, study_rows
+from dashboard.attribution_panel import show_attribution
 from dashboard.render import ensure_router
+from dashboard.source_stance_panel import show_source_stance_panel
 from pipeline import study as _study
 from pipeline.metrics import MODES, NECESSITY_METHODS, effective_necessity
 from pipeline.study import recorder as _study_log
@@ -111,6 +113,7 @@ st.caption(f"Engine: {answer_model.md_text(engine)} · answer id: {answer_model.
            f"{len(annotated.answer.sources)} sources")
 
 events = show_report_views(annotated, rep, sources, key="ins_answer", report_events=study_ready)
+show_attribution(annotated, key="ins_attribution")
 if events and study_ready:
     # an event sent late (after switching answers) belongs to the answer it happened on
     answers = data.annotated_answers(dataset, judge)
@@ -127,5 +130,6 @@ if events and study_ready:
             st.error(f"Could not record the events: {exc}")
 if study_ready:
     st.caption(f"Events recorded in this browser session: {st.session_state.get('ins_logged', 0)}")
+show_source_stance_panel(annotated, rep, key="ins_source_stance")
 
 st.session_state["ins_server_seconds"] = time.perf_counter() - started

@@ -3,7 +3,9 @@
 A judge that carries its labels (`recorded`, `human`) keeps the verdicts the importer found in the
 data. A computed judge labels the statements the data carries (AEE core statements, ExpertQA
 claims) or, when there are none, the statements our splitter finds; it judges support only for
-relevant statements against sources that have text.
+relevant statements against sources that have text, and support by several cited sources taken
+together only where a metric needs it (`pipeline.set_support`). On debate queries it also asks
+each listed source's own stance on the question (sources with text only).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Callable, Iterable
 
 from pipeline.judges import Judge
 from pipeline.records import AnnotatedAnswer, Verdict
+from pipeline.set_support import set_support_verdicts
 from pipeline.text import statements_for
 
 
@@ -36,17 +39,27 @@ def annotate_answer(annotated: AnnotatedAnswer, judge: Judge, progress: Callable
         if progress:
             progress("stance")
         verdicts.extend(judge.stance(answer, relevant))
+    if answer.query_type == "debate":
+        with_text = [s for s in answer.sources if s.text.strip() and s.fetch_ok is not False]
+        if with_text:
+            if progress:
+                progress("source stance")
+            verdicts.extend(judge.source_stance(answer, with_text))
     verdicts.append(judge.confidence(answer))
     judged = [s for s in answer.sources if relevant and s.text.strip() and s.fetch_ok is not False]
+    support: list[Verdict] = []
     if len(judged) > 1:
         # the judge decides how to group sources into calls (an LLM judge packs short ones)
         if progress:
             progress(f"sources {', '.join(str(s.index) for s in judged)}")
-        verdicts.extend(judge.support_many(answer, relevant, judged))
+        support = judge.support_many(answer, relevant, judged)
     elif judged:
         if progress:
             progress(f"source {judged[0].index}")
-        verdicts.extend(judge.support(answer, relevant, judged[0]))
+        support = judge.support(answer, relevant, judged[0])
+    verdicts.extend(support)
+    # support by several cited sources together, only where the attribution metrics read it
+    verdicts.extend(set_support_verdicts(judge, answer, relevant, support, progress))
     return AnnotatedAnswer(answer, statements, tuple(verdicts))
 
 

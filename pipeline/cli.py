@@ -14,6 +14,7 @@ import traceback
 from pathlib import Path
 from typing import Sequence
 
+from pipeline.conflict.cli import register as register_probe
 from pipeline.errors import InputError
 from pipeline.judges.base import JudgeError
 from pipeline.judges.cli import register as register_judges
@@ -42,18 +43,34 @@ def build_parser() -> argparse.ArgumentParser:
     _add_score_options(p)
 
     p = sub.add_parser("run", help="ingest -> annotate -> score -> export a whole dataset to Parquet")
-    p.add_argument("--dataset", required=True, help="demo, expertqa, aee, or any name with --path")
+    p.add_argument("--dataset", required=True, help="demo, expertqa, hagrid, aee, or any name with --path")
     p.add_argument("--path", type=Path, help="input file or folder (default: the dataset's known location)")
-    p.add_argument("--format", dest="importer", help="input format for --path: canonical, aee or expertqa")
+    p.add_argument("--format", dest="importer", help="input format for --path: canonical, aee, expertqa or hagrid")
     p.add_argument("--judge", help="judge to label with (default: the labels carried by the data)")
     p.add_argument("--limit", type=int, help="only the first N answers (sorted by id)")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--dry-run", action="store_true", help="with an LLM judge: print calls, tokens and cost, call nothing")
 
     p = sub.add_parser("import", help="import a release with its own labels and print the scorecard")
-    p.add_argument("format", choices=("aee", "expertqa", "canonical"))
-    p.add_argument("path", help="file or folder (expertqa: also an http(s) URL, downloaded once into the cache)")
+    p.add_argument("format", choices=("aee", "expertqa", "hagrid", "canonical"))
+    p.add_argument("path", help="file or folder (expertqa, hagrid: also an http(s) URL: the pinned release is "
+                                "downloaded once into the cache)")
     p.add_argument("--dataset", help="dataset name for the results (default: the format name)")
+    p.add_argument("--no-progress", action="store_true")
+
+    p = sub.add_parser("compare-gold", help="score generated answers against a dataset's gold answers (correctness, "
+                                            "citation overlap) beside the citation metrics")
+    p.add_argument("--gold", required=True, help="gold dataset: hagrid, or any name with --gold-path")
+    p.add_argument("--gold-path", type=Path, help="gold file or folder (default: the dataset's known location)")
+    p.add_argument("--gold-format", help="format of --gold-path when the name is not a known dataset (default canonical)")
+    p.add_argument("--answers", required=True, type=Path, help="generated answers: file or folder")
+    p.add_argument("--format", dest="answers_format", default="canonical",
+                   help="format of --answers: canonical (default), aee, expertqa or hagrid")
+    p.add_argument("--judge", default="offline", help="judge for the citation metrics (default offline; recorded uses "
+                                                      "labels in the file)")
+    p.add_argument("--dataset", help="name of the results dataset (default <answers>-vs-<gold>)")
+    p.add_argument("--limit", type=int, help="only the first N answers (sorted by id)")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument("--no-progress", action="store_true")
 
     p = sub.add_parser("scorecard", help="print a dataset's scorecard from its Parquet results")
@@ -74,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     register_study(sub)
     register_judges(sub)
+    register_probe(sub)
     return parser
 
 
@@ -183,6 +201,13 @@ def cmd_import(args: argparse.Namespace) -> int:
         from pipeline.paths import cache_dir
 
         path = download_expertqa(cache_dir() / "expertqa")
+    elif args.format == "hagrid" and str(path).startswith(("http://", "https://")):
+        from pipeline.importers.hagrid import HAGRID_REPO, HAGRID_REVISION, download_hagrid
+        from pipeline.paths import cache_dir
+
+        print(f"using the pinned HAGRID release ({HAGRID_REPO} at {HAGRID_REVISION[:12]}), cached in "
+              f"{cache_dir() / 'hagrid'}", file=sys.stderr)
+        path = download_hagrid(cache_dir() / "hagrid")
     elif not Path(path).exists():
         raise InputError("no such file or folder", record=str(path))
     name = args.dataset or args.format
@@ -208,6 +233,33 @@ def _scorecard_text(summary, mode: str, necessity: str, query_type: str) -> str:
     table.index = [METRICS[m].label for m in table.index]
     return (f"scorecard ({mode}, necessity={necessity}, {query_type} queries; percent metrics x100; "
             f"n/a = not defined by these labels):\n{table.to_string(na_rep='n/a')}")
+
+
+def cmd_compare_gold(args: argparse.Namespace) -> int:
+    from pipeline.compare_gold import comparison_table, default_name, is_hagrid, plan_gold, published_reference, report_json
+    from pipeline.runner import run_dataset
+
+    plan = plan_gold(args.gold, args.answers, answers_format=args.answers_format, gold_path=args.gold_path,
+                     gold_format=args.gold_format)
+    result = run_dataset(args.dataset or default_name(args.answers, args.gold), args.answers, importer=args.answers_format,
+                         judge_name=args.judge, limit=args.limit, progress=not args.no_progress, transform=plan.attach,
+                         config_extra=plan.config())
+    reference = published_reference() if is_hagrid(args.gold, args.gold_path, args.gold_format) else None
+    table = comparison_table(result.summary, reference)
+    if args.json:
+        print(json.dumps(report_json(plan, result.dataset, result.judge, result.out_dir, table), indent=2, ensure_ascii=False))
+        return 0
+    print(f"compared {plan.answers} answers with the gold answers of {args.gold} ({plan.matched} ask one of its "
+          f"{plan.gold_queries} queries); judge {result.judge}; results in {result.out_dir}")
+    if plan.unmatched_examples:
+        print("answers without a gold answer (correctness and overlap are n/a for them), e.g.: "
+              + "; ".join(repr(q) for q in plan.unmatched_examples))
+    print("strict rules, all queries; values x100; n/a = not scorable:")
+    print(table.to_string(na_rep="n/a"))
+    if reference is not None and len(reference):
+        print("(paper) columns: Djeddal et al. 2024, Table 2, from other systems, a T5 NLI model and the original "
+              "BERTScore model; BLEU there is corpus-level. A scale to read against, not a target.")
+    return 0
 
 
 def cmd_scorecard(args: argparse.Namespace) -> int:
@@ -278,6 +330,7 @@ COMMANDS = {
     "run": cmd_run,
     "import": cmd_import,
     "scorecard": cmd_scorecard,
+    "compare-gold": cmd_compare_gold,
     "datasets": cmd_datasets,
     "build-default": cmd_build_default,
     "app": cmd_app,

@@ -11,7 +11,7 @@ from typing import Literal
 
 import numpy as np
 
-from pipeline.records import AnnotatedAnswer, Statement
+from pipeline.records import AnnotatedAnswer, Answer, Statement
 
 Mode = Literal["strict", "parity"]
 
@@ -27,6 +27,30 @@ class LabelView:
     support_score: dict[tuple[int, int], float]
     union_support: dict[int, str]  # statement index -> label against all its citations together
     worthy: dict[int, bool]  # statement index -> verification-worthy?
+
+
+def readable_citations(answer: Answer, statement: Statement) -> tuple[int, ...]:
+    """The statement's citations whose source has text to judge (not dead): the set a judge is asked
+    about when support by all of a statement's citations together is needed."""
+    out = []
+    for index in statement.citations:
+        source = answer.source(index)
+        if source is not None and source.fetch_ok is not False and (source.text or "").strip():
+            out.append(index)
+    return tuple(out)
+
+
+def is_union_verdict(annotated: AnnotatedAnswer, statement_index: int, members: tuple[int, ...]) -> bool:
+    """True when a set-support verdict (source_index None) is about ALL the statement's citations:
+    no members recorded (labels that predate set support), or exactly its readable citations. Other
+    sets (the "all but one citation" sets of NLI citation precision) are not."""
+    if not members:
+        return True
+    statement = next((s for s in annotated.statements if s.index == statement_index), None)
+    if statement is None:
+        return False
+    wanted = set(members)
+    return wanted == set(readable_citations(annotated.answer, statement)) or wanted == set(statement.citations)
 
 
 def label_view(annotated: AnnotatedAnswer) -> LabelView:
@@ -54,7 +78,8 @@ def label_view(annotated: AnnotatedAnswer) -> LabelView:
                 confidence = level
         elif v.kind == "support" and v.statement_index is not None:
             if v.source_index is None:
-                union[v.statement_index] = v.label
+                if is_union_verdict(annotated, v.statement_index, v.source_set):
+                    union[v.statement_index] = v.label
             else:
                 support[(v.statement_index, v.source_index)] = v.label
                 if v.score is not None and v.score == v.score:

@@ -78,3 +78,14 @@ def expertqa_dir() -> Path | None:
     if shared and (shared / "data" / "expertqa").is_dir():
         return shared / "data" / "expertqa"
     return None
+
+
+def hagrid_dir() -> Path | None:
+    """Folder holding HAGRID's *.jsonl files: $HAGRID_DIR, else the download cache
+    (`cache_dir()/hagrid`, filled by `aee import hagrid URL`) when it holds any."""
+    env = os.environ.get("HAGRID_DIR")
+    if env:
+        path = Path(env)
+        return path if path.is_dir() else None
+    cached = cache_dir() / "hagrid"
+    return cached if cached.is_dir() and any(cached.glob("*.jsonl")) else None

@@ -13,10 +13,13 @@ QueryType = Literal["debate", "expertise"]
 Support = Literal["full", "partial", "none"]
 Stance = Literal["agree", "disagree", "neutral"]
 VerdictError = Literal["", "call", "parse"]
-LabelKind = Literal["relevance", "stance", "confidence", "support", "worthiness", "reliability"]
+LabelKind = Literal["relevance", "stance", "confidence", "support", "worthiness", "reliability", "source_stance"]
 
 SUPPORT_LABELS: tuple[str, ...] = ("full", "partial", "none")
 STANCE_LABELS: tuple[str, ...] = ("agree", "disagree", "neutral")
+# A listed source's stance on a debate query's proposition (verdict kind "source_stance", with
+# `source_index` set): the statement stances plus "unknown", which a judge gives when it cannot tell.
+SOURCE_STANCE_LABELS: tuple[str, ...] = ("agree", "disagree", "neutral", "unknown")
 CONFIDENCE_LEVELS: dict[int, str] = {
     1: "Strongly not confident",
     2: "Not confident",
@@ -39,6 +42,19 @@ class Source:
 
 
 @dataclass(frozen=True, slots=True)
+class GoldAnswer:
+    """A reference answer for the same query (HAGRID's human-checked answers), used by the answer
+    correctness and citation overlap metrics. Never judged itself: it travels with the answer it is
+    compared to."""
+
+    text: str  # the reference text, citation markers included
+    # identity keys (`pipeline.gold.source_key`) of the sources this reference answer cites
+    cited: tuple[str, ...] = ()
+    attributable: bool | None = None  # the dataset's answer-level human labels, None when unlabelled
+    informative: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Answer:
     """One answer engine's response to one query."""
 
@@ -51,6 +67,7 @@ class Answer:
     dataset: str = ""
     field: str = ""  # subject field (ExpertQA) or "" when unknown
     meta: Mapping[str, str] = dataclass_field(default_factory=dict)  # free-form provenance, strings only
+    gold: tuple[GoldAnswer, ...] = ()  # reference answers for this query; empty when there are none
 
     def source(self, index: int) -> Source | None:
         """Return the listed source with this marker index, or None for a dangling index."""
@@ -91,6 +108,10 @@ class Verdict:
     # text: retried on the next run, never cached); "parse" when its reply could not be read into a
     # label (the model's own answer: cached). raw then holds the reason and any reply text.
     error: VerdictError = ""
+    # A support verdict about several sources taken together (source_index None): the listed
+    # indexes of those sources, sorted. Empty on a per-source verdict, and on a union verdict that
+    # predates this field, which means "all the statement's citations".
+    source_set: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

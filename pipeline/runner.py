@@ -22,15 +22,15 @@ from typing import Callable, Iterable, Iterator, Sequence
 
 import pandas as pd
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
-from pipeline.aggregate import summarize
+from pipeline.aggregate import SummaryAccumulator, summary_keys
 from pipeline.annotate import annotate_answer, prompt_versions
 from pipeline.importers import IMPORTERS, resolve_dataset
 from pipeline.judges import Judge, get_judge, with_cache
 from pipeline.records import AnnotatedAnswer, Verdict
 from pipeline.store import (
     JUDGE_TABLES,
+    SCHEMAS,
     TableWriter,
     dataset_dir,
     iter_table_batches,
@@ -72,8 +72,15 @@ class RunResult:
 
 
 def _chunk_key(judge: Judge, chunk: Sequence[AnnotatedAnswer]) -> str:
-    payload = json.dumps([judge.name, judge.prompt_version, *[a.answer.answer_id for a in chunk]])
-    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+    """Names a saved labels part: the judge, its prompt version, and every input a verdict depends
+    on (ids alone would let an edited input file resume from labels of the old text)."""
+    digest = hashlib.sha256(json.dumps([judge.name, judge.prompt_version]).encode())
+    for a in chunk:
+        ans = a.answer
+        digest.update(json.dumps([ans.answer_id, ans.query, ans.query_type, ans.text,
+                                  [(s.index, s.text, s.fetch_ok) for s in ans.sources],
+                                  [(s.index, s.text, s.citations) for s in a.statements]]).encode())
+    return digest.hexdigest()[:16]
 
 
 def _chunks(answers: Iterable[AnnotatedAnswer], size: int) -> Iterator[list[AnnotatedAnswer]]:
@@ -105,12 +112,15 @@ def annotate_chunk(chunk: Sequence[AnnotatedAnswer], judge: Judge, parts_dir: Pa
 def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | None = None,
                 judge_config: dict | None = None, importer: str | None = None, limit: int | None = None,
                 progress: bool = True, root: Path | None = None, use_cache: bool = True,
-                judge: Judge | None = None) -> RunResult:
+                judge: Judge | None = None, transform: Callable[[AnnotatedAnswer], AnnotatedAnswer] | None = None,
+                config_extra: dict | None = None) -> RunResult:
     """Run the whole pipeline for one dataset and write its Parquet tables.
 
     `judge` passes a ready judge object (tests, notebooks) instead of a registry name. Before a
     computed judge is asked anything, the whole input is read once and validated (so bad input
-    costs no judge calls); `limit` keeps the first N answers by id.
+    costs no judge calls); `limit` keeps the first N answers by id. `transform` changes each answer
+    as it is read (`compare-gold` attaches the gold answers of its query); `config_extra` is added
+    to the manifest's config (where such additions came from).
     """
     started = time.perf_counter()
     info = resolve_dataset(name, path, importer)
@@ -128,15 +138,18 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
         selected = set(ids[:limit]) if limit is not None else None
         total = len(selected) if selected is not None else len(ids)
     stream = (a for a in reader.iter(data_path) if selected is None or a.answer.answer_id in selected)
+    if transform is not None:
+        stream = (transform(a) for a in stream)
 
     judge_id = judge.name
     result = RunResult(dataset=name, judge=judge_id)
     out_dir = dataset_dir(name, root)
     parts = out_dir / judge_dirname(judge_id) / "parts"
     created = [d for d in (out_dir, out_dir / judge_dirname(judge_id)) if not d.exists()]
-    staged = {t: TableWriter(t, table_path(name, t, root=root).with_name(f".new-{t}.parquet")) for t in ("answers", "sources")}
+    shared = {t: TableWriter(t, table_path(name, t, root=root)) for t in ("answers", "sources")}
     writers = {t: TableWriter(t, table_path(name, t, judge_id, root)) for t in JUDGE_TABLES if t != "summary"}
     ids_done: set[str] = set()
+    summary_values = SummaryAccumulator(summary_keys(SCHEMAS["metrics"].names))
     versions: set[str] = set()
     bar = _progress_bar(total, f"{name}:{judge_id}", progress)
     try:
@@ -144,17 +157,19 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
             annotated = annotate_chunk(chunk, judge, parts, name, result)
             sources = source_rows(name, annotated)
             flagged = {(r["answer_id"], r["source_index"]): bool(r["injection_flags"]) for r in sources}
-            staged["answers"].append(answer_rows(name, annotated))
-            staged["sources"].append(sources)
+            shared["answers"].append(answer_rows(name, annotated))
+            shared["sources"].append(sources)
             writers["statements"].append(statement_rows(name, judge_id, annotated))
             writers["labels"].append(label_rows(name, annotated))
             writers["pairs"].append(pair_rows(name, judge_id, annotated, flagged))
-            writers["metrics"].append(metric_rows(name, judge_id, annotated))
+            metrics = metric_rows(name, judge_id, annotated)
+            writers["metrics"].append(metrics)
+            summary_values.add_rows(metrics)
             ids_done.update(a.answer.answer_id for a in annotated)
             versions |= prompt_versions(annotated)
             bar(len(chunk))
     except BaseException:
-        for w in (*staged.values(), *writers.values()):
+        for w in (*shared.values(), *writers.values()):
             w.abort()
         for folder in reversed(created):  # bad input leaves no trace, not even an empty folder
             if folder.is_dir() and not any(folder.iterdir()):
@@ -165,24 +180,21 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
     result.answers = len(ids_done)
     result.cache = dict(getattr(judge, "stats", {}) or {})
 
-    # answers/sources are shared by every judge of the dataset: merge, so a --limit run of one
-    # judge never hides answers another judge's tables refer to.
-    for table, new in staged.items():
-        new.commit()
-        target = TableWriter(table, table_path(name, table, root=root))
+    # answers/sources are shared by every judge of the dataset: keep the rows of answers this run
+    # did not touch, so a --limit run of one judge never hides answers another judge's tables refer to.
+    done = _string_array(ids_done)
+    for table, writer in shared.items():
         for batch in iter_table_batches(table_path(name, table, root=root)):
-            target.append(batch.filter(pc.invert(pc.is_in(batch["answer_id"], value_set=_string_array(ids_done)))))
-        for batch in iter_table_batches(new.path):
-            target.append(batch)
-        target.commit()
-        new.path.unlink(missing_ok=True)
+            writer.append(batch.filter(pc.invert(pc.is_in(batch["answer_id"], value_set=done))))
+        writer.commit()
     for w in writers.values():
         w.commit()
-    summary = summarize(_metrics_for_summary(table_path(name, "metrics", judge_id, root)))
+    summary = summary_values.summary()
     write_table("summary", summary, table_path(name, "summary", judge_id, root))
     config = {"dataset": name, "importer": info.importer, "path": str(info.path), "limit": limit,
               "illustrative": info.illustrative, "score_configs": [vars(c) for c in SCORE_CONFIGS],
-              "judge_config": {k: v for k, v in (judge_config or {}).items() if "key" not in k.lower()}}
+              "judge_config": {k: v for k, v in (judge_config or {}).items() if "key" not in k.lower()},
+              **(config_extra or {})}
     write_json_atomic(table_path(name, "summary", judge_id, root).with_name("manifest.json"),
                       manifest(config, judge_id, versions))
     result.seconds = time.perf_counter() - started
@@ -195,14 +207,6 @@ def _string_array(values: Iterable[str]):
     import pyarrow as pa
 
     return pa.array(sorted(values), type=pa.string())
-
-
-def _metrics_for_summary(path: Path) -> pd.DataFrame:
-    """The per-answer metric rows the summary needs, with repeated strings read as categories
-    (a 20,000-answer corpus has over a million rows; as Python strings they would not stay small)."""
-    columns = ["dataset", "judge", "mode", "necessity", "answer_id", "engine", "query_type", "metric", "value"]
-    table = pq.read_table(path, columns=columns, read_dictionary=[c for c in columns if c != "value"])
-    return table.to_pandas()
 
 
 def _progress_bar(total: int | None, label: str, enabled: bool) -> Callable[..., None]:

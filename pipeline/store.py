@@ -34,6 +34,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("dataset", pa.string()), ("answer_id", pa.string()), ("engine", pa.string()),
         ("query", pa.string()), ("query_type", pa.string()), ("field", pa.string()),
         ("text", pa.string()), ("n_sources", pa.int32()), ("meta", pa.string()),
+        ("gold", pa.string()),  # JSON list of the reference answers (records.GoldAnswer); "" when none
     ]),
     "sources": pa.schema([
         ("dataset", pa.string()), ("answer_id", pa.string()), ("source_index", pa.int32()),
@@ -50,6 +51,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("statement_index", pa.int32()), ("source_index", pa.int32()), ("label", pa.string()),
         ("score", pa.float64()), ("judge", pa.string()), ("prompt_version", pa.string()),
         ("raw", pa.string()), ("evidence", pa.string()), ("error", pa.string()),
+        ("source_set", _int_list),  # sources judged together (set support); null on a single-source verdict
     ]),
     "pairs": pa.schema([
         ("dataset", pa.string()), ("judge", pa.string()), ("answer_id", pa.string()),
@@ -131,10 +133,14 @@ def write_table(table: str, rows: pd.DataFrame | Iterable[dict], path: Path) -> 
 class TableWriter:
     """Stream rows of one table into a Parquet file, chunk by chunk, and put it in place at the end.
 
-    Rows go to a temporary file beside the target (one row group per `append`), so a run holds at
-    most one chunk of rows in memory whatever the corpus size, and the target is only replaced by
-    `commit()`: a run that fails or is killed leaves the previous file untouched.
+    Rows go to a temporary file beside the target, so a run holds only a bounded buffer of rows in
+    memory whatever the corpus size, and the target is only replaced by `commit()`: a run that
+    fails or is killed leaves the previous file untouched. Appended rows are gathered into row
+    groups of about ROW_GROUP_ROWS rows (one row group per small chunk would make the file's footer,
+    which the writer keeps in memory, grow with the corpus).
     """
+
+    ROW_GROUP_ROWS = 5_000
 
     def __init__(self, table: str, path: Path) -> None:
         self.table, self.path = table, path
@@ -143,17 +149,28 @@ class TableWriter:
         os.close(fd)
         self.tmp = Path(tmp)
         self.rows = 0
+        self._pending: list[pa.Table] = []
+        self._pending_rows = 0
         self._writer: pq.ParquetWriter | None = pq.ParquetWriter(self.tmp, SCHEMAS[table], compression="zstd")
 
     def append(self, rows: pd.DataFrame | Iterable[dict] | pa.Table) -> None:
-        """Validate rows against the table's schema and write them as one row group."""
-        batch = rows if isinstance(rows, pa.Table) else to_table(self.table, rows)
-        if batch.num_rows and self._writer is not None:
-            self._writer.write_table(batch.cast(SCHEMAS[self.table]))
+        """Validate rows against the table's schema and buffer them (written in row groups)."""
+        batch = _conform(rows, SCHEMAS[self.table]) if isinstance(rows, pa.Table) else to_table(self.table, rows)
+        if batch.num_rows:
+            self._pending.append(batch.cast(SCHEMAS[self.table]))
+            self._pending_rows += batch.num_rows
             self.rows += batch.num_rows
+            if self._pending_rows >= self.ROW_GROUP_ROWS:
+                self._flush()
+
+    def _flush(self) -> None:
+        if self._pending and self._writer is not None:
+            self._writer.write_table(pa.concat_tables(self._pending), row_group_size=max(self._pending_rows, 1))
+        self._pending, self._pending_rows = [], 0
 
     def commit(self) -> Path:
-        """Close the file and rename it over the target."""
+        """Write what is buffered, close the file and rename it over the target."""
+        self._flush()
         if self._writer is not None:
             self._writer.close()
             self._writer = None
@@ -162,13 +179,24 @@ class TableWriter:
 
     def abort(self) -> None:
         """Drop what was written; the target keeps its previous content."""
+        self._pending, self._pending_rows = [], 0
         if self._writer is not None:
             self._writer.close()
             self._writer = None
         self.tmp.unlink(missing_ok=True)
 
 
-def iter_table_batches(path: Path, batch_rows: int = 50_000) -> Iterator[pa.Table]:
+def _conform(batch: pa.Table, schema: pa.Schema) -> pa.Table:
+    """A table read from an older results file, given the columns added to the schema since
+    (as nulls), so merging old rows with new ones never fails on a schema change."""
+    if batch.schema.names == schema.names:
+        return batch
+    columns = [batch.column(f.name) if f.name in batch.schema.names else pa.nulls(batch.num_rows, f.type)
+               for f in schema]
+    return pa.Table.from_arrays(columns, names=schema.names).cast(schema)
+
+
+def iter_table_batches(path: Path, batch_rows: int = 5_000) -> Iterator[pa.Table]:
     """A Parquet file's rows in bounded batches (nothing when the file is missing)."""
     if not path.exists():
         return

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 
 import pandas as pd
 
+from pipeline.gold import gold_from_json, gold_to_json
 from pipeline.injection import injection_flags
 from pipeline.matrices import is_relevant, label_view
 from pipeline.metrics import METRICS, ScoreConfig, score_answer
@@ -41,7 +42,8 @@ def answer_rows(dataset: str, answers: Sequence[AnnotatedAnswer]) -> list[dict]:
     return [
         {"dataset": dataset, "answer_id": a.answer.answer_id, "engine": a.answer.engine, "query": a.answer.query,
          "query_type": a.answer.query_type, "field": a.answer.field, "text": a.answer.text,
-         "n_sources": len(a.answer.sources), "meta": json.dumps(dict(a.answer.meta), ensure_ascii=False)}
+         "n_sources": len(a.answer.sources), "meta": json.dumps(dict(a.answer.meta), ensure_ascii=False),
+         "gold": gold_to_json(a.answer.gold)}
         for a in answers
     ]
 
@@ -82,7 +84,8 @@ def verdict_row(dataset: str, v: Verdict) -> dict:
     score = v.score if v.score is None or v.score == v.score else None  # NaN never reaches Parquet
     return {"dataset": dataset, "answer_id": v.answer_id, "kind": v.kind, "statement_index": v.statement_index,
             "source_index": v.source_index, "label": v.label, "score": score, "judge": v.judge,
-            "prompt_version": v.prompt_version, "raw": v.raw, "evidence": v.evidence, "error": v.error}
+            "prompt_version": v.prompt_version, "raw": v.raw, "evidence": v.evidence, "error": v.error,
+            "source_set": list(v.source_set) if v.source_set else None}
 
 
 def row_verdict(row: dict) -> Verdict:
@@ -91,11 +94,13 @@ def row_verdict(row: dict) -> Verdict:
         return None if value is None or value != value else int(value)
 
     score = row.get("score")
+    members = row.get("source_set")
     return Verdict(answer_id=row["answer_id"], kind=row["kind"], label=row["label"], judge=row["judge"],
                    prompt_version=row["prompt_version"], raw=row.get("raw") or "",
                    statement_index=opt_int(row.get("statement_index")), source_index=opt_int(row.get("source_index")),
                    score=None if score is None or score != score else float(score), evidence=row.get("evidence") or "",
-                   error=row.get("error") or "")
+                   error=row.get("error") or "",
+                   source_set=tuple(int(i) for i in members) if members is not None and len(members) else ())
 
 
 def pair_rows(dataset: str, judge: str, answers: Sequence[AnnotatedAnswer], flagged: dict[tuple[str, int], bool]) -> list[dict]:
@@ -162,7 +167,7 @@ def answers_from_tables(answers: pd.DataFrame, sources: pd.DataFrame, statements
             meta = {}
         answer = Answer(aid, r["engine"], r["query"], r["query_type"], r["text"],
                         tuple(sorted(by_answer_sources.get(aid, []), key=lambda s: s.index)),
-                        dataset=r["dataset"], field=r["field"] or "", meta=meta)
+                        dataset=r["dataset"], field=r["field"] or "", meta=meta, gold=gold_from_json(r.get("gold")))
         out[aid] = AnnotatedAnswer(answer, tuple(sorted(by_answer_statements.get(aid, []), key=lambda s: s.index)),
                                    tuple(by_answer_labels.get(aid, [])))
     return out

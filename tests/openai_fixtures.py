@@ -60,6 +60,8 @@ def request_kind(req: LoggedRequest) -> str:
     system = req.messages[0]["content"] if req.messages else ""
     if "fact-checker" in system:
         return "support"
+    if "classify web documents" in system:
+        return "source_stance"
     if "core statement" in system:
         return "relevance"
     if "debate questions" in system:
@@ -84,12 +86,17 @@ def request_source_ids(req: LoggedRequest) -> list[str]:
 
 def smart_reply(labels: dict[str, str] | None = None, quote: str = "breeding programmes for endangered species") -> Callable[[LoggedRequest], str]:
     """A handler that answers every request correctly shaped, with a fixed label per kind."""
-    labels = {"support": "full", "relevance": "core", "stance": "agree", **(labels or {})}
+    labels = {"support": "full", "relevance": "core", "stance": "agree", "source_stance": "disagree", **(labels or {})}
 
     def handler(req: LoggedRequest) -> str:
         kind = request_kind(req)
         if kind == "confidence":
             return json.dumps({"level": 4, "cue": "clearly useful"})
+        if kind == "source_stance":
+            user = next((m["content"] for m in req.messages if m.get("role") == "user"), "")
+            ids = re.search(r"^Sources to classify: ((?:S\d+(?:, )?)+)\.", user, re.MULTILINE)
+            return json.dumps({"results": [{"id": i, "label": labels[kind], "quote": ""}
+                                           for i in (ids.group(1).split(", ") if ids else [])]})
         rows = []
         for source in request_source_ids(req) or [None]:
             for i in request_ids(req):

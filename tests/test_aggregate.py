@@ -70,3 +70,14 @@ def test_scorecard_table_orders_metrics_like_the_registry():
     assert list(table.columns) == ["A", "B"]
     order = list(METRICS)
     assert list(table.index) == sorted(table.index, key=order.index)
+
+
+def test_bootstrap_interval_does_not_depend_on_the_block_size(monkeypatch):
+    import numpy as np
+
+    from pipeline import aggregate
+
+    values = np.random.default_rng(3).random(2_345)
+    whole = aggregate.bootstrap_ci(values)  # 1,000 x 2,345 draws fit in one block
+    monkeypatch.setattr(aggregate, "BOOTSTRAP_BLOCK_DRAWS", 10_000)  # four resamples per block
+    assert aggregate.bootstrap_ci(values) == whole

@@ -300,6 +300,25 @@ def test_study_mode_logs_hover_and_click(page, server, server_env, monkeypatch):
     _shot(page, "study-recorded")
 
 
+def test_conflict_page_shows_a_probe_run(page, server, server_env):
+    from test_conflict_page import write_probe_run
+
+    write_probe_run(Path(server_env["AEE_RESULTS_DIR"]))  # the page lists runs on every script run
+    _open(page, server, "Conflicting evidence")
+    _no_error(page)
+    expect(page.get_by_text("None of the 5 sources listed by the 1 debate answer has")).to_be_visible(timeout=30_000)
+    page.get_by_role("tab", name="Convincingness probe").click()
+    _idle(page)
+    expect(page.get_by_text("This run used the bundled illustrative question set")).to_be_visible(timeout=30_000)
+    main = page.locator("[data-testid=stMain]")
+    expect(main.locator(".js-plotly-plot")).to_have_count(2, timeout=30_000)  # effects and win-rates
+    page.locator("[data-testid=stMain] .js-plotly-plot").first.scroll_into_view_if_needed()
+    assert "relevance_prefix vs control" in main.locator(".js-plotly-plot").first.inner_text()
+    assert "First passage's side taken" in main.inner_text() and "100.0 %" in main.inner_text()
+    _no_error(page)
+    _shot(page, "conflict-probe")
+
+
 def test_dark_theme_screenshots(browser, server_env):
     port = _free_port()
     proc = _start(server_env, port, "--theme.base", "dark")

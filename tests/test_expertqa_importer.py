@@ -80,9 +80,13 @@ def test_golden_gpt4_multi_citation_and_na(all_answers):
     a = next(x for x in all_answers if x.answer.answer_id == "rand_val:26:gpt4")
     assert [(s.index, s.text, s.fetch_ok) for s in a.answer.sources] == [(1, "", None), (2, "", None), (3, "", False)]
     assert [s.citations for s in a.statements] == [(1, 2), (3,)]
-    support = sorted((v.statement_index, v.source_index, v.label, v.raw) for v in a.verdicts if v.kind == "support")
+    support = sorted((v.statement_index, v.source_index, v.label, v.raw) for v in a.verdicts
+                     if v.kind == "support" and v.source_index is not None)
     # one claim label, given to each of its two cited sources; the N/A claim has no support verdict
     assert support == [(0, 1, "partial", "Partial"), (0, 2, "partial", "Partial")]
+    # ... and kept once as what the expert judged: the two sources together
+    union = [(v.statement_index, v.source_set, v.label) for v in a.verdicts if v.kind == "support" and v.source_index is None]
+    assert union == [(0, (1, 2), "partial")]
     rel = [v for v in a.verdicts if v.kind == "reliability"]
     assert [(v.statement_index, v.source_index, v.label) for v in rel] == [(0, None, "reliable")]
 

@@ -596,9 +596,12 @@ def test_dry_run_numbers(make_judge, fake_openai):
     pairwise = estimate_run([item], {"model": "gpt-4o-mini", "mode": "pairwise"})
     assert batched["estimate"] is True and batched["token_method"] in ("chars/4",) or batched["token_method"].startswith("tiktoken")
     # relevance 1 + stance 1 (debate) + confidence 1 + support 1: the two sources with text share a
-    # call (zoos ~0.5k characters + 6,000 selected of the 40,000 fit the 8,000-character pack budget)
-    assert batched["calls_by_kind"] == {"relevance": 1, "stance": 1, "confidence": 1, "support": 1}
-    assert batched["calls"] == 4 and batched["sources_without_text"] == 1
+    # call (zoos ~0.5k characters + 6,000 selected of the 40,000 fit the 8,000-character pack budget);
+    # every statement cites one source, so no set of sources is judged together; source stance 1
+    # (debate): both sources' passages near the question (~0.5k + 2,500) share a call
+    assert batched["calls_by_kind"] == {"relevance": 1, "stance": 1, "confidence": 1, "support": 1, "support_set": 0,
+                                        "source_stance": 1}
+    assert batched["calls"] == 5 and batched["sources_without_text"] == 1
     unpacked = estimate_run([item], {"model": "gpt-4o-mini", "max_sources_per_call": 1})
     assert unpacked["calls_by_kind"]["support"] == 2
     assert pairwise["calls_by_kind"]["support"] == 10  # 5 statements x 2 sources
@@ -618,6 +621,7 @@ def test_dry_run_numbers(make_judge, fake_openai):
     judge.stance(answer, statements)
     judge.confidence(answer)
     judge.support_many(answer, statements, [s for s in sources if s.text])
+    judge.source_stance(answer, [s for s in sources if s.text])
     sent_chars = sum(len(m["content"]) for r in fake_openai.chat_requests for m in r.messages)
     assert len(fake_openai.chat_requests) == batched["calls"]
     if batched["token_method"] == "chars/4":

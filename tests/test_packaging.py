@@ -4,6 +4,7 @@ wheel built from the checkout carries the data, prompts and page scripts it need
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -46,6 +47,16 @@ def test_console_script_scores_the_worked_example():
 
 @pytest.mark.slow
 def test_wheel_carries_data_prompts_and_pages(tmp_path):
+    build = ROOT / "build"
+    had_build = build.exists()
+    try:
+        _check_wheel(tmp_path)
+    finally:  # setuptools builds in-tree; leave the checkout as it was
+        if not had_build:
+            shutil.rmtree(build, ignore_errors=True)
+
+
+def _check_wheel(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
                           "-w", str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=600)
     if out.returncode != 0 and "No module named" in out.stderr:

@@ -88,3 +88,23 @@ def test_bad_input_leaves_earlier_results_untouched(results_root, tmp_path):
 def test_dataset_name_cannot_escape_results_root(results_root):
     with pytest.raises(ValueError, match="must be letters"):
         run_dataset("../evil", DEMO, progress=False, root=results_root)
+
+
+def test_an_edited_input_is_judged_again_not_resumed(results_root, tmp_path):
+    import json
+
+    from pipeline.importers.canonical import load_canonical, to_canonical
+    from pipeline.paths import data_dir
+
+    answers = [to_canonical(a) for a in load_canonical(data_dir() / "demo" / "answers.jsonl")][:3]
+    path = tmp_path / "answers.jsonl"
+    path.write_text("\n".join(json.dumps(a) for a in answers) + "\n", encoding="utf-8")
+    judge = ScriptedJudge()
+    first = run_dataset("edited", path, progress=False, root=results_root, judge=judge, use_cache=False)
+    assert first.chunks_done == 1
+    answers[0]["sources"][0]["text"] = "A completely different page about penguins."
+    path.write_text("\n".join(json.dumps(a) for a in answers) + "\n", encoding="utf-8")
+    second = run_dataset("edited", path, progress=False, root=results_root, judge=judge, use_cache=False)
+    assert second.chunks_done == 1 and second.chunks_skipped == 0  # same ids, new text: labels are not reused
+    third = run_dataset("edited", path, progress=False, root=results_root, judge=judge, use_cache=False)
+    assert third.chunks_done == 0 and third.chunks_skipped == 1

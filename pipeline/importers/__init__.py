@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from pipeline.errors import InputError
-from pipeline.paths import data_dir, expertqa_dir
+from pipeline.paths import data_dir, expertqa_dir, hagrid_dir
 from pipeline.records import AnnotatedAnswer
 
 
@@ -44,6 +44,8 @@ IMPORTERS: dict[str, ImporterInfo] = {
                      "The AEE release (ans_eng_eval_0.1.json + _support_results.jsonl), GPT-4o labels."),
         ImporterInfo("expertqa", "pipeline.importers.expertqa:iter_expertqa", "human",
                      "ExpertQA long-form answers with expert claim labels (MIT licence)."),
+        ImporterInfo("hagrid", "pipeline.importers.hagrid:iter_hagrid", "human",
+                     "HAGRID: GPT-3.5 answers citing MIRACL passages, with human sentence labels (Apache-2.0)."),
     )
 }
 
@@ -69,6 +71,9 @@ def known_datasets() -> dict[str, DatasetInfo]:
                             how_to_get="bundled with the project (data/demo/answers.jsonl)"),
         "expertqa": DatasetInfo("expertqa", "expertqa", expertqa_dir(), "human",
                                 how_to_get="set EXPERTQA_DIR, or run `python -m pipeline import expertqa URL`"),
+        "hagrid": DatasetInfo("hagrid", "hagrid", hagrid_dir(), "human",
+                              how_to_get="set HAGRID_DIR, or run `python -m pipeline import hagrid "
+                                         "https://huggingface.co/datasets/miracl/hagrid` (downloads the pinned dev and train splits)"),
         "aee": DatasetInfo("aee", "aee", Path(aee) if aee else None, "recorded",
                            how_to_get="download the AEE release and set AEE_RELEASE_PATH to ans_eng_eval_0.1.json"),
     }

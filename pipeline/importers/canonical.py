@@ -4,7 +4,12 @@
      "sources": [{"index": 1, "url", "title", "text", "fetch_ok"?}],
      "labels": {"confidence": 1..5, "statements": [{"text", "relevant", "stance",
                 "supported_by": [..], "partially_supported_by": [..],
-                "union_supported"?: bool}]}}                                (labels optional)
+                "union_supported"?: bool}],
+                "sources"?: [{"index": 1, "stance": "agree"|"disagree"|"neutral"|"unknown"}]}}
+                                                                            (labels optional)
+
+`labels.sources[].stance` is a listed source's own stance on a debate question (relative to the
+side the question's wording takes); it becomes a `source_stance` verdict.
 
 Statements listed in `labels.statements` are located in the answer text (spans kept) and their
 citations are parsed from the markers inside their own text; without labels the answer is split.
@@ -20,7 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from pipeline.errors import InputError
-from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
+from pipeline.records import SOURCE_STANCE_LABELS, AnnotatedAnswer, Answer, Source, Statement, Verdict
 from pipeline.text import find_citation_markers, split_statements
 
 RECORDED = "recorded"
@@ -279,6 +284,7 @@ def _apply_labels(answer: Answer, labels: dict, where: str) -> AnnotatedAnswer:
         if isinstance(conf, bool) or not isinstance(conf, int) or not 1 <= conf <= 5:
             raise InputError("confidence must be an integer 1..5", record=where, field="labels.confidence")
         verdict("confidence", str(conf), conf)
+    _source_stances(labels.get("sources"), listed, where, verdict)
 
     if raw_statements is None:
         return AnnotatedAnswer(answer, tuple(split_statements(answer.answer_id, answer.text, listed, urls)), tuple(verdicts))
@@ -332,6 +338,29 @@ def _apply_labels(answer: Answer, labels: dict, where: str) -> AnnotatedAnswer:
                 raise InputError("expected true/false", record=where, field=f"{field}.union_supported")
             verdict("support", "full" if union else "none", union, statement_index=k)
     return AnnotatedAnswer(answer, tuple(statements), tuple(verdicts))
+
+
+def _source_stances(raw: Any, listed: set[int], where: str, verdict: Any) -> None:
+    """Recorded source stances: `labels.sources` = [{"index", "stance"}], one per listed source."""
+    if raw is None:
+        return
+    if not isinstance(raw, list):
+        raise InputError("expected a list", record=where, field="labels.sources")
+    seen: set[int] = set()
+    for k, item in enumerate(raw[:MAX_SOURCES + 1]):
+        field = f"labels.sources[{k}]"
+        if not isinstance(item, dict):
+            raise InputError("expected an object", record=where, field=field)
+        index = item.get("index")
+        if isinstance(index, bool) or not isinstance(index, int) or index not in listed:
+            raise InputError("index must name a listed source", record=where, field=f"{field}.index")
+        if index in seen:
+            raise InputError(f"duplicate source index {index}", record=where, field=f"{field}.index")
+        seen.add(index)
+        stance = item.get("stance")
+        if stance not in SOURCE_STANCE_LABELS:
+            raise InputError(f"must be one of {', '.join(SOURCE_STANCE_LABELS)}", record=where, field=f"{field}.stance")
+        verdict("source_stance", stance, stance, source_index=index)
 
 
 def _index_list(raw: dict, name: str, where: str, field: str) -> set[int]:

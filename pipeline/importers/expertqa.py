@@ -26,6 +26,9 @@ Mapping (documented in docs/data/expertqa.md):
     APPROXIMATION: experts labelled a claim against all of its evidence at once; for a claim with
     several cited sources we give that one label to each of them. A "Complete" on a two-source claim
     may in truth need both sources together (that is union support, not per-source support).
+  - the same label once more as a union verdict (source_index None, source_set = the claim's
+    evidence indexes) for a claim with evidence from two or more sources: that one IS what the
+    experts judged, and it is what NLI citation recall reads.
   - relevance from informativeness: "Very relevant", "A bit relevant" -> relevant;
     "Not too important", "Uninformative" -> filler (the guideline calls them points that are not
     (too) relevant to answering the question). Remap with the `raw` field if you disagree.
@@ -297,6 +300,11 @@ def _parse_answer(
                 verdicts.append(
                     Verdict(answer_id, "support", SUPPORT_MAP[support], HUMAN_JUDGE, PROMPT_VERSION, raw=support,
                             statement_index=ci, source_index=n, evidence="\n\n".join(ev_passages[n]))
+                )
+            if len(ev_order) >= 2:
+                verdicts.append(
+                    Verdict(answer_id, "support", SUPPORT_MAP[support], HUMAN_JUDGE, PROMPT_VERSION, raw=support,
+                            statement_index=ci, source_set=tuple(sorted(ev_order)))
                 )
         elif support == "N/A":
             na_sources.update(ev_order)

@@ -41,6 +41,12 @@ JUDGES: dict[str, JudgeInfo] = {
         JudgeInfo("openai", "pipeline.judges.openai_judge:OpenAIJudge",
                   "Any OpenAI-compatible chat endpoint (OpenAI, Azure, Ollama, vLLM, llama.cpp).",
                   needs_network=True, argument="model"),
+        JudgeInfo("nli", "pipeline.judges.nli:NLIJudge",
+                  "Support by a Hugging Face entailment model on the CPU: nli:<model id or folder> (pip install '.[nli]'); "
+                  "relevance, stance and confidence by the offline rules.", argument="model"),
+        JudgeInfo("minicheck", "pipeline.judges.minicheck:MiniCheckJudge",
+                  "Support by Bespoke-MiniCheck behind an OpenAI-compatible server such as Ollama (AEE_MINICHECK_BASE_URL); "
+                  "relevance, stance and confidence by the offline rules.", needs_network=True, argument="model"),
         JudgeInfo("recorded", "pipeline.judges.carried:CarriedLabels",
                   "Labels recorded in the data (AEE release, canonical `labels`).", carried=True),
         JudgeInfo("human", "pipeline.judges.carried:CarriedLabels",

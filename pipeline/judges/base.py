@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, Sequence, runtime_checkable
 
+from pipeline.judges.source_sets import as_set_verdicts, joined_source
 from pipeline.records import Answer, Source, Statement, Verdict
 
 
@@ -51,9 +52,23 @@ class Judge(Protocol):
         (the LLM judge packs short sources into one request)."""
         ...
 
+    def support_set(self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]) -> list[Verdict]:
+        """One `support` verdict per statement against these sources TAKEN TOGETHER (a statement
+        may need two of them at once): `source_index` None and `source_set` the sources' indexes,
+        sorted. Asked only where a metric needs it (NLI citation recall and precision: statements
+        with two or more citations); the single-source `support` is unchanged."""
+        ...
+
     def prefetch(self, answers: Sequence[Any]) -> None:
         """A hint before a chunk of annotated answers is labelled, for judges that batch work
         across answers (the offline judge embeds every sentence of a chunk in one pass)."""
+        ...
+
+    def source_stance(self, answer: Answer, sources: Sequence[Source]) -> list[Verdict]:
+        """One `source_stance` verdict per given source (`source_index` set): "agree", "disagree"
+        or "neutral" towards the side the query's wording takes, or "unknown" when the judge cannot
+        tell. Only called for debate queries, with sources that have text. A judge without this
+        ability returns no verdicts (the source-stance metrics then say so)."""
         ...
 
 
@@ -67,8 +82,17 @@ class BaseJudge:
     def support_many(self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]) -> list[Verdict]:
         return [v for source in sources for v in self.support(answer, statements, source)]  # type: ignore[attr-defined]
 
+    def support_set(self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]) -> list[Verdict]:
+        # Plain default: the statement against one document that joins the sources' texts, each
+        # under its own heading, judged by the backend's ordinary single-source `support`.
+        verdicts = self.support(answer, statements, joined_source(sources))  # type: ignore[attr-defined]
+        return as_set_verdicts(verdicts, sources)
+
     def prefetch(self, answers: Sequence[Any]) -> None:
         return None
+
+    def source_stance(self, answer: Answer, sources: Sequence[Source]) -> list[Verdict]:
+        return []  # not labelled: distinct from "unknown", which is a judge's answer
 
 
 class JudgeError(Exception):

@@ -1,10 +1,12 @@
 """A SQLite cache in front of any judge.
 
-`CachingJudge(inner)` offers the same four methods as the judge it wraps. Each call is keyed by a
+`CachingJudge(inner)` offers the same methods as the judge it wraps (`support_many` and
+`source_stance` keep one entry per source). Each call is keyed by a
 sha256 over everything that can change the output: the inner judge's name, prompt version, model,
 optional `cache_fingerprint`, the method, and the inputs (query, query type, answer text,
-statement texts, source text). A hit returns the stored verdicts, rebuilt field by field, so a
-rerun of the same data makes no judge calls at all.
+statement texts, source text; for `support_set`, the texts of every source of the set). A hit
+returns the stored verdicts, rebuilt field by field, so a rerun of the same data makes no judge
+calls at all.
 
 What is not cached:
 - sampling calls: the inner judge has `temperature > 0` and `seed is None` (caching would make
@@ -66,9 +68,12 @@ def cache_key(
     answer: Answer,
     statements: Sequence[Statement] = (),
     source: Source | None = None,
+    sources: Sequence[Source] | None = None,
 ) -> str:
-    """sha256 hex digest over the judge identity, the method and the inputs that reach the judge."""
-    payload = {
+    """sha256 hex digest over the judge identity, the method and the inputs that reach the judge.
+    `sources` (set support) adds the texts of a source set, in order; keys of the other methods
+    are unchanged by it."""
+    payload: dict[str, Any] = {
         **_judge_identity(inner),
         "method": method,
         "query": answer.query,
@@ -77,6 +82,8 @@ def cache_key(
         "statements": [s.text for s in statements],
         "source": None if source is None else source.text,
     }
+    if sources is not None:
+        payload["sources"] = [s.text for s in sources]
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -244,8 +251,59 @@ class CachingJudge:
                     self._put(key, "support", [_serialize(v, statements, source) for v in verdicts])
         return [v for s in sources for v in found[id(s)]]
 
+    def support_set(self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]) -> list[Verdict]:
+        """Set support, cached under its own method name ("support_set") and keyed by the texts
+        of the sources in the set. A hit gets the set's own indexes back, so another answer with the
+        same texts under other numbers is rebuilt right."""
+        members = tuple(sorted({s.index for s in sources}))
+        if _is_sampling(self.inner):
+            with self._lock:
+                self.bypassed += 1
+            return list(self.inner.support_set(answer, statements, sources))
+        key = cache_key(self.inner, "support_set", answer, statements, None, sources)
+        rows = self._get(key)
+        if rows is not None:
+            with self._lock:
+                self.hits += 1
+            return [dataclasses.replace(_rebuild(row, answer, statements, None), source_set=members) for row in rows]
+        with self._lock:
+            self.misses += 1
+        verdicts = list(self.inner.support_set(answer, statements, sources))
+        if not any(v.error == "call" for v in verdicts):
+            self._put(key, "support_set", [_serialize(v, statements, None) for v in verdicts])
+        return verdicts
+
     def _inner_many(self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]) -> list[Verdict]:
         return list(self.inner.support_many(answer, statements, sources))
+
+    def source_stance(self, answer: Answer, sources: Sequence[Source]) -> list[Verdict]:
+        """One cache entry per source under the method name "source_stance" (the key holds the
+        query and the source text, not the answer: a source's stance on a query does not depend on
+        the answer that lists it). Missing sources go to the inner judge together."""
+        if _is_sampling(self.inner):
+            with self._lock:
+                self.bypassed += 1
+            return list(self.inner.source_stance(answer, sources))
+        found: dict[int, list[Verdict]] = {}
+        missing: list[tuple[Source, str]] = []
+        for source in sources:
+            key = cache_key(self.inner, "source_stance", answer, (), source)
+            rows = self._get(key)
+            if rows is None:
+                missing.append((source, key))
+            else:
+                found[id(source)] = [_rebuild(row, answer, (), source) for row in rows]
+        with self._lock:
+            self.hits += len(found)
+            self.misses += len(missing)
+        if missing:
+            fresh = list(self.inner.source_stance(answer, [s for s, _ in missing]))
+            for source, key in missing:
+                verdicts = [v for v in fresh if v.source_index == source.index]
+                found[id(source)] = verdicts
+                if verdicts and not any(v.error == "call" for v in verdicts):
+                    self._put(key, "source_stance", [_serialize(v, (), source) for v in verdicts])
+        return [v for s in sources for v in found[id(s)]]
 
     def prefetch(self, answers: Sequence[Any]) -> None:
         """Passed to the wrapped judge (batching hints are not results; nothing to cache)."""
@@ -293,6 +351,7 @@ def _rebuild(
     pos = data.pop("_pos", None)
     same_source = data.pop("_src", False)
     data = {k: v for k, v in data.items() if k in _VERDICT_FIELDS}
+    data["source_set"] = tuple(data.get("source_set") or ())  # JSON gave a list
     data["answer_id"] = answer.answer_id
     if pos is not None and 0 <= pos < len(statements):
         data["statement_index"] = statements[pos].index

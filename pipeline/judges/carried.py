@@ -34,5 +34,14 @@ class CarriedLabels(BaseJudge):
     def support(self, answer: Answer, statements: Sequence[Statement], source: Source) -> list[Verdict]:
         return self._refuse()
 
+    def support_set(self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]) -> list[Verdict]:
+        # Support by several sources together comes with the data too: the union flag of a
+        # statement (canonical `union_supported`, HAGRID's attributable label on a sentence citing
+        # several quotes), a support verdict with no source index.
+        return self._refuse()
+
+    def source_stance(self, answer: Answer, sources: Sequence[Source]) -> list[Verdict]:
+        return self._refuse()
+
     def __repr__(self) -> str:
         return f"CarriedLabels({self.name!r})"

@@ -1,7 +1,7 @@
 """`python -m pipeline judges ...`: list judges, measure a judge against expert labels.
 
     judges list
-    judges evaluate --dataset expertqa [--path DIR] --judge NAME [--split rand_val] [--json] [--no-save]
+    judges evaluate --dataset expertqa|hagrid [--path DIR] --judge NAME [--split rand_val] [--json] [--no-save]
 
 `register(subparsers)` adds the `judges` command to the main argparse parser; the handler is stored
 as `func` on the parsed namespace and returns an exit code.
@@ -19,7 +19,7 @@ from typing import Any
 from pipeline.errors import InputError
 from pipeline.judges import JUDGES, JudgeError, get_judge
 
-DATASETS = ("expertqa",)
+DATASETS = ("expertqa", "hagrid")
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -28,11 +28,12 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="judges_command", required=True)
     lp = sub.add_parser("list", help="registered judges")
     lp.set_defaults(func=cmd_list)
-    ep = sub.add_parser("evaluate", help="agreement of a judge with ExpertQA's expert support labels")
+    ep = sub.add_parser("evaluate", help="agreement of a judge with the human support labels of ExpertQA or HAGRID")
     ep.add_argument("--dataset", choices=DATASETS, default="expertqa")
-    ep.add_argument("--path", type=Path, default=None, help="folder or file (default: EXPERTQA_DIR / ../shared)")
+    ep.add_argument("--path", type=Path, default=None,
+                    help="folder or file (default: EXPERTQA_DIR / ../shared for expertqa; HAGRID_DIR / the download cache for hagrid)")
     ep.add_argument("--judge", required=True, help="registered judge name, e.g. offline")
-    ep.add_argument("--split", default=None, help="only answers of this split (file stem), e.g. rand_val")
+    ep.add_argument("--split", default=None, help="only answers of this split (file stem), e.g. rand_val or dev")
     ep.add_argument("--json", action="store_true", help="print the report as JSON")
     ep.add_argument("--no-save", action="store_true", help="do not write the Parquet report")
     ep.set_defaults(func=cmd_evaluate)
@@ -102,15 +103,20 @@ def _fmt(x: Any) -> str:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from pipeline.importers.expertqa import load_expertqa
+    from pipeline.importers.hagrid import load_hagrid
     from pipeline.judges.agreement import evaluate_support, save_agreement
-    from pipeline.paths import expertqa_dir
+    from pipeline.judges.agreement_hagrid import evaluate_hagrid
+    from pipeline.paths import expertqa_dir, hagrid_dir
 
-    path = args.path or expertqa_dir()
+    hagrid = args.dataset == "hagrid"
+    path = args.path or (hagrid_dir() if hagrid else expertqa_dir())
     if path is None:
-        print("error: ExpertQA not found; pass --path or set EXPERTQA_DIR", file=sys.stderr)
+        where = ("set HAGRID_DIR, or run `python -m pipeline import hagrid https://huggingface.co/datasets/miracl/hagrid`"
+                 if hagrid else "set EXPERTQA_DIR")
+        print(f"error: {'HAGRID' if hagrid else 'ExpertQA'} not found; pass --path or {where}", file=sys.stderr)
         return 2
     try:
-        answers = load_expertqa(path)
+        answers = load_hagrid(path) if hagrid else load_expertqa(path)
         judge = get_judge(args.judge)
     except (InputError, JudgeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -121,7 +127,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             print(f"error: no answers in split {args.split!r}", file=sys.stderr)
             return 2
     t0 = time.perf_counter()
-    report = evaluate_support(judge, answers)
+    report = evaluate_hagrid(judge, answers) if hagrid else evaluate_support(judge, answers)
     report["dataset"] = args.dataset
     report["split"] = args.split or "all"
     report["seconds"] = round(time.perf_counter() - t0, 2)
@@ -134,7 +140,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     s, r = report["support"], report.get("relevance", {})
     print(f"judge {report['judge']} ({report['prompt_version']}) on {args.dataset} [{report['split']}], {report['seconds']}s")
     print(f"support  n={s['n']} AUC={_fmt(s['auc'])} bal.acc={_fmt(s['balanced_accuracy'])} kappa={_fmt(s['kappa'])} "
-          f"P={_fmt(s['precision'])} R={_fmt(s['recall'])} F1={_fmt(s['f1'])} kappa3={_fmt(s['kappa_3way'])}")
+          f"P={_fmt(s['precision'])} R={_fmt(s['recall'])} F1={_fmt(s['f1'])}"
+          + (f" kappa3={_fmt(s['kappa_3way'])}" if "kappa_3way" in s else ""))
+    for part, title in (("support_single", "one cited quote"), ("support_multi", "several cited quotes, judged together")):
+        if part in report:
+            p = report[part]
+            print(f"  {title}: n={p['n']} AUC={_fmt(p['auc'])} bal.acc={_fmt(p['balanced_accuracy'])} kappa={_fmt(p['kappa'])}")
     cal = report.get("calibration") or {}
     if s.get("in_calibration"):
         u = report.get("support_unseen") or {}
@@ -145,7 +156,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if cal:
         print(f"  calibration: {cal.get('fit_pairs')} pairs of {cal.get('dataset')} {cal.get('fit_splits')}; "
               f"grouped cross-validation AUC={_fmt(cal.get('cv_auc'))} bal.acc={_fmt(cal.get('cv_balanced_accuracy'))}")
-    print("  judge \\ expert   " + "  ".join(f"{c:>10s}" for c in s["confusion"]["cols"]))
+    print(f"  judge \\ {'human' if hagrid else 'expert'}   " + "  ".join(f"{c:>10s}" for c in s["confusion"]["cols"]))
     for row, vals in zip(s["confusion"]["rows"], s["confusion"]["matrix"]):
         print(f"  {row:16s} " + "  ".join(f"{v:10d}" for v in vals))
     if r:

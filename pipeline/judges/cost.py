@@ -20,9 +20,13 @@ from pipeline.judges.llm_requests import (
     plan_confidence,
     plan_labels,
     plan_support_many,
+    plan_support_set,
 )
 from pipeline.judges.openai_judge import OpenAIJudge
+from pipeline.judges.source_stance_llm import OUTPUT_TOKENS as SOURCE_STANCE_OUTPUT_TOKENS
+from pipeline.judges.source_stance_llm import plan_source_stance
 from pipeline.records import Answer
+from pipeline.set_support import union_groups
 
 __all__ = ["DEFAULT_PRICES_PER_1M", "estimate_run"]
 
@@ -36,7 +40,9 @@ DEFAULT_PRICES_PER_1M: dict[str, tuple[float, float]] = {
 }
 
 # Output allowance per call kind: (fixed tokens per call, tokens per statement and source).
-_OUTPUT_TOKENS = {"relevance": (10, 12), "stance": (10, 12), "confidence": (25, 0), "support": (12, 45)}
+_OUTPUT_TOKENS = {"relevance": (10, 12), "stance": (10, 12), "confidence": (25, 0), "support": (12, 45),
+                  "support_set": (12, 45),
+                  "source_stance": SOURCE_STANCE_OUTPUT_TOKENS}
 _MESSAGE_OVERHEAD_TOKENS = 4
 
 
@@ -59,10 +65,12 @@ def estimate_run(answers: Sequence[Any], judge_config: Mapping[str, Any] | OpenA
 
     judge_config keys (all optional): model, mode ("batched" | "pairwise"), max_passage_chars,
     passage_chars, max_statements_per_call, prices ({"input": usd_per_1m, "output": usd_per_1m}),
-    kinds (subset of relevance/stance/confidence/support). An OpenAIJudge can be passed instead.
-    Stance is counted for debate answers only; when an answer already carries relevance verdicts,
-    stance and support are counted for its relevant statements only, else for all statements.
-    Support is counted for sources that have text and no failed fetch (as the annotate stage does).
+    kinds (subset of relevance/stance/confidence/support/source_stance). An OpenAIJudge can be
+    passed instead. Stance and source stance are counted for debate answers only; when an answer
+    already carries relevance verdicts, stance and support are counted for its relevant statements
+    only, else for all statements.
+    Support is counted for sources that have text and no failed fetch (as the annotate stage does),
+    plus one `support_set` call per set of two or more such sources that statements cite together.
     """
     if isinstance(judge_config, OpenAIJudge):
         cfg: dict[str, Any] = {
@@ -86,6 +94,8 @@ def estimate_run(answers: Sequence[Any], judge_config: Mapping[str, Any] | OpenA
         max_pack_chars=int(cfg.get("max_pack_chars", 8000)),
     )
     kinds = tuple(cfg.get("kinds", PROMPT_NAMES))
+    if "support" in kinds:  # statements citing several sources are also judged against them together
+        kinds = (*kinds, "support_set")
     price_in, price_out = DEFAULT_PRICES_PER_1M.get(model, DEFAULT_PRICES_PER_1M[DEFAULT_MODEL])
     prices = cfg.get("prices") or {}
     price_in = float(prices.get("input", price_in))
@@ -101,6 +111,7 @@ def estimate_run(answers: Sequence[Any], judge_config: Mapping[str, Any] | OpenA
         calls[request.kind] += 1
         tokens_in[request.kind] += sum(count(m["content"]) + _MESSAGE_OVERHEAD_TOKENS for m in request.messages)
         fixed, per = _OUTPUT_TOKENS[request.kind]
+        # positions: statements of a label or support call, sources of a source_stance call
         tokens_out[request.kind] += fixed + per * len(request.positions) * max(1, len(request.pack))
 
     for item in answers:
@@ -116,6 +127,10 @@ def estimate_run(answers: Sequence[Any], judge_config: Mapping[str, Any] | OpenA
         if "stance" in kinds and answer.query_type == "debate" and relevant:
             for r in plan_labels("stance", settings, answer, relevant):
                 add(r)
+        if "source_stance" in kinds and answer.query_type == "debate":
+            with_text = [s for s in answer.sources if (s.text or "").strip() and s.fetch_ok is not False]
+            for r in plan_source_stance(settings, answer, with_text):
+                add(r)
         if "confidence" in kinds:
             add(plan_confidence(settings, answer))
         if "support" in kinds and relevant:
@@ -127,6 +142,9 @@ def estimate_run(answers: Sequence[Any], judge_config: Mapping[str, Any] | OpenA
                 judged.append(source)
             for r in plan_support_many(settings, answer, relevant, judged):
                 add(r)
+            for sources, group in union_groups(answer, relevant):
+                for r in plan_support_set(settings, answer, group, sources):
+                    add(r)
 
     total_in, total_out = sum(tokens_in.values()), sum(tokens_out.values())
     cost = total_in / 1e6 * price_in + total_out / 1e6 * price_out
@@ -147,5 +165,7 @@ def estimate_run(answers: Sequence[Any], judge_config: Mapping[str, Any] | OpenA
         "cost_usd": round(cost, 6),
         "token_method": method,
         "note": "estimate only: input tokens from the rendered prompts, output tokens from a fixed "
-                "allowance per statement; corrective follow-ups and retries are not counted",
+                "allowance per statement; corrective follow-ups and retries are not counted, nor the "
+                "'all citations but one' sets asked for statements citing three or more sources (they "
+                "depend on the labels)",
     }

@@ -27,7 +27,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -178,6 +178,7 @@ class Encoder:
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self.tokenizer.no_padding()
         self._cache: dict[bytes, np.ndarray] = {}
+        self._untruncated: Any = None  # a copy of the tokenizer without truncation, for token_vectors
         self.parallel = _single_threaded_blas()
         self._executor: ThreadPoolExecutor | None = None
         self._inflight: dict[bytes, Future] = {}  # text key -> the batch embedding it right now
@@ -185,7 +186,16 @@ class Encoder:
 
     # -- forward pass -------------------------------------------------------------------------
     def _forward(self, seqs: Sequence[Sequence[int]]) -> np.ndarray:
-        """Token-id sequences, sorted by length -> (len(seqs), DIM) normalised sentence vectors.
+        """Token-id sequences, sorted by length -> (len(seqs), DIM) normalised sentence vectors
+        (the mean of each text's token states from `_hidden`, L2-normalised)."""
+        x, starts, lens = self._hidden(seqs)
+        pooled = np.add.reduceat(x, starts, axis=0) / lens[:, None].astype(np.float32)  # mean over each text
+        norm = np.sqrt(np.einsum("ij,ij->i", pooled, pooled))[:, None]
+        return pooled / np.maximum(norm, np.float32(1e-12))
+
+    def _hidden(self, seqs: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Token-id sequences -> (last-layer state of every token, packed end to end; each
+        sequence's first row; each sequence's length).
 
         The sequences are packed end to end without padding: the dense layers run on all tokens at
         once (one large GEMM each) and attention runs per slice of equal-length sequences. So no
@@ -233,9 +243,25 @@ class Encoder:
             y += L["out_b"]
             y += x
             x = _layer_norm(y, L["ln2_w"], L["ln2_b"], self.eps)
-        pooled = np.add.reduceat(x, starts, axis=0) / lens[:, None].astype(np.float32)  # mean over each text
-        norm = np.sqrt(np.einsum("ij,ij->i", pooled, pooled))[:, None]
-        return pooled / np.maximum(norm, np.float32(1e-12))
+        return x, starts, lens
+
+    def token_vectors(self, text: str) -> np.ndarray:
+        """(word pieces, DIM) contextual vectors of a text's word pieces, [CLS] and [SEP] left out,
+        each L2-normalised: what a BERTScore-style comparison matches token by token. A text longer
+        than the model's window is read in consecutive windows of MAX_TOKENS word pieces. Not cached."""
+        with self._inflight_lock:
+            if self._untruncated is None:
+                self._untruncated = _untruncated_copy(self.tokenizer)
+        ids = self._untruncated.encode(text).ids
+        if len(ids) <= 2:
+            return np.zeros((0, DIM), dtype=np.float32)
+        cls, body, sep = ids[0], ids[1:-1], ids[-1]
+        width = MAX_TOKENS - 2
+        seqs = [[cls, *body[i : i + width], sep] for i in range(0, len(body), width)]
+        x, starts, lens = self._hidden(seqs)
+        rows = np.concatenate([x[a + 1 : a + n - 1] for a, n in zip(starts, lens)])
+        norm = np.sqrt(np.einsum("ij,ij->i", rows, rows))[:, None]
+        return rows / np.maximum(norm, np.float32(1e-12))
 
     def encode(self, texts: Sequence[str], batch_tokens: int = BATCH_TOKENS, max_tokens: int = MAX_TOKENS
                ) -> np.ndarray:
@@ -319,6 +345,14 @@ class Encoder:
         return len(self._cache)
 
 
+def _untruncated_copy(tokenizer: Any) -> Any:
+    """A copy of a `tokenizers.Tokenizer` that never truncates."""
+    copy = type(tokenizer).from_str(tokenizer.to_str())
+    copy.no_truncation()
+    copy.no_padding()
+    return copy
+
+
 class PendingEmbeddings:
     """What `Encoder.encode_async` returns: `result()` waits for the batches and gives the
     (len(texts), DIM) array; an error in a batch is raised there."""
@@ -370,6 +404,11 @@ def embed(texts: Sequence[str], max_tokens: int = MAX_TOKENS) -> np.ndarray:
 def embed_async(texts: Sequence[str], max_tokens: int = MAX_TOKENS) -> PendingEmbeddings:
     """Shortcut: `get_encoder().encode_async(texts, max_tokens=max_tokens)`."""
     return get_encoder().encode_async(texts, max_tokens=max_tokens)
+
+
+def token_vectors(text: str) -> np.ndarray:
+    """Shortcut: `get_encoder().token_vectors(text)`."""
+    return get_encoder().token_vectors(text)
 
 
 def cosine(a: str, b: str) -> float:

@@ -33,10 +33,12 @@ __all__ = [
     "plan_confidence",
     "plan_support",
     "plan_support_many",
+    "plan_support_set",
 ]
 
-PROMPT_NAMES = ("relevance", "stance", "confidence", "support")  # the label kinds an LLM judge gives
-PROMPT_FILES = (*PROMPT_NAMES, "support_pack")  # support_pack: several short sources in one call
+PROMPT_NAMES = ("relevance", "stance", "confidence", "support", "source_stance")  # the label kinds an LLM judge gives
+# support_pack: several short sources in one call; support_set: several sources taken together
+PROMPT_FILES = (*PROMPT_NAMES, "support_pack", "support_set")
 
 
 @dataclass(frozen=True)
@@ -195,4 +197,33 @@ def plan_support_many(settings: RequestSettings, answer: Answer, statements: Seq
             )
             requests.append(JudgeRequest("support", prompt_id, [{"role": "system", "content": system}, {"role": "user", "content": content}],
                                          list(positions), pack=[(selections[i][0], selections[i][1]) for i in pack]))
+    return requests
+
+
+def plan_support_set(settings: RequestSettings, answer: Answer, statements: Sequence[Statement],
+                     sources: Sequence[Source]) -> list[JudgeRequest]:
+    """Calls asking whether several sources TAKEN TOGETHER back each statement up (the
+    support_set prompt): the statements that cite exactly this set of sources, with the best
+    passages of every source of the set as D1, D2, ... Each source keeps an equal share of
+    `max_passage_chars` (at least one passage)."""
+    sources = [s for s in sources if (s.text or "").strip()]
+    if not sources or not statements:
+        return []
+    system, user, prompt_id = prompt_parts("support_set")
+    budget = max(settings.passage_chars, settings.max_passage_chars // len(sources))
+    requests = []
+    for positions in _chunks(len(statements), settings.max_statements_per_call):
+        texts = [statements[p].text for p in positions]
+        blocks = []
+        for k, source in enumerate(sources, start=1):
+            passages, total = select_passages(source.text, texts, budget, settings.passage_chars)
+            blocks.append(f"Document D{k} (listed as [{source.index}] in the answer):\n{_document_block(passages, total)}")
+        content = render_prompt(
+            user,
+            query=json.dumps(answer.query, ensure_ascii=False),
+            statements_json=_statements_json(statements, positions),
+            documents="\n\n".join(blocks),
+        )
+        requests.append(JudgeRequest("support_set", prompt_id, [{"role": "system", "content": system}, {"role": "user", "content": content}],
+                                     list(positions)))
     return requests

@@ -39,6 +39,9 @@ from pipeline.judges.offline_support import (
     load_params,
 )
 from pipeline.judges.offline_text import WORD_RE, content_tokens, is_negated, strip_markers
+from pipeline.judges.source_sets import WindowedSetSupport
+from pipeline.judges.source_stance import RULES_VERSION as SOURCE_STANCE_RULES
+from pipeline.judges.source_stance import offline_source_stance
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
 from pipeline.text import statements_for
 
@@ -133,12 +136,14 @@ def query_polarity(query: str) -> int:
 # --------------------------------------------------------------------------------------------
 
 
-class OfflineJudge(BaseJudge):
+class OfflineJudge(WindowedSetSupport, BaseJudge):
     """Offline judge (see the module docstring). Config: `params_path`, `use_embeddings`
     (default True; False forces the lexical model), `max_evidence_chars`, `prefilter` (default
     True: rule out uncited pairs that share almost nothing before the full judge)."""
 
     name = JUDGE_NAME
+    # In the cache key: the source-stance cue rules live in their own module with their own version.
+    cache_fingerprint = SOURCE_STANCE_RULES
 
     def __init__(self, params_path: str | Path | None = None, use_embeddings: bool = True,
                  max_evidence_chars: int = MAX_EVIDENCE_CHARS, prefilter: bool = True, **_: Any) -> None:
@@ -292,6 +297,10 @@ class OfflineJudge(BaseJudge):
         cue = ", ".join((boost_hits if net >= 0 else hedge_hits)[:5])
         return Verdict(answer.answer_id, "confidence", str(level), self.name, self.prompt_version,
                        raw=json.dumps(raw), evidence=cue)
+
+    # -- source stance (cue rules in pipeline/judges/source_stance.py) ---------------------------
+    def source_stance(self, answer: Answer, sources: Sequence[Source]) -> list[Verdict]:
+        return offline_source_stance(answer, sources, self.name, self.prompt_version)
 
     # -- stance --------------------------------------------------------------------------------
     def stance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:

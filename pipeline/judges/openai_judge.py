@@ -9,6 +9,8 @@ Design in short:
 - Support is batched: all statements of an answer against one source in one call, and short
   sources share a call. `llm_requests` plans and renders the calls; `passages` cuts long sources
   and picks the passages that best match the statements (BM25).
+- Support by several sources taken together (`support_set`, needed by NLI citation recall and
+  precision) is one call per set of cited sources, with the `support_set` prompt.
 - Calls retry with exponential backoff and jitter on 429, 5xx, timeouts and connection errors,
   honouring Retry-After; a semaphore bounds concurrent requests across threads.
 - Documents (and the answer for confidence) are fenced as untrusted data (`fencing`).
@@ -58,9 +60,11 @@ from pipeline.judges.llm_requests import (
     plan_labels,
     plan_support,
     plan_support_many,
+    plan_support_set,
     prompt_parts,
 )
 from pipeline.judges.passages import Passage, locate_quote
+from pipeline.judges.source_stance_llm import plan_source_stance
 from pipeline.prompts import load_prompt
 from pipeline.records import Answer, Source, Statement, Verdict
 
@@ -449,6 +453,27 @@ class OpenAIJudge(BaseJudge):
                                          statement_index=st.index, source_index=source.index, evidence=evidence))
         return out
 
+    def source_stance(self, answer: Answer, sources: Sequence[Source]) -> list[Verdict]:
+        """Each source's side on the question (agree / disagree / neutral), several sources per call
+        (`source_stance_llm`); evidence = the quote the model gave, found in the source."""
+        by_position: dict[int, Verdict] = {}
+        for k, source in enumerate(sources):
+            if not (source.text or "").strip():
+                by_position[k] = self._verdict(answer, "source_stance", prompt_parts("source_stance")[2], None,
+                                               f"source {source.index} has no text", source_index=source.index, error="call")
+        for request in plan_source_stance(self.settings, answer, sources):
+            ids = list(range(1, len(request.positions) + 1))  # S1, S2, ... in the prompt
+            outcome = self._ask(request, partial(check_labels, "stance", ids=ids), ids)
+            for n, k in enumerate(request.positions, start=1):
+                source, item = sources[k], outcome.checked.items.get(n)
+                if item is None:
+                    by_position[k] = self._verdict(answer, "source_stance", request.prompt_id, None, outcome.failure_raw,
+                                                   source_index=source.index, error=outcome.failure)
+                else:
+                    by_position[k] = self._verdict(answer, "source_stance", request.prompt_id, item["label"], outcome.raw_by_pos[n],
+                                                   source_index=source.index, evidence=locate_quote(str(item.get("quote") or ""), source.text))
+        return [by_position[k] for k in sorted(by_position)]
+
     def support_many(self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]) -> list[Verdict]:
         """`support` for several sources. Short sources share a call (up to `max_sources_per_call`
         sources and `max_pack_chars` characters of passages); calls run concurrently, bounded by
@@ -475,6 +500,35 @@ class OpenAIJudge(BaseJudge):
         verdicts = out + [v for part in parts for v in part]
         order: dict[int | None, int] = {s.index: k for k, s in enumerate(sources)}  # keyed like Verdict.source_index
         return sorted(verdicts, key=lambda v: order.get(v.source_index, len(order)))
+
+    def support_set(self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]) -> list[Verdict]:
+        """The statements against all these sources at once, in one call (more only beyond
+        `max_statements_per_call`): `source_index` None, `source_set` the sources' indexes.
+        evidence = the model's quote, found in one of the sources, else ""."""
+        if not statements:
+            return []
+        members = tuple(sorted({s.index for s in sources}))
+        requests = plan_support_set(self.settings, answer, statements, sources)
+        if not requests:
+            prompt_id = prompt_parts("support_set")[2]
+            return [self._verdict(answer, "support", prompt_id, None, "no source of the set has text",
+                                  statement_index=st.index, source_set=members, error="call") for st in statements]
+        out: list[Verdict] = []
+        for request in requests:
+            ids = [p + 1 for p in request.positions]
+            outcome = self._ask(request, partial(check_labels, "support", ids=ids), ids)
+            for p in request.positions:
+                st, item = statements[p], outcome.checked.items.get(p + 1)
+                if item is None:
+                    out.append(self._verdict(answer, "support", request.prompt_id, None, outcome.failure_raw,
+                                             statement_index=st.index, source_set=members, error=outcome.failure))
+                    continue
+                quote = str(item.get("quote") or item.get("evidence") or "")
+                evidence = "" if item["label"] == "none" else next(
+                    (found for s in sources if (found := locate_quote(quote, s.text or ""))), "")
+                out.append(self._verdict(answer, "support", request.prompt_id, item["label"], outcome.raw_by_pos[p + 1],
+                                         statement_index=st.index, source_set=members, evidence=evidence))
+        return out
 
 
 class PairwiseReferenceJudge(OpenAIJudge):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.metrics import aee, liu  # noqa: F401  (importing registers the metrics)
+from pipeline.metrics import aee, attribution, correctness, liu, source_stance  # noqa: F401  (importing registers the metrics)
 from pipeline.metrics.context import MODES, PARITY_NECESSITY, ScoreConfig, ScoringContext, effective_necessity
 from pipeline.metrics.necessity import NECESSITY_METHODS
 from pipeline.metrics.registry import GROUP_ORDER, METRICS, RATING_COLOURS, RATING_SYMBOLS, MetricInfo

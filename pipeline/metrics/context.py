@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from pipeline.matrices import LabelView, Matrices, Mode, build_matrices, is_relevant, label_view
+from pipeline.metrics.attribution_view import AttributionView
 from pipeline.metrics.necessity import NECESSITY_METHODS
 from pipeline.records import AnnotatedAnswer, Statement
 from pipeline.text import all_cited_indexes
@@ -62,6 +63,11 @@ class ScoringContext:
     def relevant_statements(self) -> list[Statement]:
         """Statements the judge did not mark as filler."""
         return [s for s in self.annotated.statements if is_relevant(self.view, s)]
+
+    @cached_property
+    def attribution(self) -> AttributionView:
+        """Support by one source and by sets of sources, as the attribution metrics read it."""
+        return AttributionView(self.annotated)
 
     @cached_property
     def is_debate(self) -> bool:

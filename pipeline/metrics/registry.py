@@ -39,7 +39,7 @@ class MetricInfo:
 
     name: str  # stable snake_case id, also the function name
     label: str  # short human name for tables
-    group: str  # scorecard group: "basic", "answer text", "sources", "citation", "liu", "source analysis"
+    group: str  # scorecard group, one of GROUP_ORDER
     direction: Direction
     version: int
     description: str  # first docstring line of the metric function
@@ -136,4 +136,5 @@ def higher_bands(acceptable_from: float, borderline_from: float) -> tuple[Band, 
     )
 
 
-GROUP_ORDER: tuple[str, ...] = ("basic", "answer text", "sources", "citation", "liu", "source analysis")
+GROUP_ORDER: tuple[str, ...] = ("basic", "answer text", "sources", "citation", "liu", "attribution", "correctness",
+                                "source analysis", "source stance")

@@ -1,0 +1,150 @@
+"""The Conflicting evidence page and the inspector's source-stance panel (AppTest), and the golden
+dataset-level side table on hand-labelled answers (tests/fixtures/source_stance_answers.jsonl).
+
+The fixture: four debate answers from two engines with recorded statement and source stances.
+a1 (Engine A, leans agree): [1] news agree, [2] government disagree, [3] research agree.
+a2 (Engine B, leans disagree): [1] encyclopedia disagree, [2] blog agree.
+a3 (Engine A): balanced answer (one agree, one disagree statement): its sources are not counted.
+a4 (Engine B, leans agree): [1] government agree, [2] news unknown (left out).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from pipeline.conflict import probe_ask, probe_run, sides
+from pipeline.conflict.perturb import parse_perturbations
+from pipeline.conflict.probe_data import load_probe_data
+from pipeline.testing.fake_openai import FakeOpenAIServer
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = ROOT / "tests" / "fixtures" / "source_stance_answers.jsonl"
+PAGE = str(ROOT / "pages" / "conflict.py")
+INSPECTOR = str(ROOT / "pages" / "inspector.py")
+
+pytest.importorskip("streamlit.testing.v1")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+
+def write_probe_run(results: Path, name: str = "fake-illustrative") -> Path:
+    """A small real probe run on the bundled illustrative set against the fake server: the model
+    always answers with the first passage's side, and with the side of a passage that opens with
+    the relevance prefix."""
+    def handler(req):
+        user = req.messages[1]["content"]
+        first = user.split("Passage 2:")[0]
+        second = user.split("Passage 2:")[1]
+        from pipeline.conflict.perturb import RELEVANCE_PREFIX
+
+        prefix = RELEVANCE_PREFIX.split("{")[0]
+        chosen = second if prefix in second and prefix not in first else first
+        data = load_probe_data()
+        for q in data.questions:
+            for p in q.paragraphs:
+                if p.text[:60] in chosen:
+                    return "Yes" if p.stance == "yes" else "No"
+        return "Maybe"
+
+    data = load_probe_data()
+    # two questions keep it quick
+    small = type(data)(data.path, data.sha256, data.questions[:2], data.skipped)
+    with FakeOpenAIServer() as server:
+        server.handler = handler
+        asker = probe_ask.Asker("fake-model", server.base_url, None, max_retries=0, timeout=5)
+        probe_run.run_probe(small, asker, probe_ask.ProbeCache(results.parent / "probe-cache.sqlite"),
+                            perturbations=parse_perturbations("relevance_prefix,references"),
+                            out_dir=probe_run.probes_root(results) / name, concurrency=4, progress=False)
+    return probe_run.probes_root(results) / name
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    from pipeline.runner import run_dataset
+
+    root = tmp_path_factory.mktemp("conflict") / "results"
+    run_dataset("stance", FIXTURE, root=root, progress=False)
+    write_probe_run(root)
+    return root
+
+
+@pytest.fixture(autouse=True)
+def env(results, tmp_path, monkeypatch):
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(results))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("AEE_STUDIES_DIR", str(tmp_path / "studies"))
+
+
+def test_golden_side_table():
+    from pipeline.importers.canonical import load_canonical
+
+    rows = sides.side_rows(load_canonical(FIXTURE))
+    assert sides.coverage(rows) == {"answers": 4, "sources": 9, "labelled": 8, "with_side": 8, "answers_with_side": 3}
+    table = sides.side_summary(rows, "source_type").set_index(["engine", "group"])
+    expected = {("Engine A", "news"): (1, 1), ("Engine A", "research/academic"): (1, 1), ("Engine A", "government"): (1, 0),
+                ("Engine B", "encyclopedia"): (1, 1), ("Engine B", "government"): (1, 1), ("Engine B", "blog/commercial"): (1, 0)}
+    assert {k: (r["sources_with_side"], r["on_answer_side"]) for k, r in table.iterrows()} == expected
+    assert table.loc[("Engine A", "news"), "ci_low"] == pytest.approx(0.2065, abs=1e-4)  # Wilson 1 of 1
+    # followed: Engine B's blog is cited by a neutral and a disagree statement: not followed
+    assert table.loc[("Engine B", "blog/commercial"), ["followed", "followed_of"]].tolist() == [0, 1]
+    assert table.loc[("Engine A", "government"), ["followed", "followed_of"]].tolist() == [0, 1]
+    by_domain = sides.side_summary(rows, "domain")
+    assert set(by_domain["group"]) == {"bbc.co.uk", "wildlife.gov", "pubmed.ncbi.nlm.nih.gov", "en.wikipedia.org",
+                                       "zoo-critic.example.com", "education.gov"}
+
+
+def test_page_shows_side_table_and_probe_run():
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    sides_table = next(d.value for d in at.dataframe if "on the answer's side" in d.value.columns)
+    shown = sides_table.set_index(["engine", "source type"])
+    assert shown.loc[("Engine A", "government"), "share (%)"] == 0.0
+    assert shown.loc[("Engine B", "encyclopedia"), "share (%)"] == 100.0
+    assert shown.loc[("Engine A", "news"), "95% interval (%)"] == "[20.7, 100.0]"
+    effects = next(d.value for d in at.dataframe if "effect (points)" in d.value.columns).set_index(["perturbation", "baseline"])
+    # the scripted model always takes the prefixed passage's side: yes paragraphs then win every time
+    assert effects.loc[("relevance_prefix", "control"), "effect (points)"] == 50.0
+    assert effects.loc[("references", "control"), "effect (points)"] == 0.0
+    assert any("illustrative question set" in w.body for w in at.warning)
+    winrates = next(d.value for d in at.dataframe if "win-rate (%)" in d.value.columns)
+    assert set(winrates["win-rate (%)"]) == {50.0}  # original variant: pure order bias cancels over both orders
+    assert len(at.get("plotly_chart")) == 3
+    at.selectbox(key="cf_variant").set_value("relevance_prefix").run()
+    winrates = next(d.value for d in at.dataframe if "win-rate (%)" in d.value.columns)
+    assert winrates.groupby("stance")["win-rate (%)"].apply(set).to_dict() == {"yes": {100.0}, "no": {0.0}}
+    at.radio(key="cf_by").set_value("domain").run()
+    assert not at.exception
+    assert "en.wikipedia.org" in next(d.value for d in at.dataframe if "domain" in d.value.columns)["domain"].tolist()
+
+
+def test_page_without_results_says_what_to_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "empty"))
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception
+    text = "\n".join(i.body for i in at.info) + "\n".join(c.value for c in at.code)
+    assert "--judge offline" in text and "probe conflict" in text
+
+
+def test_inspector_panel_lists_sources_by_stance():
+    at = AppTest.from_file(INSPECTOR, default_timeout=60)
+    at.run()
+    at.selectbox(key="ins_dataset").set_value("stance").run()
+    at.selectbox(key="ins_query").set_value("Should zoos be abolished?").run()
+    at.selectbox(key="ins_engine").set_value("Engine A").run()
+    assert not at.exception, at.exception
+    assert any(s.value == "Sources by stance" for s in at.subheader)
+    panel = next(d.value for d in at.dataframe if "statements follow it" in d.value.columns)
+    assert panel["source"].tolist() == ["[1]", "[2]", "[3]"]
+    assert panel["statements follow it"].tolist() == ["yes", "no", "yes"]
+    assert panel["on the answer's side"].tolist() == ["yes", "no", "yes"]
+    assert panel["type"].tolist() == ["news", "government", "research/academic"]
+    metrics = next(d.value for d in at.dataframe if list(d.value.columns) == ["metric", "value", "over", "note"]).set_index("metric")
+    assert metrics.loc["Pro sources", "value"] == "66.67 %" and metrics.loc["Side picked from two-sided sources", "value"] == "100.00 %"
+    assert "None" not in panel.to_csv() and "nan" not in metrics.to_csv()
+    assert any("3 listed sources: 2 agree, 1 disagree. The answer's statements lean to the question's side"
+               in m.value.replace("\\", "") for m in at.markdown)
