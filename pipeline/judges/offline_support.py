@@ -8,14 +8,16 @@
    falling verbs as one word each. The best window of one to three consecutive sentences is the one
    holding the most of the statement's words; it is the evidence, and for a long page the passage
    that is embedded (a short source is embedded whole).
-3. Features, each with a fixed sign in the fitted model so that the score never falls when more of
-   the statement is found in the source (`SIGNS`): coverage of the statement's words in the whole
-   source (plain and weighted by rarity inside the source), in the best window and the best
-   sentence, verbatim bigrams and trigrams, the longest copied run, figures and names found,
-   the count of missing words (negative), coverage by the evidence of all the statement's cited
-   sources together (what a reader checks a multi-cited statement against; a long source's evidence
-   is its best window, not every word of the page), and with the embedding model the cosine of
-   statement and passage and of question and passage.
+3. Features. Those that measure how much of the statement the source holds have a fixed sign in
+   the fitted model, so the score never falls when more of the statement is found (`SIGNS`):
+   coverage of the statement's words in the whole source (plain and weighted by rarity inside the
+   source), in the best window and the best sentence, verbatim bigrams and trigrams, the longest
+   copied run, figures and names found, the count of missing words (negative), coverage by the
+   evidence of all the statement's cited sources together (what a reader checks a multi-cited
+   statement against; a long source's evidence is its best window, not every word of the page),
+   and with the embedding model the cosine of statement and passage and of question and passage.
+   Three context features (the statement's length, how many sources it cites, the source's length)
+   are computed for calibration's comparison only.
 4. A logistic model over those features (`SupportModel`, fitted by `aee judges calibrate`) gives
    `score`, the probability of full support; two thresholds make full / partial / none.
 5. Stated rules on top (`apply_rules`): a contradiction found by `offline_align` (negation,
@@ -81,8 +83,18 @@ FEATURES_EMBED = (
     "cos_pass",  # cosine of the statement and the passage (whole source when short, else best window on)
     "q_pass",  # cosine of the question and the passage (a source on the question's topic)
 )
-# The sign each coefficient is held to in the fit: more of the statement found never lowers the score.
-SIGNS = {name: 1 for name in FEATURES_LEXICAL + FEATURES_EMBED} | {"missing_words": -1}
+FEATURES_CONTEXT = (  # what the pair is, not how much of the statement the source holds
+    "log_len",  # log1p(count of the statement's words)
+    "cited_sources",  # log1p(count of distinct sources with text the statement cites)
+    "src_len",  # log1p(characters of the source)
+)
+# The sign each coefficient is held to in the fit: +1 (never below 0) for everything that measures
+# how much of the statement the source holds, -1 for the count of missing words, so finding more of
+# the statement never lowers the score. The context features are computed for `aee judges calibrate
+# --grid`, which also tries them (and q_pass) free in sign; the shipped model leaves them out: they
+# carry ExpertQA's label priors (longer claims citing more sources are more often Complete) that cost
+# short-sentence sources their full labels on the check suite.
+SIGNS = {name: 1 for name in FEATURES_LEXICAL + FEATURES_EMBED} | {"missing_words": -1} | {name: 0 for name in FEATURES_CONTEXT}
 
 WINDOW_SENTENCES = 3  # the best window holds at most this many consecutive sentences
 # First pass (uncited pairs only): ruled out when no window holds this share of the statement's words
@@ -286,6 +298,13 @@ def lexical_features(st: StatementWords, idx: SourceIndex) -> tuple[dict[str, fl
     f["name_cov"] = sum(1 for x in st.names if x in idx.all_forms) / len(st.names) if st.names else 1.0
     f["missing_words"] = math.log1p(n - sum(found))
     return f, window, top
+
+
+def context_features(st: StatementWords, p: PairInput) -> dict[str, float]:
+    """FEATURES_CONTEXT: the statement's length, how many sources it cites, the source's length."""
+    return {"log_len": math.log1p(len(st.forms)),
+            "cited_sources": math.log1p(len({t for t in p.cited_texts if t})),
+            "src_len": math.log1p(len(p.source))}
 
 
 def conflicts(st: StatementWords, idx: SourceIndex, window: tuple[int, int], top: list[int], in_sentence: float) -> list[str]:
@@ -498,6 +517,7 @@ class FeatureBuilder:
             # source it does not cite, only that source counts
             others = [c for c in dict.fromkeys(p.cited_texts) if c and c != p.source] if p.cited else []
             f["union_recall"], f["union_bigram"], seen = union_overlap(st, [idx, *(self.index(t) for t in others)])
+            f.update(context_features(st, p))
             evidence = " ".join(idx.sentences[window[0] : window[1]])[: self.max_evidence_chars]
             missing = missing_part(st.text, seen)
             if not missing and not p.cited and f["recall_win"] < PREFILTER_MIN_WINDOW:
