@@ -1,7 +1,7 @@
 """Calibrate the offline judge's support model; report it against plain coverage on every labelled set.
 
     aee judges calibrate [--path DIR] [--out pipeline/judges/offline_params.json] [--keep-shared-questions]
-                         [--feature-cache FILE] [--dry-run]
+                         [--feature-cache FILE] [--grid] [--dry-run]
 
 The model (`offline_support.SupportModel`) is a standardised, L2-regularised logistic regression whose
 coefficients are held to the sign in `offline_support.SIGNS` (scipy L-BFGS-B with bounds): finding
@@ -58,8 +58,7 @@ from scipy.optimize import minimize
 from pipeline.importers.expertqa import load_expertqa
 from pipeline.judges import agreement
 from pipeline.judges.offline import OfflineJudge
-from pipeline.judges.offline_support import (FEATURES_CONTEXT, FEATURES_EMBED, FEATURES_LEXICAL, PARAMS_PATH, SIGNS, PairInput,
-                                             apply_rules)
+from pipeline.judges.offline_support import FEATURES_CONTEXT, FEATURES_EMBED, FEATURES_LEXICAL, PARAMS_PATH, SIGNS, PairInput, apply_rules
 from pipeline.paths import expertqa_dir
 
 FIT_SPLITS = ("domain_val", "domain_test")
