@@ -25,6 +25,9 @@ Rows (letters as in docs/benchmarks.md):
        and 5,000 with the offline judge; wall time and peak RSS per size, each in a fresh process.
        Linear time: size ratio / time ratio (target 20k/1k time ratio <= 22, i.e. ratio >= 0.91);
        flat memory: peak RSS small / large.
+  i    One deep-research answer (200 sources x 140 statements, bench/deep_research.py) judged offline
+       end to end: without vs with the judge's first pass, the time against the 10 s target, and
+       ExpertQA rand_val agreement without vs with the first pass (unchanged by construction).
 
 Each row reads "baseline vs ours": `ratio` is how many times better `ours` is than `baseline`
 (baseline / ours for costs such as calls, tokens, seconds and MB; ours / baseline for rates such as
@@ -44,7 +47,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from functools import partial
@@ -58,6 +60,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 for _var in ("AEE_OPENAI_BASE_URL", "OPENAI_BASE_URL", "AEE_OPENAI_API_KEY", "OPENAI_API_KEY",
              "AEE_OPENAI_MODEL", "AEE_OPENAI_JSON_MODE", "AEE_OPENAI_API_VERSION"):
     os.environ.pop(_var, None)
+
+from llm_server import Server, deterministic_reply, llm_judge, log_totals  # noqa: E402 - bench/ is on sys.path (run as a script)
 
 COLUMNS = ("name", "baseline", "ours", "ratio", "unit", "note")
 
@@ -121,73 +125,6 @@ def judged_sources(answer: Any) -> list[Any]:
 
 
 # ------------------------------------------------------------------------------------------------
-# the fake LLM server and its deterministic handler
-# ------------------------------------------------------------------------------------------------
-
-_ID_RE = re.compile(r'^\{"id": (\d+), "text": (".*")\}', re.MULTILINE)
-_SUPPORT_LABELS = ("full", "partial", "none")
-_SOURCES_RE = re.compile(r"^Sources to check each statement against: ((?:S\d+(?:, )?)+)\.", re.MULTILINE)
-
-
-def deterministic_reply(request: Any) -> str:
-    """A well-formed reply for every prompt kind; labels depend only on the statement text."""
-    messages = request.messages
-    system = messages[0]["content"] if messages else ""
-    user = next((m["content"] for m in messages if m.get("role") == "user"), "")
-    if "confidently" in system:
-        return json.dumps({"level": 4, "cue": ""})
-    rows = []
-    packed = _SOURCES_RE.search(user)
-    for sid, text in _ID_RE.findall(user):
-        h = zlib.crc32(text.encode("utf-8"))
-        if "fact-checker" in system and packed:
-            rows.extend({"id": int(sid), "source": src, "label": _SUPPORT_LABELS[h % 3], "passage": "P1", "quote": ""}
-                        for src in packed.group(1).split(", "))
-        elif "fact-checker" in system:
-            rows.append({"id": int(sid), "label": _SUPPORT_LABELS[h % 3], "passage": "P1", "quote": ""})
-        elif "debate questions" in system:
-            rows.append({"id": int(sid), "label": "neutral"})
-        else:  # relevance
-            rows.append({"id": int(sid), "label": "filler" if h % 7 == 0 else "core"})
-    return json.dumps({"results": rows})
-
-
-def fake_server() -> Any:
-    """The test suite's fake server, answering from `deterministic_reply`, with TCP_NODELAY on its
-    connections: without it every reply waits ~40 ms for a delayed ACK (the handler writes headers
-    and body separately), which would make the cold side of row c look slower than it is."""
-    import socket
-
-    from pipeline.testing.fake_openai import FakeOpenAIServer
-
-    server = FakeOpenAIServer().start()
-    server.handler = deterministic_reply
-    httpd = getattr(server, "_httpd", None)
-    if httpd is not None:
-        accept = httpd.get_request
-
-        def get_request() -> Any:
-            conn, addr = accept()
-            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            return conn, addr
-
-        httpd.get_request = get_request
-    return server
-
-
-def llm_judge(cls: Any, server: Any, tmp: Path) -> Any:
-    return cls(base_url=server.base_url, api_key="bench-not-a-key", model="fake-model", timeout=30.0,
-               max_retries=1, backoff_base=0.01, backoff_max=0.05, json_mode=False, concurrency=4,
-               secrets_path=tmp / "no-secrets.toml")
-
-
-def log_totals(server: Any) -> tuple[int, int]:
-    """(chat requests, input tokens as chars/4 of the messages) seen by the server so far."""
-    reqs = server.chat_requests
-    return len(reqs), sum(len(r.prompt_text) for r in reqs) // 4
-
-
-# ------------------------------------------------------------------------------------------------
 # a, b: LLM judge calls and input tokens
 # ------------------------------------------------------------------------------------------------
 
@@ -213,7 +150,7 @@ def bench_llm(quick: bool) -> list[Row]:
 
     answers = expertqa_answers("domain_test", 12 if quick else None)
     scope = f"ExpertQA domain_test{' (first 12 answers, --quick)' if quick else ''}"
-    with tempfile.TemporaryDirectory() as tmp, _Server() as server:
+    with tempfile.TemporaryDirectory() as tmp, Server() as server:
         counts = {}
         for label, cls in (("pairwise", PairwiseReferenceJudge), ("batched", OpenAIJudge)):
             server.reset()
@@ -236,15 +173,6 @@ def bench_llm(quick: bool) -> list[Row]:
     ]
 
 
-class _Server:
-    def __enter__(self) -> Any:
-        self.server = fake_server()
-        return self.server
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.stop()
-
-
 # ------------------------------------------------------------------------------------------------
 # c: annotate cold vs cached
 # ------------------------------------------------------------------------------------------------
@@ -264,7 +192,7 @@ def _annotate_twice(answers: Sequence[Any], latency: float) -> tuple[list[float]
         text = deterministic_reply(request)
         return FakeResponse(content=text, delay=latency) if latency else text
 
-    with tempfile.TemporaryDirectory() as tmp, _Server() as server:
+    with tempfile.TemporaryDirectory() as tmp, Server() as server:
         server.handler = slow_reply
         db = Path(tmp) / "judges.sqlite"
         times, requests, stats = [], [], []
@@ -594,6 +522,17 @@ def bench_scale(quick: bool) -> list[Row]:
 
 
 # ------------------------------------------------------------------------------------------------
+# i: a deep-research answer (bench/deep_research.py)
+# ------------------------------------------------------------------------------------------------
+
+
+def bench_deep_research(quick: bool) -> list[Row]:
+    import deep_research  # bench/ is on sys.path when this file runs as a script
+
+    return deep_research.bench_deep_research(quick, cost_row, skipped)
+
+
+# ------------------------------------------------------------------------------------------------
 # the table
 # ------------------------------------------------------------------------------------------------
 
@@ -605,6 +544,7 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "f": ("f. scorecard page server time: cold vs warm", bench_scorecard),
     "g": ("g. peak RSS of run --dataset demo: recorded vs offline judge", bench_memory),
     "h": ("h. scale: time and memory from 1,000 to 20,000 answers", bench_scale),
+    "i": ("i. deep-research answer judged offline", bench_deep_research),
 }
 
 

@@ -112,7 +112,8 @@ def load_cases(paths: Iterable[Path] | None = None) -> list[CheckCase]:
     return cases
 
 
-def _records(case: CheckCase) -> tuple[Answer, Statement, Source]:
+def case_records(case: CheckCase) -> tuple[Answer, Statement, Source]:
+    """The answer, statement and source a case is judged on (the statement cites the source)."""
     source = Source(index=1, url="", title="check source", text=case.source, fetch_ok=True if case.source else None)
     text = case.answer or case.statement
     statement = Statement(answer_id=case.id, index=0, text=case.statement or text, start=0,
@@ -123,7 +124,7 @@ def _records(case: CheckCase) -> tuple[Answer, Statement, Source]:
 
 
 def _ask(judge: Judge, case: CheckCase) -> Verdict | None:
-    answer, statement, source = _records(case)
+    answer, statement, source = case_records(case)
     if case.kind == "support":
         verdicts = judge.support(answer, [statement], source)
     elif case.kind == "relevance":

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from pipeline.judges.agreement import balanced_accuracy
 from pipeline.judges.calibration import best_threshold, grouped_cv, unrelated_pairs
+from pipeline.judges.offline_support import PairInput
 
 
 def _brute_force(scores: np.ndarray, pos: np.ndarray) -> tuple[float, float]:
@@ -44,7 +45,7 @@ def _inputs():
     out = []
     for q in ("q1", "q2", "q3"):
         for k in range(4):
-            out.append((f"{q} claim {k}", f"{q} passage {k % 2}", [f"{q} passage {k % 2}"], q))
+            out.append(PairInput(f"{q} claim {k}", f"{q} passage {k % 2}", (f"{q} passage {k % 2}",), q))
     return out
 
 
@@ -52,8 +53,8 @@ def test_unrelated_pairs_pair_each_claim_with_another_question():
     inputs = _inputs()
     pairs, owners = unrelated_pairs(inputs, 0.5, seed=7)
     assert len(pairs) == len(owners) == 2 * 6  # half the pairs, two kinds
-    for (claim, passage, cited, question), (anchor, partner) in zip(pairs, owners):
-        assert anchor == question != partner and cited == [passage]
+    for (claim, passage, cited, question, _), (anchor, partner) in zip(pairs, owners):
+        assert anchor == question != partner and cited == (passage,)
         # exactly one side comes from the other question; the question stays the anchor's
         assert (claim.startswith(partner)) != (passage.startswith(partner))
         assert claim.startswith(anchor) or passage.startswith(anchor)
@@ -71,6 +72,6 @@ def test_grouped_cv_never_fits_on_a_scored_question():
     groups = [f"q{i}" for i in range(60) for _ in range(8)]
     label_of = {g: rng.random() < 0.5 for g in set(groups)}
     y = np.array([label_of[g] for g in groups], dtype=float)
-    x = np.array([[hash(g) % 1000 / 1000.0, rng.random()] for g in groups])
-    cv = grouped_cv(x, y, groups, None, [], l2=1.0, folds=5, shuffles=2)
+    x = np.array([[int(g[1:]) / 60.0, rng.random()] for g in groups])
+    cv = grouped_cv(x, y, groups, [], l2=1.0, signs=[0, 0], folds=5, shuffles=2)
     assert 0.3 < cv["auc"] < 0.7 and cv["folds"] == 5 and cv["shuffles"] == 2

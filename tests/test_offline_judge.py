@@ -8,9 +8,10 @@ import pytest
 
 from pipeline.judges import get_judge
 from pipeline.judges.base import Judge
-from pipeline.judges.offline import PARAMS_PATH, OfflineJudge
+from pipeline.judges.offline import OfflineJudge
 from pipeline.judges.offline_stance import parse_query
-from pipeline.judges.offline_text import number_conflicts, numbers_in, split_sentences, strip_markers
+from pipeline.judges.offline_support import PARAMS_PATH
+from pipeline.judges.offline_text import split_sentences, strip_markers
 from pipeline.records import Answer, Source, Statement
 
 try:
@@ -42,7 +43,7 @@ def judge() -> OfflineJudge:
 def test_protocol_and_registry():
     j = get_judge("offline")
     assert isinstance(j, Judge)
-    assert j.name == "offline" and j.prompt_version.startswith("offline-v1")
+    assert j.name == "offline" and j.prompt_version.startswith("offline-v2")
 
 
 @needs_model
@@ -61,27 +62,23 @@ def test_golden_support_decisions(judge):
     negated = _support(judge, "The Eiffel Tower was not designed and built by the engineering company of Gustave Eiffel [1].")
     plain = _support(judge, "The tower was designed and built by the engineering company of Gustave Eiffel [1].")
     unrelated = _support(judge, "Bananas are rich in potassium and grow in tropical climates [1].")
-    assert copy.label == "full"
-    # scores are P(Complete) under ExpertQA's base rate (73% of cited pairs are Complete), so an
-    # unrelated claim sits well below the partial threshold rather than near 0
-    model = judge._model("embed")
+    model = judge.model("embed")
+    assert copy.label == "full" and plain.label == "full"
     assert unrelated.label == "none" and unrelated.score < model.t_partial - 0.15
     assert unrelated.score == min(v.score for v in (copy, wrong_year, negated, plain, unrelated))
-    assert wrong_year.score < copy.score and wrong_year.label != "full"  # number mismatch
-    assert negated.score < plain.score and negated.label != "full"  # negation mismatch
     for v in (copy, wrong_year, negated, plain, unrelated):
         assert v.kind == "support" and v.source_index == 1 and v.statement_index == 0
         assert 0.0 <= v.score <= 1.0 and len(v.evidence) <= 600
         raw = json.loads(v.raw)
-        assert raw["mode"] == "embed" and {"cos_pass", "q_stmt", "q_pass"} <= set(raw["features"])
-    assert "1889" in copy.evidence
-    assert json.loads(wrong_year.raw)["features"]["num_missing"] == 1.0
-    # the wrong year is caught by the stated rule, not left to the fitted model
-    raw = json.loads(wrong_year.raw)
-    assert wrong_year.label == "partial" and raw["rule"] == "number conflict: at most partial"
-    assert raw["number_conflicts"] == ["1925 (source: 1889)"] and raw["p_full"] >= model.t_full > wrong_year.score
-    assert "rule" not in json.loads(copy.raw)
-    assert json.loads(negated.raw)["features"]["neg_mismatch"] == 1.0
+        assert raw["mode"] == "embed" and {"cos_pass", "q_pass", "coverage", "recall_win"} <= set(raw["features"])
+    assert "1889" in copy.evidence and "rule" not in json.loads(copy.raw)
+    # the wrong year and the negation are caught by the stated rule, not left to the fitted model:
+    # the raw output keeps the model's own score and says what contradicts
+    for v, conflict in ((wrong_year, "figure: 1925 (source: 1889)"), (negated, "negation: negated in one text only")):
+        raw = json.loads(v.raw)
+        assert v.label == "none" and raw["rule"] == "contradiction: not supported" and conflict in raw["conflicts"]
+        assert raw["p_full"] > v.score and v.score == pytest.approx(model.t_partial - 1e-4)
+    assert json.loads(wrong_year.raw)["features"]["figure_match"] == 0.0
 
 
 def test_lexical_fallback_mode():
@@ -151,25 +148,6 @@ def test_stance_relative_to_query_polarity(judge):
     assert judge.stance(pro, stmts)[1].evidence.startswith("however")
 
 
-@pytest.mark.parametrize(
-    "claim, source, expected",
-    [
-        ("It opened in 1925.", "It opened in 1889. Other text.", ["1925 (source: 1889)"]),
-        ("The mixture boils at 78.15 degrees.", "The mixture boils at 78.1 degrees.", []),  # equal up to rounding
-        ("About 1.7 million species are named.", "Some 1.75 million species are named.", []),
-        ("Turnout was 61% this year.", "Turnout was 58% this year.", ["61 (source: 58)"]),
-        ("Turnout was 61% this year.", "Turnout was 58 this year.", []),  # a percentage vs a plain number
-        ("It opened in 1925.", "It opened in 1889. A plaque says 1925.", []),  # the claim's number is in the source
-        ("See step 3 of the guide.", "Step 4 of the guide explains it.", []),  # bare one-digit integers skipped
-        ("It costs 1,250 dollars.", "It costs 1250 dollars.", []),  # thousands separators
-        ("It costs 300 dollars.", "It costs nothing at all.", []),  # nothing of the same kind in the passage
-        ("Version 1.2.3 and 45 users.", "Version 1.2.4 and 47 users.", ["45 (source: 47)"]),  # unparsable skipped
-    ],
-)
-def test_number_conflicts_hand_checked(claim, source, expected):
-    assert number_conflicts(claim, numbers_in(source), source) == expected
-
-
 @needs_model
 def test_unrelated_claim_against_on_topic_source_is_clearly_none(judge):
     # An off-topic statement next to an on-topic source: the fitted model used to extrapolate to
@@ -184,8 +162,15 @@ def test_unrelated_claim_against_on_topic_source_is_clearly_none(judge):
 def test_shipped_parameters_describe_their_calibration():
     params = json.loads(PARAMS_PATH.read_text())
     cal = params["calibration"]
-    assert params["version"] == "cal3" and cal["left_out_questions_shared_with"] == "rand_val"
+    assert params["version"] == "cal6" and cal["left_out_questions_shared_with"] == "rand_val"
     assert cal["fit_pairs"] == params["n_fit_pairs"] and cal["unrelated_pairs"] > 0
+    assert cal["uncited_pairs"] > 0 and cal["synthetic_pairs"] > 0
+    # the fitted coefficients keep their stated signs: the score is monotone in coverage
+    from pipeline.judges.offline_support import SIGNS
+
+    for mode in ("embed", "lexical"):
+        for name, coef in zip(params[mode]["features"], params[mode]["coef"]):
+            assert coef * SIGNS[name] >= 0, (mode, name, coef)
     assert 0.5 < cal["cv_auc"] < 1 and 0.5 < cal["cv_balanced_accuracy"] < 1
     fps = params["calibration_questions"]
     assert len(fps) == cal["fit_questions"] and all(len(f) == 16 for f in fps) and fps == sorted(set(fps))

@@ -1,6 +1,6 @@
-"""Text helpers of the offline judge: content tokens and stems, numbers and their conflicts, names,
-negation, sentence splitting. Pure functions over strings, shared by its support model and its cue
-rules."""
+"""Text helpers of the offline judge: content tokens and stems, negation, sentence splitting. Pure
+functions over strings, shared by its support model and its cue rules (the support model's own word
+forms, figures and contradiction checks are in offline_words, offline_numbers and offline_align)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,6 @@ MAX_SOURCE_CHARS = 200_000  # longer source texts are cut (a judge must stay bou
 
 
 WORD_RE = re.compile(r"[a-z0-9]+(?:['\u2019][a-z]+)?")
-NUM_RE = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)(?:\s*(%|percent))?")
-CAP_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-zA-Z0-9\-]{2,}|[A-Z]{2,}[a-z]?)\b")
 SENT_SPLIT_RE = re.compile(r"(?<=[.!?])[\"'\u201d\u2019)\]]*\s+(?=[\"'\u201c(\[]?[A-Z0-9])|\n+")
 
 STOPWORDS = frozenset(
@@ -60,61 +58,6 @@ def stem(word: str) -> str:
 def content_tokens(text: str) -> tuple[str, ...]:
     """Lower-cased, stemmed content words (stopwords and 1-letter tokens removed)."""
     return tuple(stem(w) for w in WORD_RE.findall(text.lower()) if w not in STOPWORDS and len(w) > 1)
-
-
-def number_key(raw: str) -> str:
-    """How a number is compared between texts: no thousands separators, no trailing ".0"."""
-    return raw.replace(",", "").removesuffix(".0")
-
-
-def numbers_in(text: str) -> set[str]:
-    return {number_key(m.group(1)) for m in NUM_RE.finditer(text)}
-
-
-def number_values(text: str) -> dict[str, tuple[float, int, int, bool]]:
-    """Numbers in the text: normalised string -> (value, integer digits, decimals, is a percentage)."""
-    out = {}
-    for m in NUM_RE.finditer(text):
-        raw = m.group(1).replace(",", "")
-        try:
-            value = float(raw)
-        except ValueError:  # e.g. "1.2.3" (a version or section number)
-            continue
-        whole, _, decimals = raw.partition(".")
-        out[raw] = (value, len(whole), len(decimals), bool(m.group(2)))
-    return out
-
-
-def number_conflicts(statement: str, source_numbers: set[str], window_text: str) -> list[str]:
-    """Numbers the statement states where the best-matching passage states a different one: the
-    statement's number occurs nowhere in the source, and the window has numbers of the same kind
-    (same count of integer digits, both percentages or neither) none of which equals it up to
-    rounding (half a unit of the less precise figure's last digit: 78.15 matches 78.1, 1925 does
-    not match 1889). Bare one-digit integers are skipped (list positions, "2D", "Stage 3"). Returns
-    "claim (source: ...)" strings; on ExpertQA it fires on about 1 pair in 100."""
-    window = number_values(window_text)
-    out = []
-    for raw, (value, digits, decimals, percent) in number_values(statement).items():
-        if number_key(raw) in source_numbers or (digits < 2 and decimals == 0 and not percent):
-            continue
-        kin = {r: v for r, v in window.items() if v[1] == digits and v[3] == percent}
-        if kin and not any(abs(value - v[0]) <= 0.5 * 10 ** -min(decimals, v[2]) + 1e-9 for v in kin.values()):
-            out.append(f"{raw} (source: {', '.join(sorted(kin))})")
-    return out
-
-
-def apply_rules(p_full: float, features: dict[str, float], t_full: float) -> tuple[float, str]:
-    """The judge's stated rules on top of the fitted model (also applied when calibration reports
-    agreement): returns the final score and the rule that changed it, or "". Number conflict: a
-    claim whose number the passage contradicts is at most partly supported, so its score is held
-    just under the full threshold."""
-    if features.get("num_conflict") and p_full >= t_full:
-        return min(float(p_full), t_full - 1e-4), "number conflict: at most partial"
-    return float(p_full), ""
-
-
-def names_in(text: str) -> set[str]:
-    return {m.group(1).lower() for m in CAP_RE.finditer(text)}
 
 
 def is_negated(tokens: Iterable[str]) -> bool:
