@@ -16,7 +16,7 @@ from pipeline.metrics import METRICS
 from pipeline.records import AnnotatedAnswer
 
 SAME, DIFFERENT = "same", "differs"
-ITEM_ORDER = {"relevance": 0, "stance": 1, "support": 2}
+ITEM_ORDER = {"relevance": 0, "stance": 1, "support": 2, "support_set": 3}
 
 
 def _favoured(a: float | None, b: float | None, direction: str) -> str:
@@ -63,8 +63,26 @@ def _labels(annotated: AnnotatedAnswer) -> dict[tuple[str, int | None, int | Non
             label = "no label (unparsed output)"
         else:
             label = v.label
-        out[(v.kind, v.statement_index, v.source_index)] = label
+        out[_item_key(v)] = label
     return out
+
+
+def _item_key(v: Any) -> tuple[str, int | None, int | None]:
+    """(kind, statement, source) of a verdict; support by a set of sources (NLI citation recall and
+    precision) is its own kind, keyed by a number standing for the set."""
+    if v.kind == "support" and v.source_index is None and v.source_set:
+        return ("support_set", v.statement_index, _set_number(v.source_set))
+    return (v.kind, v.statement_index, v.source_index)
+
+
+def _set_number(source_set: tuple[int, ...]) -> int:
+    """A stable sortable number for a set of source indexes (sets are small: a few citations)."""
+    return sum(1 << min(n, 62) for n in source_set)
+
+
+def _source_sets(annotated: AnnotatedAnswer) -> dict[tuple[int | None, int | None], tuple[int, ...]]:
+    return {(v.statement_index, _set_number(v.source_set)): tuple(sorted(v.source_set))
+            for v in annotated.verdicts if v.kind == "support" and v.source_index is None and v.source_set}
 
 
 def statements_match(a: AnnotatedAnswer, b: AnnotatedAnswer) -> bool:
@@ -77,13 +95,15 @@ def verdict_differences(a: AnnotatedAnswer, b: AnnotatedAnswer) -> pd.DataFrame:
     what was judged (relevance, stance, support by source [n], the answer's confidence), both
     labels ("no verdict" where a judge gave none) and whether they differ."""
     la, lb = _labels(a), _labels(b)
+    sets = {**_source_sets(a), **_source_sets(b)}
     texts = {s.index: s.text for s in a.statements}
     keys = sorted(set(la) | set(lb), key=lambda k: (k[1] if k[1] is not None else -1, ITEM_ORDER.get(k[0], -1),
                                                     k[2] if k[2] is not None else -1))
     rows: list[dict[str, Any]] = []
     for kind, stmt, src in keys:
-        what = {"support": f"support by source [{src}]", "relevance": "relevance", "stance": "stance",
-                "confidence": "confidence of the whole answer"}[kind]
+        sources = "+".join(str(n) for n in sets.get((stmt, src), ()))
+        what = {"support": f"support by source [{src}]", "support_set": f"support by sources [{sources}] together",
+                "relevance": "relevance", "stance": "stance", "confidence": "confidence of the whole answer"}[kind]
         va, vb = la.get((kind, stmt, src), "no verdict"), lb.get((kind, stmt, src), "no verdict")
         rows.append({"statement": "" if stmt is None else f"S{stmt + 1}",
                      "text": "" if stmt is None else " ".join(texts.get(stmt, "").split()),

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pandas as pd
 import streamlit as st
@@ -129,12 +129,15 @@ def dataset_label(dataset: str) -> str:
     return f"{dataset} (illustrative)" if is_illustrative(dataset) else dataset
 
 
-def default_dataset(names: list[str] | None = None) -> str | None:
+def default_dataset(names: list[str] | None = None, prefer: Callable[[str], bool] | None = None) -> str | None:
     """The dataset every page opens with: the one shared across pages (set by the router from the
-    URL or by the last page that changed it), else the largest real one, else the largest."""
+    URL or by the last page that changed it), else the largest real one, else the largest.
+    `prefer` (a predicate) narrows the choice to datasets a page can show, when any qualifies."""
     names = datasets() if names is None else names
     if not names:
         return None
+    if prefer is not None:
+        names = [n for n in names if prefer(n)] or names
     shared = st.session_state.get("shared_dataset")
     if shared in names:
         return shared
