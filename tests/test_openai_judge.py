@@ -57,7 +57,7 @@ def test_is_a_judge_and_registry_builds_it(make_judge, fake_openai, tmp_path):
     assert isinstance(judge, Judge)
     assert judge.name == "openai:fake-model"
     # the prompts' versions differ since stance_v2 (which offers "unknown"), so all of them are named
-    assert judge.prompt_version == "relevance_v1+stance_v2+confidence_v1+support_v1+support_pack_v1"
+    assert judge.prompt_version == "relevance_v1+stance_v2+confidence_v1+support_v1+source_stance_v1+support_pack_v1+support_set_v1"
     built = get_judge("openai", base_url=fake_openai.base_url, api_key=TEST_KEY, model="m2", json_mode=False, cache=False)
     assert isinstance(built, OpenAIJudge) and built.name == "openai:m2"
     # by default the factory puts the judge behind the cache; "openai:<model>" names the model
