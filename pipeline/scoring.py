@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipeline.judges.reliability import uncertain_pairs
 from pipeline.matrices import build_matrices, is_relevant, label_view
 from pipeline.metrics import METRICS, ScoreConfig, score_answer
 from pipeline.metrics.necessity import necessary_sources
@@ -21,6 +22,9 @@ def answer_report(annotated: AnnotatedAnswer, config: ScoreConfig | None = None,
     results = score_answer(annotated, config)
     m = build_matrices(annotated, view, config.mode)
     support_labels = [[view.support.get((row, col)) for col in m.source_indexes] for row in m.statement_indexes]
+    # support verdicts whose score sits in the judge's uncertain band (pipeline.judges.reliability)
+    uncertain = uncertain_pairs(annotated.verdicts)
+    support_uncertain = [[uncertain.get((row, col), False) for col in m.source_indexes] for row in m.statement_indexes]
     method = config.necessity_in_use
     necessary = [m.source_indexes[j] for j in necessary_sources(m.support, method)] if m.support.size else []
     metrics = {}
@@ -48,7 +52,11 @@ def answer_report(annotated: AnnotatedAnswer, config: ScoreConfig | None = None,
         "citation_matrix": {"rows": list(m.statement_indexes), "columns": list(m.source_indexes),
                             "values": m.citation.astype(int).tolist()},
         "support_matrix": {"rows": list(m.statement_indexes), "columns": list(m.source_indexes),
-                           "values": m.support.astype(int).tolist(), "labels": support_labels},
+                           "values": m.support.astype(int).tolist(), "labels": support_labels,
+                           "uncertain": support_uncertain},
+        "uncertain_support": [{"statement": i, "source": j, "label": view.support.get((i, j)),
+                               "score": view.support_score.get((i, j))}
+                              for (i, j), flag in sorted(uncertain.items()) if flag and (i, j) in view.support],
         "necessary_sources": necessary,
         "confidence": view.confidence,
     }
