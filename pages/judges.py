@@ -11,6 +11,7 @@ from dashboard.metric_text import na
 from dashboard.render import ensure_router, md_escape
 from pipeline.judge_checks import summarize_checks
 from pipeline.judges import JUDGES
+from pipeline.judges.reliability import SCORED_JUDGES, support_band
 
 STAT_LABELS = {
     "n": "pairs compared",
@@ -121,6 +122,19 @@ else:
             col.plotly_chart(charts.confusion_figure(m["rows"], m["cols"], m["matrix"], TASK_TITLES.get(task, task),
                                                      row_title=f"judge: {judge}", col_title="experts"),
                              key=f"judges_confusion_{dataset}_{judge}_{task}", config={"displayModeBar": False})
+
+st.subheader("Uncertain labels")
+st.caption("A support verdict whose score sits close to one of the judge's cut points (between full and partial, "
+           "or partial and none) is marked ≈ uncertain in the inspector and on Re-score, and counted in the Flags. "
+           "Judges without a score (LLM labels, recorded and expert labels) have no such band.")
+band_rows = []
+for name in SCORED_JUDGES:
+    band = support_band(name)
+    if band is not None:
+        band_rows.append({"judge": name, "uncertain band": band.text() + (" (the judge's recorded thresholds when set)"
+                                                                           if name != "offline" else ""),
+                          "how it was chosen": band.how()})
+st.dataframe(pd.DataFrame(band_rows), hide_index=True, width="stretch", key="judges_bands")
 
 st.subheader("Behavioural checks")
 st.caption("Beside the agreement with experts: small hand-written cases, each probing one capability "

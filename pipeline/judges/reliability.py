@@ -55,7 +55,8 @@ class UncertainBand:
         """The band as [low, high) intervals inside [0, 1], overlapping ones merged."""
         out: list[tuple[float, float]] = []
         for t in sorted(self.thresholds):
-            low, high = max(0.0, t - self.margin), min(1.0, t + self.margin)
+            # rounded: 0.8 + 0.05 is 0.8500000000000001 in floating point, which would take 0.85 in
+            low, high = round(max(0.0, t - self.margin), 9), round(min(1.0, t + self.margin), 9)
             if out and low <= out[-1][1]:
                 out[-1] = (out[-1][0], max(out[-1][1], high))
             else:
