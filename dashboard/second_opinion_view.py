@@ -92,7 +92,9 @@ def _value(value: float | None, unit: str, reason: str) -> str:
 def _difference(diff: float | None, unit: str) -> str:
     if diff is None:
         return "n/a: not scorable under one of the judges"
-    sign = "+" if diff > 0 else "−" if diff < 0 else "±"
+    if abs(diff) < 1e-9:
+        return "0"
+    sign = "+" if diff > 0 else "−"
     number = abs(diff)
     return f"{sign}{number:.2f}" + (" points" if unit == "percent" else "")
 
