@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.judges.reliability import uncertain_pairs
 from pipeline.matrices import build_matrices, is_relevant, label_view
 from pipeline.metrics import METRICS, ScoreConfig, score_answer
 from pipeline.metrics.necessity import necessary_sources
@@ -22,8 +21,14 @@ def answer_report(annotated: AnnotatedAnswer, config: ScoreConfig | None = None,
     results = score_answer(annotated, config)
     m = build_matrices(annotated, view, config.mode)
     support_labels = [[view.support.get((row, col)) for col in m.source_indexes] for row in m.statement_indexes]
-    # support verdicts whose score sits in the judge's uncertain band (pipeline.judges.reliability)
-    uncertain = uncertain_pairs(annotated.verdicts)
+    # support verdicts whose score sits in the judge's uncertain band. The bands are declared on the
+    # judge side; their module is loaded only when a support verdict carries a score, so scoring
+    # labels without scores (carried, gold similarity) loads no judge module at all.
+    uncertain: dict[tuple[int, int], bool] = {}
+    if any(v.kind == "support" and v.score is not None for v in annotated.verdicts):
+        from pipeline.judges.reliability import uncertain_pairs
+
+        uncertain = uncertain_pairs(annotated.verdicts)
     support_uncertain = [[uncertain.get((row, col), False) for col in m.source_indexes] for row in m.statement_indexes]
     method = config.necessity_in_use
     necessary = [m.source_indexes[j] for j in necessary_sources(m.support, method)] if m.support.size else []
