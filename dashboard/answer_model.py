@@ -17,6 +17,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from pipeline import paths
+from pipeline.judges.reliability import uncertain_note, verdict_uncertain
 from pipeline.records import AnnotatedAnswer
 from pipeline.tables import source_rows
 from pipeline.text import find_citation_markers
@@ -39,6 +40,10 @@ CITE_LABELS: dict[str, str] = {
     "dangling": "this number matches no listed source",
     "free": "marker outside any statement",
 }
+# The mark of a support verdict whose score sits in the judge's uncertain band (with its own colour).
+UNCERTAIN_MARK = "≈"
+UNCERTAIN_LABEL = ("uncertain: the judge's score is close to its cut point, where its labels are least reliable "
+                   "(the line style still shows the label)")
 
 RAW_MAX = 2000
 EVIDENCE_MAX = 1500
@@ -82,7 +87,8 @@ def pair_verdicts(annotated: AnnotatedAnswer) -> dict[tuple[int, int], dict]:
             continue
         out[(v.statement_index, v.source_index)] = {
             "label": v.label, "score": v.score, "evidence": (v.evidence or "")[:EVIDENCE_MAX],
-            "raw": (v.raw or "")[:RAW_MAX], "judge": v.judge, "prompt": v.prompt_version}
+            "raw": (v.raw or "")[:RAW_MAX], "judge": v.judge, "prompt": v.prompt_version,
+            "uncertain": verdict_uncertain(v), "uncertain_note": uncertain_note(v)}
     return out
 
 
@@ -133,7 +139,10 @@ def _parts(text: str, urls: dict[str, int], listed: set[int], statement: int | N
                 cls = "free"
             else:
                 cls = pairs.get((statement, index), {}).get("label") or "unjudged"
-            parts.append({"t": "cite", "src": index, "cls": cls})
+            part = {"t": "cite", "src": index, "cls": cls}
+            if statement is not None and pairs.get((statement, index), {}).get("uncertain"):
+                part["unc"] = True
+            parts.append(part)
         pos = m.end
     if text[pos:]:
         parts.append({"t": "text", "s": _display(text[pos:])})
@@ -177,11 +186,14 @@ def _tidy_blocks(blocks: list[dict]) -> list[dict]:
 
 
 def component_data(annotated: AnnotatedAnswer, rep: dict, source_rows: Iterable[dict],
-                   report_events: bool = False, participant: bool = False) -> dict[str, Any]:
+                   report_events: bool = False, participant: bool = False,
+                   reliability: dict[str, str] | None = None) -> dict[str, Any]:
     """Everything the answer component shows, as JSON-ready data (inserted as text by the JS).
 
     `participant`: what a study participant may see - the answer with its markers and sources,
-    as an answer engine shows them. No verdict, status, stance or audit flag leaves the server."""
+    as an answer engine shows them. No verdict, status, stance or audit flag leaves the server.
+    `reliability`: {"line": the judge's measured reliability in one sentence, "url": the Judges
+    page}, shown in every verdict popover."""
     answer = annotated.answer
     text = answer.text
     urls = {s.url: s.index for s in answer.sources if s.url}
@@ -217,6 +229,7 @@ def component_data(annotated: AnnotatedAnswer, rep: dict, source_rows: Iterable[
             for part in b.get("parts", []):
                 if part["t"] == "cite":
                     part["cls"] = "plain"
+                    part.pop("unc", None)
     statements = {}
     for s in rep["statements"]:
         statements[str(s["index"])] = {
@@ -246,6 +259,11 @@ def component_data(annotated: AnnotatedAnswer, rep: dict, source_rows: Iterable[
         "status_labels": STATUS_LABELS,
         "status_symbols": STATUS_SYMBOLS,
         "cite_labels": CITE_LABELS,
+        "uncertain_mark": UNCERTAIN_MARK,
+        "uncertain_label": UNCERTAIN_LABEL,
+        "uncertain_count": 0 if participant else len(rep.get("uncertain_support") or []),
+        "reliability": {} if participant or not reliability else
+        {"line": str(reliability.get("line", ""))[:400], "url": str(reliability.get("url", ""))[:200]},
         "report_events": bool(report_events),
         "participant": bool(participant),
     }
@@ -287,6 +305,19 @@ def answer_flags(annotated: AnnotatedAnswer, rep: dict, source_rows: Iterable[di
             flags.append({"kind": "injection-like text", "where": f"source [{row['index']}]",
                           "message": f"{f.get('kind', '?')}: {str(f.get('excerpt', ''))[:160]}"})
     return flags
+
+
+def uncertain_summary(rep: dict) -> tuple[str, str]:
+    """The Flags panel's count of uncertain support labels ("3 support labels uncertain") and the
+    pairs they are on; ("", "") when there is none."""
+    found = rep.get("uncertain_support") or []
+    if not found:
+        return "", ""
+    pairs = ", ".join(f"S{u['statement'] + 1} × [{u['source']}] {u['label']}"
+                      + (f" (score {u['score']:.2f})" if u.get("score") is not None else "") for u in found[:12])
+    more = f" and {len(found) - 12} more" if len(found) > 12 else ""
+    noun = "support label" if len(found) == 1 else "support labels"
+    return f"{UNCERTAIN_MARK} {len(found)} {noun} uncertain", f"{pairs}{more}."
 
 
 DIRECTION_MARKS = {"higher_is_better": "↑ higher", "lower_is_better": "↓ lower", "neutral": ""}

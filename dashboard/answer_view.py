@@ -117,7 +117,9 @@ CELL_SUPPORT = {
     1: ("○", "does not support", "#e9ecef"),
     2: ("◐", "partly supports", "#ffe08a"),
     3: ("●", "fully supports", "#8fd19e"),
+    4: ("≈", "uncertain: the judge's score is close to its cut point; the symbol before ≈ is its label", "#d0bfff"),
 }
+UNCERTAIN_CODE = 4
 ROW_LABEL_CHARS = 42
 
 
@@ -159,10 +161,20 @@ def matrix_cells(rep: dict) -> tuple[list[list[int]], list[list[int]]]:
     return cit, sup
 
 
+def support_cell_texts(rep: dict, sup: list[list[int]]) -> tuple[list[list[int]], list[list[str]]]:
+    """Support-panel colour codes and cell symbols: a verdict the pipeline flags as uncertain keeps
+    its label's symbol, followed by ≈, on the uncertain colour."""
+    flags = rep["support_matrix"].get("uncertain") or [[False] * len(row) for row in sup]
+    codes = [[UNCERTAIN_CODE if flags[i][j] and code else code for j, code in enumerate(row)] for i, row in enumerate(sup)]
+    texts = [[CELL_SUPPORT[code][0] + (CELL_SUPPORT[UNCERTAIN_CODE][0] if flags[i][j] and code else "")
+              for j, code in enumerate(row)] for i, row in enumerate(sup)]
+    return codes, texts
+
+
 def matrix_key() -> str:
     """The symbols of both matrices in words, and why "partly supports" shows ✗ on the left."""
     cit = " · ".join(f"{sym or 'blank'} {name}" for sym, name, _ in (CELL_CITATION[k] for k in (1, 2, 3, 0)))
-    sup = " · ".join(f"{sym} {name}" for sym, name, _ in (CELL_SUPPORT[k] for k in (3, 2, 1, 0)))
+    sup = " · ".join(f"{sym} {name}" for sym, name, _ in (CELL_SUPPORT[k] for k in (3, 2, 1, 0, UNCERTAIN_CODE)))
     return (f"Citations panel: {cit}. Support panel: {sup}. "
             "Partly supports: the source backs only part of the statement. The citation metrics count a source "
             "as supporting only when it fully supports, so a cited source that partly supports is ◐ on the right "
@@ -191,16 +203,20 @@ def matrices_figure(rep: dict):
     y = [_plain(label, 80) for label in row_labels(rep)]
     x = [f"[{c}]" for c in cols]
     cit, sup = matrix_cells(rep)
+    sup_codes, sup_texts = support_cell_texts(rep, sup)
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
                         subplot_titles=("Citations: what the answer cites", "Support: what the judge found"))
-    for k, (codes, table) in enumerate(((cit, CELL_CITATION), (sup, CELL_SUPPORT)), start=1):
+    cit_texts = [[CELL_CITATION[v][0] for v in row] for row in cit]
+    for k, (codes, shown, base, table) in enumerate(((cit, cit_texts, cit, CELL_CITATION),
+                                                    (sup_codes, sup_texts, sup, CELL_SUPPORT)), start=1):
         hover = [[f"<b>S{rows[i] + 1}</b>: {_wrapped(texts.get(rows[i], ''))}<br><br>"
-                  f"<b>source {x[j]}</b> {_plain(titles.get(cols[j], ''), 80)}<br>{table[codes[i][j]][0]} {table[codes[i][j]][1]}"
+                  f"<b>source {x[j]}</b> {_plain(titles.get(cols[j], ''), 80)}<br>{table[base[i][j]][0]} {table[base[i][j]][1]}"
+                  + (f"<br>{table[UNCERTAIN_CODE][0]} {table[UNCERTAIN_CODE][1]}" if codes[i][j] != base[i][j] else "")
                   for j in range(len(cols))] for i in range(len(rows))]
         fig.add_trace(go.Heatmap(
             z=codes, x=x, y=y, zmin=-0.5, zmax=len(table) - 0.5, showscale=False,
             colorscale=_discrete_scale([table[c][2] for c in sorted(table)]),
-            text=[[table[v][0] for v in row] for row in codes], texttemplate="%{text}",
+            text=shown, texttemplate="%{text}",
             textfont={"size": 16, "color": "#111111"}, hovertext=hover, hoverinfo="text",
             xgap=2, ygap=2), row=1, col=k)
     fig.update_yaxes(autorange="reversed", type="category", tickfont={"size": 12})
@@ -299,6 +315,16 @@ def matrix_legend_markdown(table: dict[int, tuple[str, str, str]], order: tuple[
     return "\n".join(lines)
 
 
+def reliability_header(reliability: dict[str, str], where=None) -> None:
+    """The judge's measured reliability in one line, with a link to the Judges page."""
+    from dashboard.render import link_to_page
+
+    target = where or st
+    c1, c2 = target.columns([5, 1], vertical_alignment="center")
+    c1.caption(f"How far to trust these labels: {md_escape(reliability['line'])}.")
+    link_to_page("judges.py", "Judges page", icon=":material/gavel:", where=c2)
+
+
 def report_download(where, report_html: Callable[[], str], file_name: str, key: str) -> None:
     """The button that downloads the one-answer HTML report (built by `report_html` on click)."""
     where.download_button("Download as HTML report", data=report_html, file_name=file_name, mime="text/html",
@@ -308,16 +334,18 @@ def report_download(where, report_html: Callable[[], str], file_name: str, key: 
 
 
 def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str,
-                      report_events: bool = False, participant: bool = False) -> list[dict]:
+                      report_events: bool = False, participant: bool = False,
+                      reliability: dict[str, str] | None = None) -> list[dict]:
     """The answer component, flags, metrics, matrices and graph for one answer (inspector,
     re-score). `participant` shows only what a study participant may see: the answer and its
-    sources. Returns the component's new events."""
+    sources. `reliability`: the judge's reliability line and the Judges page address, for the
+    verdict popovers. Returns the component's new events."""
     import pandas as pd
 
     from dashboard import answer_model
 
     data = answer_model.component_data(annotated, rep, source_rows, report_events=report_events,
-                                       participant=participant)
+                                       participant=participant, reliability=reliability)
     st.markdown("#### Answer")
     events = answer_view(data, key=key)
     if participant:
@@ -331,6 +359,13 @@ def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str
                      width="stretch", key=f"{key}_flags")
     else:
         st.caption("No dangling citations, dead, duplicate or injection-flagged sources.")
+    headline, pairs = answer_model.uncertain_summary(rep)
+    if headline:  # counted apart: not a problem of the answer, a limit of the judge
+        st.markdown(f":violet[**{md_escape(headline)}**] (the judge's score is close to its cut point) "
+                    f"{md_escape(pairs)}",
+                    help="These verdicts' scores sit in the judge's uncertain band, near the cut point between "
+                         "two labels. Read the source before relying on them; the Judges page says how the band "
+                         "was chosen.")
 
     st.markdown("#### Metrics for this answer")
     st.caption(f"Scored with {rep['mode']} rules, necessity by the {rep['necessity']} method. "
@@ -346,7 +381,7 @@ def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str
         st.plotly_chart(matrices_figure(rep), key=f"{key}_matrices", width="stretch")
         k1, k2 = st.columns(2)
         k1.markdown(matrix_legend_markdown(CELL_CITATION, (1, 2, 3, 0), "Citations panel"))
-        k2.markdown(matrix_legend_markdown(CELL_SUPPORT, (3, 2, 1, 0), "Support panel"))
+        k2.markdown(matrix_legend_markdown(CELL_SUPPORT, (3, 2, 1, 0, UNCERTAIN_CODE), "Support panel"))
         st.caption("Partly supports (◐): the source backs only part of the statement. The citation metrics count "
                    "a source as supporting only when it fully supports, so a cited source that partly supports "
                    "shows ◐ on the right and ✗ on the left. Hover a cell for the whole statement.")

@@ -530,6 +530,22 @@ def judge_reliability(dataset: str, judge: str) -> list[str]:
     return reliability_lines(judge, agreement(), judge_checks(judge), illustrative=is_illustrative(dataset))
 
 
+def judge_reliability_summary(judge: str) -> dict[str, str]:
+    """A judge's measured reliability in one line and the Judges page's address (for popovers)."""
+    from dashboard.answer_html import reliability_summary
+    from dashboard.pages_registry import page
+
+    return {"line": reliability_summary(judge, agreement(), judge_checks(judge)), "url": page("judges.py").url_path}
+
+
+def saved_check_judges() -> list[str]:
+    """Judges whose behavioural-check results are saved (results folder names, sorted)."""
+    from pipeline.judge_checks import checks_path
+
+    folder = checks_path("offline", results_root()).parent
+    return sorted(p.stem for p in folder.glob("*.parquet")) if folder.is_dir() else []
+
+
 def groups_present(summary_frame: pd.DataFrame) -> list[str]:
     """Registry groups that have at least one metric in a summary frame, in registry order."""
     present = set(summary_frame["metric"]) if len(summary_frame) else set()

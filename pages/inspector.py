@@ -12,7 +12,7 @@ from functools import partial
 import streamlit as st
 
 from dashboard import answer_html, answer_model, data, url_state
-from dashboard.answer_view import report_download, scoring_controls, show_report_views, study_rows
+from dashboard.answer_view import reliability_header, report_download, scoring_controls, show_report_views, study_rows
 from dashboard.attribution_panel import show_attribution
 from dashboard.render import ensure_router
 from dashboard.source_stance_panel import show_source_stance_panel
@@ -129,7 +129,9 @@ judged_by = "" if participant_view else f"judge: {answer_model.md_text(judge)} �
 st.caption(f"Engine: {answer_model.md_text(engine)} · answer id: {answer_model.md_text(answer_id)} · "
            f"{judged_by}{len(annotated.statements)} statements, {len(annotated.answer.sources)} sources")
 
+summary = {} if participant_view else data.judge_reliability_summary(judge)
 if not participant_view:
+    reliability_header(summary)
     link = url_state.full_url(PAGE, state)
     reliability = data.judge_reliability(dataset, judge)
     a1, a2, a3 = st.columns([1, 1, 1.3], vertical_alignment="center")
@@ -150,7 +152,7 @@ if not participant_view:
             st.markdown(f"- {answer_model.md_text(line, 600)}")
 
 events = show_report_views(annotated, rep, sources, key="ins_answer", report_events=study_ready,
-                           participant=participant_view)
+                           participant=participant_view, reliability=summary)
 if not participant_view:  # labels are what a study participant must not see
     show_attribution(annotated, key="ins_attribution")
 if events and study_ready:

@@ -9,7 +9,9 @@ import streamlit as st
 from dashboard import charts, data
 from dashboard.metric_text import na
 from dashboard.render import ensure_router, md_escape
+from pipeline.judge_checks import summarize_checks
 from pipeline.judges import JUDGES
+from pipeline.judges.reliability import SCORED_JUDGES, support_band
 
 STAT_LABELS = {
     "n": "pairs compared",
@@ -120,6 +122,52 @@ else:
             col.plotly_chart(charts.confusion_figure(m["rows"], m["cols"], m["matrix"], TASK_TITLES.get(task, task),
                                                      row_title=f"judge: {judge}", col_title="experts"),
                              key=f"judges_confusion_{dataset}_{judge}_{task}", config={"displayModeBar": False})
+
+st.subheader("Uncertain labels")
+st.caption("A support verdict whose score sits close to one of the judge's cut points (between full and partial, "
+           "or partial and none) is marked ≈ uncertain in the inspector and on Re-score, and counted in the Flags. "
+           "Judges without a score (LLM labels, recorded and expert labels) have no such band.")
+band_rows = []
+for name in SCORED_JUDGES:
+    band = support_band(name)
+    if band is not None:
+        band_rows.append({"judge": name, "uncertain band": band.text() + (" (the judge's recorded thresholds when set)"
+                                                                           if name != "offline" else ""),
+                          "how it was chosen": band.how()})
+st.dataframe(pd.DataFrame(band_rows), hide_index=True, width="stretch", key="judges_bands")
+
+st.subheader("Behavioural checks")
+st.caption("Beside the agreement with experts: small hand-written cases, each probing one capability "
+           "(verbatim support, a flipped number, a greeting, a \"critics argue\" frame...), with the label a careful "
+           "reader would give. Pass rate per kind and capability; the failed cases are listed below each table.")
+checked = data.saved_check_judges()
+if not checked:
+    st.info("No check results are saved yet. Run the suite for a judge, for example:", icon=":material/info:")
+    st.code("python -m pipeline judges check --judge offline", language="bash")
+for name in checked:
+    results = data.judge_checks(name)
+    if results.empty or not {"kind", "capability", "passed", "expected", "label", "id"} <= set(results.columns):
+        continue
+    summary = summarize_checks(results)
+    judge_label = str(results["judge"].iloc[0]) if "judge" in results.columns else name
+    total, passed = len(results), int(results["passed"].sum())
+    st.markdown(f"**{md_escape(judge_label)}**: {passed} of {total} cases passed ({passed / total:.0%})"
+                + (f", rules {md_escape(results['prompt_version'].iloc[0])}" if "prompt_version" in results.columns else ""))
+    table = pd.DataFrame({
+        "kind": summary["kind"], "capability": summary["capability"],
+        "passed": [f"{p} of {n}" for p, n in zip(summary["passed"], summary["n"])],
+        "pass rate": [f"{r:.0%}" for r in summary["pass_rate"]],
+        "abstained (unknown)": summary["abstained"].astype(int).astype(str)})
+    st.dataframe(table, hide_index=True, width="stretch", key=f"judges_checks_{name}")
+    failed = results.loc[~results["passed"].astype(bool)]
+    with st.expander(f"Failed cases of {judge_label} ({len(failed)})", expanded=False):
+        if failed.empty:
+            st.caption("Every case passed.")
+        else:
+            st.dataframe(pd.DataFrame({"case": failed["id"], "kind": failed["kind"], "capability": failed["capability"],
+                                       "expected": failed["expected"].str.replace("|", " or ", regex=False),
+                                       "got": failed["label"].fillna("no label (unparsed)")}),
+                         hide_index=True, width="stretch", key=f"judges_failed_{name}")
 
 st.subheader("What the papers report")
 published = data.reference("judge_agreement_published")

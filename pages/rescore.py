@@ -11,8 +11,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import answer_html, answer_model, data
-from dashboard.answer_view import report_download, scoring_controls, show_report_views
+from dashboard import answer_html, answer_model, data, second_opinion_view
+from dashboard.answer_view import reliability_header, report_download, scoring_controls, show_report_views
 from dashboard.render import ensure_router
 from pipeline import paths
 from pipeline.annotate import annotate_answer
@@ -235,7 +235,7 @@ def _score() -> None:
             return
         bar.progress(1.0, text="Done")
         status.update(label=f"Scored with the {judge.name} judge", state="complete", expanded=False)
-    st.session_state["rs_result"] = {"annotated": labelled, "judge": judge.name, "notes": notes}
+    st.session_state["rs_result"] = {"annotated": labelled, "parsed": annotated, "judge": judge.name, "notes": notes}
 
 
 _restore_inputs()
@@ -311,7 +311,27 @@ if result:
     report_download(o3, partial(answer_html.answer_report_html,  # built only when someone downloads it
                                 annotated, rep, source_view, dataset="pasted (not saved)", reliability=reliability),
                     answer_html.report_filename(annotated.answer.answer_id), key="rs_report")
-    show_report_views(annotated, rep, source_view, key="rs_view")
+    summary = data.judge_reliability_summary(result["judge"])
+    reliability_header(summary)
+    show_report_views(annotated, rep, source_view, key="rs_view", reliability=summary)
+
+    st.markdown("#### Second opinion")
+    st.caption("Label the same answer with another judge and see both side by side: every metric with the "
+               "difference, and the labels on which the two judges disagree.")
+    choices = second_opinion_view.judge_choices(result["judge"])
+    usable = [name for name, why in choices if not why]
+    for name, why in choices:
+        if why:
+            st.caption(answer_model.md_text(f"{name}: not available here: {why}", limit=400))
+    if usable and result.get("parsed") is not None:
+        j1, j2 = st.columns([2, 1], vertical_alignment="bottom")
+        other = j1.selectbox("Second judge", usable, key="rs_second_judge")
+        if j2.button("Get a second opinion", key="rs_second_go", width="stretch"):
+            second_opinion_view.run_second_opinion(result["parsed"], other)
+        second_opinion_view.show_second_opinion(annotated, result["judge"],
+                                                ScoreConfig(mode, effective_necessity(mode, necessity)), key="rs_second")
+    elif not usable:
+        st.caption("No other judge is usable here.")
 
     st.markdown("#### Keep this answer")
     k1, k2 = st.columns([2, 1], vertical_alignment="bottom")

@@ -53,6 +53,38 @@ def build_default(force: bool = False, progress: bool = True) -> Iterator[str]:
         yield from build_agreement(force)
     except Exception as exc:  # noqa: BLE001 - the app still starts without the Judges page's numbers
         yield f"fail agreement: {type(exc).__name__}: {str(exc)[:200]}"
+    try:
+        yield from build_checks(force)
+    except Exception as exc:  # noqa: BLE001 - the app still starts without the check results
+        yield f"fail checks: {type(exc).__name__}: {str(exc)[:200]}"
+
+
+def build_checks(force: bool = False, judge_name: str = "offline") -> Iterator[str]:
+    """Run the behavioural check suite for the offline judge (a few seconds) and save the results
+    for the Judges page, unless results of the current judge version are saved already."""
+    import time
+
+    import pyarrow.parquet as pq
+
+    from pipeline.judge_checks import checks_path, load_cases, run_checks, save_checks
+    from pipeline.judges import get_judge
+
+    judge = get_judge(judge_name, cache=False)
+    saved = checks_path(judge.name)
+    if not force and saved.is_file():
+        try:
+            versions = set(pq.read_table(saved, columns=["prompt_version"]).column("prompt_version").to_pylist())
+        except (OSError, ValueError, KeyError):
+            versions = set()
+        if versions == {judge.prompt_version}:
+            yield f"ok   checks ({judge.name}): already run"
+            return
+    started = time.perf_counter()
+    cases = load_cases()
+    results = run_checks(judge, cases)
+    save_checks(results)
+    yield (f"built checks ({judge.name}): {int(results['passed'].sum())} of {len(results)} passed "
+           f"in {time.perf_counter() - started:.1f} s")
 
 
 def build_agreement(force: bool = False) -> Iterator[str]:

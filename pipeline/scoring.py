@@ -21,6 +21,15 @@ def answer_report(annotated: AnnotatedAnswer, config: ScoreConfig | None = None,
     results = score_answer(annotated, config)
     m = build_matrices(annotated, view, config.mode)
     support_labels = [[view.support.get((row, col)) for col in m.source_indexes] for row in m.statement_indexes]
+    # support verdicts whose score sits in the judge's uncertain band. The bands are declared on the
+    # judge side; their module is loaded only when a support verdict carries a score, so scoring
+    # labels without scores (carried, gold similarity) loads no judge module at all.
+    uncertain: dict[tuple[int, int], bool] = {}
+    if any(v.kind == "support" and v.score is not None for v in annotated.verdicts):
+        from pipeline.judges.reliability import uncertain_pairs
+
+        uncertain = uncertain_pairs(annotated.verdicts)
+    support_uncertain = [[uncertain.get((row, col), False) for col in m.source_indexes] for row in m.statement_indexes]
     method = config.necessity_in_use
     necessary = [m.source_indexes[j] for j in necessary_sources(m.support, method)] if m.support.size else []
     metrics = {}
@@ -48,7 +57,11 @@ def answer_report(annotated: AnnotatedAnswer, config: ScoreConfig | None = None,
         "citation_matrix": {"rows": list(m.statement_indexes), "columns": list(m.source_indexes),
                             "values": m.citation.astype(int).tolist()},
         "support_matrix": {"rows": list(m.statement_indexes), "columns": list(m.source_indexes),
-                           "values": m.support.astype(int).tolist(), "labels": support_labels},
+                           "values": m.support.astype(int).tolist(), "labels": support_labels,
+                           "uncertain": support_uncertain},
+        "uncertain_support": [{"statement": i, "source": j, "label": view.support.get((i, j)),
+                               "score": view.support_score.get((i, j))}
+                              for (i, j), flag in sorted(uncertain.items()) if flag and (i, j) in view.support],
         "necessary_sources": necessary,
         "confidence": view.confidence,
     }

@@ -191,7 +191,7 @@ def test_inspector_hover_shows_source_passage(page, server):
     assert "Source one" in text and "https://a.example.org/1" in text
     assert "Start of the source text" in text and "one" in text
     assert "full" in text  # the judge's label for statement 1 x source 1
-    link = pop.locator("a")
+    link = pop.locator(".url a")  # the source link (the popover also links the Judges page)
     assert link.get_attribute("rel") == "noopener noreferrer" and link.get_attribute("href") == "https://a.example.org/1"
     _shot(page, "inspector-hover")
     # click pins it; Escape closes it

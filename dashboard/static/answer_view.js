@@ -63,6 +63,14 @@ export default function (component) {
   if (!data.participant) {
     legend.appendChild(el('span', 'item wrap', 'Markers: solid = supports, dashed = partly, struck = does not, dotted = no verdict / no such source'));
   }
+  if (!data.participant && data.uncertain_count > 0) {
+    const item = el('span', 'item wrap');
+    item.setAttribute('data-testid', 'legend-uncertain');
+    const sw = el('span', 'cite unc', data.uncertain_mark || '\u2248');
+    item.appendChild(sw);
+    item.appendChild(document.createTextNode(' ' + (data.uncertain_label || 'uncertain label')));
+    legend.appendChild(item);
+  }
   root.appendChild(legend);
 
   const body = el('div', 'aev-body');
@@ -136,10 +144,17 @@ export default function (component) {
       let lab = v.label;
       if (v.score !== null && v.score !== undefined) { lab += ' (score ' + Number(v.score).toFixed(2) + ')'; }
       addRow(pop, 'Judge label', lab + ' \u2014 ' + v.judge);
+      if (v.uncertain) {
+        const u = addRow(pop, null, null, 'unc-note');
+        u.setAttribute('data-testid', 'popover-uncertain');
+        u.appendChild(el('span', 'unc-mark', data.uncertain_mark || '\u2248'));
+        u.appendChild(document.createTextNode(' ' + (v.uncertain_note || 'Uncertain label.')));
+      }
       const ev = addRow(pop, 'Evidence the judge used', null);
       if (v.evidence) { ev.appendChild(el('blockquote', 'evidence', v.evidence)); }
       else { ev.appendChild(document.createTextNode('(none recorded; the start of the source follows)')); excerpt(); }
       // the judge's own output is for auditors: folded away, one click opens it
+      reliabilityRow();
       const raw = el('details', 'raw');
       raw.appendChild(el('summary', null, 'Raw judge output'));
       raw.appendChild(el('pre', null, v.raw || '(empty)'));
@@ -147,6 +162,21 @@ export default function (component) {
     } else {
       addRow(pop, 'Judge label', (data.cite_labels || {})[cls] || 'no verdict');
       excerpt();
+    }
+  };
+  // the judge's measured reliability in one line, with a link to the Judges page (same app, new tab)
+  const reliabilityRow = () => {
+    const r = data.reliability || {};
+    if (!r.line) { return; }
+    const row = addRow(pop, 'How far to trust it', r.line + ' ', 'reliability');
+    row.setAttribute('data-testid', 'popover-reliability');
+    if (r.url && /^[A-Za-z0-9_\-]+$/.test(r.url)) {
+      const a = el('a', null, 'Judges page');
+      a.setAttribute('href', r.url);
+      a.setAttribute('target', '_blank');
+      a.setAttribute('rel', 'noopener noreferrer');
+      a.addEventListener('click', (e) => { e.stopPropagation(); });
+      row.appendChild(a);
     }
   };
 
@@ -180,12 +210,14 @@ export default function (component) {
 
   const chip = (part, stmt) => {
     const cls = part.cls || 'unjudged';
-    const b = el('button', 'cite c-' + cls, '[' + part.src + ']');
+    const b = el('button', 'cite c-' + cls + (part.unc ? ' unc' : ''), '[' + part.src + ']');
     b.type = 'button';
+    if (part.unc) { b.appendChild(el('span', 'unc-mark', data.uncertain_mark || '\u2248')); }
     b.setAttribute('data-source', String(part.src));
     if (stmt !== null && stmt !== undefined) { b.setAttribute('data-statement', String(stmt)); }
     const s = sources[String(part.src)];
-    b.setAttribute('aria-label', 'Source ' + part.src + (s ? ': ' + s.title : ' (not listed)'));
+    b.setAttribute('aria-label', 'Source ' + part.src + (s ? ': ' + s.title : ' (not listed)')
+      + (part.unc ? ' (uncertain support label)' : ''));
     b.addEventListener('mouseenter', () => { if (!pinned) { show(b, stmt, part.src, cls); } record('hover', stmt, part.src); });
     b.addEventListener('mouseleave', () => { if (!pinned) { hideTimer = setTimeout(() => hide(false), 300); } });
     b.addEventListener('focus', () => { if (!pinned) { show(b, stmt, part.src, cls); } });
