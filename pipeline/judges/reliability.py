@@ -66,6 +66,7 @@ class UncertainBand:
     def contains(self, score: float | None) -> bool:
         if score is None or score != score:  # None or nan: no score, no band
             return False
+        score = round(score, 9)  # the edges are rounded the same way: t - margin computed either side agrees
         return any(low <= score < high for low, high in self.ranges())
 
     def text(self) -> str:
@@ -105,7 +106,7 @@ def _offline_thresholds(path: str, mtime: float) -> dict[str, tuple[float, ...]]
 def offline_thresholds(mode: str = "embed", params_path: Path | None = None) -> tuple[float, ...]:
     """The offline judge's (partial, full) thresholds for one of its two support models, as its
     parameter file says now (the file is read again when it changes)."""
-    from pipeline.judges.offline import PARAMS_PATH
+    from pipeline.judges.offline_support import PARAMS_PATH
 
     path = Path(params_path or PARAMS_PATH)
     mtime = path.stat().st_mtime if path.exists() else 0.0
