@@ -32,11 +32,10 @@ from pipeline.records import Verdict
 
 # Half-width of the band around each cut point, in score units: a fixed margin, not a fitted one.
 # A score this close to a cut point can cross it under a small change (a rewording, another source
-# window). Measured with bench/uncertain_band.py on held-out ExpertQA pairs (rand_val): 22% of the
-# offline judge's scores fall within 0.05 of its full threshold, and its full / not-full decision
-# there agrees with the experts 61% of the time - no better than elsewhere, because the judge is
-# weak everywhere, so the band marks labels that could flip, not the only unreliable ones.
-# docs/judges/uncertainty.md has the figures.
+# window). Measured with bench/uncertain_band.py on held-out ExpertQA pairs (rand_val), calibration
+# cal6: 16% of the offline judge's scores fall within 0.05 of its full threshold, and its full /
+# not-full decision there agrees with the experts 54% of the time against 64% outside. The band
+# marks weaker labels; it does not make the others reliable. docs/judges/uncertainty.md has the figures.
 MARGIN = 0.05
 HOW_CHOSEN = ("a fixed margin of {margin:.2f} on either side of each cut point: a score that close can cross it "
               "under a small change of wording or source window")
