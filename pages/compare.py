@@ -52,7 +52,7 @@ url_state.seed("cmp_dataset", datasets, wanted.get(url_state.DATASET),
                fallback=data.default_dataset(datasets, prefer=_can_compare))
 c1, c2 = st.columns(2)
 dataset = c1.selectbox("Dataset", datasets, key="cmp_dataset", on_change=data.remember_dataset, args=("cmp_dataset",),
-                       format_func=lambda n: f"{n} (illustrative)" if data.is_illustrative(n) else n)
+                       format_func=data.dataset_label)
 judges = data.judges(dataset)
 if not judges:
     st.warning("This dataset has no scored judge results yet.")

@@ -45,7 +45,7 @@ if wanted.source == "link" and wanted.get(url_state.DATASET) in datasets:
     st.session_state["shared_dataset"] = wanted[url_state.DATASET]
 c1, c2 = st.columns(2)
 dataset = c1.selectbox("Dataset", datasets, key="ins_dataset", on_change=data.remember_dataset, args=("ins_dataset",),
-                       format_func=lambda n: f"{n} (illustrative)" if data.is_illustrative(n) else n)
+                       format_func=data.dataset_label)
 judges = data.judges(dataset)
 if not judges:
     st.warning("This dataset has no scored judge results yet.")
