@@ -173,3 +173,5 @@ def test_metrics_side_by_side_names_the_favoured_side():
     assert table.loc["Dangling citations", "favours"] == "equal"
     assert table.loc["Statement agreement", "A: j1"] != "None"
     assert table.loc["Sources", "favours"] == ""  # a count with no better direction
+    # the same reason on both sides reads once
+    assert table.loc["BLEU", "A: j1"] == "n/a" and table.loc["BLEU", "note"] == "both: no gold answer for this query"
