@@ -101,8 +101,8 @@ def _md_table(frame) -> None:
 def _side(column, annotated, rep, title: str, key: str) -> None:
     """One side: its heading, the answer component, its flags."""
     column.markdown(f"##### {answer_model.md_text(title, 200)}")
-    column.caption(f"answer id {answer_model.md_text(annotated.answer.answer_id)} · {len(annotated.statements)} "
-                   f"statements · {len(annotated.answer.sources)} sources")
+    column.caption(f"answer id {answer_model.md_text(annotated.answer.answer_id)} · "
+                   f"{answer_model.statement_count_text(annotated, rep)} · {len(annotated.answer.sources)} sources")
     rows = answer_model.source_view_rows(data.answer_source_rows(dataset, annotated.answer.answer_id))
     with column:
         answer_view(answer_model.component_data(annotated, rep, rows), key=key)
