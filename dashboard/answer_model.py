@@ -393,3 +393,16 @@ def md_text(value: str, limit: int = 500) -> str:
     backslash-escaped (links, emphasis, HTML, `:colour[...]` directives and `$` maths stay text)."""
     value = " ".join(str(value).split())[:limit]
     return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", value)
+
+
+def statement_count_text(annotated: AnnotatedAnswer, rep: dict) -> str:
+    """How many statements an answer was split into, and how many of them are claims when some are
+    filler: the Statements metric (from the report) counts claims only, so "6 statements" beside a
+    Statements value of 4 would read as a contradiction."""
+    total = len(annotated.statements)
+    claims = ((rep.get("metrics") or {}).get("n_statements") or {}).get("display")
+    noun = "statement" if total == 1 else "statements"
+    if claims is None or int(claims) == total:
+        return f"{total} {noun}"
+    n_claims = int(claims)
+    return f"{total} {noun} ({n_claims} claim{'' if n_claims == 1 else 's'}, {total - n_claims} filler)"

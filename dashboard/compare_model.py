@@ -42,6 +42,8 @@ def metrics_side_by_side(rep_a: dict, rep_b: dict, name_a: str, name_b: str) -> 
         direction = info.direction if info else "neutral"
         favoured = _favoured(ma["display"], mb["display"], direction)
         notes = [f"{side}: {m['reason']}" for side, m in (("A", ma), ("B", mb)) if m["display"] is None and m["reason"]]
+        if len(notes) == 2 and ma["reason"] == mb["reason"]:
+            notes = [f"both: {ma['reason']}"]  # one reason for both sides reads once, not twice
         rows.append({
             "metric": ma["label"], "better": DIRECTION_MARKS.get(direction, ""),
             f"A: {name_a}": metric_value_text(ma["display"], unit), f"B: {name_b}": metric_value_text(mb["display"], unit),

@@ -52,7 +52,7 @@ url_state.seed("cmp_dataset", datasets, wanted.get(url_state.DATASET),
                fallback=data.default_dataset(datasets, prefer=_can_compare))
 c1, c2 = st.columns(2)
 dataset = c1.selectbox("Dataset", datasets, key="cmp_dataset", on_change=data.remember_dataset, args=("cmp_dataset",),
-                       format_func=lambda n: f"{n} (illustrative)" if data.is_illustrative(n) else n)
+                       format_func=data.dataset_label)
 judges = data.judges(dataset)
 if not judges:
     st.warning("This dataset has no scored judge results yet.")
@@ -101,8 +101,8 @@ def _md_table(frame) -> None:
 def _side(column, annotated, rep, title: str, key: str) -> None:
     """One side: its heading, the answer component, its flags."""
     column.markdown(f"##### {answer_model.md_text(title, 200)}")
-    column.caption(f"answer id {answer_model.md_text(annotated.answer.answer_id)} · {len(annotated.statements)} "
-                   f"statements · {len(annotated.answer.sources)} sources")
+    column.caption(f"answer id {answer_model.md_text(annotated.answer.answer_id)} · "
+                   f"{answer_model.statement_count_text(annotated, rep)} · {len(annotated.answer.sources)} sources")
     rows = answer_model.source_view_rows(data.answer_source_rows(dataset, annotated.answer.answer_id))
     with column:
         answer_view(answer_model.component_data(annotated, rep, rows), key=key)

@@ -18,6 +18,13 @@ st.title("Conflicting evidence")
 st.caption("On debate questions sources disagree. Which side do the answers take, and which sources do they "
            "follow? And, for any model, which of two conflicting paragraphs does it find convincing?")
 
+
+
+def _switch_to(name: str) -> None:
+    st.session_state["cf_dataset"] = name
+    st.session_state["shared_dataset"] = name
+
+
 tab_sides, tab_probe = st.tabs(["Sources the answers side with", "Convincingness probe"])
 
 with tab_sides:
@@ -34,12 +41,24 @@ with tab_sides:
         rows = conflict_view.side_rows(dataset, judge) if judge else None
         cov = sides.coverage(rows) if rows is not None else None
         if rows is None or cov is None or cov["answers"] == 0:
-            st.info("This dataset has no scored debate answers.")
+            st.info(f"{md_escape(data.dataset_label(dataset))} has no scored debate answers: sides are measured on "
+                    "debate questions only.", icon=":material/info:")
+            for other in [n for n in names if n != dataset and "debate" in data.query_types_present(n)][:3]:
+                st.button(f"Show {md_escape(data.dataset_label(other))} instead", key=f"cf_switch_{other}",
+                          on_click=_switch_to, args=(other,), icon=":material/swap_horiz:")
         elif cov["with_side"] == 0:
             answers = f"{cov['answers']} debate answer{'s' if cov['answers'] != 1 else ''}"
-            st.info(f"None of the {cov['sources']} sources listed by the {answers} has a source-stance label with a side. "
-                    "Judges that label it: `offline` (word cues; it says unknown when unsure, which is often) and `openai`; "
-                    "recorded data can carry `labels.sources[].stance`. Re-run the dataset with one of them.")
+            first = f"None of the {cov['sources']} sources listed by the {answers} has a source-stance label with a side"
+            if (judge or "").split(":")[0] == "offline":
+                why = ("the offline judge labels stance from word cues and says unknown when they are unclear, "
+                       f"as it did for {'all' if cov['labelled'] == 0 else 'the rest'} of these sources. "
+                       "An LLM judge (`openai`) labels stance more often, and recorded data can carry "
+                       "`labels.sources[].stance`: re-run the dataset with one of them.")
+            else:
+                why = ("this judge does not label source stance. Judges that do: `offline` (word cues; it says unknown "
+                       "when unsure, which is often) and `openai`; recorded data can carry `labels.sources[].stance`. "
+                       "Re-run the dataset with one of them.")
+            st.info(f"{first}: {why}")
         else:
             st.caption(md_escape(
                 f"{cov['answers']} debate answers list {cov['sources']} sources; {cov['labelled']} have a stance label and "

@@ -45,7 +45,7 @@ if wanted.source == "link" and wanted.get(url_state.DATASET) in datasets:
     st.session_state["shared_dataset"] = wanted[url_state.DATASET]
 c1, c2 = st.columns(2)
 dataset = c1.selectbox("Dataset", datasets, key="ins_dataset", on_change=data.remember_dataset, args=("ins_dataset",),
-                       format_func=lambda n: f"{n} (illustrative)" if data.is_illustrative(n) else n)
+                       format_func=data.dataset_label)
 judges = data.judges(dataset)
 if not judges:
     st.warning("This dataset has no scored judge results yet.")
@@ -127,7 +127,7 @@ sources = answer_model.source_view_rows(source_rows)
 st.markdown(f"**Query** ({annotated.answer.query_type}): {answer_model.md_text(annotated.answer.query)}")
 judged_by = "" if participant_view else f"judge: {answer_model.md_text(judge)} · "
 st.caption(f"Engine: {answer_model.md_text(engine)} · answer id: {answer_model.md_text(answer_id)} · "
-           f"{judged_by}{len(annotated.statements)} statements, {len(annotated.answer.sources)} sources")
+           f"{judged_by}{answer_model.statement_count_text(annotated, {} if participant_view else rep)}, {len(annotated.answer.sources)} sources")
 
 summary = {} if participant_view else data.judge_reliability_summary(judge)
 if not participant_view:

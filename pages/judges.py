@@ -15,7 +15,7 @@ from pipeline.judges.reliability import SCORED_JUDGES, support_band
 
 STAT_LABELS = {
     "n": "pairs compared",
-    "n_positive": "expert 'Complete' / filler items",
+    "n_positive": "of which the experts mark 'Complete' (support) or filler (relevance)",
     "auc": "AUC of the judge's score",
     "balanced_accuracy": "balanced accuracy",
     "kappa": "Cohen's kappa (2 classes)",
@@ -32,6 +32,12 @@ TASK_TITLES = {"support": "Support (does the cited source back the claim?)",
 
 
 COUNT_STATS = ("n", "n_positive", "unparsed", "in_calibration")
+# data/reference/expertqa_reference.csv keeps the paper's short field names; people read these.
+EXPERTQA_COLUMNS = {
+    "sampled_examples": "answers sampled", "abstention_rate": "abstained", "autoais_on_complete_claims":
+    "AutoAIS on 'Complete' claims", "autoais_num_claims": "claims", "autoais_zero_shot_p": "zero-shot P",
+    "autoais_zero_shot_r": "zero-shot R", "autoais_zero_shot_f1": "zero-shot F1", "autoais_finetuned_p":
+    "fine-tuned P", "autoais_finetuned_r": "fine-tuned R", "autoais_finetuned_f1": "fine-tuned F1"}
 
 
 def _num(value: object, reason: str, count: bool = False) -> str:
@@ -77,7 +83,7 @@ else:
     stats = pd.DataFrame({col: [_num(v, "not in this report", row in counts) for row, v in stats[col].items()]
                           for col in stats.columns}, index=stats.index)
     stats.index.name = "statistic"
-    st.dataframe(stats.reset_index(), hide_index=True, width="stretch", key="judges_summary")
+    st.dataframe(stats.reset_index(), hide_index=True, width="stretch", height="content", key="judges_summary")
     st.caption("Kappa corrects for chance agreement: 0 is chance, 1 is perfect; above 0.6 is usually called "
                "substantial. AUC is the chance that a randomly chosen expert-'Complete' pair gets a higher "
                "score than a randomly chosen other pair.")
@@ -134,7 +140,7 @@ for name in SCORED_JUDGES:
         band_rows.append({"judge": name, "uncertain band": band.text() + (" (the judge's recorded thresholds when set)"
                                                                            if name != "offline" else ""),
                           "how it was chosen": band.how()})
-st.dataframe(pd.DataFrame(band_rows), hide_index=True, width="stretch", key="judges_bands")
+st.table(pd.DataFrame(band_rows), hide_index=True)  # a table wraps the long sentences a dataframe cuts off
 
 st.subheader("Behavioural checks")
 st.caption("Beside the agreement with experts: small hand-written cases, each probing one capability "
@@ -158,7 +164,7 @@ for name in checked:
         "passed": [f"{p} of {n}" for p, n in zip(summary["passed"], summary["n"])],
         "pass rate": [f"{r:.0%}" for r in summary["pass_rate"]],
         "abstained (unknown)": summary["abstained"].astype(int).astype(str)})
-    st.dataframe(table, hide_index=True, width="stretch", key=f"judges_checks_{name}")
+    st.dataframe(table, hide_index=True, width="stretch", height="content", key=f"judges_checks_{name}")
     failed = results.loc[~results["passed"].astype(bool)]
     with st.expander(f"Failed cases of {judge_label} ({len(failed)})", expanded=False):
         if failed.empty:
@@ -177,8 +183,13 @@ else:
     st.table(published, hide_index=True)
 expertqa = data.reference("expertqa_reference")
 if not expertqa.empty:
-    st.caption("ExpertQA's automatic attribution checks (AutoAIS) per system, against its experts:")
-    st.dataframe(expertqa, hide_index=True, width="stretch", key="judges_expertqa")
+    one_source = "source" in expertqa.columns and expertqa["source"].nunique() == 1
+    st.caption("ExpertQA's automatic attribution checks (AutoAIS) per system, against its experts"
+               + (f" ({md_escape(expertqa['source'].iloc[0])}):" if one_source else ":"))
+    shown = expertqa.drop(columns=["source"]) if one_source else expertqa
+    st.dataframe(shown.rename(columns=EXPERTQA_COLUMNS), hide_index=True, width="stretch", key="judges_expertqa")
+    st.caption("AutoAIS precision, recall and F1 with the TRUE NLI model zero-shot and fine-tuned on ExpertQA's "
+               "labels; values are shares from 0 to 1, abstention as a percentage, as the paper prints them.")
 
 st.subheader("What this means for the scorecard")
 st.markdown(

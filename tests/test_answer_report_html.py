@@ -147,6 +147,19 @@ def _two_judges():
     return with_labels("j1", "full", "full", "agree"), with_labels("j2", "full", None, "neutral")
 
 
+def test_statement_count_names_filler_beside_the_claims():
+    a, _ = _two_judges()
+    rep = answer_report(a, ScoreConfig("strict", "exact"), "j1")
+    assert answer_model.statement_count_text(a, rep) == "2 statements"  # both relevant: nothing to add
+    filler = type(a)(a.answer, a.statements, tuple(
+        Verdict("a", "relevance", "filler", "j1", "t", statement_index=1) if v.kind == "relevance" and v.statement_index == 1
+        else v for v in a.verdicts))
+    rep = answer_report(filler, ScoreConfig("strict", "exact"), "j1")
+    assert rep["metrics"]["n_statements"]["display"] == 1
+    assert answer_model.statement_count_text(filler, rep) == "2 statements (1 claim, 1 filler)"
+    assert answer_model.statement_count_text(filler, {}) == "2 statements"  # no report: no judge's split shown
+
+
 def test_verdict_differences_pair_every_item():
     a, b = _two_judges()
     diffs = compare_model.verdict_differences(a, b)
@@ -173,3 +186,5 @@ def test_metrics_side_by_side_names_the_favoured_side():
     assert table.loc["Dangling citations", "favours"] == "equal"
     assert table.loc["Statement agreement", "A: j1"] != "None"
     assert table.loc["Sources", "favours"] == ""  # a count with no better direction
+    # the same reason on both sides reads once
+    assert table.loc["BLEU", "A: j1"] == "n/a" and table.loc["BLEU", "note"] == "both: no gold answer for this query"

@@ -108,7 +108,7 @@ def test_dataset_list_marks_illustrative_data(results):
     try:
         at = _run(INSPECTOR)
         box = at.selectbox(key="ins_dataset")
-        assert list(box.options) == ["demo (illustrative)", "eqa-mini", "fig7"]  # as the list shows them
+        assert list(box.options) == ["Teaching corpus", "eqa-mini", "fig7"]  # as the list shows them
         assert box.value == "fig7"  # opens on the largest real dataset, not on teaching data
     finally:
         import shutil

@@ -148,3 +148,25 @@ def test_inspector_panel_lists_sources_by_stance():
     assert "None" not in panel.to_csv() and "nan" not in metrics.to_csv()
     assert any("3 listed sources: 2 agree, 1 disagree. The answer's statements lean to the question's side"
                in m.value.replace("\\", "") for m in at.markdown)
+
+
+def test_dataset_without_debate_answers_offers_one_with_them(results, tmp_path, monkeypatch):
+    """ExpertQA-like data (expertise questions only) says why the side table is empty and offers a
+    dataset with debate answers; the offline judge's all-unknown stances get their own reason."""
+    import shutil
+
+    from pipeline.runner import run_dataset
+
+    root = tmp_path / "results"
+    shutil.copytree(results, root)
+    run_dataset("eqa", ROOT / "tests" / "fixtures" / "expertqa_mini.jsonl", importer="expertqa", root=root, progress=False)
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(root))
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state["shared_dataset"] = "eqa"
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="cf_dataset").value == "eqa"
+    assert any("has no scored debate answers" in i.body for i in at.info)
+    at.button(key="cf_switch_stance").click().run()
+    assert at.selectbox(key="cf_dataset").value == "stance"
+    assert any(d for d in at.dataframe if "on the answer's side" in d.value.columns)
