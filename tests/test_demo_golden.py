@@ -18,7 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "data" / "demo" / "answers.jsonl"
 GOLDEN = json.loads((ROOT / "data" / "demo" / "expected_metrics.json").read_text())
 METRIC_NAMES = ["one_sided", "overconfident", "relevant_statements", "uncited_sources", "unsupported_statements",
-                "source_necessity", "citation_accuracy", "citation_thoroughness", "citation_recall", "citation_precision"]
+                "source_necessity", "citation_accuracy", "citation_thoroughness", "citation_recall", "citation_precision",
+                "pro_source_share", "con_source_share", "source_balance", "answer_balance", "balance_gap", "side_picked",
+                "citing_follows_source"]
 
 
 def _fraction(value) -> Fraction | None:
