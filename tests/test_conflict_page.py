@@ -170,3 +170,32 @@ def test_dataset_without_debate_answers_offers_one_with_them(results, tmp_path, 
     at.button(key="cf_switch_stance").click().run()
     assert at.selectbox(key="cf_dataset").value == "stance"
     assert any(d for d in at.dataframe if "on the answer's side" in d.value.columns)
+
+
+def test_page_on_the_teaching_corpus_shows_sources_by_side(tmp_path, monkeypatch):
+    """The bundled teaching corpus carries hand-labelled source stances (data/demo/README.md), so on a
+    fresh clone the page has a side table. Expected counts worked out by hand from those labels: an
+    answer's side is its statements' majority (lumen-q3 and lumen-q4 are balanced, so 10 answers
+    count); .gov is government, .edu research/academic, .com/.org/.net blog/commercial. For example
+    Parrot's research/academic row: transit-review (disagree) on parrot-q1, which leans agree;
+    sleep-institute (agree) on parrot-q3, which leans disagree; civics-institute (agree) on
+    parrot-q4, which leans agree: 3 sources, 1 on the answer's side."""
+    from pipeline.runner import run_dataset
+
+    root = tmp_path / "results"
+    run_dataset("demo", ROOT / "data" / "demo" / "answers.jsonl", root=root, progress=False)
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(root))
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="cf_dataset").value == "demo" and at.selectbox(key="cf_judge").value == "recorded"
+    captions = "\n".join(c.value.replace("\\", "") for c in at.caption)
+    assert "12 debate answers list 47 sources; 45 have a stance label and 30 take a side. 10 answers lean one way" in captions
+    table = next(d.value for d in at.dataframe if "on the answer's side" in d.value.columns).set_index(["engine", "source type"])
+    got = {k: (r["sources with a side"], r["on the answer's side"]) for k, r in table.iterrows()}
+    assert got == {("Lumen", "blog/commercial"): (4, 3), ("Lumen", "government"): (1, 1), ("Lumen", "research/academic"): (1, 0),
+                   ("Parrot", "blog/commercial"): (5, 3), ("Parrot", "research/academic"): (3, 1), ("Parrot", "government"): (1, 1),
+                   ("Quarry", "blog/commercial"): (7, 4), ("Quarry", "research/academic"): (2, 2), ("Quarry", "government"): (1, 1)}
+    # Quarry's blog/commercial sources: parents-voice (q2) and the retail council (q3) disagree yet are
+    # cited only by agreeing statements; liberty-forum (q4) is never cited: 6 cited, 4 followed
+    assert table.loc[("Quarry", "blog/commercial"), ["cited", "followed", "cited with a side"]].tolist() == [6, 4, 6]
