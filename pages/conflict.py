@@ -61,7 +61,7 @@ with tab_sides:
             st.info(f"{first}: {why}")
         else:
             st.caption(md_escape(
-                f"{cov['answers']} debate answers list {cov['sources']} sources; {cov['labelled']} have a stance label and "
+                f"{cov['answers']} debate answers list {cov['sources']} sources; {cov['labelled']} have a known stance and "
                 f"{cov['with_side']} take a side. {cov['answers_with_side']} answers lean one way; their sources with a side "
                 "are counted below."))
             summary = sides.side_summary(rows, "source_type" if by == "source type" else "domain")

@@ -190,7 +190,7 @@ def test_page_on_the_teaching_corpus_shows_sources_by_side(tmp_path, monkeypatch
     assert not at.exception, at.exception
     assert at.selectbox(key="cf_dataset").value == "demo" and at.selectbox(key="cf_judge").value == "recorded"
     captions = "\n".join(c.value.replace("\\", "") for c in at.caption)
-    assert "12 debate answers list 47 sources; 45 have a stance label and 30 take a side. 10 answers lean one way" in captions
+    assert "12 debate answers list 47 sources; 45 have a known stance and 30 take a side. 10 answers lean one way" in captions
     table = next(d.value for d in at.dataframe if "on the answer's side" in d.value.columns).set_index(["engine", "source type"])
     got = {k: (r["sources with a side"], r["on the answer's side"]) for k, r in table.iterrows()}
     assert got == {("Lumen", "blog/commercial"): (4, 3), ("Lumen", "government"): (1, 1), ("Lumen", "research/academic"): (1, 0),
