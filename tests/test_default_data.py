@@ -57,7 +57,7 @@ def test_agreement_measured_with_an_older_judge_is_measured_again(no_expertqa, m
                    "expertqa-rand_val", "offline")
     lines = list(default_data.build_agreement())
     current = get_judge("offline").prompt_version
-    assert lines == [f"note agreement: measured with offline-v1+cal2, now {current}: measuring again",
+    assert lines == [f"note agreement (offline): measured with offline-v1+cal2, now {current}: measuring again",
                      "built agreement (offline vs experts, rand_val): n=0 AUC=n/a balanced accuracy=n/a"]
     saved = pq.read_table(no_expertqa / "agreement" / "expertqa-rand_val__offline.parquet").to_pylist()
     assert json.loads(next(r for r in saved if r["metric"] == "prompt_version")["value_json"]) == current
