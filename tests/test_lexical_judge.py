@@ -153,3 +153,15 @@ def test_its_agreement_with_the_experts_on_rand_val_is_the_calibrations_record()
     assert s["auc"] == pytest.approx(PARAMS["lexical"]["rand_val"]["auc"], abs=1e-4)
     assert round(s["auc"], 3) == 0.601 and round(s["balanced_accuracy"], 3) == 0.559
     assert report["judge"] == "offline:lexical" and report["calibration"]["cv_auc"] == 0.6054
+
+
+def test_the_cache_key_is_stable_and_names_the_support_model():
+    answer, statement = _pair("Q?", "A statement.", "A source.")
+    source = answer.sources[0]
+    key = lambda judge: cache_key(judge, "support", answer, [statement], source)  # noqa: E731
+    # two objects of the same judge share entries (the key holds no object address)
+    assert key(OfflineJudge()) == key(OfflineJudge())
+    # the offline judge without its embedding model labels with the lexical model: another key, so
+    # its fallback labels never stand in for the embedding model's under the same prompt version
+    assert key(OfflineJudge(use_embeddings=False)) != key(OfflineJudge())
+    assert key(LexicalOfflineJudge()) != key(OfflineJudge(use_embeddings=False))  # another name and prompt version
