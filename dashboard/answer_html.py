@@ -20,8 +20,7 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from dashboard import answer_model
-from dashboard.answer_view import (CELL_CITATION, CELL_SUPPORT, UNCERTAIN_CODE, matrix_cells, matrix_key,
-                                   support_cell_texts)
+from dashboard.answer_view import CELL_CITATION, CELL_SUPPORT, UNCERTAIN_CODE, matrix_cells, matrix_key, support_cell_texts
 from pipeline import __version__
 from pipeline.judges import JUDGES, carries_labels, registry_entry
 from pipeline.records import AnnotatedAnswer
