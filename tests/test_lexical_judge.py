@@ -47,8 +47,9 @@ def test_the_factory_builds_it_under_its_own_name_and_prompt_version():
     offline = get_judge("offline", cache=False)
     assert type(judge) is LexicalOfflineJudge and isinstance(judge, OfflineJudge)
     assert judge.name == "offline:lexical" and offline.name == "offline"
-    assert judge.prompt_version == f"offline-v2-lexical+{PARAMS['version']}+cues-v2"
-    assert offline.prompt_version == f"offline-v2+{PARAMS['version']}+cues-v2"
+    # the offline judge's rule version with "-lexical": "offline-v2-lexical+cal6+cues-v2" beside "offline-v2+cal6+cues-v2"
+    assert judge.prompt_version == offline.prompt_version.replace("+", "-lexical+", 1) != offline.prompt_version
+    assert judge.prompt_version.endswith(f"-lexical+{PARAMS['version']}+cues-v2")
     assert judge.mode == "lexical" and offline.mode == "embed"  # forced, although the embedding model is here
     cached = get_judge("offline:lexical")
     assert isinstance(cached, CachingJudge) and cached.name == "offline:lexical"

@@ -57,7 +57,8 @@ JUDGE_NAME = "offline"
 # contradiction rules, a sign-constrained model, a first pass for uncited pairs)
 PROMPT_VERSION = "offline-v2"
 LEXICAL_JUDGE_NAME = "offline:lexical"
-LEXICAL_PROMPT_VERSION = "offline-v2-lexical"  # never equal to PROMPT_VERSION: the two judges' labels never mix
+# Follows PROMPT_VERSION (the two share every rule) and never equals it, so their labels never mix.
+LEXICAL_PROMPT_VERSION = f"{PROMPT_VERSION}-lexical"
 RULED_OUT_SCORE = 0.0  # the score of a pair the first pass rules out (label none)
 
 # --------------------------------------------------------------------------------------------
