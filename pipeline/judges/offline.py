@@ -50,7 +50,7 @@ log = logging.getLogger(__name__)
 JUDGE_NAME = "offline"
 # v2: support judged by pipeline/judges/offline_support.py (aligned windows, figures as values,
 # contradiction rules, a sign-constrained model, a first pass for uncited pairs)
-PROMPT_VERSION = "offline-v2"
+PROMPT_VERSION = "offline-v2.1"  # v2.1: term swaps and short statements read whole (offline_align)
 RULED_OUT_SCORE = 0.0  # the score of a pair the first pass rules out (label none)
 
 # --------------------------------------------------------------------------------------------
