@@ -23,6 +23,7 @@ from dashboard import answer_model
 from dashboard.answer_view import CELL_CITATION, CELL_SUPPORT, UNCERTAIN_CODE, matrix_cells, matrix_key, support_cell_texts
 from pipeline import __version__
 from pipeline.judges import JUDGES, carries_labels, registry_entry
+from pipeline.metrics import MODE_LABELS
 from pipeline.records import AnnotatedAnswer
 from pipeline.store import judge_dirname
 
@@ -167,7 +168,7 @@ def reliability_lines(judge: str, agreement: pd.DataFrame | None = None, checks:
                 + f" over {int(v['relevance.n'])} statements.")
     if not found:
         lines.append("No measurement against expert labels is saved for this judge: its labels are unchecked. "
-                     f"Measure it with: python -m pipeline judges evaluate --dataset expertqa --judge {judge}")
+                     f"Measure it with: aee judges evaluate --dataset expertqa --judge {judge}")
     counts = _check_counts(checks)
     if counts:
         lines.append("Behavioural checks passed: " + ", ".join(f"{kind} {p}/{n}" for kind, (p, n) in counts.items()) + ".")
@@ -327,7 +328,7 @@ def answer_report_html(annotated: AnnotatedAnswer, rep: dict, source_rows: list[
         banner,
         f"<p><b>Query</b> ({_e(answer.query_type)}): {_e(answer.query)}</p>",
         f'<p class="meta">Engine: {_e(answer.engine)} · answer id: {_e(answer.answer_id)} · dataset: {_e(dataset)}'
-        f"{' (illustrative)' if illustrative else ''} · judge: {_e(rep['judge'])} · rules: {_e(rep['mode'])}, "
+        f"{' (illustrative)' if illustrative else ''} · judge: {_e(rep['judge'])} · rules: {_e(MODE_LABELS.get(rep['mode'], rep['mode']).lower())}, "
         f"necessity by the {_e(rep['necessity'])} method · generated {_e(when)} by answer-engine-audit {_e(__version__)}</p>",
         f'<p class="meta">Open in the dashboard: {_e(link)}</p>' if link else "",
         "<h2>How far to trust the judge</h2>",

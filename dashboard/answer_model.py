@@ -324,11 +324,11 @@ DIRECTION_MARKS = {"higher_is_better": "↑ higher", "lower_is_better": "↓ low
 
 
 def metric_value_text(value: float | None, unit: str) -> str:
-    """A per-answer value as shown: "57.14 %", "3", "1.50"; "n/a" when the metric is not scorable."""
+    """A per-answer value as shown: "57.14%", "3", "1.50"; "n/a" when the metric is not scorable."""
     if value is None or value != value:
         return "n/a"
     if unit == "percent":
-        return f"{value:.2f} %"
+        return f"{value:.2f}%"
     if unit == "count" and float(value).is_integer():
         return str(int(value))
     if unit == "likert":

@@ -19,6 +19,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from dashboard.render import md_escape
+from pipeline.metrics import MODE_LABELS
 
 # The component's code lives in static files (no build step); it is a constant, never formatted
 # with answer or source text.
@@ -284,21 +285,21 @@ def graph_figure(rep: dict):
 
 
 def scoring_controls(prefix: str, columns) -> tuple[str, str]:
-    """The "Rules" and "Necessity method" radios in two columns; returns (mode, necessity chosen).
+    """The "Scoring rules" and "Necessity method" radios in two columns; returns (mode, necessity chosen).
 
     Parity rules always run the greedy method (the paper's notebook), so under parity the method
     radio shows greedy, greyed out; the user's own choice is kept for when strict comes back."""
     from pipeline.metrics import MODES, NECESSITY_METHODS, effective_necessity
 
     methods = list(NECESSITY_METHODS)
-    mode = columns[0].radio("Rules", list(MODES), horizontal=True, key=f"{prefix}_mode",
-                            help="strict: every listed source counts; parity: the paper's notebook rules "
+    mode = columns[0].radio("Scoring rules", list(MODES), format_func=MODE_LABELS.get, horizontal=True, key=f"{prefix}_mode",
+                            help="Strict: every listed source counts. Paper parity: the paper's notebook rules "
                                  "(unfetched sources dropped, greedy necessity).")
     if mode == "parity":
         used = effective_necessity(mode, methods[0])
-        columns[1].radio("Necessity method (fixed by parity rules)", methods, index=methods.index(used), horizontal=True,
+        columns[1].radio("Necessity method (fixed by paper parity)", methods, index=methods.index(used), horizontal=True,
                          key=f"{prefix}_necessity_parity", disabled=True,
-                         help=f"Parity rules always use the {used} method, as the paper's notebook did. "
+                         help=f"Paper parity always uses the {used} method, as the paper's notebook did. "
                               "Switch to strict rules to choose another.")
         chosen = st.session_state.get(f"{prefix}_necessity_kept", methods[0])
     else:
@@ -368,7 +369,7 @@ def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str
                          "was chosen.")
 
     st.markdown("#### Metrics for this answer")
-    st.caption(f"Scored with {rep['mode']} rules, necessity by the {rep['necessity']} method. "
+    st.caption(f"Scored with {MODE_LABELS.get(rep['mode'], rep['mode']).lower()} rules, necessity by the {rep['necessity']} method. "
                "Ratings use the published thresholds: ▲ acceptable, ● borderline, ▼ problematic. "
                "n/a: the metric cannot be scored for this answer; the note says why.")
     table = answer_model.metrics_table(rep).drop(columns=["id"])

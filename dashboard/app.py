@@ -45,7 +45,7 @@ def main() -> None:
     shared = st.session_state["shared_dataset"]
     with st.sidebar:
         if not names:
-            st.warning("No results yet. Run `aee build-default` (or `python -m pipeline run --dataset demo`) first.")
+            st.warning("No results yet. Run `aee build-default` (or `aee run --dataset demo`) first.")
         elif info is not None and info.shows_dataset and shared and data.is_illustrative(shared):
             # Only beside a view of illustrative data: the pages' selectboxes update the shared dataset
             # in their on_change callbacks, which run before this script, so it names what is shown.

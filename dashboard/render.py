@@ -320,8 +320,8 @@ def url_remember(param: str, value: str) -> None:
 def no_results_message() -> None:
     """What to do when no results exist yet."""
     st.warning("No results found in the results folder. Produce some first, for example:")
-    st.code("python -m pipeline run --dataset demo\n"
-            "python -m pipeline run --dataset fig7 --path tests/fixtures/worked_example.json", language="bash")
+    st.code("aee run --dataset demo\n"
+            "aee run --dataset fig7 --path tests/fixtures/worked_example.json", language="bash")
 
 
 def records(frame: pd.DataFrame) -> list[dict]:

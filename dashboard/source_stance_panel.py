@@ -49,7 +49,7 @@ def metric_table(report: dict[str, Any]) -> pd.DataFrame:
         if info.group != GROUP or name not in report["metrics"]:
             continue
         m = report["metrics"][name]
-        shown = fmt_value(m["display"]) + (" %" if info.unit == "percent" and m["display"] is not None else "")
+        shown = fmt_value(m["display"]) + ("%" if info.unit == "percent" and m["display"] is not None else "")
         out.append({"metric": info.label, "value": shown if m["display"] is not None else "not scorable",
                     "over": m["n"], "note": m["reason"] or "–"})
     return pd.DataFrame(out)

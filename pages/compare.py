@@ -10,7 +10,7 @@ import streamlit as st
 from dashboard import answer_model, compare_model, data, url_state
 from dashboard.answer_view import answer_view, scoring_controls
 from dashboard.render import ensure_router, md_escape
-from pipeline.metrics import MODES, NECESSITY_METHODS, effective_necessity
+from pipeline.metrics import MODE_LABELS, MODES, NECESSITY_METHODS, effective_necessity
 
 PAGE = "compare"
 VIEWS = {"engines": "Two engines, same query", "judges": "One answer, two judges"}
@@ -22,7 +22,7 @@ st.caption("Put two engines' answers to the same query next to each other, or se
 
 datasets = data.datasets()
 if not datasets:
-    st.info("No results yet. Run the pipeline first, for example `python -m pipeline run --dataset demo`.")
+    st.info("No results yet. Run the pipeline first, for example `aee run --dataset demo`.")
     st.stop()
 
 wanted = url_state.incoming(PAGE)
@@ -132,7 +132,7 @@ if view == "engines":
     rep_b = data.answer_report_cached(dataset, judge, id_b, mode, used)
     st.markdown(f"**Query** ({answers[id_a].answer.query_type}): {answer_model.md_text(query)}")
     st.markdown("#### Metrics side by side")
-    st.caption(f"Both answers labelled by the {answer_model.md_text(judge)} judge and scored with {mode} rules "
+    st.caption(f"Both answers labelled by the {answer_model.md_text(judge)} judge and scored with {MODE_LABELS[mode].lower()} rules "
                f"(necessity: {used}). 'favours' names the side the metric's direction prefers; "
                "n/a: not scorable for that answer (the note says why).")
     _md_table(compare_model.metrics_side_by_side(rep_a, rep_b, engine_a, engine_b))
@@ -148,7 +148,7 @@ else:
     if not others:
         st.info(f"Only the {answer_model.md_text(judge)} judge has results for {answer_model.md_text(dataset)}. "
                 "Label the dataset with a second judge to compare, for example:")
-        st.code(f"python -m pipeline run --dataset {dataset} --judge offline", language="bash")
+        st.code(f"aee run --dataset {dataset} --judge offline", language="bash")
         url_state.publish(PAGE, {url_state.VIEW: view, url_state.DATASET: dataset, url_state.JUDGE: judge,
                                  url_state.ANSWER: answer_id})
         st.stop()

@@ -31,7 +31,7 @@ with tab_sides:
     names = data.datasets()
     if not names:
         st.info("No results yet. Run the pipeline with a judge that labels source stance, for example "
-                "`python -m pipeline run --dataset demo --judge offline`.")
+                "`aee run --dataset demo --judge offline`.")
     else:
         c1, c2, c3 = st.columns([2, 2, 1.4])
         dataset = pick_dataset("cf_dataset", where=c1) or names[0]
@@ -87,8 +87,8 @@ with tab_probe:
     runs = conflict_view.probe_runs()
     if not runs:
         st.info("No probe run yet. Run one against any OpenAI-compatible endpoint, for example:")
-        st.code("python -m pipeline probe conflict --model gpt-4o-mini --perturb all --dry-run   # calls and cost\n"
-                "python -m pipeline probe conflict --model llama3 --base-url http://localhost:11434/v1 --perturb all",
+        st.code("aee probe conflict --model gpt-4o-mini --perturb all --dry-run   # calls and cost\n"
+                "aee probe conflict --model llama3 --base-url http://localhost:11434/v1 --perturb all",
                 language="bash")
     else:
         folder = st.selectbox("Probe run", runs, format_func=conflict_view.run_label, key="cf_run")
@@ -105,11 +105,11 @@ with tab_probe:
             f"{info.get('failed')} failed; created {info.get('created')}."))
         bias = info.get("order_bias", {})
         m1, m2, m3 = st.columns(3)
-        m1.metric("First passage's side taken", f"{fmt_value((bias.get('first_share') or 0) * 100, 1)} %"
+        m1.metric("First passage's side taken", f"{fmt_value((bias.get('first_share') or 0) * 100, 1)}%"
                   if bias.get("first_share") is not None else "not measurable",
                   help="Share of readable answers (unperturbed pairs) that take the side of the passage shown first; 50% = no order bias.")
         m1.caption(f"95% interval {fmt_ci(*(None if v is None else v * 100 for v in bias.get('first_ci', [None, None])), 1)}")
-        m2.metric("'Yes' answers", f"{fmt_value((bias.get('yes_share') or 0) * 100, 1)} %" if bias.get("yes_share") is not None
+        m2.metric("'Yes' answers", f"{fmt_value((bias.get('yes_share') or 0) * 100, 1)}%" if bias.get("yes_share") is not None
                   else "not measurable", help="Every pair has one yes and one no paragraph, so 50% = no answer bias.")
         m2.caption(f"95% interval {fmt_ci(*(None if v is None else v * 100 for v in bias.get('yes_ci', [None, None])), 1)}")
         m3.metric("Questions asked", f"{info.get('calls', 0):,}")

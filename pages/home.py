@@ -83,11 +83,11 @@ for name, info in known.items():
 st.code(
     "# ExpertQA (expert-labelled answers from six systems; labels come from human annotators)\n"
     "export EXPERTQA_DIR=/path/to/expertqa   # folder with the *.jsonl files\n"
-    "python -m pipeline run --dataset expertqa\n\n"
+    "aee run --dataset expertqa\n\n"
     "# AEE release (answers of You.com, Perplexity and BingChat with GPT-4o labels)\n"
     "export AEE_RELEASE_PATH=/path/to/ans_eng_eval_0.1.json\n"
-    "python -m pipeline run --dataset aee\n\n"
+    "aee run --dataset aee\n\n"
     "# Your own answers in the canonical JSON / JSONL format\n"
-    "python -m pipeline run --dataset mine --path my_answers.jsonl --judge offline",
+    "aee run --dataset mine --path my_answers.jsonl --judge offline",
     language="bash",
 )

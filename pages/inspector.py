@@ -30,7 +30,7 @@ st.caption("Check one answer: which statements its sources back, what each citat
 datasets = data.datasets()
 if not datasets:
     st.info("No results yet. Run the pipeline first, for example "
-            "`python -m pipeline run --dataset demo`, then reload this page.")
+            "`aee run --dataset demo`, then reload this page.")
     st.stop()
 
 # A link from outside (pasted, reloaded) names what to show; otherwise the widgets keep their values.

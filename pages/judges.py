@@ -61,7 +61,7 @@ reports = data.agreement()
 if reports.empty:
     st.info("No agreement results yet. Compare a judge with the ExpertQA experts first, for example:",
             icon=":material/info:")
-    st.code("python -m pipeline judges evaluate --dataset expertqa --judge offline", language="bash")
+    st.code("aee judges evaluate --dataset expertqa --judge offline", language="bash")
     st.caption(f"Results are read from {md_escape(data.agreement_dir())}.")
 else:
     keys = reports[["dataset", "judge"]].drop_duplicates().to_records(index=False).tolist()
@@ -151,7 +151,7 @@ st.caption("Beside the agreement with experts: small hand-written cases, each pr
 checked = data.saved_check_judges()
 if not checked:
     st.info("No check results are saved yet. Run the suite for a judge, for example:", icon=":material/info:")
-    st.code("python -m pipeline judges check --judge offline", language="bash")
+    st.code("aee judges check --judge offline", language="bash")
 for name in checked:
     results = data.judge_checks(name)
     if results.empty or not {"kind", "capability", "passed", "expected", "label", "id"} <= set(results.columns):

@@ -352,5 +352,5 @@ if result:
             target.parent.mkdir(parents=True, exist_ok=True)
             with target.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(to_canonical(annotated), ensure_ascii=False) + "\n")
-            st.success(f"Appended to data/user/{name.strip()}.jsonl; run `python -m pipeline run --dataset "
+            st.success(f"Appended to data/user/{name.strip()}.jsonl; run `aee run --dataset "
                        f"{name.strip()} --path data/user/{name.strip()}.jsonl` to score it with the pipeline.")

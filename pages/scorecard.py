@@ -25,9 +25,7 @@ from dashboard.render import (
     wide_table,
 )
 from pipeline.aggregate import QUERY_TYPES
-from pipeline.metrics import METRICS, NECESSITY_METHODS, PARITY_NECESSITY
-
-MODE_LABELS = {"strict": "Strict", "parity": "Paper parity"}
+from pipeline.metrics import METRICS, MODE_LABELS, NECESSITY_METHODS, PARITY_NECESSITY
 
 ensure_router()
 st.title("Scorecard")

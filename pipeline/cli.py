@@ -196,11 +196,12 @@ def _format_report(report: dict) -> str:
 
     lines = [f"{one_line(report['answer_id'])} ({one_line(report['engine'])}, {report['query_type']}; format={report.get('format', '')}, "
              f"mode={report['mode']}, necessity={report['necessity']}, judge={report['judge']})"]
+    width = max((len(m["label"]) for m in report["metrics"].values()), default=24)  # one column for every label
     for m in report["metrics"].values():
         value = "n/a" if m["display"] is None else f"{m['display']:.2f}"
         symbol = RATING_SYMBOLS.get(m["rating"] or "", " ")
         why = f"  ({m['reason']})" if m["value"] is None and m["reason"] else ""
-        lines.append(f"  {symbol} {m['label']:<24} {value:>8}  n={m['n']}{why}")
+        lines.append(f"  {symbol} {m['label']:<{width}} {value:>8}  n={m['n']}{why}")
     lines.append(f"  sources ({len(report['sources'])}):")
     for s in report["sources"]:
         state = {True: "page", False: "dead"}.get(s["fetch_ok"], s.get("text_origin") or "no text")

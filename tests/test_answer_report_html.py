@@ -84,7 +84,7 @@ def test_worked_example_report_holds_statements_verdicts_matrices_and_metrics():
     # worked example: statement 3 cites [1] and [3]; the recorded labels say neither supports it
     assert "Cited, but no cited source supports it" in text
     accuracy = rep["metrics"]["citation_accuracy"]["display"]
-    assert f"Citation accuracy {accuracy:.2f} %" in text
+    assert f"Citation accuracy {accuracy:.2f}%" in text
     # one matrix row per relevant statement in each panel
     assert doc.count('<th class="row">') == 2 * len(rep["citation_matrix"]["rows"])
     assert "Partly supports" in text and "http://localhost:8501/inspector?dataset=fig7&amp;answer=fig7" in doc
@@ -229,7 +229,7 @@ def test_metrics_side_by_side_names_the_favoured_side():
     rep_b = answer_report(b, ScoreConfig("strict", "exact"), "j2")
     table = compare_model.metrics_side_by_side(rep_a, rep_b, "j1", "j2").set_index("metric")
     # j1: both citations accurate (100 %); j2: [2] has no verdict, so 1 of 2 (50 %)
-    assert table.loc["Citation accuracy", "A: j1"] == "100.00 %" and table.loc["Citation accuracy", "B: j2"] == "50.00 %"
+    assert table.loc["Citation accuracy", "A: j1"] == "100.00%" and table.loc["Citation accuracy", "B: j2"] == "50.00%"
     assert table.loc["Citation accuracy", "favours"] == "A (j1)"
     assert table.loc["Dangling citations", "favours"] == "equal"
     assert table.loc["Statement agreement", "A: j1"] != "None"

@@ -143,7 +143,7 @@ def test_a_link_opens_its_answer_judge_and_rules():
     assert at.selectbox(key="ins_engine").value == "Second engine"
     assert at.radio(key="ins_mode").value == "parity"
     assert at.radio(key="ins_necessity_parity").value == "greedy"  # what parity runs
-    assert "Scored with parity rules, necessity by the greedy method" in "\n".join(c.value for c in at.caption)
+    assert "Scored with paper parity rules, necessity by the greedy method" in "\n".join(c.value for c in at.caption)
     at.radio(key="ins_mode").set_value("strict").run()
     assert at.radio(key="ins_necessity").value == "bipartite"  # the link's own choice comes back
     assert at.query_params["necessity"] == "bipartite" and at.query_params["mode"] == "strict"
@@ -190,7 +190,7 @@ def test_compare_two_engines_on_the_same_query(results):
     rep_b = answer_report(answers["second-zoo"], ScoreConfig("strict", "exact"), "recorded")
     # Second engine: 2 relevant statements, both cite; [1] fully supports the first, [2] supports nothing -> 50 %
     assert rep_b["metrics"]["citation_accuracy"]["display"] == 50.0
-    assert table.loc["Citation accuracy", "B: Second engine"] == "50.00 %"
+    assert table.loc["Citation accuracy", "B: Second engine"] == "50.00%"
     assert table.loc["Statements", "B: Second engine"] == "2"
     expected = compare_model.metrics_side_by_side(
         answer_report(answers["fig7"], ScoreConfig("strict", "exact"), "recorded"), rep_b, "Example engine", "Second engine")
@@ -221,7 +221,7 @@ def test_compare_explains_what_is_missing():
     assert "No query in eqa" in at.info[0].value
     at = _run(COMPARE, view="judges", dataset="eqa-mini")
     assert "Only the human judge" in at.info[0].value.replace("\\", "")
-    assert "python -m pipeline run --dataset eqa-mini --judge offline" in at.code[0].value
+    assert "aee run --dataset eqa-mini --judge offline" in at.code[0].value
     _assert_no_raw_missing(at)
 
 

@@ -127,7 +127,7 @@ def test_home_lists_dataset_engines_and_judge(app):
     at = _goto(app, "pages/home.py")
     text = _text(at)
     assert "fig7" in text and "Second engine" in text and "recorded" in text
-    assert "python -m pipeline run --dataset expertqa" in text
+    assert "aee run --dataset expertqa" in text
 
 
 # ---- scorecard ---------------------------------------------------------------------------------
@@ -271,7 +271,7 @@ def test_confidence_counts_and_published(app):
 
 def test_judges_without_agreement_says_what_to_run(app):
     at = _goto(app, "pages/judges.py")
-    assert "python -m pipeline judges evaluate" in _text(at)
+    assert "aee judges evaluate" in _text(at)
     assert "GPT-4o" in _text(at)
 
 

@@ -135,7 +135,7 @@ def test_judges_page_says_how_to_produce_check_results(tmp_path, monkeypatch):
     at = AppTest.from_file(JUDGES, default_timeout=60).run()
     assert not at.exception, at.exception
     assert any("No check results are saved yet" in i.body for i in at.info)
-    assert any(c.value == "python -m pipeline judges check --judge offline" for c in at.code)
+    assert any(c.value == "aee judges check --judge offline" for c in at.code)
 
 
 def test_rescore_second_opinion_side_by_side(fake_openai, monkeypatch):  # noqa: F811 - the fixture
@@ -173,7 +173,7 @@ def test_rescore_second_opinion_side_by_side(fake_openai, monkeypatch):  # noqa:
     assert all(not v.startswith("none") for v in support.iloc[:, 3])
     assert set(labels["differs"]) == {"≠ differs"}
     accuracy = metrics[metrics["metric"] == "Citation accuracy"].iloc[0]
-    assert accuracy.iloc[2] == "0.00 %" and accuracy["differs"] == "≠ differs"
+    assert accuracy.iloc[2] == "0.00%" and accuracy["differs"] == "≠ differs"
     served = len(fake_openai.chat_requests)
     at.button(key="rs_second_go").click().run()  # same input, same judge: from the session, no new request
     assert len(fake_openai.chat_requests) == served

@@ -314,7 +314,7 @@ def test_conflict_page_shows_a_probe_run(page, server, server_env):
     expect(main.locator(".js-plotly-plot")).to_have_count(2, timeout=30_000)  # effects and win-rates
     page.locator("[data-testid=stMain] .js-plotly-plot").first.scroll_into_view_if_needed()
     assert "relevance_prefix vs control" in main.locator(".js-plotly-plot").first.inner_text()
-    assert "First passage's side taken" in main.inner_text() and "100.0 %" in main.inner_text()
+    assert "First passage's side taken" in main.inner_text() and "100.0%" in main.inner_text()
     _no_error(page)
     _shot(page, "conflict-probe")
 

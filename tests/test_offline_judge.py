@@ -81,6 +81,23 @@ def test_golden_support_decisions(judge):
     assert json.loads(wrong_year.raw)["features"]["figure_match"] == 0.0
 
 
+@needs_model
+def test_swapped_rare_term_is_not_support(judge):
+    # a rare word where the source has another rare word of the same sort: a contradiction in embed
+    # mode (settled by the words' meaning); a common word in that place is a rewording
+    src = Source(1, "", "", "Bakers in the valley grind rye grain in stone mills. The bread keeps for a week.", True)
+    ans = Answer("a2", "engine", "What do the bakers grind?", "expertise", "text", (src,))
+    swapped, reworded = judge.support(ans, [Statement("a2", 0, "Bakers in the valley grind spelt grain in stone mills [1].", citations=(1,)),
+                                            Statement("a2", 1, "Bakers in the valley grind rye grain in stone workshops [1].", citations=(1,))], src)
+    raw = json.loads(swapped.raw)
+    assert swapped.label == "none" and "term: spelt where the source says rye" in raw["conflicts"]
+    assert raw["rule"] == "contradiction: not supported"
+    assert reworded.label == "full" and "conflicts" not in json.loads(reworded.raw)
+    lexical = OfflineJudge(use_embeddings=False)  # no word vectors: the candidate is left out
+    [v] = lexical.support(ans, [Statement("a2", 0, "Bakers in the valley grind spelt grain in stone mills [1].", citations=(1,))], src)
+    assert "conflicts" not in json.loads(v.raw)
+
+
 def test_lexical_fallback_mode():
     j = OfflineJudge(use_embeddings=False)
     good = _support(j, "The Eiffel Tower was completed in 1889 as the entrance arch to the World Fair held in Paris [1].")

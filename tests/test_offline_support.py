@@ -186,6 +186,58 @@ def test_clause_conflicts_not_found(statement, source):
     assert clause_conflicts(statement, [source]) == []
 
 
+def test_short_statement_is_also_read_whole():
+    # cut at its commas, each piece shares too few words with the source to be compared; read whole,
+    # the city after the shared words is a swapped name
+    statement = "The oldest bridge in the city, the Karlsbrug, crosses the Vltava."
+    source = "The oldest bridge in the city, the Karlsbrug, crosses the Elbe near the old market."
+    assert [c.kind for c in clause_conflicts(statement, [source])] == ["entity"]
+
+
+@pytest.mark.parametrize(
+    "statement, source, pair",
+    [
+        ("Most of the flour in the mill was ground from spelt grain.",
+         "Most of the flour in the mill was ground from rye grain.", ("spelt", "rye")),
+        # common words standing in for each other are candidates too; the caller settles them
+        ("The engineers generate heat with small burners.", "The engineers produce heat with small burners.",
+         ("generate", "produce")),
+    ],
+)
+def test_term_swap_candidates(statement, source, pair):
+    assert [(c.kind, c.pair) for c in clause_conflicts(statement, [source])] == [("term", pair)]
+
+
+@pytest.mark.parametrize(
+    "statement, source",
+    [
+        # the statement word occurs elsewhere in the source: not a stand-in
+        ("The mill ground spelt grain in winter.", "The mill ground rye grain in winter and spelt in summer."),
+        # two forms of one word
+        ("The council managed parks badly.", "The council's management parks badly."),
+        # a statement word added, none replaced
+        ("The mill ground fine rye grain.", "The mill ground rye grain."),
+    ],
+)
+def test_term_swap_not_a_candidate(statement, source):
+    assert [c for c in clause_conflicts(statement, [source]) if c.kind == "term"] == []
+
+
+def test_term_swaps_settled_by_rarity_and_meaning():
+    from pipeline.judges.offline_support import PairFeatures, TermSwap, settle_term_swaps, word_zipf
+
+    vectors = {"spelt": np.array([1.0, 0.0]), "rye": np.array([0.0, 1.0]),  # far apart
+               "generate": np.array([1.0, 0.0]), "produce": np.array([0.0, 1.0]),
+               "emmer": np.array([0.8, 0.6]), "einkorn": np.array([0.6, 0.8])}  # cosine 0.96: near
+    assert word_zipf("spelt") < 4 and word_zipf("rye") < 4 and word_zipf("produce") > 4
+    rows = [PairFeatures({}, "", term_swaps=(TermSwap("spelt", "rye", "term: spelt where the source says rye"),)),
+            PairFeatures({}, "", term_swaps=(TermSwap("generate", "produce", "term: generate ..."),)),
+            PairFeatures({}, "", ("figure: 3 (source: 4)",), term_swaps=(TermSwap("emmer", "einkorn", "term: emmer ..."),))]
+    settle_term_swaps(rows, lambda ws: {w: vectors[w] for w in ws})
+    # rare and far apart: a conflict; common words (a rewording) and near words: none
+    assert [r.conflicts for r in rows] == [("term: spelt where the source says rye",), (), ("figure: 3 (source: 4)",)]
+
+
 def test_contradiction_rule_holds_the_score_under_partial():
     assert apply_rules(0.97, ["negation: negated in one text only"], 0.4) == (0.4 - 1e-4, "contradiction: not supported")
     assert apply_rules(0.2, ["negation: negated in one text only"], 0.4) == (0.2, "")

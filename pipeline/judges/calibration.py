@@ -82,7 +82,7 @@ VERSION = "cal6"
 # check floor: their length priors turn short-sentence support into partial.
 GRID = [(w_unc, w_syn, free, l2) for w_unc, w_syn in ((1.0, 0.3), (0.3, 0.3), (0.3, 0.1))
         for free in (False, True) for l2 in (10.0, 1.0)]
-DECIDABLE_FLOOR = 146 / 155
+DECIDABLE_FLOOR = 0.95  # the target (offline-v2.1 with the cal6 parameters passes 149/155)
 
 EMBED_FEATURES = list(FEATURES_LEXICAL) + list(FEATURES_EMBED)
 LEXICAL_FEATURES = list(FEATURES_LEXICAL)

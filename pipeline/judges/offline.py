@@ -55,7 +55,7 @@ log = logging.getLogger(__name__)
 JUDGE_NAME = "offline"
 # v2: support judged by pipeline/judges/offline_support.py (aligned windows, figures as values,
 # contradiction rules, a sign-constrained model, a first pass for uncited pairs)
-PROMPT_VERSION = "offline-v2"
+PROMPT_VERSION = "offline-v2.1"  # v2.1: term swaps and short statements read whole (offline_align)
 LEXICAL_JUDGE_NAME = "offline:lexical"
 # Follows PROMPT_VERSION (the two share every rule) and never equals it, so their labels never mix.
 LEXICAL_PROMPT_VERSION = f"{PROMPT_VERSION}-lexical"

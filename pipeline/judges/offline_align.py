@@ -18,7 +18,12 @@ or a "fell" elsewhere on the page changes nothing. The pair conflicts when:
   the same place, right beside the same shared word, are two different names ("Louis Pasteur
   discovered" against "Alexander Fleming discovered"), or two capitalised words opening their clauses
   of which one is a name ("Croatia won" against "France won");
-- figure: in such a place the two sides hold figures of the same sort with different values.
+- figure: in such a place the two sides hold figures of the same sort with different values;
+- term (a candidate, settled by the caller): between two shared words the statement has exactly one
+  word, found nowhere in the source, where the source has another word beside the same shared word
+  ("the tracheal mite" against "the varroa mite", "metallic sodium builds" against "metallic lithium
+  builds"). Most such pairs are rewordings ("a big house" / "a large house"), so the caller keeps
+  only those whose two words are far apart in meaning (`offline_support.TERM_SWAP_MAX_COSINE`).
 
 A figure the statement states that occurs nowhere in the source while the best window has a figure of
 the same sort is a conflict too (`offline_numbers.conflicting_figures`, applied by the caller).
@@ -40,12 +45,16 @@ MIN_SHARED = 3  # words a statement clause and a source clause share, in order, 
 MIN_SHARE = 0.5  # ... and the share of the statement clause's words that is
 SWAP_SHARE = 0.65  # a swapped name or figure: (nearly) all the clause's other words match
 MAX_GAP = 6  # a longer stretch between shared words is another statement, not a changed word
+WHOLE_STATEMENT_WORDS = 12  # a statement of at most this many words is also compared as one clause
+MIN_TERM_CHARS = 3  # shorter words are not compared as swapped terms
+SAME_STEM_CHARS = 4  # two words opening with this many same letters are variants, not a swap
 
 
 @dataclass(frozen=True, slots=True)
 class Conflict:
-    kind: str  # "negation", "direction", "entity" or "figure"
+    kind: str  # "negation", "direction", "entity", "figure", or "term" (a candidate: see the module doc)
     detail: str
+    pair: tuple[str, ...] = ()  # for "term": the statement's word and the source's, as written
 
 
 @lru_cache(maxsize=50_000)
@@ -189,11 +198,24 @@ def _polarity_and_direction(gaps: list[Gap]) -> Conflict | None:
     return negation or direction
 
 
-def _swapped(gaps: list[Gap], content: list[Word], wide: Sequence[Word], want: set[str], names: set[str]) -> Conflict | None:
+def _term_candidate(x: Word, y: Word, stmt_side: list[Word], source_forms: frozenset[str], stmt_forms: set[str]) -> Conflict | None:
+    """A lower-case word standing in for another between two shared words (module doc: term)."""
+    if len(stmt_side) != 1 or x.figure is not None or y.figure is not None or x.form in source_forms:
+        return None
+    if y.form in stmt_forms or x.form in CUE_FORMS or y.form in CUE_FORMS or x.form[:1] in "^#" or y.form[:1] in "^#":
+        return None
+    if min(len(x.text), len(y.text)) < MIN_TERM_CHARS or x.form[:SAME_STEM_CHARS] == y.form[:SAME_STEM_CHARS]:
+        return None
+    return Conflict("term", f"{x.text} where the source says {y.text}", (x.text, y.text))
+
+
+def _swapped(gaps: list[Gap], content: list[Word], wide: Sequence[Word], want: set[str], names: set[str],
+             source_forms: frozenset[str]) -> Conflict | None:
     first_stmt = content[0] if content else None
     wide_content = _content(wide)
     first_src = wide_content[0] if wide_content else None
     last = len(gaps) - 1
+    candidate: Conflict | None = None
     for k, (gap_stmt, gap_src, inside) in enumerate(gaps):
         stmt_side = _content(gap_stmt)
         src_side = _content(gap_src)
@@ -217,17 +239,30 @@ def _swapped(gaps: list[Gap], content: list[Word], wide: Sequence[Word], want: s
                     found = _swap(x, y, opening, gap_has_name, want, names)
                     if found is not None:
                         return found
-    return None
+                    if candidate is None and inside and not (x.capital and y.capital):
+                        candidate = _term_candidate(x, y, stmt_side, source_forms, want)
+    return candidate  # a definite swap anywhere wins over a candidate
 
 
-def clause_conflicts(statement: str, sentences: Sequence[str]) -> list[Conflict]:
-    """Conflicts between the statement's clauses and the source clauses aligned with them (module doc)."""
+def clause_conflicts(statement: str, sentences: Sequence[str], source_forms: frozenset[str] | None = None) -> list[Conflict]:
+    """Conflicts between the statement's clauses and the source clauses aligned with them (module doc).
+    `source_forms`: every word form of the whole source (a swapped term must occur nowhere in it);
+    by default those of `sentences`."""
+    if source_forms is None:
+        source_forms = frozenset(w.form for sentence in sentences for w in words(sentence))
     out: list[Conflict] = []
     # a word written as a name anywhere in either text is a name where it opens a sentence too
     names = {w.form for w in words(statement) if w.name}
     for sentence in sentences:
         names.update(w.form for w in words(sentence) if w.name)
-    for clause in statement_clauses(statement):
+    parts = statement_clauses(statement)
+    whole = tuple(w for ws in clause_words(statement) for w in ws)
+    if len(parts) > 1 and len(_content(whole)) <= WHOLE_STATEMENT_WORDS:
+        # a short statement is also read as one clause: cut at its commas, an appositive leaves
+        # each piece too few shared words to be compared ("The tallest building, the Burj
+        # Khalifa, is in Abu Dhabi" against "..., the Burj Khalifa, is in Dubai")
+        parts = [*parts, whole]
+    for clause in parts:
         content = _content(clause)
         want = {w.form for w in content}
         _, _, wide = best_run(clause, sentences)
@@ -238,7 +273,7 @@ def clause_conflicts(statement: str, sentences: Sequence[str]) -> list[Conflict]
         if found is not None:
             out.append(found)
         if shared >= SWAP_SHARE * (len(want) - 1):
-            swapped = _swapped(gaps, content, wide, want, names)
+            swapped = _swapped(gaps, content, wide, want, names, source_forms)
             if swapped is not None:
                 out.append(swapped)
-    return out
+    return list(dict.fromkeys(out))  # the whole statement may find what one of its clauses found

@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -119,6 +119,7 @@ class PairFeatures:
     missing_part: str = ""  # a part of the statement its cited sources do not state (at most partial)
     note: str = ""  # why the pair was ruled out early, or what was dropped from the source
     ruled_out: bool = False
+    term_swaps: tuple[TermSwap, ...] = ()  # candidates, settled into `conflicts` in embed mode
 
 
 # --------------------------------------------------------------------------------------------
@@ -307,17 +308,70 @@ def context_features(st: StatementWords, p: PairInput) -> dict[str, float]:
             "src_len": math.log1p(len(p.source))}
 
 
-def conflicts(st: StatementWords, idx: SourceIndex, window: tuple[int, int], top: list[int], in_sentence: float) -> list[str]:
-    """Contradictions between the statement and the source (see `offline_align`), as short reasons.
+def conflicts(st: StatementWords, idx: SourceIndex, window: tuple[int, int], top: list[int],
+              in_sentence: float) -> tuple[list[str], list[TermSwap]]:
+    """Contradictions between the statement and the source (see `offline_align`), as short reasons,
+    and the swapped-term candidates still to be settled by their words' meaning (`settle_term_swaps`).
     The clause checks need a sentence sharing MIN_SHARED_FOR_CHECKS words; a figure the source
     states otherwise is checked whatever the overlap (a short statement may be little more than it)."""
     out: list[str] = []
+    terms: list[TermSwap] = []
     if in_sentence * len(st.forms) >= MIN_SHARED_FOR_CHECKS:
         sentences = [idx.sentences[i] for i in top[:TOP_SENTENCES]]
-        out += [f"{c.kind}: {c.detail}" for c in clause_conflicts(st.text, sentences)]
+        for c in clause_conflicts(st.text, sentences, idx.all_forms):
+            if c.kind == "term":
+                terms.append(TermSwap(c.pair[0], c.pair[1], f"{c.kind}: {c.detail}"))
+            else:
+                out.append(f"{c.kind}: {c.detail}")
     window_figures = tuple(f for figs in idx.sentence_figures[window[0] : window[1]] for f in figs)
     out += [f"figure: {c}" for c in conflicting_figures(st.figures, idx.figures, window_figures)]
-    return list(dict.fromkeys(out))
+    return list(dict.fromkeys(out)), terms
+
+
+class TermSwap(NamedTuple):
+    """A statement word standing where the source has another (offline_align, kind "term")."""
+
+    ours: str
+    theirs: str
+    reason: str
+
+
+# A candidate term swap is a conflict when the two words are far apart in meaning and one of them is
+# a specific term. Far apart: MiniLM vectors less similar than TERM_SWAP_MAX_COSINE. On word pairs
+# written for it (not the check cases), 18 of 19 synonym pairs ("big"/"large", "buy"/"purchase",
+# "study"/"research") lie above 0.5 - the one below, "rise"/"increase", is one form already - while
+# far kinds of one sort ("heart"/"lung", "bus"/"train", "sodium"/"lithium") lie below; near kinds
+# ("cat"/"dog", "Monday"/"Tuesday") lie above and are missed. Specific: rarer than 10 per million
+# words of English (Zipf frequency below 4, wordfreq), the usual line for a low-frequency word;
+# common words trade places in ordinary rewording ("generate heat" / "produce heat", "large areas"
+# / "large-scale"), names of substances, species and diseases do not.
+TERM_SWAP_MAX_COSINE = 0.5
+TERM_SWAP_MAX_ZIPF = 4.0
+
+
+@lru_cache(maxsize=20_000)
+def word_zipf(word: str) -> float:
+    """How common an English word is: log10 of its count per billion words (0 when unknown)."""
+    from wordfreq import zipf_frequency  # loads its tables on first use
+
+    return float(zipf_frequency(word, "en"))
+
+
+def settle_term_swaps(rows: Sequence[PairFeatures], vectors: Callable[[Sequence[str]], dict[str, np.ndarray]]) -> None:
+    """Turn each row's term-swap candidates into conflicts where the two words are far apart in
+    meaning and one is a specific term (`TERM_SWAP_MAX_COSINE`, `TERM_SWAP_MAX_ZIPF`); `vectors`
+    gives unit vectors for words. Needs the embedding
+    model: the lexical-only mode leaves them out."""
+    wanted = list(dict.fromkeys(w for r in rows for t in r.term_swaps for w in (t.ours, t.theirs)))
+    if not wanted:
+        return
+    vecs = vectors(wanted)
+    for r in rows:
+        found = [t.reason for t in r.term_swaps
+                 if max(word_zipf(t.ours), word_zipf(t.theirs)) < TERM_SWAP_MAX_ZIPF
+                 and float(vecs[t.ours] @ vecs[t.theirs]) < TERM_SWAP_MAX_COSINE]
+        if found:
+            r.conflicts = tuple(dict.fromkeys((*r.conflicts, *found)))
 
 
 _PART_SPLIT_RE = re.compile(r",\s+|;\s*|:\s+|\s+[\u2013\u2014-]\s+|\s+(?:and|but|while|whereas|although|though)\s+", re.I)
@@ -494,7 +548,7 @@ class FeatureBuilder:
             pending_short = embedding.embed_async(short) if short else None
         texts = list(dict.fromkeys(p.source for p in pairs))
         indexes = {t: self.index(t) for t in texts}
-        memo: dict[tuple[str, str], tuple[dict[str, float], tuple[int, int], list[str], str, bool]] = {}
+        memo: dict[tuple[str, str], tuple[dict[str, float], tuple[int, int], list[str], str, list[TermSwap]]] = {}
         rows: list[PairFeatures] = []
         passages: list[str] = []
         for p in pairs:
@@ -508,10 +562,10 @@ class FeatureBuilder:
             key = (p.statement, p.source)
             if key not in memo:
                 f, window, top = lexical_features(st, idx)
-                found = conflicts(st, idx, window, top, f["recall_sent"])
+                found, terms = conflicts(st, idx, window, top, f["recall_sent"])
                 note = f"{idx.dropped} sentence(s) addressing a model left out of the source" if idx.dropped else ""
-                memo[key] = (f, window, found, note, False)
-            f, window, found, note, _ = memo[key]
+                memo[key] = (f, window, found, note, terms)
+            f, window, found, note, terms = memo[key]
             f = dict(f)
             # a statement citing several sources is read against all of them together; against a
             # source it does not cite, only that source counts
@@ -525,7 +579,7 @@ class FeatureBuilder:
                 # of the statement's words in one window) before it can be full support, so judging
                 # with or without the first pass gives the same full labels
                 missing = f"{1 - f['recall_win']:.0%} of the statement's words (uncited source)"
-            rows.append(PairFeatures(f, evidence, tuple(found), missing, note))
+            rows.append(PairFeatures(f, evidence, tuple(found), missing, note, term_swaps=tuple(terms)))
             passages.append(passage_for(idx, window))
         if mode == "embed":
             self._embed_features(pairs, rows, passages, short, pending_short)
@@ -546,3 +600,4 @@ class FeatureBuilder:
             s_vec, p_vec, q_vec = vecs.get(p.statement), p_vecs.get(passage), vecs.get(p.question)
             row.features["cos_pass"] = float(s_vec @ p_vec) if s_vec is not None and p_vec is not None else 0.0
             row.features["q_pass"] = float(q_vec @ p_vec) if q_vec is not None and p_vec is not None else 0.0
+        settle_term_swaps(rows, lambda ws: dict(zip(ws, embedding.embed(ws))))

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from pipeline.judges.offline_numbers import MAX_TEXT_CHARS, Figure, figure_token, figures
@@ -227,6 +227,7 @@ class Word:
     name: bool  # written with a capital where a common word would not be (see `words`)
     figure: Figure | None = None
     capital: bool = False  # written with a capital (names, and any word opening a sentence)
+    text: str = field(default="", compare=False)  # as written, lower-cased (for the term-swap check's embeddings)
 
 
 def _phrase(m: re.Match[str]) -> str:
@@ -284,7 +285,7 @@ def words(text: str) -> tuple[Word, ...]:
             prev_end = found[k - 1][0] + len(found[k - 1][1]) if k else 0
             first = k == 0 or bisect.bisect_right(ends, start) > bisect.bisect_right(ends, prev_end)
             name = (len(raw) >= 2 and raw.isupper()) or not first or _initial_name(text, start + len(raw), raw)
-        out.append((start, Word(form, name, None, capital)))
+        out.append((start, Word(form, name, None, capital, low)))
     if taken:
         out.sort(key=lambda x: x[0])
     return tuple(w for _, w in out)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pipeline.metrics import aee, attribution, correctness, liu, source_stance  # noqa: F401  (importing registers the metrics)
-from pipeline.metrics.context import MODES, PARITY_NECESSITY, ScoreConfig, ScoringContext, effective_necessity
+from pipeline.metrics.context import MODE_LABELS, MODES, PARITY_NECESSITY, ScoreConfig, ScoringContext, effective_necessity
 from pipeline.metrics.necessity import NECESSITY_METHODS
 from pipeline.metrics.registry import GROUP_ORDER, METRICS, RATING_COLOURS, RATING_SYMBOLS, MetricInfo
 from pipeline.records import AnnotatedAnswer, MetricResult
@@ -15,6 +15,7 @@ __all__ = [
     "RATING_COLOURS",
     "MetricInfo",
     "ScoreConfig",
+    "MODE_LABELS",
     "MODES",
     "NECESSITY_METHODS",
     "PARITY_NECESSITY",

@@ -13,6 +13,7 @@ from pipeline.records import AnnotatedAnswer, Statement
 from pipeline.text import all_cited_indexes
 
 MODES: tuple[str, ...] = ("strict", "parity")  # the two rule sets (docs/design/decisions.md)
+MODE_LABELS: dict[str, str] = {"strict": "Strict", "parity": "Paper parity"}  # as every page names them
 PARITY_NECESSITY = "greedy"  # the released notebook's set cover; parity always uses it
 
 
