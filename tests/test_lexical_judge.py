@@ -47,7 +47,7 @@ def test_the_factory_builds_it_under_its_own_name_and_prompt_version():
     offline = get_judge("offline", cache=False)
     assert type(judge) is LexicalOfflineJudge and isinstance(judge, OfflineJudge)
     assert judge.name == "offline:lexical" and offline.name == "offline"
-    # the offline judge's rule version with "-lexical": "offline-v2-lexical+cal6+cues-v2" beside "offline-v2+cal6+cues-v2"
+    # the offline judge's rule version with "-lexical": "offline-v2.1-lexical+cal6+cues-v2" beside "offline-v2.1+cal6+cues-v2"
     assert judge.prompt_version == offline.prompt_version.replace("+", "-lexical+", 1) != offline.prompt_version
     assert judge.prompt_version.endswith(f"-lexical+{PARAMS['version']}+cues-v2")
     assert judge.mode == "lexical" and offline.mode == "embed"  # forced, although the embedding model is here
@@ -149,10 +149,10 @@ def test_its_agreement_with_the_experts_on_rand_val_is_the_calibrations_record()
     report = evaluate_support(get_judge("offline:lexical", cache=False), answers)
     s = report["support"]
     assert s["n"] == 803 and s["in_calibration"] == 0
-    # what `aee judges calibrate` measured for the lexical model on the same held-out pairs (0.60144;
-    # the judge's own run differs in the fifth decimal: 0.60149)
-    assert s["auc"] == pytest.approx(PARAMS["lexical"]["rand_val"]["auc"], abs=1e-4)
-    assert round(s["auc"], 3) == 0.601 and round(s["balanced_accuracy"], 3) == 0.559
+    # what `aee judges calibrate` measured for the lexical model on the same held-out pairs (0.6014,
+    # with the offline-v2 rules; the offline-v2.1 rules read short statements whole: 0.6004)
+    assert s["auc"] == pytest.approx(PARAMS["lexical"]["rand_val"]["auc"], abs=2e-3)
+    assert round(s["auc"], 3) == 0.600 and round(s["balanced_accuracy"], 3) == 0.558
     assert report["judge"] == "offline:lexical" and report["calibration"]["cv_auc"] == 0.6054
 
 
