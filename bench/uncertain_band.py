@@ -1,8 +1,8 @@
-"""How wide the offline judge's uncertain band should be, measured on held-out ExpertQA pairs.
+"""How wide the offline judges' uncertain band should be, measured on held-out ExpertQA pairs.
 
-    .venv/bin/python bench/uncertain_band.py [--split rand_val] [--json]
+    .venv/bin/python bench/uncertain_band.py [--judge offline|offline:lexical] [--split rand_val] [--json]
 
-For every expert-labelled (claim, source) pair of the split, the offline judge's score is compared
+For every expert-labelled (claim, source) pair of the split, the judge's score is compared
 with the experts' "Complete" label, as `aee judges evaluate` does. For a range of margins around
 the judge's full threshold, it prints how many pairs fall inside the band (threshold - margin <=
 score < threshold + margin) and how often the full / not-full decision agrees with the experts
@@ -26,6 +26,8 @@ MARGINS = (0.025, 0.05, 0.075, 0.1, 0.15)
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--judge", default="offline", choices=("offline", "offline:lexical"),
+                        help="the offline judge or its lexical-only variant (each with its own thresholds)")
     parser.add_argument("--split", default="rand_val")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -33,7 +35,7 @@ def main() -> None:
     if path is None:
         raise SystemExit("error: ExpertQA not found (see docs/data)")
     answers = [a for a in load_expertqa(path) if a.answer.meta.get("split") == args.split]
-    judge = get_judge("offline", cache=False)
+    judge = get_judge(args.judge, cache=False)
     judge.prefetch(answers)
     scores, gold = [], []
     by_pair = {}
@@ -47,7 +49,7 @@ def main() -> None:
             if v is not None and v.score is not None:
                 scores.append(float(v.score))
                 gold.append(raw == "Complete")
-    band = support_band("offline")
+    band = support_band(args.judge)
     assert band is not None
     t_full = max(band.thresholds)
     rows = []
@@ -68,10 +70,10 @@ def main() -> None:
         rings.append({"distance": f"{lo:.3f}-{hi:.3f}", "pairs": len(hits),
                       "accuracy": sum(hits) / len(hits) if hits else None})
     if args.json:
-        print(json.dumps({"split": args.split, "pairs": len(scores), "threshold_full": t_full,
+        print(json.dumps({"judge": args.judge, "split": args.split, "pairs": len(scores), "threshold_full": t_full,
                           "band_margin": band.margin, "rows": rows, "rings": rings}, indent=1))
         return
-    print(f"{args.split}: {len(scores)} pairs; full threshold {t_full:.3f}; band margin in use {band.margin}")
+    print(f"{args.judge} on {args.split}: {len(scores)} pairs; full threshold {t_full:.3f}; band margin in use {band.margin}")
     print(f"{'margin':>7} {'inside':>7} {'share':>6} {'acc in':>7} {'acc out':>8}")
     fmt = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731
     for r in rows:

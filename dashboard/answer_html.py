@@ -20,13 +20,14 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from dashboard import answer_model
-from dashboard.answer_view import CELL_CITATION, CELL_SUPPORT, matrix_cells, matrix_key
+from dashboard.answer_view import CELL_CITATION, CELL_SUPPORT, UNCERTAIN_CODE, matrix_cells, matrix_key, support_cell_texts
 from pipeline import __version__
-from pipeline.judges import JUDGES, carries_labels
+from pipeline.judges import JUDGES, carries_labels, registry_entry
 from pipeline.metrics import MODE_LABELS
 from pipeline.records import AnnotatedAnswer
 from pipeline.store import judge_dirname
 
+CHIP_UNCERTAIN = "uncertain support label: the judge's score is close to its cut point"
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none'; form-action 'none'"
 MAX_EXCERPT = 600
 
@@ -49,6 +50,8 @@ text-decoration:line-through}.c-dangling{border:2px dotted #cf222e;font-style:it
 .s3{background:#8fd19e}.s2{background:#ffe08a}.s1{background:#e9ecef}.s0{background:#fff}
 blockquote{margin:4px 0;padding:4px 8px;border-left:3px solid #d0d7de;background:#f6f8fa;white-space:pre-wrap}
 .url{word-break:break-all;font-size:.9em}.small{font-size:.85em;color:#57606a}
+.cite.unc{background:#efe6fd;outline:1px dotted #803df5;outline-offset:1px}.unc-mark{font-weight:700;color:#6d28d9;
+margin-left:1px}.s4{background:#d0bfff}.uncertain{color:#6d28d9}.uncertain b{color:#6d28d9}
 """
 
 
@@ -130,7 +133,9 @@ def reliability_lines(judge: str, agreement: pd.DataFrame | None = None, checks:
     """Plain sentences on how far this judge's labels can be trusted: what kind of judge it is, its
     measured agreement with the ExpertQA experts, and its behavioural-check pass rates."""
     base = judge.partition(":")[0]
-    info = JUDGES.get(base) or JUDGES.get(base.partition("_")[0])  # "openai_gpt-4o" is a results folder name
+    info = (registry_entry(judge)  # a judge id ("offline:lexical", "openai:gpt-4o"), else a results folder name
+            or next((i for i in JUDGES.values() if judge_dirname(i.name) == judge), None)  # "offline_lexical"
+            or JUDGES.get(base.partition("_")[0]))  # "openai_gpt-4o"
     # registry descriptions are written for markdown pages: here they are plain sentences
     lines = [info.description.replace("`", "") if info else f"Judge {judge} (not in the registry)."]
     if carries_labels(judge):
@@ -187,7 +192,10 @@ def _answer_html(data: Mapping[str, Any]) -> str:
             continue
         inner = []
         for p in b.get("parts", []):
-            if p["t"] == "cite":
+            if p["t"] == "cite" and p.get("unc"):  # an uncertain support verdict: its own mark and colour
+                inner.append(f'<span class="cite c-{_e(p["cls"])} unc" title="{_e(CHIP_UNCERTAIN)}">[{_e(p["src"])}]'
+                             f'<span class="unc-mark">{_e(answer_model.UNCERTAIN_MARK)}</span></span>')
+            elif p["t"] == "cite":
                 inner.append(f'<span class="cite c-{_e(p["cls"])}">[{_e(p["src"])}]</span>')
             else:
                 inner.append(_e(p["s"]))
@@ -217,7 +225,9 @@ def _statements_html(annotated: AnnotatedAnswer, rep: dict, data: Mapping[str, A
             evidence = f"<blockquote>{_e(v['evidence'])}</blockquote>" if v["evidence"] else ""
             raw = (f"<details><summary>raw judge output</summary><pre>{_e(v['raw'])}</pre></details>"
                    if v["raw"] else "")
-            verdicts.append(f"<div>[{_e(src)}] <b>{_e(v['label'])}</b>{_e(score)}{evidence}{raw}</div>")
+            uncertain = (f'<div class="uncertain"><span class="unc-mark">{_e(answer_model.UNCERTAIN_MARK)}</span> '
+                         f"{_e(v['uncertain_note'])}</div>" if v.get("uncertain") else "")
+            verdicts.append(f"<div>[{_e(src)}] <b>{_e(v['label'])}</b>{_e(score)}{uncertain}{evidence}{raw}</div>")
         for d in s["dangling"]:
             verdicts.append(f"<div>[{_e(d)}] matches no listed source</div>")
         stance = s["stance"] or ""
@@ -234,14 +244,19 @@ def _matrices_html(rep: dict) -> str:
         return "<p>No relevant statement or no usable source: the matrices are empty.</p>"
     texts = {s["index"]: s["text"] for s in rep["statements"]}
     cit, sup = matrix_cells(rep)
+    # as in the inspector: an uncertain support verdict keeps its label's symbol, followed by ≈, on violet
+    sup_codes, sup_texts = support_cell_texts(rep, sup)
+    cit_texts = [[CELL_CITATION[code][0] for code in row] for row in cit]
     out = []
-    for title, codes, table, prefix in (("Citations: what the answer cites", cit, CELL_CITATION, "m"),
-                                        ("Support: what the judge found", sup, CELL_SUPPORT, "s")):
+    for title, codes, symbols, names, table, prefix in (
+            ("Citations: what the answer cites", cit, cit_texts, cit, CELL_CITATION, "m"),
+            ("Support: what the judge found", sup_codes, sup_texts, sup, CELL_SUPPORT, "s")):
         head = "<th>statement</th>" + "".join(f"<th>[{_e(c)}]</th>" for c in cols)
         body = []
         for i, r in enumerate(rows):
-            cells = "".join(f'<td class="{prefix}{code}" title="{_e(table[code][1])}">{_e(table[code][0])}</td>'
-                            for code in codes[i])
+            cells = "".join(
+                f'<td class="{prefix}{code}" title="{_e(_cell_title(table, names[i][j], code))}">{_e(symbols[i][j])}</td>'
+                for j, code in enumerate(codes[i]))
             body.append(f'<tr><th class="row">S{r + 1} {_e(texts.get(r, ""))}</th>{cells}</tr>')
         out.append(f"<h3>{_e(title)}</h3><table class=\"matrix\"><thead><tr>{head}</tr></thead>"
                    f"<tbody>{''.join(body)}</tbody></table>")
@@ -250,6 +265,22 @@ def _matrices_html(rep: dict) -> str:
     out.append(f"<p>Minimum set of sources that together support every supported statement "
                f"({_e(rep['necessity'])} method): {_e(nec)}.</p>")
     return "".join(out)
+
+
+def _cell_title(table: Mapping[int, tuple[str, str, str]], label_code: int, shown_code: int) -> str:
+    """A matrix cell's tooltip: what its label means, and that it is uncertain when it is."""
+    name = table[label_code][1]
+    return f"{name}; {CELL_SUPPORT[UNCERTAIN_CODE][1]}" if table is CELL_SUPPORT and shown_code == UNCERTAIN_CODE else name
+
+
+def _uncertain_html(rep: dict) -> str:
+    """The uncertain support labels, counted apart from the flags (a limit of the judge, not a
+    problem of the answer), with the pairs they are on; "" when there is none."""
+    headline, pairs = answer_model.uncertain_summary(rep)
+    if not headline:
+        return ""
+    return (f'<p class="uncertain"><b>{_e(headline)}</b> (the judge\'s score is close to its cut point, where its '
+            f"labels are least reliable; read the source before relying on them): {_e(pairs)}</p>")
 
 
 def _sources_html(annotated: AnnotatedAnswer, data: Mapping[str, Any]) -> str:
@@ -284,6 +315,8 @@ def answer_report_html(annotated: AnnotatedAnswer, rep: dict, source_rows: list[
     banner = ('<p class="banner">Illustrative data: invented engines and answers for teaching. '
               "Its numbers say nothing about any real product.</p>") if illustrative else ""
     legend = " · ".join(f"{data['status_symbols'][k]} {data['status_labels'][k]}" for k in data["status_labels"])
+    uncertain_key = (f' <span class="cite unc"><span class="unc-mark">{_e(answer_model.UNCERTAIN_MARK)}</span></span> '
+                     f'<span class="uncertain">{_e(answer_model.UNCERTAIN_LABEL)}.</span>' if data["uncertain_count"] else "")
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -302,13 +335,14 @@ def answer_report_html(annotated: AnnotatedAnswer, rep: dict, source_rows: list[
         "<ul>" + "".join(f"<li>{_e(line)}</li>" for line in reliability) + "</ul>",
         "<h2>Answer</h2>",
         f"<p class=small>{_e(legend)}. Markers: solid border = the source supports the statement, dashed = partly, "
-        "struck through = does not, dotted = no verdict or no such source.</p>",
+        f"struck through = does not, dotted = no verdict or no such source.{uncertain_key}</p>",
         _answer_html(data),
         "<h2>Statements and verdicts</h2>",
         _statements_html(annotated, rep, data),
         "<h2>Flags</h2>",
         _table(["kind", "where", "message"], [(f["kind"], f["where"], f["message"]) for f in flags])
         if flags else "<p>No dangling citations, dead, duplicate or injection-flagged sources.</p>",
+        _uncertain_html(rep),
         "<h2>Metrics for this answer</h2>",
         "<p class=small>n/a: the metric cannot be scored for this answer; the note says why. Ratings use the "
         "published thresholds: ▲ acceptable, ● borderline, ▼ problematic.</p>",

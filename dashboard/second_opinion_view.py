@@ -1,7 +1,8 @@
 """Re-score's second opinion: the same pasted answer under another judge, shown beside the first.
 
-Which judges can give one here (`judge_choices`: offline always; nli, minicheck and openai only
-when configured, otherwise one line saying why), running it (the pipeline's `annotate_answer`,
+Which judges can give one here (`judge_choices`: offline and offline:lexical always, as they need
+nothing; nli, minicheck and openai only when configured, otherwise one line saying why), running it
+(the pipeline's `annotate_answer`,
 cached per answer and judge in the session, a bounded number kept), and the side-by-side tables
 (`pipeline.second_opinion.compare_judges` computes every number; this module lays them out).
 """
@@ -17,12 +18,14 @@ import streamlit as st
 from dashboard.answer_model import md_text, metric_value_text
 from dashboard.render import md_escape
 from pipeline.annotate import annotate_answer
-from pipeline.judges import JudgeError, get_judge
+from pipeline.judges import JUDGES, JudgeError, get_judge, registry_entry
 from pipeline.metrics import ScoreConfig
 from pipeline.records import AnnotatedAnswer
 from pipeline.second_opinion import compare_judges
 
-CANDIDATES = ("offline", "nli", "minicheck", "openai")
+# Registry names, in the order offered: the two that need nothing first, so that on a fresh clone
+# the other one of them is the default choice and a second opinion is one click away.
+CANDIDATES = ("offline", "offline:lexical", "nli", "minicheck", "openai")
 KEEP = 6  # second opinions kept per session (each holds one labelled answer)
 STATE = "rs_second"
 
@@ -47,11 +50,17 @@ def judge_name(base: str) -> str:
     return base
 
 
+def is_first_judge(candidate: str, first: str) -> bool:
+    """True when a candidate is the judge that gave the first labels: the same registered name, or
+    the backend of a name with an argument ("openai:gpt-4o" is the `openai` candidate)."""
+    return candidate == first or (first not in JUDGES and candidate == first.partition(":")[0])
+
+
 def judge_choices(first: str) -> list[tuple[str, str]]:
     """(candidate, "" when usable here else the reason in one line), the first judge left out."""
     out = []
     for base in CANDIDATES:
-        if base == first.partition(":")[0]:
+        if is_first_judge(base, first):
             continue
         if base == "nli" and not os.environ.get("AEE_NLI_MODEL", "").strip():
             out.append((base, "set AEE_NLI_MODEL to a Hugging Face entailment model id or folder (docs/judges/nli.md)"))
@@ -82,6 +91,22 @@ def run_second_opinion(parsed: AnnotatedAnswer, base: str) -> None:
         store[key] = {"error": f"{base} judge: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"}
     while len(store) > KEEP:
         store.pop(next(iter(store)))
+
+
+def description(name: str) -> str:
+    """The registry's description of a candidate, as plain text for a caption."""
+    info = registry_entry(name)
+    return info.description.replace("`", "") if info else ""
+
+
+def shared_rules_note(first: str, second: str) -> str:
+    """One sentence when both judges label relevance, stance and confidence with the offline judge's
+    rules: then only support labels, and the metrics built on them, can differ ("" otherwise)."""
+    one, two = registry_entry(first), registry_entry(second)
+    if one is None or two is None or not (one.offline_rules and two.offline_rules):
+        return ""
+    return ("Both judges label relevance, stance and confidence with the same offline rules, so those labels "
+            "agree by construction: only support labels, and the metrics built on them, can differ.")
 
 
 def _value(value: float | None, unit: str, reason: str) -> str:
@@ -124,6 +149,9 @@ def show_second_opinion(first: AnnotatedAnswer, first_judge: str, config: ScoreC
     st.caption(f"{diff['metrics_differing']} of {len(diff['metrics'])} metrics and {diff['labels_differing']} of "
                f"{len(diff['labels'])} labels differ between the two judges (≠, tinted). Difference = "
                f"{md_escape(b)} minus {md_escape(a)}.")
+    note = shared_rules_note(a, b)
+    if note:
+        st.caption(note)
     rows = [{"metric": m["label"], a: _value(m["first"], m["unit"], m["first_reason"]),
              b: _value(m["second"], m["unit"], m["second_reason"]),
              "difference": _difference(m["difference"], m["unit"]), "differs": "≠ differs" if m["differs"] else "same"}

@@ -8,7 +8,7 @@ import streamlit as st
 from dashboard import data
 from dashboard.render import ensure_router, link_to_page, md_escape, md_with_code, no_results_message
 from pipeline.importers import known_datasets
-from pipeline.judges import JUDGES
+from pipeline.judges import registry_entry
 
 ensure_router()
 st.title("Answer-engine audit")
@@ -65,7 +65,7 @@ for name in names:
         st.dataframe(counts.rename(columns={"debate": "debate queries", "expertise": "expertise queries"}),
                      hide_index=True, width="stretch")
         for judge in data.judges(name):
-            info = JUDGES.get(judge.split(":")[0])
+            info = registry_entry(judge)
             made = data.manifest(name, judge).get("created", "unknown time")
             st.caption(f"Judge **{md_escape(judge)}**: {md_escape(info.description if info else 'custom judge')} "
                        f"Results written {md_escape(made)}.")

@@ -131,14 +131,16 @@ else:
 
 st.subheader("Uncertain labels")
 st.caption("A support verdict whose score sits close to one of the judge's cut points (between full and partial, "
-           "or partial and none) is marked ≈ uncertain in the inspector and on Re-score, and counted in the Flags. "
-           "Judges without a score (LLM labels, recorded and expert labels) have no such band.")
+           "or partial and none) is marked ≈ uncertain in the inspector, on Re-score and in the downloadable answer "
+           "report, and counted apart from the Flags. Each offline judge's band sits around its own calibrated cut "
+           "points. Judges without a score (LLM labels, recorded and expert labels) have no such band.")
 band_rows = []
 for name in SCORED_JUDGES:
     band = support_band(name)
     if band is not None:
-        band_rows.append({"judge": name, "uncertain band": band.text() + (" (the judge's recorded thresholds when set)"
-                                                                           if name != "offline" else ""),
+        # the offline judges' cut points come from their calibrated parameters; nli and minicheck may be configured
+        recorded = "" if name.startswith("offline") else " (the judge's recorded thresholds when set)"
+        band_rows.append({"judge": name, "uncertain band": band.text() + recorded,
                           "how it was chosen": band.how()})
 st.table(pd.DataFrame(band_rows), hide_index=True)  # a table wraps the long sentences a dataframe cuts off
 

@@ -26,6 +26,8 @@ from pipeline.scoring import answer_report
 
 MAX_SOURCES = 20
 OFFLINE, LLM = "Offline judge (no network, a few seconds)", "LLM judge (OpenAI-compatible endpoint)"
+LEXICAL = "Offline judge, lexical-only support (offline:lexical)"
+JUDGE_NAMES = {OFFLINE: "offline", LLM: "openai", LEXICAL: "offline:lexical"}  # radio choice -> registry name
 FIELD_NAMES = {"answer": "Answer", "query": "Query", "engine": "Engine", "query_type": "Query type",
                "sources": "Sources", "answer_id": "Answer"}
 INPUT_KEYS = ("rs_engine", "rs_query", "rs_qtype", "rs_answer", "rs_n", "rs_fetch", "rs_judge")
@@ -46,8 +48,9 @@ def _examples(path: str, mtime: float) -> list[dict]:
 
 
 @st.cache_resource(show_spinner=False)
-def _offline_judge():
-    return get_judge("offline")
+def _offline_judge(name: str = "offline"):
+    """A judge that needs nothing (`offline`, `offline:lexical`), built once per session server."""
+    return get_judge(name)
 
 
 def _keep_inputs() -> None:
@@ -198,6 +201,7 @@ def _score() -> None:
         st.session_state["rs_error"] = f"{_field_name(exc)}: {str(exc).split(': ', 1)[-1]}"
         return
     use_llm = st.session_state.get("rs_judge") == LLM
+    judge_name = JUDGE_NAMES.get(st.session_state.get("rs_judge") or OFFLINE, "offline")
     with st.status("Scoring the answer…", expanded=True) as status:
         notes = _fetch_missing(obj, status) if st.session_state.get("rs_fetch") else []
         for note in notes:
@@ -210,7 +214,7 @@ def _score() -> None:
             return
         status.update(label="Loading the judge…")
         try:
-            judge = get_judge("openai") if use_llm else _offline_judge()
+            judge = get_judge("openai") if use_llm else _offline_judge(judge_name)
         except JudgeError as exc:
             st.session_state["rs_error"] = f"Judge: {exc}"
             status.update(label="No judge available", state="error")
@@ -288,8 +292,10 @@ for k in range(int(st.session_state.get("rs_n") or 1)):
         st.text_area(f"[{k + 1}] Text of the source (leave empty to fetch it from the URL)", key=f"rs_src_text_{k}", height=90)
 st.checkbox("Fetch the page for sources that have a URL but no text", key="rs_fetch",
             help="Uses the project's safe fetcher (public http(s) pages only). Without network, such sources count as dead.")
-st.radio("Judge", [OFFLINE, LLM], key="rs_judge", horizontal=True,
-         help="The LLM judge reads its endpoint, model and key from the environment or .streamlit/secrets.toml.")
+st.radio("Judge", [OFFLINE, LLM, LEXICAL], key="rs_judge", horizontal=True,
+         help="The LLM judge reads its endpoint, model and key from the environment or .streamlit/secrets.toml. "
+              "offline:lexical is the offline judge with its lexical-only support model (no embedding model); "
+              "its relevance, stance and confidence rules are the offline judge's.")
 _keep_inputs()
 if st.button("Score", type="primary", key="rs_score"):
     _score()
@@ -326,6 +332,7 @@ if result:
     if usable and result.get("parsed") is not None:
         j1, j2 = st.columns([2, 1], vertical_alignment="bottom")
         other = j1.selectbox("Second judge", usable, key="rs_second_judge")
+        st.caption(answer_model.md_text(f"{other}: {second_opinion_view.description(other)}", limit=500))
         if j2.button("Get a second opinion", key="rs_second_go", width="stretch"):
             second_opinion_view.run_second_opinion(result["parsed"], other)
         second_opinion_view.show_second_opinion(annotated, result["judge"],

@@ -5,7 +5,12 @@ from __future__ import annotations
 from typing import Iterator
 
 from pipeline.importers import known_datasets
+from pipeline.judges import JUDGES
 from pipeline.store import built_prompt_versions, list_judges
+
+# Judges measured by the default build (against the experts on rand_val, and on the check suite) so
+# the Judges page and every reliability line have their figures on a fresh clone: both need nothing.
+MEASURED_JUDGES = ("offline", "offline:lexical")
 
 
 def current_prompt_version(judge: str) -> str | None:
@@ -35,7 +40,8 @@ def build_default(force: bool = False, progress: bool = True) -> Iterator[str]:
             yield f"skip {name}: not found here ({info.how_to_get})"
             continue
         have = list_judges(name)
-        if not force and any(j == judge or j.startswith(judge) for j in have):
+        # "openai" is built as "openai:<model>"; a registered variant ("offline:lexical") is another judge
+        if not force and any(j == judge or (j.startswith(judge + ":") and j not in JUDGES) for j in have):
             # results from an older version of the judge (new prompts or calibration) are rebuilt
             current = current_prompt_version(judge)
             built = built_prompt_versions(name, judge)
@@ -49,19 +55,20 @@ def build_default(force: bool = False, progress: bool = True) -> Iterator[str]:
             yield f"fail {name} ({judge}): {type(exc).__name__}: {str(exc)[:200]}"
             continue
         yield f"built {name} ({result.judge}): {result.answers} answers in {result.seconds:.1f} s"
-    try:
-        yield from build_agreement(force)
-    except Exception as exc:  # noqa: BLE001 - the app still starts without the Judges page's numbers
-        yield f"fail agreement: {type(exc).__name__}: {str(exc)[:200]}"
-    try:
-        yield from build_checks(force)
-    except Exception as exc:  # noqa: BLE001 - the app still starts without the check results
-        yield f"fail checks: {type(exc).__name__}: {str(exc)[:200]}"
+    for judge in MEASURED_JUDGES:
+        try:
+            yield from build_agreement(force, judge)
+        except Exception as exc:  # noqa: BLE001 - the app still starts without the Judges page's numbers
+            yield f"fail agreement ({judge}): {type(exc).__name__}: {str(exc)[:200]}"
+        try:
+            yield from build_checks(force, judge)
+        except Exception as exc:  # noqa: BLE001 - the app still starts without the check results
+            yield f"fail checks ({judge}): {type(exc).__name__}: {str(exc)[:200]}"
 
 
 def build_checks(force: bool = False, judge_name: str = "offline") -> Iterator[str]:
-    """Run the behavioural check suite for the offline judge (a few seconds) and save the results
-    for the Judges page, unless results of the current judge version are saved already."""
+    """Run the behavioural check suite for a judge that needs nothing (a few seconds) and save the
+    results for the Judges page, unless results of the current judge version are saved already."""
     import time
 
     import pyarrow.parquet as pq
@@ -87,32 +94,32 @@ def build_checks(force: bool = False, judge_name: str = "offline") -> Iterator[s
            f"in {time.perf_counter() - started:.1f} s")
 
 
-def build_agreement(force: bool = False) -> Iterator[str]:
-    """Measure the offline judge against ExpertQA's experts on the held-out rand_val split."""
+def build_agreement(force: bool = False, judge_name: str = "offline") -> Iterator[str]:
+    """Measure a judge that needs nothing against ExpertQA's experts on the held-out rand_val split."""
     from pipeline.importers.expertqa import load_expertqa
     from pipeline.judges import get_judge
-    from pipeline.judges.agreement import evaluate_support, save_agreement
-    from pipeline.paths import results_dir
+    from pipeline.judges.agreement import agreement_path, evaluate_support, save_agreement
 
     path = known_datasets()["expertqa"].path
     if path is None:
-        yield "skip agreement: ExpertQA not found"
+        yield f"skip agreement ({judge_name}): ExpertQA not found"
         return
-    judge = get_judge("offline")
-    saved = results_dir() / "agreement" / "expertqa-rand_val__offline.parquet"
+    judge = get_judge(judge_name)
+    saved = agreement_path("expertqa-rand_val", judge.name)
     if not force and saved.is_file():
         measured = _saved_prompt_version(saved)
         if measured == judge.prompt_version:
-            yield "ok   agreement (offline vs experts): already measured"
+            yield f"ok   agreement ({judge.name} vs experts): already measured"
             return
-        yield f"note agreement: measured with {measured or 'an unknown version'}, now {judge.prompt_version}: measuring again"
+        yield (f"note agreement ({judge.name}): measured with {measured or 'an unknown version'}, "
+               f"now {judge.prompt_version}: measuring again")
     answers = [a for a in load_expertqa(path) if a.answer.meta.get("split") == "rand_val"]
     report = evaluate_support(judge, answers)
     report["dataset"], report["split"] = "expertqa", "rand_val"
     save_agreement(report, "expertqa-rand_val", report["judge"])
     s = report["support"]
     fmt = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731 - no scorable pairs gives None
-    yield (f"built agreement (offline vs experts, rand_val): n={s['n']} AUC={fmt(s['auc'])} "
+    yield (f"built agreement ({judge.name} vs experts, rand_val): n={s['n']} AUC={fmt(s['auc'])} "
            f"balanced accuracy={fmt(s['balanced_accuracy'])}")
 
 

@@ -125,6 +125,54 @@ def test_reliability_lines_use_the_saved_agreement():
     assert any("reference" in line for line in human) and not any("AUC" in line for line in human)
 
 
+def test_uncertain_support_verdicts_carry_their_own_mark_and_are_counted_apart():
+    import dataclasses
+
+    from pipeline.importers.canonical import load_canonical
+
+    annotated = load_canonical(WORKED)[0]
+    # the worked example's support verdicts as if the offline:lexical judge gave them; its cut points
+    # are 0.2311 / 0.4529, so its band is [0.1811, 0.2811) and [0.4029, 0.5029)
+    scores = {(0, 1): 0.47, (1, 2): 0.60}  # S1 x [1]: 0.47, inside the band; S2 x [2]: 0.60, outside
+    lexical = json.dumps({"mode": "lexical"})
+    verdicts = tuple(
+        dataclasses.replace(v, judge="offline:lexical", raw=lexical,
+                            score=scores.get((v.statement_index, v.source_index), 0.9 if v.label == "full" else 0.05))
+        if v.kind == "support" else v for v in annotated.verdicts)
+    annotated = dataclasses.replace(annotated, verdicts=verdicts)
+    rep = answer_report(annotated, ScoreConfig("strict", "exact"), "offline:lexical")
+    assert [(u["statement"], u["source"]) for u in rep["uncertain_support"]] == [(0, 1)]
+    doc = answer_html.answer_report_html(annotated, rep, answer_model.computed_source_rows(annotated),
+                                         dataset="fig7", reliability=["A line."])
+    scan = _assert_inert(doc)
+    text = " ".join(" ".join(scan.text).split())
+    # the answer: S1's chip [1] carries the mark on the uncertain colour, S2's chip [2] does not
+    assert doc.count('<span class="unc-mark">≈</span></span>') == 2  # S1's chip and the legend's key
+    assert ('<span class="cite c-full unc" title="uncertain support label: the judge&#x27;s score is close to its cut '
+            'point">[1]<span class="unc-mark">≈</span></span>') in doc
+    assert '<span class="cite c-full">[2]</span>' in doc
+    assert "uncertain: the judge's score is close to its cut point, where its labels are least reliable" in text
+    # the verdicts table says where the score sits; the 0.60 verdict says nothing of the kind
+    assert "[1] full (score 0.47) ≈ Uncertain: score 0.47 is within 0.05 of the judge's cut point 0.45" in text
+    assert "[2] full (score 0.60) raw judge output" in text
+    assert text.count("Uncertain: score") == 1
+    # counted apart from the flags, with the pair
+    assert "≈ 1 support label uncertain (the judge's score is close to its cut point" in text
+    assert "S1 × [1] full (score 0.47)." in text
+    # the support matrix: S1 x [1] shows the full symbol followed by ≈ on violet, S2 x [2] plain full
+    assert doc.count('<td class="s4"') == 1 and ">●≈</td>" in doc
+    assert ".s4{background:#d0bfff}" in doc
+    # nothing inside the band: no mark, no count, no key
+    outside = dataclasses.replace(annotated, verdicts=tuple(
+        dataclasses.replace(v, score=0.60) if (v.kind, v.statement_index, v.source_index) == ("support", 0, 1) else v
+        for v in annotated.verdicts))
+    rep = answer_report(outside, ScoreConfig("strict", "exact"), "offline:lexical")
+    doc = answer_html.answer_report_html(outside, rep, answer_model.computed_source_rows(outside),
+                                         dataset="fig7", reliability=["A line."])
+    assert "unc-mark" not in doc.split("</style>")[1] and "support label uncertain" not in doc
+    assert '<td class="s4"' not in doc
+
+
 # ---- compare model ------------------------------------------------------------------------------
 
 

@@ -7,9 +7,13 @@ import json
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from openai_fixtures import TEST_KEY, _server_module, fake_openai, smart_reply  # noqa: F401 - pytest fixtures
 from streamlit.testing.v1 import AppTest
+
+from pipeline.judge_checks import checks_path
+from pipeline.judges import get_judge
 
 ROOT = Path(__file__).resolve().parent.parent
 INSPECTOR = str(ROOT / "pages" / "inspector.py")
@@ -20,15 +24,16 @@ RAW_MISSING = re.compile(r"(?<![\w.])(None|nan|NaN|NaT|<NA>)(?![\w])")
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory) -> Path:
-    """The teaching corpus under the offline judge, and the offline judge's check results."""
+    """The teaching corpus under the offline judge, and the check results of both offline judges
+    (as `aee build-default` saves them)."""
     from pipeline.importers import known_datasets
     from pipeline.judge_checks import load_cases, run_checks, save_checks
-    from pipeline.judges import get_judge
     from pipeline.runner import run_dataset
 
     root = tmp_path_factory.mktemp("uncertainty") / "results"
     run_dataset("demo", known_datasets()["demo"].path, judge_name="offline", root=root, progress=False, use_cache=False)
-    save_checks(run_checks(get_judge("offline", cache=False), load_cases()), root=root)
+    for judge in ("offline", "offline:lexical"):
+        save_checks(run_checks(get_judge(judge, cache=False), load_cases()), root=root)
     return root
 
 
@@ -93,10 +98,6 @@ def test_inspector_shows_uncertain_count_and_the_judges_reliability():
 
 
 def test_judges_page_lists_check_results_and_failures_and_the_bands():
-    import pandas as pd
-
-    from pipeline.judge_checks import checks_path
-
     saved = pd.read_parquet(checks_path("offline"))
     at = AppTest.from_file(JUDGES, default_timeout=60).run()
     assert not at.exception, at.exception
@@ -115,7 +116,17 @@ def test_judges_page_lists_check_results_and_failures_and_the_bands():
     row = failed[failed["case"] == first["id"]].iloc[0]
     assert row["expected"] == first["expected"].replace("|", " or ")
     bands = next(t for t in [getattr(d.value, "data", d.value) for d in at.table] if "uncertain band" in t.columns)
-    assert set(bands["judge"]) == {"offline", "nli", "minicheck"}
+    assert set(bands["judge"]) == {"offline", "offline:lexical", "nli", "minicheck"}
+    # each offline judge's band around its own cut points: 0.327 / 0.579 and (lexical model) 0.231 / 0.453
+    band = dict(zip(bands["judge"], bands["uncertain band"]))
+    assert band["offline"] == "scores from 0.28 to 0.38 or from 0.53 to 0.63"
+    assert band["offline:lexical"] == "scores from 0.18 to 0.28 or from 0.40 to 0.50"
+    # the lexical judge's check results, measured like the offline judge's
+    lexical = pd.read_parquet(checks_path("offline:lexical"))
+    ok = int(lexical["passed"].sum())
+    line = (f"**offline:lexical**: {ok} of {len(lexical)} cases passed ({ok / len(lexical):.0%}), "
+            f"rules {get_judge('offline:lexical').prompt_version}")
+    assert line in [_plain(m.value) for m in at.markdown], [m.value for m in at.markdown if "cases passed" in m.value]
     _no_raw_missing(at)
 
 
@@ -134,16 +145,18 @@ def test_rescore_second_opinion_side_by_side(fake_openai, monkeypatch):  # noqa:
     at.button(key="rs_score").click().run()
     assert not at.exception, at.exception
     assert any(_plain(c.value).startswith("How far to trust these labels: offline judge:") for c in at.caption)
-    # without configuration, the other judges say why in one line each, and no second opinion is offered
+    # without configuration, the judges that need a model, a server or a key say why in one line each;
+    # the lexical offline judge, which needs nothing, is the one offered
     why = [_plain(c.value) for c in at.caption if "not available here" in _plain(c.value)]
     assert len(why) == 3 and any("set AEE_NLI_MODEL" in w for w in why), why
-    assert not [b for b in at.button if b.key == "rs_second_go"]
+    assert at.selectbox(key="rs_second_judge").options == ["offline:lexical"]
     # an OpenAI-compatible endpoint is configured: the openai judge is offered and run
     monkeypatch.setenv("AEE_OPENAI_BASE_URL", fake_openai.base_url)
     monkeypatch.setenv("AEE_OPENAI_API_KEY", TEST_KEY)
     monkeypatch.setenv("AEE_OPENAI_MODEL", "fake-model")
     at.run()
     # (minicheck falls back to the same OpenAI-compatible endpoint when it has none of its own)
+    assert at.selectbox(key="rs_second_judge").options[0] == "offline:lexical"
     assert "openai" in at.selectbox(key="rs_second_judge").options and "nli" not in at.selectbox(key="rs_second_judge").options
     at.selectbox(key="rs_second_judge").set_value("openai").run()
     at.button(key="rs_second_go").click().run()
@@ -166,4 +179,85 @@ def test_rescore_second_opinion_side_by_side(fake_openai, monkeypatch):  # noqa:
     assert len(fake_openai.chat_requests) == served
     # the first result is still on the page
     assert any(m.value == "#### Metrics for this answer" for m in at.markdown)
+    _no_raw_missing(at)
+
+
+def _tinted_rows(element) -> set[int]:
+    """Rows of a styled table whose cells carry the "differs" tint (read from the Styler's CSS)."""
+    styles = element.proto.arrow_data.styler.styles
+    tinted = set()
+    for rule in styles.split("}"):
+        if "rgba(255, 164, 33, 0.22)" in rule:
+            tinted |= {int(n) for n in re.findall(r"_row(\d+)_col0\b", rule)}
+    return tinted
+
+
+def _expected_differences(first: str, second: str) -> list[tuple[int, int, str, str]]:
+    """(statement, source, first label, second label) of every support label the two judges give
+    differently on the example Re-score loads, computed by the pipeline itself."""
+    from pipeline.annotate import annotate_answer
+    from pipeline.importers.canonical import load_canonical, parse_answer, to_canonical
+    from pipeline.paths import data_dir
+    from pipeline.second_opinion import compare_judges
+
+    example = load_canonical(data_dir() / "demo" / "answers.jsonl")[0]
+    parsed = parse_answer(to_canonical(example), "pasted answer", dataset="pasted")
+    diff = compare_judges(annotate_answer(parsed, get_judge(first)), annotate_answer(parsed, get_judge(second)))
+    assert all(x["kind"] == "support" for x in diff["labels"] if x["differs"])  # the same rules for the rest
+    return [(x["statement"], x["source"], x["first"], x["second"]) for x in diff["labels"] if x["differs"]]
+
+
+def test_rescore_second_opinion_by_the_lexical_judge_is_one_click_on_a_fresh_setup():
+    expected = _expected_differences("offline", "offline:lexical")
+    assert expected  # the first teaching example: S3 x [3] is partial for offline, full for offline:lexical
+    at = AppTest.from_file(RESCORE, default_timeout=120).run()
+    at.button(key="rs_load").click().run()
+    at.button(key="rs_score").click().run()
+    assert not at.exception, at.exception
+    # nothing configured, and still a second judge ready: chosen by default, described in a line
+    assert at.selectbox(key="rs_second_judge").value == "offline:lexical"
+    assert any(_plain(c.value).startswith("offline:lexical: The offline judge with its lexical-only support model")
+               and "only support labels can differ" in _plain(c.value) for c in at.caption)
+    at.button(key="rs_second_go").click().run()  # the one click
+    assert not at.exception, at.exception
+    assert not at.error, [e.body for e in at.error]
+    assert any(_plain(m.value) == "##### Second opinion: offline vs offline:lexical" for m in at.markdown)
+    assert any(c.value.startswith("Both judges label relevance, stance and confidence with the same offline rules")
+               for c in at.caption)
+    labels_element = next(d for d in at.dataframe if "label" in d.value.columns and "differs" in d.value.columns)
+    labels = labels_element.value
+    shown = [(row["statement"].split(":")[0], row["source"], row["offline"].split(" ")[0],
+              row["offline:lexical"].split(" ")[0]) for row in labels.to_dict("records")]
+    assert shown == [(f"S{s + 1}", f"[{src}]", a, b) for s, src, a, b in expected]
+    assert set(labels["label"]) == {"support"} and set(labels["differs"]) == {"≠ differs"}
+    assert _tinted_rows(labels_element) == set(range(len(labels)))  # every differing row highlighted
+    # all labels: only the differing ones are tinted
+    at.toggle(key="rs_second_only").set_value(False).run()
+    labels_element = next(d for d in at.dataframe if "label" in d.value.columns and "differs" in d.value.columns)
+    every = labels_element.value
+    assert len(every) > len(labels)
+    assert _tinted_rows(labels_element) == {k for k, d in enumerate(every["differs"]) if d == "≠ differs"}
+    assert (every["differs"] == "≠ differs").sum() == len(expected)
+    _no_raw_missing(at)
+
+
+def test_rescore_with_the_lexical_judge_offers_the_offline_judge_as_second_opinion():
+    at = AppTest.from_file(RESCORE, default_timeout=120).run()
+    at.button(key="rs_load").click().run()
+    at.radio(key="rs_judge").set_value("Offline judge, lexical-only support (offline:lexical)").run()
+    at.button(key="rs_score").click().run()
+    assert not at.exception, at.exception
+    header = [_plain(c.value) for c in at.caption if _plain(c.value).startswith("How far to trust these labels")]
+    # its own measured figures: the saved check results of offline:lexical
+    saved = pd.read_parquet(checks_path("offline:lexical"))
+    assert header and header[0].startswith("How far to trust these labels: offline:lexical judge:")
+    assert f"{saved['passed'].mean():.0%} of {len(saved)} behavioural checks passed" in header[0]
+    assert at.selectbox(key="rs_second_judge").options[0] == "offline"
+    at.button(key="rs_second_go").click().run()
+    assert not at.exception, at.exception
+    assert any(_plain(m.value) == "##### Second opinion: offline:lexical vs offline" for m in at.markdown)
+    labels = next(d.value for d in at.dataframe if "label" in d.value.columns and "differs" in d.value.columns)
+    flipped = [(s, src, b, a) for s, src, a, b in _expected_differences("offline", "offline:lexical")]
+    assert [(r["statement"].split(":")[0], r["source"], r["offline:lexical"].split(" ")[0], r["offline"].split(" ")[0])
+            for r in labels.to_dict("records")] == [(f"S{s + 1}", f"[{src}]", a, b) for s, src, a, b in flipped]
     _no_raw_missing(at)

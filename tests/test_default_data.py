@@ -8,6 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pipeline import default_data
+from pipeline.importers import known_datasets
 from pipeline.judges import get_judge
 from pipeline.judges.agreement import save_agreement
 from pipeline.store import built_prompt_versions
@@ -24,9 +25,16 @@ def test_second_build_reuses_results(no_expertqa):
     first = list(default_data.build_default(progress=False))
     assert any(line.startswith("built demo (recorded)") for line in first)
     assert any(line.startswith("built demo (offline)") for line in first)
+    # both judges that need nothing get their check results (and, with ExpertQA, their agreement)
+    for judge in ("offline", "offline:lexical"):
+        assert f"skip agreement ({judge}): ExpertQA not found" in first
+        assert any(line.startswith(f"built checks ({judge}): ") for line in first)
     second = list(default_data.build_default(progress=False))
     assert "ok   demo (recorded): results already built" in second
     assert "ok   demo (offline): results already built" in second
+    assert "ok   checks (offline:lexical): already run" in second
+    assert sorted(p.name for p in (no_expertqa / "judge_checks").glob("*.parquet")) == [
+        "offline.parquet", "offline_lexical.parquet"]
     assert built_prompt_versions("demo", "offline") == {get_judge("offline").prompt_version}
 
 
@@ -57,8 +65,30 @@ def test_agreement_measured_with_an_older_judge_is_measured_again(no_expertqa, m
                    "expertqa-rand_val", "offline")
     lines = list(default_data.build_agreement())
     current = get_judge("offline").prompt_version
-    assert lines == [f"note agreement: measured with offline-v1+cal2, now {current}: measuring again",
+    assert lines == [f"note agreement (offline): measured with offline-v1+cal2, now {current}: measuring again",
                      "built agreement (offline vs experts, rand_val): n=0 AUC=n/a balanced accuracy=n/a"]
     saved = pq.read_table(no_expertqa / "agreement" / "expertqa-rand_val__offline.parquet").to_pylist()
     assert json.loads(next(r for r in saved if r["metric"] == "prompt_version")["value_json"]) == current
     assert list(default_data.build_agreement()) == ["ok   agreement (offline vs experts): already measured"]
+
+
+@pytest.mark.skipif(known_datasets()["expertqa"].path is None, reason="ExpertQA not found (set EXPERTQA_DIR)")
+def test_the_lexical_judges_figures_reach_its_reliability_line(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from dashboard.answer_html import reliability_summary
+    from pipeline.judge_checks import checks_path
+
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    assert list(default_data.build_agreement(judge_name="offline:lexical")) == [
+        "built agreement (offline:lexical vs experts, rand_val): n=803 AUC=0.600 balanced accuracy=0.558"]
+    list(default_data.build_checks(judge_name="offline:lexical"))
+    agreement = pd.read_parquet(tmp_path / "results" / "agreement" / "expertqa-rand_val__offline_lexical.parquet")
+    checks = pd.read_parquet(checks_path("offline:lexical"))
+    support = checks[checks["kind"] == "support"]
+    assert reliability_summary("offline:lexical", agreement, checks) == (
+        "offline:lexical judge: AUC 0.60 against experts on expertqa-rand_val (held out), "
+        f"{checks['passed'].mean():.0%} of {len(checks)} behavioural checks passed (support {support['passed'].mean():.0%})")
+    # the offline judge's line is not fed by the variant's files
+    assert reliability_summary("offline", agreement, None).startswith("offline judge: agreement with experts not measured")

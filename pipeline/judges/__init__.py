@@ -4,7 +4,8 @@
 name up here (or among plug-ins named in `AEE_JUDGE_PLUGINS`), imports the backend lazily so a light
 install never pays for a backend it does not use, and wraps computed judges in the SQLite cache.
 A name may carry an argument after a colon (`openai:gpt-4o-mini`), handed to the backend as the
-keyword its entry names (`model`).
+keyword its entry names (`model`). A few variants are registered under a full name with a colon
+(`offline:lexical`): that entry wins over the backend's, and takes no argument.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from typing import Any
 from pipeline.judges.base import BaseJudge, Judge, JudgeError
 from pipeline.judges.cache import CachingJudge
 
-__all__ = ["JUDGES", "JudgeInfo", "Judge", "BaseJudge", "JudgeError", "get_judge", "with_cache", "judge_info", "carries_labels"]
+__all__ = ["JUDGES", "JudgeInfo", "Judge", "BaseJudge", "JudgeError", "get_judge", "with_cache", "judge_info",
+           "registry_entry", "carries_labels"]
 
 
 @dataclass(frozen=True)
@@ -31,22 +33,29 @@ class JudgeInfo:
     needs_network: bool = False
     carried: bool = False  # labels come with the data: never cached, never called
     argument: str = ""  # keyword that receives the part of the name after ":" ("model"); "" = none allowed
+    offline_rules: bool = False  # relevance, stance and confidence by the offline judge's rules (only support is its own)
 
 
 JUDGES: dict[str, JudgeInfo] = {
     info.name: info
     for info in (
         JudgeInfo("offline", "pipeline.judges.offline:OfflineJudge",
-                  "Offline judge: evidence retrieval + calibrated features; no network, no key."),
+                  "Offline judge: evidence retrieval + calibrated features; no network, no key.", offline_rules=True),
+        JudgeInfo("offline:lexical", "pipeline.judges.offline:LexicalOfflineJudge",
+                  "The offline judge with its lexical-only support model (word and figure overlap, calibrated on "
+                  "ExpertQA like the default one, no embedding model): a second opinion that needs nothing. "
+                  "Relevance, stance and confidence are the same rules as `offline`, so only support labels can differ.",
+                  offline_rules=True),
         JudgeInfo("openai", "pipeline.judges.openai_judge:OpenAIJudge",
                   "Any OpenAI-compatible chat endpoint (OpenAI, Azure, Ollama, vLLM, llama.cpp).",
                   needs_network=True, argument="model"),
         JudgeInfo("nli", "pipeline.judges.nli:NLIJudge",
                   "Support by a Hugging Face entailment model on the CPU: nli:<model id or folder> (pip install '.[nli]'); "
-                  "relevance, stance and confidence by the offline rules.", argument="model"),
+                  "relevance, stance and confidence by the offline rules.", argument="model", offline_rules=True),
         JudgeInfo("minicheck", "pipeline.judges.minicheck:MiniCheckJudge",
                   "Support by Bespoke-MiniCheck behind an OpenAI-compatible server such as Ollama (AEE_MINICHECK_BASE_URL); "
-                  "relevance, stance and confidence by the offline rules.", needs_network=True, argument="model"),
+                  "relevance, stance and confidence by the offline rules.", needs_network=True, argument="model",
+                  offline_rules=True),
         JudgeInfo("recorded", "pipeline.judges.carried:CarriedLabels",
                   "Labels recorded in the data (AEE release, canonical `labels`).", carried=True),
         JudgeInfo("human", "pipeline.judges.carried:CarriedLabels",
@@ -67,10 +76,16 @@ def _plugin_judges() -> dict[str, JudgeInfo]:
     return out
 
 
+def registry_entry(name: str) -> JudgeInfo | None:
+    """The registry entry for a judge name: its own entry when it has one (`offline:lexical`), else
+    its backend's (the part before any ":", `openai:gpt-4o` -> `openai`); None when unknown."""
+    plugins = _plugin_judges()
+    return JUDGES.get(name) or plugins.get(name) or JUDGES.get(name.partition(":")[0]) or plugins.get(name.partition(":")[0])
+
+
 def judge_info(name: str) -> JudgeInfo:
-    """The registry entry for a judge name (the part before any ":"); JudgeError when unknown."""
-    base = name.partition(":")[0]
-    info = JUDGES.get(base) or _plugin_judges().get(base)
+    """`registry_entry`, with JudgeError when the name is unknown."""
+    info = registry_entry(name)
     if info is None:
         known = sorted({*JUDGES, *_plugin_judges()})
         raise JudgeError(f"unknown judge {name!r}; choose one of {', '.join(known)}")
@@ -94,9 +109,13 @@ def get_judge(name: str, *, cache: bool | str | Path = True, **config: Any) -> J
     """
     info = judge_info(name)
     base, _, argument = name.partition(":")
+    if info.name == name:  # a registered name, variants with a colon included: no argument to hand on
+        base, argument = name, ""
     if argument:
         if not info.argument:
-            raise JudgeError(f"judge {base!r} takes no argument after ':' (got {name!r})")
+            variants = sorted(n for n in JUDGES if n.startswith(base + ":"))
+            raise JudgeError(f"judge {base!r} takes no argument after ':' (got {name!r})"
+                             + (f"; registered variants: {', '.join(variants)}" if variants else ""))
         config.setdefault(info.argument, argument)
     module_name, _, class_name = info.target.partition(":")
     try:

@@ -264,16 +264,22 @@ def _flatten(report: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
     return rows
 
 
+def agreement_path(dataset: str, judge: str) -> Path:
+    """Where `save_agreement` writes one judge's report on one dataset ("offline:lexical" ->
+    `expertqa-rand_val__offline_lexical.parquet`)."""
+    safe = lambda s: "".join(c if c.isalnum() or c in "-_." else "_" for c in s)  # noqa: E731
+    return results_dir() / "agreement" / f"{safe(dataset)}__{safe(judge)}.parquet"
+
+
 def save_agreement(report: dict[str, Any], dataset: str, judge: str) -> Path:
     """Write the report as Parquet (columns dataset, judge, metric, value, value_json) under
     `results_dir()/agreement/<dataset>__<judge>.parquet`, atomically; return the path."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    out_dir = results_dir() / "agreement"
+    path = agreement_path(dataset, judge)
+    out_dir = path.parent
     out_dir.mkdir(parents=True, exist_ok=True)
-    safe = lambda s: "".join(c if c.isalnum() or c in "-_." else "_" for c in s)  # noqa: E731
-    path = out_dir / f"{safe(dataset)}__{safe(judge)}.parquet"
     rows = _flatten(report)
     values = [float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None for _, v in rows]
     table = pa.table({

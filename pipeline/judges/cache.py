@@ -53,11 +53,18 @@ def default_cache_path() -> Path:
     return cache_dir() / "judges.sqlite"
 
 
+def _model_name(inner: Any) -> str:
+    model = getattr(inner, "model", "")
+    return "" if callable(model) else str(model)
+
+
 def _judge_identity(inner: Any) -> dict[str, str]:
     return {
         "judge": str(getattr(inner, "name", type(inner).__name__)),
         "prompt_version": str(getattr(inner, "prompt_version", "")),
-        "model": str(getattr(inner, "model", "")),
+        # a model name ("gpt-4o-mini"); not a method of that name, whose text holds the object's
+        # address and so would change the key in every process (the offline judge has `model()`)
+        "model": _model_name(inner),
         "fingerprint": str(getattr(inner, "cache_fingerprint", "")),
     }
 

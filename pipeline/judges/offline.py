@@ -13,6 +13,11 @@ embedding model the judge falls back to a lexical-only model (also calibrated) a
 `raw`. A statement against a source it does not cite that shares almost nothing with it is ruled
 out before the full judge (label none, score 0, the reason in `raw`).
 
+`offline:lexical` (`LexicalOfflineJudge`) is the same judge with the lexical-only support model
+forced, whether or not the embedding model is installed: a second opinion that needs nothing. Its
+relevance, stance and confidence rules are the offline judge's, so only its support labels can
+differ; its own name and prompt version keep its labels apart in the cache and in every table.
+
 Relevance: rule cues for filler (greetings, "here are some", restating the question, sign-offs,
 headings). Confidence: hedge / booster lexicon -> "1".."5". Stance (debate queries): cue words
 relative to the polarity of the query's wording. These three are rule sets, not calibrated models;
@@ -51,6 +56,9 @@ JUDGE_NAME = "offline"
 # v2: support judged by pipeline/judges/offline_support.py (aligned windows, figures as values,
 # contradiction rules, a sign-constrained model, a first pass for uncited pairs)
 PROMPT_VERSION = "offline-v2.1"  # v2.1: term swaps and short statements read whole (offline_align)
+LEXICAL_JUDGE_NAME = "offline:lexical"
+# Follows PROMPT_VERSION (the two share every rule) and never equals it, so their labels never mix.
+LEXICAL_PROMPT_VERSION = f"{PROMPT_VERSION}-lexical"
 RULED_OUT_SCORE = 0.0  # the score of a pair the first pass rules out (label none)
 
 # --------------------------------------------------------------------------------------------
@@ -64,8 +72,12 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
     True: rule out uncited pairs that share almost nothing before the full judge)."""
 
     name = JUDGE_NAME
-    # In the cache key: the source-stance cue rules live in their own module with their own version.
-    cache_fingerprint = SOURCE_STANCE_RULES
+    @property
+    def cache_fingerprint(self) -> str:
+        """In the cache key: the source-stance cue rules (their own module, their own version) and
+        the support model in use, so labels of the lexical fallback never stand in for the
+        embedding model's under the same name and prompt version."""
+        return f"{SOURCE_STANCE_RULES}+support-{self.mode}"
 
     def __init__(self, params_path: str | Path | None = None, use_embeddings: bool = True,
                  max_evidence_chars: int = MAX_EVIDENCE_CHARS, prefilter: bool = True, **_: Any) -> None:
@@ -75,7 +87,7 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         # Which ExpertQA questions the support model was fitted on (hashes, see
         # agreement.question_fingerprint), so an agreement report can tell held-out pairs apart.
         self.calibration_questions = frozenset(self.params.get("calibration_questions") or ())
-        self.calibration = dict(self.params.get("calibration") or {})
+        self._calibration = dict(self.params.get("calibration") or {})
         self.want_embeddings = bool(use_embeddings)
         self.prefilter = bool(prefilter)
         self._features = FeatureBuilder(int(max_evidence_chars))
@@ -101,6 +113,18 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
                     self._warning = f"embedding model unavailable ({exc}); lexical-only support model"
                     log.warning("offline judge: %s", self._warning)
         return self._mode
+
+    @property
+    def calibration(self) -> dict[str, Any]:
+        """What the support model in use was fitted on and its grouped cross-validation (copied into
+        agreement reports). The file's summary names its main model; for the other one (the
+        lexical model), the cross-validation figures are that model's own."""
+        out = dict(self._calibration)
+        spec = self.params.get(self.mode)
+        cv = spec.get("grouped_cv") if isinstance(spec, dict) else None
+        if out and out.get("model") != self.mode and isinstance(cv, dict):
+            out.update(model=self.mode, cv_auc=cv.get("auc"), cv_balanced_accuracy=cv.get("balanced_accuracy"))
+        return out
 
     def model(self, mode: str | None = None) -> SupportModel:
         mode = mode or self.mode
@@ -202,3 +226,18 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         return [Verdict(answer.answer_id, "stance", r.label, self.name, self.prompt_version,
                         raw=json.dumps(r.details, sort_keys=True), statement_index=s.index, evidence=r.cue)
                 for s, r in zip(statements, readings)]
+
+
+class LexicalOfflineJudge(OfflineJudge):
+    """The offline judge with its calibrated lexical-only support model forced (no embeddings at
+    all); relevance, stance and confidence are the offline judge's rules. Config as OfflineJudge,
+    except that `use_embeddings` is always False."""
+
+    name = LEXICAL_JUDGE_NAME
+
+    def __init__(self, params_path: str | Path | None = None, max_evidence_chars: int = MAX_EVIDENCE_CHARS,
+                 prefilter: bool = True, **config: Any) -> None:
+        config.pop("use_embeddings", None)
+        super().__init__(params_path, use_embeddings=False, max_evidence_chars=max_evidence_chars,
+                         prefilter=prefilter, **config)
+        self.prompt_version = f"{LEXICAL_PROMPT_VERSION}+{self.params.get('version', 'default')}+{CUES_VERSION}"

@@ -10,6 +10,7 @@ uncertain by the dashboard. How the margin was chosen: docs/judges/uncertainty.m
 Each judge declares its band here, in one place:
 - `offline`: its two calibrated thresholds, read from the judge's own parameters
   (`pipeline/judges/offline_params.json`, the set the verdict's `raw` names: `embed` or `lexical`);
+- `offline:lexical`: the same file's `lexical` thresholds, always (it never uses the embedding model);
 - `nli` and `minicheck`: the thresholds each verdict's `raw` records (the judge's configuration),
   else the defaults of `pipeline.judges.support_only.SupportThresholds`;
 - every other judge has no band: `openai` gives labels without a score, `recorded` and `human`
@@ -39,7 +40,8 @@ from pipeline.records import Verdict
 MARGIN = 0.05
 HOW_CHOSEN = ("a fixed margin of {margin:.2f} on either side of each cut point: a score that close can cross it "
               "under a small change of wording or source window")
-SCORED_JUDGES = ("offline", "nli", "minicheck")  # judges with a band (the part of the name before ":")
+# Judges with a band: a registered name ("offline:lexical") or the part of the name before ":" ("nli:<model>").
+SCORED_JUDGES = ("offline", "offline:lexical", "nli", "minicheck")
 
 
 @dataclass(frozen=True)
@@ -126,11 +128,13 @@ def _recorded_thresholds(raw: Mapping[str, Any]) -> tuple[float, ...] | None:
 def support_band(judge: str, raw: str | Mapping[str, Any] | None = None) -> UncertainBand | None:
     """The uncertain band of a judge's support scores, or None for a judge without one.
     `raw`: a verdict's raw output, when the band depends on how the judge was configured."""
-    base = judge.partition(":")[0]
+    base = judge if judge in SCORED_JUDGES else judge.partition(":")[0]
     if base not in SCORED_JUDGES:
         return None
     details = _raw_dict(raw)
-    if base == "offline":
+    if base == "offline:lexical":
+        return UncertainBand(judge, offline_thresholds("lexical"))
+    if base == "offline":  # the model the verdict says it used (the lexical fallback without the embedding model)
         mode = details.get("mode") if details.get("mode") in ("embed", "lexical") else "embed"
         return UncertainBand(judge, offline_thresholds(str(mode)))
     from pipeline.judges.support_only import SupportThresholds

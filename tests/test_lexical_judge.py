@@ -1,0 +1,168 @@
+"""`offline:lexical`: the offline judge with its lexical-only support model forced. Built by the one
+factory under its own name and prompt version, cached apart from `offline`, its support labels on
+hand-worked cases, its own uncertain band, and its measured agreement with the ExpertQA experts."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from pipeline.judges import JUDGES, JudgeError, get_judge, judge_info, registry_entry
+from pipeline.judges.cache import CachingJudge, cache_key
+from pipeline.judges.offline import LexicalOfflineJudge, OfflineJudge
+from pipeline.judges.reliability import is_uncertain, support_band
+from pipeline.paths import expertqa_dir
+from pipeline.records import Answer, Source, Statement
+
+ROOT = Path(__file__).resolve().parent.parent
+PARAMS = json.loads((ROOT / "pipeline" / "judges" / "offline_params.json").read_text())
+
+
+def _pair(query: str, statement: str, source: str) -> tuple[Answer, Statement]:
+    text = f"{statement} [1]"
+    answer = Answer(answer_id="a1", engine="e", query=query, query_type="expertise", text=text,
+                    sources=(Source(index=1, title="t", url="", text=source),))
+    return answer, Statement(answer_id="a1", index=0, text=text, start=0, end=len(text), citations=(1,))
+
+
+def _support(name: str, answer: Answer, statement: Statement):
+    return get_judge(name, cache=False).support(answer, [statement], answer.sources[0])[0]
+
+
+def _lexical_probability(union_recall: float, name_cov: float, figure_match: float) -> float:
+    """The lexical model by hand: its three non-zero coefficients over standardised features."""
+    spec = PARAMS["lexical"]
+    z = spec["intercept"]
+    for feature, value in (("union_recall", union_recall), ("name_cov", name_cov), ("figure_match", figure_match)):
+        k = spec["features"].index(feature)
+        z += spec["coef"][k] * (value - spec["mean"][k]) / spec["std"][k]
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def test_the_factory_builds_it_under_its_own_name_and_prompt_version():
+    judge = get_judge("offline:lexical", cache=False)
+    offline = get_judge("offline", cache=False)
+    assert type(judge) is LexicalOfflineJudge and isinstance(judge, OfflineJudge)
+    assert judge.name == "offline:lexical" and offline.name == "offline"
+    # the offline judge's rule version with "-lexical": "offline-v2.1-lexical+cal6+cues-v2" beside "offline-v2.1+cal6+cues-v2"
+    assert judge.prompt_version == offline.prompt_version.replace("+", "-lexical+", 1) != offline.prompt_version
+    assert judge.prompt_version.endswith(f"-lexical+{PARAMS['version']}+cues-v2")
+    assert judge.mode == "lexical" and offline.mode == "embed"  # forced, although the embedding model is here
+    cached = get_judge("offline:lexical")
+    assert isinstance(cached, CachingJudge) and cached.name == "offline:lexical"
+    assert "offline:lexical" in JUDGES and judge_info("offline:lexical").name == "offline:lexical"
+    assert registry_entry("offline:lexical").offline_rules and registry_entry("openai:gpt-4o").name == "openai"
+    with pytest.raises(JudgeError, match="registered variants: offline:lexical"):
+        get_judge("offline:embed")
+    # the lexical model's own cross-validation goes into its agreement reports
+    assert judge.calibration["model"] == "lexical"
+    assert judge.calibration["cv_auc"] == PARAMS["lexical"]["grouped_cv"]["auc"] == 0.6054
+    assert offline.calibration["cv_auc"] == PARAMS["embed"]["grouped_cv"]["auc"] == 0.6453
+
+
+def test_a_verbatim_source_sentence_is_full_for_both():
+    answer, statement = _pair("How long does it take to build a nuclear plant?",
+                              "Recent reactor projects in Europe took between 10 and 19 years from planning to operation.",
+                              "Recent reactor projects in Europe took between 10 and 19 years from planning to operation.")
+    lexical, offline = _support("offline:lexical", answer, statement), _support("offline", answer, statement)
+    features = json.loads(lexical.raw)["features"]
+    # every content word, name and figure of the statement is in the source
+    assert (features["union_recall"], features["name_cov"], features["figure_match"]) == (1.0, 1.0, 1.0)
+    # by hand: z = 0.3796 + 0.0070 + 0.0566 + 2.1256 = 2.5688, p = 0.9288 (full from 0.4529)
+    assert lexical.score == pytest.approx(0.9288, abs=1e-4)
+    assert lexical.score == pytest.approx(_lexical_probability(1.0, 1.0, 1.0), abs=1e-9)
+    assert json.loads(lexical.raw)["mode"] == "lexical" and "cos_pass" not in features
+    assert lexical.label == offline.label == "full"
+    assert (lexical.judge, offline.judge) == ("offline:lexical", "offline")
+
+
+def test_a_reworded_range_is_full_for_words_and_partial_for_meaning():
+    # the check suite's "synonyms" case: either label is right; the two judges part here
+    answer, statement = _pair("How long does it take to build a nuclear plant?",
+                              "Building a new plant takes 10 to 19 years.",
+                              "Recent reactor projects in Europe took between 10 and 19 years from planning to operation.")
+    lexical, offline = _support("offline:lexical", answer, statement), _support("offline", answer, statement)
+    features = json.loads(lexical.raw)["features"]
+    # content words building, new, plant, takes, 10, 19, years: takes (took), 10, 19, years are found
+    assert features["union_recall"] == pytest.approx(4 / 7, abs=1e-4)
+    assert (features["name_cov"], features["figure_match"]) == (1.0, 1.0)
+    # by hand: z = 0.3796 + 0.0070 + 0.0566 - 0.0965 = 0.3466, p = 0.5858 >= 0.4529: full
+    assert lexical.score == pytest.approx(0.5858, abs=1e-4)
+    assert lexical.label == "full"
+    # the embedding model finds the passage less alike in meaning (cosine 0.46, below its mean 0.58)
+    # and scores it under its full threshold 0.5788: partial
+    embed = json.loads(offline.raw)["features"]
+    assert embed["union_recall"] == features["union_recall"] and embed["cos_pass"] < PARAMS["embed"]["mean"][13]
+    assert offline.label == "partial" and offline.score < PARAMS["embed"]["threshold_full"]
+
+
+def test_rules_other_than_support_are_the_offline_judges():
+    answer, statement = _pair("Should cities ban cars downtown?", "Critics argue that a ban hurts shops.", "Shops lost trade.")
+    lexical, offline = get_judge("offline:lexical", cache=False), get_judge("offline", cache=False)
+    for method in ("relevance", "stance"):
+        one = getattr(lexical, method)(answer, [statement])[0]
+        two = getattr(offline, method)(answer, [statement])[0]
+        assert (one.label, one.raw, one.evidence) == (two.label, two.raw, two.evidence)
+    assert lexical.confidence(answer).label == offline.confidence(answer).label
+
+
+def test_cached_labels_of_the_two_judges_never_mix(tmp_path):
+    answer, statement = _pair("How long does it take to build a nuclear plant?",
+                              "Building a new plant takes 10 to 19 years.",
+                              "Recent reactor projects in Europe took between 10 and 19 years from planning to operation.")
+    db = tmp_path / "judges.sqlite"
+    offline, lexical = get_judge("offline", cache=db), get_judge("offline:lexical", cache=db)
+    source = answer.sources[0]
+    assert cache_key(offline.inner, "support", answer, [statement], source) != \
+        cache_key(lexical.inner, "support", answer, [statement], source)
+    first = offline.support(answer, [statement], source)[0]
+    second = lexical.support(answer, [statement], source)[0]
+    assert lexical.misses == 1 and lexical.hits == 0  # not served the offline judge's entry
+    assert (first.label, second.label) == ("partial", "full")
+    # a new process builds a new judge object: the key is the same, the entry is found
+    again = get_judge("offline:lexical", cache=db)
+    assert again.support(answer, [statement], source)[0] == second and again.hits == 1
+
+
+def test_its_uncertain_band_uses_the_lexical_thresholds():
+    band = support_band("offline:lexical")
+    assert band is not None and band.thresholds == (0.2311, 0.4529)
+    assert band.text() == "scores from 0.18 to 0.28 or from 0.40 to 0.50"
+    # whatever the verdict's raw says, the variant only has the lexical model
+    assert support_band("offline:lexical", json.dumps({"mode": "embed"})).thresholds == (0.2311, 0.4529)
+    raw = json.dumps({"mode": "lexical"})
+    assert is_uncertain("offline:lexical", 0.4941, raw)  # 0.04 above its full cut point
+    assert not is_uncertain("offline:lexical", 0.5858, raw)  # the hand case above: outside
+    # the same score is outside the embedding model's band (0.28-0.38, 0.53-0.63)
+    assert not is_uncertain("offline", 0.4941, json.dumps({"mode": "embed"}))
+
+
+@pytest.mark.skipif(expertqa_dir() is None, reason="ExpertQA not found (set EXPERTQA_DIR)")
+def test_its_agreement_with_the_experts_on_rand_val_is_the_calibrations_record():
+    from pipeline.importers.expertqa import load_expertqa
+    from pipeline.judges.agreement import evaluate_support
+
+    answers = [a for a in load_expertqa(expertqa_dir()) if a.answer.meta.get("split") == "rand_val"]
+    report = evaluate_support(get_judge("offline:lexical", cache=False), answers)
+    s = report["support"]
+    assert s["n"] == 803 and s["in_calibration"] == 0
+    # what `aee judges calibrate` measured for the lexical model on the same held-out pairs (0.6014,
+    # with the offline-v2 rules; the offline-v2.1 rules read short statements whole: 0.6004)
+    assert s["auc"] == pytest.approx(PARAMS["lexical"]["rand_val"]["auc"], abs=2e-3)
+    assert round(s["auc"], 3) == 0.600 and round(s["balanced_accuracy"], 3) == 0.558
+    assert report["judge"] == "offline:lexical" and report["calibration"]["cv_auc"] == 0.6054
+
+
+def test_the_cache_key_is_stable_and_names_the_support_model():
+    answer, statement = _pair("Q?", "A statement.", "A source.")
+    source = answer.sources[0]
+    key = lambda judge: cache_key(judge, "support", answer, [statement], source)  # noqa: E731
+    # two objects of the same judge share entries (the key holds no object address)
+    assert key(OfflineJudge()) == key(OfflineJudge())
+    # the offline judge without its embedding model labels with the lexical model: another key, so
+    # its fallback labels never stand in for the embedding model's under the same prompt version
+    assert key(OfflineJudge(use_embeddings=False)) != key(OfflineJudge())
+    assert key(LexicalOfflineJudge()) != key(OfflineJudge(use_embeddings=False))  # another name and prompt version
