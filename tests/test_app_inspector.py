@@ -101,7 +101,7 @@ def test_inspector_toggles_rescore():
     assert "necessity by the greedy method" in _texts(at)
     at.radio(key="ins_mode").set_value("parity").run()
     assert not at.exception
-    assert "Scored with parity rules" in _texts(at)
+    assert "Scored with paper parity rules" in _texts(at)
     assert at.radio(key="ins_necessity_parity").disabled and at.radio(key="ins_necessity_parity").value == "greedy"
 
 
@@ -218,7 +218,7 @@ def test_rescore_example_scores_with_offline_judge(tmp_path):
     assert data["answer_id"].startswith("pasted-") and len(data["sources"]) == 5
     assert len(at.get("plotly_chart")) == 2
     at.radio(key="rs_mode").set_value("parity").run()
-    assert not at.exception and "Scored with parity rules" in _texts(at)
+    assert not at.exception and "Scored with paper parity rules" in _texts(at)
     assert not (tmp_path / "data" / "user").exists()  # nothing stored without the save button
 
 
