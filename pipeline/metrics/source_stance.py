@@ -83,26 +83,27 @@ def _stance_note(known: dict[int, str], listed: int) -> str:
     return "" if len(known) == listed else f"over the {len(known)} of {listed} listed sources with a known stance"
 
 
+def _side_share(ctx: ScoringContext, side: str) -> MetricResult:
+    """Share of the listed sources with a known stance that take `side` (agree / disagree)."""
+    known, null = _known_sources(ctx)
+    if null:
+        return null
+    taking = sum(1 for v in known.values() if v == side)
+    return MetricResult(taking / len(known), len(known), _stance_note(known, len(ctx.answer.sources)))
+
+
 @metric(label="Pro sources", group="source stance", direction="neutral", debate_only=True,
         formula="sources agreeing with the question's side / listed sources with a known stance")
 def pro_source_share(ctx: ScoringContext) -> MetricResult:
     """Share of the listed sources that take the side the question's wording takes."""
-    known, null = _known_sources(ctx)
-    if null:
-        return null
-    agree = sum(1 for v in known.values() if v == "agree")
-    return MetricResult(agree / len(known), len(known), _stance_note(known, len(ctx.answer.sources)))
+    return _side_share(ctx, "agree")
 
 
 @metric(label="Con sources", group="source stance", direction="neutral", debate_only=True,
         formula="sources disagreeing with the question's side / listed sources with a known stance")
 def con_source_share(ctx: ScoringContext) -> MetricResult:
     """Share of the listed sources that take the side opposite to the question's wording."""
-    known, null = _known_sources(ctx)
-    if null:
-        return null
-    disagree = sum(1 for v in known.values() if v == "disagree")
-    return MetricResult(disagree / len(known), len(known), _stance_note(known, len(ctx.answer.sources)))
+    return _side_share(ctx, "disagree")
 
 
 @metric(label="Source balance", group="source stance", direction="higher_is_better", debate_only=True,
