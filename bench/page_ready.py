@@ -21,55 +21,29 @@ Timings on a shared 2-core machine are noisy: compare runs on the same machine o
 from __future__ import annotations
 
 import argparse
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import urlparse
 
+from pipeline.testing.app_server import CHROMIUM, CHROMIUM_ARGS, free_port, start_app, stop_app, wait_idle
+
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
 QUIET_CHECKS, QUIET_STEP = 3, 0.2
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_server(port: int) -> subprocess.Popen:
     """`streamlit run app.py` on 127.0.0.1:port; returns once /_stcore/health answers."""
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-           "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-                if r.read().strip() == b"ok":
-                    return proc
-        except OSError:
-            time.sleep(0.3)
-    proc.kill()
-    raise SystemExit("error: streamlit did not answer /_stcore/health within 60 s")
+    try:
+        return start_app(port, root=ROOT)
+    except RuntimeError as exc:
+        raise SystemExit(f"error: {exc}") from exc
 
 
 def wait_ready(pg, timeout: float = 120) -> None:
     """Until the page shows its h1 and the script run has been idle for QUIET_CHECKS checks."""
-    pg.wait_for_selector("[data-testid=stMain] h1", timeout=timeout * 1000)
-    deadline, quiet = time.monotonic() + timeout, 0
-    while time.monotonic() < deadline:
-        running = pg.locator("[data-testid=stStatusWidget]").count() > 0 or \
-            pg.locator("[data-testid=stApp][data-test-script-state=running]").count() > 0
-        quiet = 0 if running else quiet + 1
-        if quiet >= QUIET_CHECKS:
-            return
-        time.sleep(QUIET_STEP)
+    wait_idle(pg, timeout, ready="[data-testid=stMain] h1", step=QUIET_STEP, checks=QUIET_CHECKS)
 
 
 def page_slugs() -> list[str]:
@@ -123,7 +97,7 @@ def main() -> int:
     proc = None
     url = args.url
     if not url:
-        port = _free_port()
+        port = free_port()
         proc = start_server(port)
         url = f"http://127.0.0.1:{port}"
     slugs = args.pages.split(",") if args.pages else page_slugs()
@@ -134,7 +108,7 @@ def main() -> int:
     times: dict[str, list[float]] = {s: [] for s in slugs}
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+            browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
             for visit in ("cold", "warm"):
                 for slug in slugs:
                     ctx = browser.new_context(viewport={"width": 1280, "height": 1000})
@@ -157,8 +131,7 @@ def main() -> int:
             browser.close()
     finally:
         if proc is not None:
-            proc.terminate()
-            proc.wait(timeout=10)
+            stop_app(proc)
     print(f"{'page':<14} {'cold s':>7} {'warm s':>7}")
     for slug in slugs:
         cold, warm = times[slug]

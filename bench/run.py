@@ -41,9 +41,7 @@ import argparse
 import json
 import os
 import platform
-import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -451,37 +449,13 @@ def _render_times(page: Path, dataset: str, runs: int) -> tuple[float, list[floa
 # g: peak memory of a demo run
 # ------------------------------------------------------------------------------------------------
 
-# The child reports its own high-water mark, VmHWM, which starts afresh at exec. (ru_maxrss does
-# not: Linux carries the forking parent's peak across exec, so it would report this process's size.)
-_RSS_WRAPPER = r"""
-import runpy, sys
-sys.argv = ["pipeline", *sys.argv[1:]]
-code = 0
-try:
-    runpy.run_module("pipeline", run_name="__main__", alter_sys=True)
-except SystemExit as exc:
-    code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-hwm = next(l for l in open("/proc/self/status") if l.startswith("VmHWM:")).split()[1]
-sys.stderr.write("\nBENCH_VMHWM_KB %s\n" % hwm)
-sys.exit(code)
-"""
-
-
 def peak_rss(judge: str, tmp: Path) -> tuple[float, float]:
-    """(peak RSS in MB, wall seconds) of `python -m pipeline run --dataset demo --judge JUDGE`."""
-    env = dict(os.environ)
-    env.update({"AEE_RESULTS_DIR": str(tmp / f"results-{judge}"), "AEE_CACHE_DIR": str(tmp / f"cache-{judge}"),
-                "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"})
-    cmd = [sys.executable, "-c", _RSS_WRAPPER, "run", "--dataset", "demo", "--judge", judge, "--no-progress"]
-    t = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    wall = time.perf_counter() - t
-    if proc.returncode != 0:
-        raise RuntimeError(f"run --judge {judge} exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
-    match = re.search(r"BENCH_VMHWM_KB (\d+)", proc.stderr)
-    if not match:
-        raise RuntimeError("peak RSS not reported (needs Linux /proc)")
-    return int(match.group(1)) / 1024, wall
+    """(peak RSS in MB, wall seconds) of `aee run --dataset demo --judge JUDGE` in a fresh process."""
+    from scale import measured_run  # bench/scale.py (this folder is on sys.path when run as a script)
+
+    _, wall, peak_mb = measured_run(["run", "--dataset", "demo", "--judge", judge, "--no-progress"], tmp, judge, 900,
+                                    f"run --judge {judge}")
+    return peak_mb, wall
 
 
 def bench_memory(quick: bool) -> list[Row]:

@@ -28,7 +28,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Runs the CLI in this process and reports the process's peak RSS on stderr at exit.
+# Runs the CLI in this process and reports the process's peak RSS on stderr at exit: its own
+# high-water mark, VmHWM, which starts afresh at exec. (ru_maxrss does not: Linux carries the forking
+# parent's peak across exec, so it would report the benchmark's own size.)
 _RSS_WRAPPER = """
 import sys
 from pipeline.cli import main
@@ -72,26 +74,35 @@ def make_corpus(size: int, folder: Path, seed: int = 7) -> tuple[Path, str, str]
     return path, "canonical", "recorded"
 
 
+def measured_run(cli_args: list[str], tmp: Path, name: str, timeout: float, what: str) -> tuple[str, float, float]:
+    """`aee <cli_args>` in a fresh process with its own results and cache folders under `tmp`
+    (named after `name`): (its stdout, wall seconds, peak RSS in MB). RuntimeError naming `what`
+    when the run fails, or when the peak is not reported."""
+    env = dict(os.environ)
+    env.update({"AEE_RESULTS_DIR": str(tmp / f"results-{name}"), "AEE_CACHE_DIR": str(tmp / f"cache-{name}"),
+                "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"})
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", _RSS_WRAPPER, *cli_args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+    seconds = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise RuntimeError(f"{what} exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
+    match = re.search(r"BENCH_VMHWM_KB (\d+)", proc.stderr)
+    if not match:
+        raise RuntimeError("peak RSS not reported (needs Linux /proc)")
+    return proc.stdout, seconds, int(match.group(1)) / 1024
+
+
 def run_size(size: int, judge: str | None, tmp: Path) -> dict:
     """One end-to-end run of a corpus of `size` answers in a fresh process: seconds and peak MB."""
     path, fmt, carried = make_corpus(size, tmp / f"corpus-{size}")
     judge = judge or carried
-    env = dict(os.environ)
-    env.update({"AEE_RESULTS_DIR": str(tmp / f"results-{size}-{judge}"), "AEE_CACHE_DIR": str(tmp / f"cache-{size}-{judge}"),
-                "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"})
-    cmd = [sys.executable, "-c", _RSS_WRAPPER, "run", "--dataset", f"scale-{size}", "--path", str(path),
-           "--format", fmt, "--judge", judge, "--limit", str(size), "--no-progress"]
-    started = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=7200)
-    seconds = time.perf_counter() - started
-    if proc.returncode != 0:
-        raise RuntimeError(f"run of {size} answers exited {proc.returncode}: {proc.stderr.strip()[-400:]}")
-    match = re.search(r"BENCH_VMHWM_KB (\d+)", proc.stderr)
-    if not match:
-        raise RuntimeError("peak RSS not reported (needs Linux /proc)")
-    hits = re.search(r"judge cache: (\d+) hits, (\d+) misses", proc.stdout)
+    stdout, seconds, peak_mb = measured_run(["run", "--dataset", f"scale-{size}", "--path", str(path), "--format", fmt,
+                                             "--judge", judge, "--limit", str(size), "--no-progress"],
+                                            tmp, f"{size}-{judge}", 7200, f"run of {size} answers")
+    hits = re.search(r"judge cache: (\d+) hits, (\d+) misses", stdout)
     return {"size": size, "judge": judge, "format": fmt, "seconds": round(seconds, 2),
-            "peak_mb": round(int(match.group(1)) / 1024, 1),
+            "peak_mb": round(peak_mb, 1),
             "cache_hits": int(hits.group(1)) if hits else None, "cache_misses": int(hits.group(2)) if hits else None}
 
 

@@ -278,6 +278,27 @@ def pick_dataset(key: str, label: str = "Dataset", where=None) -> str | None:
     return dataset
 
 
+def pick_dataset_and_judge(prefix: str, dataset_where: Any, judge_where: Any,
+                           judge_help: str | None = None) -> tuple[str, str]:
+    """The dataset and judge selectboxes a page opens with (keys `<prefix>_dataset` and
+    `<prefix>_judge`), both taken from and written back to the URL. Stops the page, saying what to
+    do, when there are no results at all or none scored for the chosen dataset."""
+    from dashboard import data
+
+    dataset = pick_dataset(f"{prefix}_dataset", where=dataset_where)
+    if dataset is None:
+        no_results_message()
+        st.stop()
+    judge_list = data.judges(dataset)
+    if not judge_list:
+        st.warning(f"Dataset {md_escape(dataset)} has no scored results yet.")
+        st.stop()
+    url_choice("judge", f"{prefix}_judge", judge_list, data.default_judge(dataset))
+    judge = judge_where.selectbox("Judge", judge_list, key=f"{prefix}_judge", help=judge_help)
+    url_remember("judge", judge)
+    return dataset, judge
+
+
 def url_choice(param: str, key: str, options: list[str], default: str | None = None) -> None:
     """Before a widget with `key` is drawn: take its value from the URL's `param` when the URL
     names a valid option that differs from the last value written there (a shared link), else

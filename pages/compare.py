@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import answer_model, compare_model, data, url_state
+from dashboard import answer_model, answer_picker, compare_model, data, url_state
 from dashboard.answer_view import answer_view, scoring_controls
 from dashboard.render import ensure_router, md_escape
 from pipeline.metrics import MODE_LABELS, MODES, NECESSITY_METHODS, effective_necessity
@@ -25,10 +25,7 @@ if not datasets:
     st.info("No results yet. Run the pipeline first, for example `aee run --dataset demo`.")
     st.stop()
 
-wanted = url_state.incoming(PAGE)
-shared = st.session_state.get("shared_dataset")
-if wanted.source == "memory" and shared in datasets and wanted.get(url_state.DATASET) != shared:
-    wanted = url_state.Wanted({url_state.VIEW: wanted.get(url_state.VIEW), url_state.DATASET: shared})
+wanted = answer_picker.incoming(PAGE, datasets, keep=(url_state.VIEW,))
 url_state.seed("cmp_view", list(VIEWS), wanted.get(url_state.VIEW))
 view = st.radio("Compare", list(VIEWS), format_func=VIEWS.get, horizontal=True, key="cmp_view")
 
@@ -48,21 +45,9 @@ def _can_compare(name: str) -> bool:
     return bool(judges_of) and bool(_multi_engine_queries(name, judges_of[0]))
 
 
-url_state.seed("cmp_dataset", datasets, wanted.get(url_state.DATASET),
-               fallback=data.default_dataset(datasets, prefer=_can_compare))
-c1, c2 = st.columns(2)
-dataset = c1.selectbox("Dataset", datasets, key="cmp_dataset", on_change=data.remember_dataset, args=("cmp_dataset",),
-                       format_func=data.dataset_label)
-judges = data.judges(dataset)
-if not judges:
-    st.warning("This dataset has no scored judge results yet.")
-    st.stop()
-url_state.seed("cmp_judge", judges, wanted.get(url_state.JUDGE))
-judge = c2.selectbox("Judge" if view == "engines" else "Judge A", judges, key="cmp_judge")
-index = data.answer_index(dataset, judge)
-if index.empty:
-    st.warning("This dataset has no answers.")
-    st.stop()
+dataset, judges, judge, index = answer_picker.pick_dataset_and_judge(
+    "cmp", datasets, wanted, fallback=data.default_dataset(datasets, prefer=_can_compare),
+    judge_label="Judge" if view == "engines" else "Judge A")
 
 linked = index[index["answer_id"] == wanted.get(url_state.ANSWER)]
 if view == "engines":

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import charts, data
-from dashboard.render import ensure_router, md_escape, no_results_message, pick_dataset, url_choice, url_remember
+from dashboard.render import ensure_router, md_escape, pick_dataset_and_judge
 from pipeline.aggregate import QUERY_TYPES
 from pipeline.records import CONFIDENCE_NAMES
 
@@ -16,17 +16,7 @@ st.caption("How confident each answer's wording sounds, from 1 (strongly not con
            "confident). The overconfident-answer metric combines this with one-sidedness.")
 
 cols = st.columns([1.2, 1, 2])
-dataset = pick_dataset("confidence_dataset", where=cols[0])
-if dataset is None:
-    no_results_message()
-    st.stop()
-judge_list = data.judges(dataset)
-if not judge_list:
-    st.warning(f"Dataset {md_escape(dataset)} has no scored results yet.")
-    st.stop()
-url_choice("judge", "confidence_judge", judge_list, data.default_judge(dataset))
-judge = cols[1].selectbox("Judge", judge_list, key="confidence_judge")
-url_remember("judge", judge)
+dataset, judge = pick_dataset_and_judge("confidence", cols[0], cols[1])
 show_published = cols[2].toggle("Show the published distribution (AEE Fig. 8b)", value=True, key="confidence_published")
 
 counts = data.confidence_counts(dataset, judge)

@@ -11,7 +11,7 @@ from functools import partial
 
 import streamlit as st
 
-from dashboard import answer_html, answer_model, data, url_state
+from dashboard import answer_html, answer_model, answer_picker, data, url_state
 from dashboard.answer_view import reliability_header, report_download, scoring_controls, show_report_views, study_rows
 from dashboard.attribution_panel import show_attribution
 from dashboard.render import ensure_router
@@ -36,27 +36,11 @@ if not datasets:
 # A link from outside (pasted, reloaded) names what to show; otherwise the widgets keep their values.
 # `seed` puts a valid value into each box before it is drawn, so after a dataset switch every box
 # shows a value of the new dataset, never a stale one.
-wanted = url_state.incoming(PAGE)
-shared = st.session_state.get("shared_dataset")
-if wanted.source == "memory" and shared in datasets and wanted.get(url_state.DATASET) != shared:
-    wanted = url_state.Wanted({url_state.DATASET: shared})  # another page switched the dataset meanwhile
-url_state.seed("ins_dataset", datasets, wanted.get(url_state.DATASET), fallback=data.default_dataset(datasets))
+wanted = answer_picker.incoming(PAGE, datasets)
 if wanted.source == "link" and wanted.get(url_state.DATASET) in datasets:
     st.session_state["shared_dataset"] = wanted[url_state.DATASET]
-c1, c2 = st.columns(2)
-dataset = c1.selectbox("Dataset", datasets, key="ins_dataset", on_change=data.remember_dataset, args=("ins_dataset",),
-                       format_func=data.dataset_label)
-judges = data.judges(dataset)
-if not judges:
-    st.warning("This dataset has no scored judge results yet.")
-    st.stop()
-url_state.seed("ins_judge", judges, wanted.get(url_state.JUDGE))
-judge = c2.selectbox("Judge", judges, key="ins_judge")
-
-index = data.answer_index(dataset, judge)
-if index.empty:
-    st.warning("This dataset has no answers.")
-    st.stop()
+dataset, _, judge, index = answer_picker.pick_dataset_and_judge("ins", datasets, wanted,
+                                                                fallback=data.default_dataset(datasets))
 
 wanted_answer = wanted.get(url_state.ANSWER)
 if wanted:  # a link sets the search box too (empty when it has none, so its answer is listed)

@@ -13,8 +13,7 @@ from dashboard.render import (
     ensure_router,
     group_title,
     md_escape,
-    no_results_message,
-    pick_dataset,
+    pick_dataset_and_judge,
     rating_legend,
     records,
     scorecard_cells,
@@ -36,18 +35,7 @@ st.caption("Corpus values per engine, rated against the paper's Table 7 threshol
 # ---- filters ------------------------------------------------------------------------------------
 
 top = st.columns([1.2, 1, 1.6, 1.6])
-dataset = pick_dataset("scorecard_dataset", where=top[0])
-if dataset is None:
-    no_results_message()
-    st.stop()
-judge_list = data.judges(dataset)
-if not judge_list:
-    st.warning(f"Dataset {md_escape(dataset)} has no scored results yet.")
-    st.stop()
-url_choice("judge", "scorecard_judge", judge_list, data.default_judge(dataset))
-judge = top[1].selectbox("Judge", judge_list, key="scorecard_judge",
-                         help="Whose labels the metrics were computed from.")
-url_remember("judge", judge)
+dataset, judge = pick_dataset_and_judge("scorecard", top[0], top[1], judge_help="Whose labels the metrics were computed from.")
 full_summary = data.table(dataset, "summary", judge)
 present_types = [q for q in QUERY_TYPES if q in set(full_summary["query_type"])] or ["all"]
 query_type = top[2].radio("Query type", present_types, horizontal=True, key="scorecard_query_type")

@@ -1,4 +1,5 @@
-"""Shared fixtures: paths to the project, to ../shared data, and a temporary results root."""
+"""Shared fixtures: paths to the project, to ../shared data, a temporary results root, and the
+browser the browser tests drive."""
 
 from __future__ import annotations
 
@@ -30,3 +31,18 @@ def expertqa_path() -> Path:
     if path is None:
         pytest.skip("ExpertQA files not found: set EXPERTQA_DIR or place ../shared/data/expertqa beside the project")
     return path
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium through Playwright, one per test module (never `playwright install`).
+    Browser test modules skip themselves first when chromium or Playwright is missing."""
+    from playwright.sync_api import sync_playwright
+
+    from pipeline.testing.app_server import CHROMIUM, CHROMIUM_ARGS
+
+    (ROOT / "tests" / "artifacts").mkdir(parents=True, exist_ok=True)  # screenshots (gitignored)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

@@ -9,66 +9,29 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from pipeline.testing.app_server import CHROMIUM, free_port, start_app, stop_app, wait_idle
+
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "tests" / "artifacts"
 WORKED = ROOT / "tests" / "fixtures" / "worked_example.json"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
 HOSTILE = ('Zoos harm animals <img src=x onerror="window.__pwned=1"> [1]. '
            '<script>window.__pwned=1</script> Read [this](javascript:window.__pwned=1) [2].')
 
 if not CHROMIUM.exists():
     pytest.skip("no /usr/bin/chromium (apt-get install -y chromium chromium-driver)", allow_module_level=True)
 try:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 except ImportError:
     pytest.skip("the playwright Python package is not installed", allow_module_level=True)
 if not (ROOT / "app.py").is_file():
     pytest.skip("app.py (the navigation) is not in the project yet", allow_module_level=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _start(env: dict, port: int, *extra: str) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-           "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", *extra]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited: {proc.stdout.read().decode(errors='replace')[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-                if r.read().strip() == b"ok":
-                    return proc
-        except OSError:
-            time.sleep(0.3)
-    proc.kill()
-    raise RuntimeError("streamlit did not answer /_stcore/health within 60 s")
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
 
 
 @pytest.fixture(scope="module")
@@ -87,20 +50,11 @@ def server_env(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def server(server_env):
-    port = _free_port()
-    proc = _start(server_env, port)
+def server(server_env, tmp_path_factory):
+    port = free_port()
+    proc = start_app(port, root=ROOT, env=server_env, log=tmp_path_factory.mktemp("streamlit") / "streamlit.log")
     yield f"http://127.0.0.1:{port}"
-    _stop(proc)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
-        yield b
-        b.close()
+    stop_app(proc)
 
 
 @pytest.fixture
@@ -111,27 +65,13 @@ def page(browser):
     ctx.close()
 
 
-def _idle(pg, timeout: float = 90) -> None:
-    """Wait until the script run finished (no running indicator) and the page settled."""
-    pg.wait_for_selector("[data-testid=stMain]", timeout=timeout * 1000)
-    deadline = time.monotonic() + timeout
-    quiet = 0
-    while time.monotonic() < deadline:
-        running = pg.locator("[data-testid=stStatusWidget]").count() > 0 or \
-            pg.locator("[data-testid=stApp][data-test-script-state=running]").count() > 0
-        quiet = 0 if running else quiet + 1
-        if quiet >= 3:
-            return
-        time.sleep(0.4)
-
-
 def _open(pg, server: str, title: str) -> None:
     pg.goto(server)
     pg.wait_for_selector("[data-testid=stSidebarNav]", timeout=90_000)
-    _idle(pg)
+    wait_idle(pg)
     pg.locator("[data-testid=stSidebarNav]").get_by_role("link", name=title).click()
     pg.wait_for_selector(f"h1:has-text('{title.split()[0]}')", timeout=90_000)
-    _idle(pg)
+    wait_idle(pg)
 
 
 def _no_error(pg) -> None:
@@ -165,16 +105,16 @@ def _fill(locator, value: str) -> None:
 def test_every_page_renders(page, server):
     page.goto(server)
     page.wait_for_selector("[data-testid=stSidebarNav]", timeout=90_000)
-    _idle(page)
+    wait_idle(page)
     links = page.locator("[data-testid=stSidebarNav] a")
     titles = [links.nth(k).inner_text().strip().splitlines()[-1].strip() for k in range(links.count())]
     assert "Answer inspector" in titles and "Re-score" in titles
     for title in titles:
         page.locator("[data-testid=stSidebarNav]").get_by_role("link", name=title).click()
         page.wait_for_selector("[data-testid=stMain] h1", timeout=90_000)
-        _idle(page)
+        wait_idle(page)
         time.sleep(1.0)
-        _idle(page)
+        wait_idle(page)
         _no_error(page)
         _shot(page, "page-" + re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-"))
 
@@ -204,18 +144,18 @@ def test_inspector_hover_shows_source_passage(page, server):
 def _paste_answer(page, answer: str, sources: list[tuple[str, str, str]]) -> None:
     _fill(page.get_by_role("textbox", name="Query", exact=True), "Should zoos be abolished?")
     _fill(page.get_by_role("textbox", name="Answer (markdown with markers such as [1] or [2, 3])", exact=True), answer)
-    _idle(page)
+    wait_idle(page)
     n = page.get_by_role("spinbutton", name="Number of sources")
     _fill(n, str(len(sources)))
-    _idle(page)
+    wait_idle(page)
     for k, (title, url, text) in enumerate(sources, start=1):
         _fill(page.get_by_role("textbox", name=f"[{k}] Title", exact=True), title)
         _fill(page.get_by_role("textbox", name=f"[{k}] URL", exact=True), url)
         _fill(page.get_by_role("textbox", name=f"[{k}] Text of the source (leave empty to fetch it from the URL)", exact=True), text)
-    _idle(page)
+    wait_idle(page)
     page.get_by_role("button", name="Score", exact=True).click()
     page.wait_for_selector("text=Metrics for this answer", timeout=120_000)
-    _idle(page)
+    wait_idle(page)
 
 
 def test_rescore_scores_a_pasted_answer(page, server):
@@ -260,17 +200,17 @@ def test_study_mode_logs_hover_and_click(page, server, server_env, monkeypatch):
 
     _open(page, server, "Answer inspector")
     page.get_by_text("Study mode", exact=True).click()
-    _idle(page)
+    wait_idle(page)
     _fill(page.get_by_role("textbox", name="Study id", exact=True), "browser-study")
     _fill(page.get_by_role("textbox", name="Participant code", exact=True), "P01")
     _fill(page.get_by_role("textbox", name="Session", exact=True), "s1")
     page.wait_for_selector("text=Recording hovers and clicks", timeout=30_000)
-    _idle(page)
+    wait_idle(page)
     chip2 = page.locator("button.cite[data-source='2']").first
     chip2.scroll_into_view_if_needed()
     chip2.hover()
     time.sleep(1.5)  # hovers are sent after a short pause
-    _idle(page)
+    wait_idle(page)
     chip3 = page.locator("button.cite[data-source='3']").first
     chip3.click()
     deadline = time.monotonic() + 30
@@ -284,7 +224,7 @@ def test_study_mode_logs_hover_and_click(page, server, server_env, monkeypatch):
     assert hover["source_rank"] == 2 and click["source_rank"] == 3
     assert set(log["participant"]) == {"P01"} and set(log["engine"]) == {"Example engine"}
     assert set(log["query_type"]) == {"debate"}
-    _idle(page)
+    wait_idle(page)
     assert page.get_by_text(re.compile(r"Events recorded in this browser session: [1-9]")).count() == 1
     _shot(page, "inspector-study-mode")
 
@@ -292,9 +232,9 @@ def test_study_mode_logs_hover_and_click(page, server, server_env, monkeypatch):
     n_events = len(recorder.load_study_log("browser-study"))
     page.locator("[data-testid=stSidebarNav]").get_by_role("link", name="Usability study").click()
     page.wait_for_selector("h1:has-text('Usability')", timeout=90_000)
-    _idle(page)
+    wait_idle(page)
     page.get_by_text("Recorded study", exact=True).first.click()
-    _idle(page)
+    wait_idle(page)
     page.wait_for_selector(f"text={n_events} recorded events", timeout=60_000)
     assert page.get_by_text(f"{n_events} recorded events").count() >= 1
     _shot(page, "study-recorded")
@@ -308,7 +248,7 @@ def test_conflict_page_shows_a_probe_run(page, server, server_env):
     _no_error(page)
     expect(page.get_by_text("None of the 5 sources listed by the 1 debate answer has")).to_be_visible(timeout=30_000)
     page.get_by_role("tab", name="Convincingness probe").click()
-    _idle(page)
+    wait_idle(page)
     expect(page.get_by_text("This run used the bundled illustrative question set")).to_be_visible(timeout=30_000)
     main = page.locator("[data-testid=stMain]")
     expect(main.locator(".js-plotly-plot")).to_have_count(2, timeout=30_000)  # effects and win-rates
@@ -319,9 +259,9 @@ def test_conflict_page_shows_a_probe_run(page, server, server_env):
     _shot(page, "conflict-probe")
 
 
-def test_dark_theme_screenshots(browser, server_env):
-    port = _free_port()
-    proc = _start(server_env, port, "--theme.base", "dark")
+def test_dark_theme_screenshots(browser, server_env, tmp_path):
+    port = free_port()
+    proc = start_app(port, root=ROOT, env=server_env, log=tmp_path / "streamlit.log", extra=("--theme.base", "dark"))
     try:
         ctx = browser.new_context(viewport={"width": 1280, "height": 1000}, color_scheme="dark")
         pg = ctx.new_page()
@@ -334,7 +274,7 @@ def test_dark_theme_screenshots(browser, server_env):
         _shot(pg, "inspector-dark")
         ctx.close()
     finally:
-        _stop(proc)
+        stop_app(proc)
 
 
 def test_artifacts_are_ignored():
@@ -347,9 +287,9 @@ def test_rescore_paste_anything_fills_the_form_then_scores(page, server):
     pasted = ("Zoos keep animals in small enclosures [1]. Many visitors learn about wildlife [2].\n\nSources:\n"
               "[1] Enclosures <b>big</b> - https://a.example.org/z\n[2] https://b.example.org/v")
     _fill(page.get_by_role("textbox", name="Paste anything", exact=True), pasted)
-    _idle(page)
+    wait_idle(page)
     page.get_by_role("button", name="Fill the form", exact=True).click()
-    _idle(page)
+    wait_idle(page)
     _no_error(page)
     assert page.get_by_role("textbox", name="[1] URL", exact=True).input_value() == "https://a.example.org/z"
     assert page.get_by_role("textbox", name="[1] Title", exact=True).input_value() == "Enclosures <b>big</b>"
@@ -358,13 +298,13 @@ def test_rescore_paste_anything_fills_the_form_then_scores(page, server):
                     (2, "Surveys show visitors learn about wildlife at zoos.")):
         _fill(page.get_by_role("textbox", name=f"[{k}] Text of the source (leave empty to fetch it from the URL)", exact=True), text)
     _fill(page.get_by_role("textbox", name="Query", exact=True), "Should zoos be abolished?")
-    _idle(page)
+    wait_idle(page)
     page.get_by_role("button", name="Score", exact=True).click()
     page.wait_for_selector("text=Metrics for this answer", timeout=120_000)
-    _idle(page)
+    wait_idle(page)
     assert page.locator("button.cite").count() == 2 and page.locator("b:has-text('big')").count() == 0
     _shot(page, "rescore-paste")
     page.get_by_role("button", name="Clear", exact=True).click()
-    _idle(page)
+    wait_idle(page)
     assert page.get_by_role("textbox", name="Paste anything", exact=True).input_value() == ""
     assert page.locator("text=Metrics for this answer").count() == 0

@@ -8,36 +8,28 @@ Fixture results: tests/answer_fixtures.py. Screenshots go to tests/artifacts/ (g
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 from answer_fixtures import HOSTILE, build_results
 
+# test_browser_uncertainty takes ARGS, CHROMIUM, _free_port (and _idle, below) from this module
+from pipeline.testing.app_server import CHROMIUM, start_app, stop_app, wait_idle
+from pipeline.testing.app_server import CHROMIUM_ARGS as ARGS  # noqa: F401
+from pipeline.testing.app_server import free_port as _free_port
+
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "tests" / "artifacts"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
 
 if not CHROMIUM.exists():
     pytest.skip("no /usr/bin/chromium (apt-get install -y chromium chromium-driver)", allow_module_level=True)
 try:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 except ImportError:
     pytest.skip("the playwright Python package is not installed", allow_module_level=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -47,35 +39,9 @@ def server(tmp_path_factory):
     env.update({"AEE_RESULTS_DIR": str(build_results(base)), "AEE_STUDIES_DIR": str(base / "studies"),
                 "AEE_CACHE_DIR": str(base / "cache"), "AEE_DATA_DIR": str(base / "data"), "HF_HUB_OFFLINE": "1"})
     port = _free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-           "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-                if r.read().strip() == b"ok":
-                    break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        raise RuntimeError("streamlit did not answer /_stcore/health within 60 s")
+    proc = start_app(port, root=ROOT, env=env)
     yield f"http://127.0.0.1:{port}"
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
-        yield b
-        b.close()
+    stop_app(proc)
 
 
 @pytest.fixture
@@ -88,16 +54,7 @@ def page(browser):
 
 def _idle(pg, timeout: float = 90) -> None:
     """Wait until the script run finished and the page settled."""
-    pg.wait_for_selector("[data-testid=stMain]", timeout=timeout * 1000)
-    deadline = time.monotonic() + timeout
-    quiet = 0
-    while time.monotonic() < deadline:
-        running = pg.locator("[data-testid=stStatusWidget]").count() > 0 or \
-            pg.locator("[data-testid=stApp][data-test-script-state=running]").count() > 0
-        quiet = 0 if running else quiet + 1
-        if quiet >= 3:
-            return
-        time.sleep(0.3)
+    wait_idle(pg, timeout, step=0.3)
 
 
 def _open(pg, url: str, heading: str) -> None:

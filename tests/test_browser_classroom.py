@@ -11,7 +11,9 @@ import re
 from urllib.parse import urlparse
 
 import pytest
-from test_browser import _free_port, _idle, _no_error, _shot, _start, _stop, browser, page  # noqa: F401 (fixtures)
+from test_browser import ROOT, _no_error, _shot, page  # noqa: F401 (page: a fixture)
+
+from pipeline.testing.app_server import free_port, start_app, stop_app, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -55,10 +57,10 @@ def classroom(tmp_path_factory):
             os.environ.pop("AEE_STUDIES_DIR", None)
         else:
             os.environ["AEE_STUDIES_DIR"] = old
-    port = _free_port()
-    proc = _start(env, port)
+    port = free_port()
+    proc = start_app(port, root=ROOT, env=env, log=base / "streamlit.log")
     yield f"http://127.0.0.1:{port}"
-    _stop(proc)
+    stop_app(proc)
 
 
 def _main_text(page) -> str:
@@ -68,12 +70,12 @@ def _main_text(page) -> str:
 def _back_to_tour(page) -> None:
     page.locator("[data-testid=stSidebarNav]").get_by_role("link", name="Start here").click()
     page.wait_for_selector("h1:has-text('Start here')", timeout=90_000)
-    _idle(page)
+    wait_idle(page)
 
 
 def _tick(page, step: int) -> None:
     page.get_by_text("Done", exact=True).nth(step).click()
-    _idle(page)
+    wait_idle(page)
 
 
 def _watch_requests(page) -> list[str]:
@@ -89,7 +91,7 @@ def test_teacher_walks_the_four_steps(page, classroom):
     outside = _watch_requests(page)
     page.goto(f"{classroom}/tour")
     page.wait_for_selector("h1:has-text('Start here')", timeout=90_000)
-    _idle(page)
+    wait_idle(page)
     _no_error(page)
     assert "0 of 4 steps done" in _main_text(page)
     _shot(page, "tour-start")
@@ -97,7 +99,7 @@ def test_teacher_walks_the_four_steps(page, classroom):
     # Step 1: the scorecard opens on the teaching corpus with its recorded labels
     page.get_by_role("link", name="Open the scorecard (teaching corpus)").click()
     page.wait_for_selector("h1:has-text('Scorecard')", timeout=90_000)
-    _idle(page)
+    wait_idle(page)
     _no_error(page)
     assert "dataset=demo" in page.url and "judge=recorded" in page.url
     main = _main_text(page)
@@ -115,7 +117,7 @@ def test_teacher_walks_the_four_steps(page, classroom):
     engine = re.search(r"up close: (Lumen|Parrot|Quarry)'s answer", tour_text).group(1)
     page.get_by_role("link", name="Open this answer in the Answer inspector").click()
     page.wait_for_selector("h1:has-text('Answer inspector')", timeout=90_000)
-    _idle(page)
+    wait_idle(page)
     _no_error(page)
     assert "dataset=demo" in page.url
     page.wait_for_selector("[data-testid=answer-view], iframe", timeout=60_000)
@@ -128,14 +130,14 @@ def test_teacher_walks_the_four_steps(page, classroom):
     # Step 3: Re-score opens with the same answer chosen as the teaching example; load and score it
     page.get_by_role("button", name="Open Re-score with this answer").click()
     page.wait_for_selector("h1:has-text('Re-score')", timeout=90_000)
-    _idle(page)
+    wait_idle(page)
     page.get_by_role("button", name="Load example").click()
-    _idle(page)
+    wait_idle(page)
     # the example the tour chose is the answer of step 2
     assert page.get_by_role("textbox", name="Engine", exact=True).input_value() == engine
     page.get_by_role("button", name="Score", exact=True).click()
     page.wait_for_selector("text=Metrics for this answer", timeout=180_000)
-    _idle(page)
+    wait_idle(page)
     _no_error(page)
     _shot(page, "tour-step3-rescore")
     _back_to_tour(page)
@@ -144,7 +146,7 @@ def test_teacher_walks_the_four_steps(page, classroom):
     # Step 4: the recorded class study, two engines compared
     page.get_by_role("button", name="Open the recorded study").click()
     page.wait_for_selector("h1:has-text('Usability')", timeout=90_000)
-    _idle(page)
+    wait_idle(page)
     _no_error(page)
     main = _main_text(page)
     assert "participant x query rows" in main
@@ -162,13 +164,13 @@ def test_teacher_walks_the_four_steps(page, classroom):
 def _recorded(page, server: str, study: str) -> str:
     page.goto(f"{server}/study")
     page.wait_for_selector("h1:has-text('Usability')", timeout=90_000)
-    _idle(page)
+    wait_idle(page)
     page.get_by_text("Recorded study", exact=True).first.click()
-    _idle(page)
+    wait_idle(page)
     box = page.get_by_role("combobox", name=re.compile("Recorded study"))
     box.click()
     page.get_by_role("option", name=study, exact=True).click()
-    _idle(page)
+    wait_idle(page)
     _no_error(page)
     return _main_text(page)
 
@@ -188,7 +190,7 @@ def test_class_study_comparing_two_engines_gets_its_tests_or_the_reason(page, cl
     box = page.get_by_role("combobox", name=re.compile("Recorded study"))
     box.click()
     page.get_by_role("option", name="class-b", exact=True).click()
-    _idle(page)
+    wait_idle(page)
     table = page.locator("[data-testid=stTable]").filter(has_text="Lumen vs Parrot").first
     expect(table).to_contain_text("n/a: too few participants")
     expect(page.get_by_text(re.compile(r"hovered: too few participants: Lumen has 1 row \(1 participant\)"))).to_be_visible()

@@ -14,24 +14,19 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import statistics
-import subprocess
-import sys
 import time
-import urllib.request
 import uuid
 from pathlib import Path
 
 import pytest
 
+from pipeline.testing.app_server import CHROMIUM, CHROMIUM_ARGS, free_port, start_app, stop_app
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "tests" / "artifacts"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
 USERS = 20
 # What this test asserts is that all 20 users succeed and none sees another's data; the timings
 # are reported, not asserted. On two cores shared by the server and 20 renderers the slowest page
@@ -53,12 +48,6 @@ ANSWER_LABEL = "Answer (markdown with markers such as [1] or [2, 3])"
 SOURCE_TEXT_LABEL = "[1] Text of the source (leave empty to fetch it from the URL)"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     from pipeline.runner import run_dataset
@@ -71,34 +60,12 @@ def server(tmp_path_factory):
                 "AEE_CACHE_DIR": str(base / "cache"), "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"})
     for name in ("OPENAI_API_KEY", "AEE_OPENAI_API_KEY", "AEE_OPENAI_BASE_URL", "OPENAI_BASE_URL"):
         env.pop(name, None)
-    port = _free_port()
-    log = (base / "streamlit.log").open("wb")
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-           "--browser.gatherUsageStats", "false", "--server.port", str(port), "--server.address", "127.0.0.1"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    port = free_port()
+    proc = start_app(port, root=ROOT, env=env, log=base / "streamlit.log")
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited: {(base / 'streamlit.log').read_text(errors='replace')[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-                    if r.read().strip() == b"ok":
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("streamlit did not answer /_stcore/health within 60 s")
-            time.sleep(0.3)
         yield {"url": f"http://127.0.0.1:{port}", "pid": proc.pid}
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        log.close()
+        stop_app(proc)
 
 
 async def _idle(page, timeout: float = 120) -> None:
@@ -185,7 +152,7 @@ async def _user(browser, server: str, k: int, marker: str, markers: list[str]) -
 async def _crowd(server: str) -> tuple[list, float]:
     markers = [f"user{k:02d}x{uuid.uuid4().hex[:8]}" for k in range(USERS)]
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        browser = await p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         try:
             # warm the server once (imports, the offline judge's model) so the crowd measures serving
             warm = await _user(browser, server, -1, "warmupuser", ["warmupuser"])

@@ -11,8 +11,8 @@ import pytest
 
 from pipeline.cli import main
 from pipeline.errors import InputError
+from pipeline.importers import dataset_files, resolve_dataset
 from pipeline.importers import hagrid as hagrid_mod
-from pipeline.importers import resolve_dataset
 from pipeline.importers.hagrid import ENGINE, HUMAN_JUDGE, load_hagrid
 from pipeline.metrics import score_answer
 from pipeline.store import read_table, table_path
@@ -148,7 +148,7 @@ def test_download_is_pinned_cached_and_bounded(tmp_path, monkeypatch):
         seen.append(url)
         return Reply(b'{"query": "q"}\n')
 
-    monkeypatch.setattr(hagrid_mod.urllib.request, "urlopen", fake_urlopen)
+    monkeypatch.setattr(dataset_files.urllib.request, "urlopen", fake_urlopen)
     folder = hagrid_mod.download_hagrid(tmp_path / "hagrid")
     assert sorted(p.name for p in folder.iterdir()) == ["dev.jsonl", "train.jsonl"]
     assert seen == [f"https://huggingface.co/datasets/miracl/hagrid/resolve/{hagrid_mod.HAGRID_REVISION}/hagrid-v1.0-en/{s}.jsonl"
@@ -157,9 +157,9 @@ def test_download_is_pinned_cached_and_bounded(tmp_path, monkeypatch):
     assert len(seen) == 2  # cached: nothing fetched again
 
     def offline(url, timeout):
-        raise hagrid_mod.urllib.error.URLError("no network")
+        raise dataset_files.urllib.error.URLError("no network")
 
-    monkeypatch.setattr(hagrid_mod.urllib.request, "urlopen", offline)
+    monkeypatch.setattr(dataset_files.urllib.request, "urlopen", offline)
     with pytest.raises(InputError, match="are you offline"):
         hagrid_mod.download_hagrid(tmp_path / "elsewhere")
 

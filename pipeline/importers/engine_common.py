@@ -89,6 +89,19 @@ def pick(obj: dict, *keys: str) -> Any:
     return None
 
 
+def nearest_occurrence(text: str, needle: str, near: int) -> int | None:
+    """Where `needle` occurs in `text` closest to position `near`, among its first 100
+    occurrences (a mapper repairing offsets a provider got wrong); None when it is empty or absent."""
+    if not needle:
+        return None
+    hits: list[int] = []
+    pos = text.find(needle)
+    while pos >= 0 and len(hits) < 100:
+        hits.append(pos)
+        pos = text.find(needle, pos + 1)
+    return min(hits, key=lambda h: abs(h - near)) if hits else None
+
+
 def _kind(value: Any) -> str:
     names = {dict: "an object", list: "a list", str: "a string", bool: "true/false", int: "a number", float: "a number"}
     return "null" if value is None else names.get(type(value), type(value).__name__)

@@ -43,17 +43,13 @@ Mapping (documented in docs/data/expertqa.md):
 from __future__ import annotations
 
 import hashlib
-import json
 import re
-import tempfile
-import urllib.error
-import urllib.request
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterator
 
 from pipeline.errors import InputError
-from pipeline.importers.canonical import check_values
+from pipeline.importers.dataset_files import download_splits, jsonl_files, read_jsonl
 from pipeline.locate import locate_spans
 from pipeline.paths import cache_dir
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
@@ -94,9 +90,6 @@ EXPERTQA_REPO = "chaitanyamalaviya/ExpertQA"
 EXPERTQA_COMMIT = "4b732d60707e61e34d508680d16168f485ee5632"
 SPLITS = ("domain_val", "domain_test", "rand_val")
 RAW_URL = "https://raw.githubusercontent.com/{repo}/{commit}/data/lfqa/{split}.jsonl"
-MAX_DOWNLOAD_BYTES = 50 * 1024 * 1024  # each file is ~3 MB; refuse anything far larger
-
-MAX_LINE_CHARS = 5_000_000
 
 _HEAD_RE = re.compile(r"^\s*\[\s*(\d{1,4})\s*\]\s*(.*?)\s*$")
 
@@ -110,32 +103,13 @@ def download_expertqa(dest: Path | None = None, *, timeout: float = 60.0) -> Pat
     """Download the three annotated ExpertQA files once into `dest` (default
     `cache_dir()/expertqa`) and return that folder. Files already present are kept; each download is
     size-bounded and written atomically. Raises InputError with a clear message when offline."""
-    dest = Path(dest) if dest is not None else cache_dir() / "expertqa"
-    dest.mkdir(parents=True, exist_ok=True)
-    for split in SPLITS:
-        target = dest / f"{split}.jsonl"
-        if target.is_file() and target.stat().st_size > 0:
-            continue
-        url = RAW_URL.format(repo=EXPERTQA_REPO, commit=EXPERTQA_COMMIT, split=split)
-        try:
-            with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 - fixed https URL
-                declared = resp.headers.get("Content-Length")
-                if declared and int(declared) > MAX_DOWNLOAD_BYTES:
-                    raise InputError(f"refusing {declared} bytes (limit {MAX_DOWNLOAD_BYTES})", record=url)
-                data = resp.read(MAX_DOWNLOAD_BYTES + 1)
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
-            raise InputError(
-                f"could not download ExpertQA ({exc}); are you offline? Put {', '.join(SPLITS)} .jsonl "
-                f"files in a folder and point EXPERTQA_DIR at it instead",
-                record=url,
-            ) from exc
-        if len(data) > MAX_DOWNLOAD_BYTES:
-            raise InputError(f"download exceeds {MAX_DOWNLOAD_BYTES} bytes", record=url)
-        with tempfile.NamedTemporaryFile(dir=dest, prefix=f".{split}.", suffix=".part", delete=False) as tmp:
-            tmp.write(data)
-            tmp_path = Path(tmp.name)
-        tmp_path.replace(target)
-    return dest
+    return download_splits(
+        Path(dest) if dest is not None else cache_dir() / "expertqa", SPLITS,
+        lambda split: RAW_URL.format(repo=EXPERTQA_REPO, commit=EXPERTQA_COMMIT, split=split),
+        lambda exc: (f"could not download ExpertQA ({exc}); are you offline? Put {', '.join(SPLITS)} .jsonl "
+                     f"files in a folder and point EXPERTQA_DIR at it instead"),
+        timeout=timeout,
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -150,45 +124,9 @@ def load_expertqa(path: str | Path) -> list[AnnotatedAnswer]:
 
 def iter_expertqa(path: str | Path) -> Iterator[AnnotatedAnswer]:
     """The answers of a folder of ExpertQA *.jsonl files (sorted by name) or of one file, one at a time."""
-    path = Path(path)
-    if path.is_dir():
-        files = sorted(path.glob("*.jsonl"))
-        if not files:
-            raise InputError("no *.jsonl files in folder", record=str(path))
-    elif path.is_file():
-        files = [path]
-    else:
-        raise InputError("no such file or folder", record=str(path))
-    for f in files:
-        yield from _load_file(f)
-
-
-def _load_file(path: Path) -> Iterator[AnnotatedAnswer]:
-    split = path.stem
-    try:
-        handle = path.open("r", encoding="utf-8-sig")
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror or exc}", record=str(path)) from exc
-    with handle:
-        try:
-            for line_no, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                where = f"{path.name}:{line_no}"
-                if len(line) > MAX_LINE_CHARS:
-                    raise InputError(f"line longer than {MAX_LINE_CHARS} characters", record=where)
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", record=where) from exc
-                except RecursionError as exc:  # json recurses per nesting level
-                    raise InputError("JSON is nested too deeply", record=where) from exc
-                except ValueError as exc:  # e.g. an integer with more digits than Python converts
-                    raise InputError(str(exc)[:200], record=where) from exc
-                check_values(obj, where)  # lone surrogates and non-finite numbers fail only when written
-                yield from _parse_question(obj, split, line_no, where)
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 text (byte {exc.start})", record=str(path)) from exc
+    for f in jsonl_files(path):
+        for line_no, where, obj in read_jsonl(f):
+            yield from _parse_question(obj, f.stem, line_no, where)
 
 
 def _req(obj: Any, name: str, kind: type | tuple[type, ...], where: str) -> Any:

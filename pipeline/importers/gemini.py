@@ -26,6 +26,7 @@ from pipeline.importers.engine_common import (
     Utf8Offsets,
     as_dict,
     as_list,
+    nearest_occurrence,
     opt_int,
     opt_list,
     opt_str,
@@ -111,21 +112,10 @@ def _char_span(part: int, start: int, end: int, seg_text: str, texts: list[str],
     text, base, table = texts[part], bases[part], offsets[part]
     s, e = table.char(start), table.char(end)
     if seg_text and (s is None or e is None or text[s:e].strip() != seg_text.strip()):
-        found = _nearest(text, seg_text.strip(), s if s is not None else 0)
+        found = nearest_occurrence(text, seg_text.strip(), s if s is not None else 0)
         if found is not None:
             parse.note("offsets_repaired")
             return base + found, base + found + len(seg_text.strip())
     if s is None or e is None or e < s:
         return -1, -1
     return base + s, base + e
-
-
-def _nearest(text: str, needle: str, near: int) -> int | None:
-    if not needle:
-        return None
-    hits: list[int] = []
-    pos = text.find(needle)
-    while pos >= 0 and len(hits) < 100:
-        hits.append(pos)
-        pos = text.find(needle, pos + 1)
-    return min(hits, key=lambda h: abs(h - near)) if hits else None

@@ -37,15 +37,11 @@ Face repository into the cache, once.
 
 from __future__ import annotations
 
-import json
-import tempfile
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any, Iterator
 
 from pipeline.errors import InputError
-from pipeline.importers.canonical import check_values
+from pipeline.importers.dataset_files import download_splits, jsonl_files, read_jsonl
 from pipeline.paths import cache_dir
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
 from pipeline.text import find_citation_markers, split_statements
@@ -64,9 +60,7 @@ HAGRID_REPO = "miracl/hagrid"
 HAGRID_REVISION = "3c07a64f2da0751fa67ff749e3e7da6fc7bf5a93"
 SPLITS = ("dev", "train")
 RAW_URL = "https://huggingface.co/datasets/{repo}/resolve/{revision}/hagrid-v1.0-en/{split}.jsonl"
-MAX_DOWNLOAD_BYTES = 50 * 1024 * 1024
 
-MAX_LINE_CHARS = 5_000_000
 MAX_ANSWERS_PER_QUERY = 100
 MAX_QUOTES = 500
 MAX_SENTENCES = 2_000
@@ -84,32 +78,13 @@ def download_hagrid(dest: Path | None = None, *, splits: tuple[str, ...] = SPLIT
     """Download the pinned HAGRID split files once into `dest` (default `cache_dir()/hagrid`) and
     return that folder. Files already present are kept; each download is size-bounded and written
     atomically. InputError with a clear message when offline."""
-    dest = Path(dest) if dest is not None else cache_dir() / "hagrid"
-    dest.mkdir(parents=True, exist_ok=True)
-    for split in splits:
-        target = dest / f"{split}.jsonl"
-        if target.is_file() and target.stat().st_size > 0:
-            continue
-        url = RAW_URL.format(repo=HAGRID_REPO, revision=HAGRID_REVISION, split=split)
-        try:
-            with urllib.request.urlopen(url, timeout=timeout) as resp:  # noqa: S310 - fixed https URL
-                declared = resp.headers.get("Content-Length")
-                if declared and int(declared) > MAX_DOWNLOAD_BYTES:
-                    raise InputError(f"refusing {declared} bytes (limit {MAX_DOWNLOAD_BYTES})", record=url)
-                data = resp.read(MAX_DOWNLOAD_BYTES + 1)
-        except (urllib.error.URLError, TimeoutError, OSError) as exc:
-            raise InputError(
-                f"could not download HAGRID ({exc}); are you offline? Put {', '.join(f'{s}.jsonl' for s in splits)} "
-                "in a folder and pass that folder (or set HAGRID_DIR) instead",
-                record=url,
-            ) from exc
-        if len(data) > MAX_DOWNLOAD_BYTES:
-            raise InputError(f"download exceeds {MAX_DOWNLOAD_BYTES} bytes", record=url)
-        with tempfile.NamedTemporaryFile(dir=dest, prefix=f".{split}.", suffix=".part", delete=False) as tmp:
-            tmp.write(data)
-            tmp_path = Path(tmp.name)
-        tmp_path.replace(target)
-    return dest
+    return download_splits(
+        Path(dest) if dest is not None else cache_dir() / "hagrid", splits,
+        lambda split: RAW_URL.format(repo=HAGRID_REPO, revision=HAGRID_REVISION, split=split),
+        lambda exc: (f"could not download HAGRID ({exc}); are you offline? Put {', '.join(f'{s}.jsonl' for s in splits)} "
+                     "in a folder and pass that folder (or set HAGRID_DIR) instead"),
+        timeout=timeout,
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -124,44 +99,9 @@ def load_hagrid(path: str | Path) -> list[AnnotatedAnswer]:
 
 def iter_hagrid(path: str | Path) -> Iterator[AnnotatedAnswer]:
     """The answers of a folder of HAGRID *.jsonl files (sorted by name) or of one file, one at a time."""
-    path = Path(path)
-    if path.is_dir():
-        files = sorted(path.glob("*.jsonl"))
-        if not files:
-            raise InputError("no *.jsonl files in folder", record=str(path))
-    elif path.is_file():
-        files = [path]
-    else:
-        raise InputError("no such file or folder", record=str(path))
-    for f in files:
-        yield from _load_file(f)
-
-
-def _load_file(path: Path) -> Iterator[AnnotatedAnswer]:
-    try:
-        handle = path.open("r", encoding="utf-8-sig", newline="\n")
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror or exc}", record=str(path)) from exc
-    with handle:
-        try:
-            for line_no, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                where = f"{path.name}:{line_no}"
-                if len(line) > MAX_LINE_CHARS:
-                    raise InputError(f"line longer than {MAX_LINE_CHARS} characters", record=where)
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", record=where) from exc
-                except RecursionError as exc:
-                    raise InputError("JSON is nested too deeply", record=where) from exc
-                except ValueError as exc:
-                    raise InputError(str(exc)[:200], record=where) from exc
-                check_values(obj, where)
-                yield from _parse_query(obj, path.stem, line_no, where)
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 text (byte {exc.start})", record=str(path)) from exc
+    for f in jsonl_files(path):
+        for line_no, where, obj in read_jsonl(f, newline="\n"):
+            yield from _parse_query(obj, f.stem, line_no, where)
 
 
 def _req(obj: Any, name: str, kind: type, where: str) -> Any:

@@ -28,6 +28,7 @@ from pipeline.importers.engine_common import (
     SpanCitation,
     as_dict,
     as_list,
+    nearest_occurrence,
     opt_int,
     opt_list,
     opt_str,
@@ -120,14 +121,9 @@ def _locate_link(text: str, start: int, end: int, url: str) -> tuple[int, int] |
     the text), else the markdown link around the occurrence of the URL nearest to `start`."""
     if not url or (0 <= start <= end <= len(text) and url in text[start:end]):
         return None
-    hits: list[int] = []
-    pos = text.find(url)
-    while pos >= 0 and len(hits) < 100:
-        hits.append(pos)
-        pos = text.find(url, pos + 1)
-    if not hits:
+    at = nearest_occurrence(text, url, start)
+    if at is None:
         return None
-    at = min(hits, key=lambda h: abs(h - start))
     s, e = at, at + len(url)
     if text[max(s - 2, 0):s] == "](":
         label = text.rfind("[", max(s - 600, 0), s - 2)

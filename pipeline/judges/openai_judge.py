@@ -12,14 +12,14 @@ Design in short:
 - Support by several sources taken together (`support_set`, needed by NLI citation recall and
   precision) is one call per set of cited sources, with the `support_set` prompt.
 - Calls retry with exponential backoff and jitter on 429, 5xx, timeouts and connection errors,
-  honouring Retry-After; a semaphore bounds concurrent requests across threads.
+  honouring Retry-After; a semaphore bounds concurrent requests across threads (`llm_retry`).
 - Documents (and the answer for confidence) are fenced as untrusted data (`fencing`).
 - The API key never reaches a verdict, a log line, an exception message or a returned dict
   (`llm_config.redact`).
 - `cost.estimate_run` estimates calls, tokens and cost of a run from the same planned requests.
 
-This module holds the backend itself: the client, retries, concurrency, and turning replies into
-verdicts.
+This module holds the backend itself: the client, concurrency, and turning replies into verdicts;
+the retry loop it shares with `llm_client` is in `llm_retry`.
 
 Verdict conventions: `judge` = "openai:<model>", `prompt_version` = the prompt id that produced it
 ("support_v1"). A failed call gives label None, `error="call"` and the reason in raw; an unparsable
@@ -28,13 +28,10 @@ reply gives label None, `error="parse"` and the reason followed by the model's t
 
 from __future__ import annotations
 
-import email.utils
 import hashlib
 import json
 import logging
-import random
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -63,6 +60,7 @@ from pipeline.judges.llm_requests import (
     plan_support_set,
     prompt_parts,
 )
+from pipeline.judges.llm_retry import RetryingChat
 from pipeline.judges.passages import Passage, locate_quote
 from pipeline.judges.source_stance_llm import plan_source_stance
 from pipeline.prompts import load_prompt
@@ -92,7 +90,7 @@ class _Outcome:
     failure: str = ""  # Verdict.error for those positions: "call" (no reply) or "parse" (reply unusable)
 
 
-class OpenAIJudge(BaseJudge):
+class OpenAIJudge(RetryingChat, BaseJudge):
     """Judge backed by an OpenAI-compatible chat completions endpoint.
 
     Configuration falls back, in order, to the constructor argument, `AEE_OPENAI_*`, `OPENAI_*`
@@ -101,6 +99,8 @@ class OpenAIJudge(BaseJudge):
     """
 
     mode = "batched"
+    retry_log = log
+    call_name = "judge call"
 
     def __init__(
         self,
@@ -143,15 +143,12 @@ class OpenAIJudge(BaseJudge):
         if client is not None and self._secret is None:
             injected = getattr(client, "api_key", None)
             self._secret = injected if isinstance(injected, str) and injected else None
-        self.timeout = float(timeout)
-        self.max_retries = max(0, int(max_retries))
+        self._init_retries(timeout=timeout, max_retries=max_retries, concurrency=concurrency, backoff_base=backoff_base,
+                           backoff_max=backoff_max, max_retry_after=max_retry_after)
         self.concurrency = max(1, int(concurrency))
         self.seed = seed
         self.temperature = float(temperature)
         self.max_output_tokens = max_output_tokens
-        self.backoff_base = float(backoff_base)
-        self.backoff_max = float(backoff_max)
-        self.max_retry_after = float(max_retry_after)
         self.settings = RequestSettings(
             max_passage_chars=int(max_passage_chars),
             passage_chars=int(passage_chars),
@@ -162,8 +159,6 @@ class OpenAIJudge(BaseJudge):
         )
         self._client = client
         self._client_lock = threading.Lock()
-        self._semaphore = threading.BoundedSemaphore(self.concurrency)
-        self._stats_lock = threading.Lock()
         self.stats: dict[str, int] = {
             "requests": 0, "retries": 0, "failed_calls": 0, "parse_failures": 0,
             "corrective_retries": 0, "input_tokens": 0, "output_tokens": 0,
@@ -219,46 +214,10 @@ class OpenAIJudge(BaseJudge):
     def _redact(self, text: str) -> str:
         return redact(text, [self._secret])
 
-    def _bump(self, **counts: int) -> None:
-        with self._stats_lock:
-            for k, v in counts.items():
-                self.stats[k] = self.stats.get(k, 0) + v
-
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(max(retry_after, 0.0), self.max_retry_after)
-        base = min(self.backoff_max, self.backoff_base * (2 ** attempt))
-        return base * random.uniform(0.5, 1.0)
-
-    @staticmethod
-    def _retry_after(exc: Any) -> float | None:
-        response = getattr(exc, "response", None)
-        headers = getattr(response, "headers", None)
-        if not headers:
-            return None
-        try:
-            ms = headers.get("retry-after-ms")
-            if ms:
-                return float(ms) / 1000.0
-            value = headers.get("retry-after")
-            if not value:
-                return None
-            try:
-                return float(value)
-            except ValueError:
-                when = email.utils.parsedate_to_datetime(value)
-                return max(0.0, when.timestamp() - time.time())
-        except (TypeError, ValueError, OverflowError):
-            return None
-
     def _call(self, messages: list[dict[str, str]]) -> _Reply:
-        """One chat completion with retries. Never raises; failures come back as `_Reply.error`."""
-        import openai
+        """One chat completion with retries (`llm_retry`). Never raises; failures come back as `_Reply.error`."""
 
-        client = self._get_client()
-        last_error = "no attempt made"
-        attempt = 0
-        while attempt <= self.max_retries:
+        def build_kwargs() -> dict[str, Any]:
             kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
             if self.seed is not None:
                 kwargs["seed"] = self.seed
@@ -266,52 +225,30 @@ class OpenAIJudge(BaseJudge):
                 kwargs["max_tokens"] = self.max_output_tokens
             if self.json_mode:
                 kwargs["response_format"] = {"type": "json_object"}
-            retry_after: float | None = None
-            try:
-                self._bump(requests=1)
-                with self._semaphore:
-                    response = client.chat.completions.create(timeout=self.timeout, **kwargs)
-                choices = getattr(response, "choices", None) or []
-                if not choices:
-                    return _Reply(error="server returned no choices")
-                text = getattr(choices[0].message, "content", None) or ""
-                usage = getattr(response, "usage", None)
-                if usage is not None:
-                    self._bump(
-                        input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                        output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-                    )
-                return _Reply(text=self._redact(text))
-            except openai.APITimeoutError:
-                last_error = f"request timed out after {self.timeout:g}s"
-                retryable = True
-            except openai.APIConnectionError as exc:
-                last_error = f"connection error ({type(exc).__name__})"
-                retryable = True
-            except openai.APIStatusError as exc:
-                status = int(getattr(exc, "status_code", 0) or 0)
-                message = self._redact(str(getattr(exc, "message", "") or exc))[:300]
-                last_error = f"HTTP {status}: {message}"
-                if status == 400 and self.json_mode and "response_format" in message.lower():
-                    log.warning("server rejected response_format; continuing without JSON mode")
-                    self.json_mode = False
-                    continue  # does not count as an attempt
-                retryable = status in (408, 409, 429) or status >= 500
-                retry_after = self._retry_after(exc)
-            except Exception as exc:  # noqa: BLE001 - malformed responses and the like
-                last_error = f"{type(exc).__name__}: {self._redact(str(exc))[:300]}"
-                retryable = False
-            if not retryable or attempt == self.max_retries:
-                break
-            delay = self._delay(attempt, retry_after)
-            log.info("judge call failed (%s); retry %d/%d in %.2fs", last_error, attempt + 1, self.max_retries, delay)
-            self._bump(retries=1)
-            time.sleep(delay)
-            attempt += 1
-        self._bump(failed_calls=1)
-        reason = f"{last_error} (gave up after {attempt + 1} attempt{'s' if attempt else ''})"
-        log.warning("judge call failed: %s", reason)
-        return _Reply(error=self._redact(reason))
+            return kwargs
+
+        def read(response: Any) -> _Reply:
+            choices = getattr(response, "choices", None) or []
+            if not choices:
+                return _Reply(error="server returned no choices")
+            text = getattr(choices[0].message, "content", None) or ""
+            usage = getattr(response, "usage", None)
+            if usage is not None:
+                self._bump(
+                    input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                    output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                )
+            return _Reply(text=self._redact(text))
+
+        def drop_refused(message: str) -> bool:
+            if not (self.json_mode and "response_format" in message.lower()):
+                return False
+            log.warning("server rejected response_format; continuing without JSON mode")
+            self.json_mode = False
+            return True
+
+        return self._complete_with_retries(self._get_client(), build_kwargs, read, lambda reason: _Reply(error=reason),
+                                           drop_refused)
 
     def _ask(self, request: JudgeRequest, check: Callable[[Any], Checked], ids: Sequence[int],
              expected: int | None = None) -> _Outcome:

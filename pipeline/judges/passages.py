@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-__all__ = ["Passage", "split_passages", "select_passages", "locate_quote"]
+__all__ = ["Passage", "split_passages", "select_passages", "locate_quote", "content_words"]
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 _STOPWORDS = frozenset(
@@ -28,7 +28,9 @@ _STOPWORDS = frozenset(
 )
 
 
-def _tokens(text: str) -> list[str]:
+def content_words(text: str) -> list[str]:
+    """The words of `text` that carry content, lowercased, in order: no stopwords, no single
+    characters. What BM25 here and `windows.rank_windows` match statements and sources on."""
     return [w for w in _WORD_RE.findall(text.lower()) if w not in _STOPWORDS and len(w) > 1]
 
 
@@ -118,7 +120,7 @@ def select_passages(
     total = len(passages)
     if sum(len(p.text) for p in passages) <= budget:
         return passages, total
-    scores = _bm25_matrix([_tokens(s) for s in statements], [_tokens(p.text) for p in passages])
+    scores = _bm25_matrix([content_words(s) for s in statements], [content_words(p.text) for p in passages])
     ranked = [
         [j for j in sorted(range(total), key=lambda j: (-row[j], j)) if row[j] > 0] for row in scores
     ]

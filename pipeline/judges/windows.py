@@ -20,18 +20,13 @@ import math
 import re
 from typing import Sequence
 
+from pipeline.judges.passages import content_words
+
 __all__ = ["sentence_starts", "plan_windows", "char_windows", "rank_windows"]
 
 # A sentence starts after end punctuation (and any closing quote or bracket) followed by white
 # space, or after a line break.
 _BOUNDARY_RE = re.compile(r"(?<=[.!?\u2026\u3002\uff01\uff1f])[\"'\u201d\u2019)\]]*\s+|\n\s*")
-_WORD_RE = re.compile(r"\w+", re.UNICODE)
-_STOPWORDS = frozenset(
-    "a an and are as at be been but by can could did do does for from had has have he her his how i "
-    "if in into is it its may might more most no not of on or our she so such than that the their "
-    "them then there these they this those to was we were what when where which while who why will "
-    "with would you your".split()
-)
 
 
 def sentence_starts(text: str) -> list[int]:
@@ -89,7 +84,7 @@ def char_windows(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
 
 
 def _words(text: str) -> set[str]:
-    return {w for w in _WORD_RE.findall(text.lower()) if w not in _STOPWORDS and len(w) > 1}
+    return set(content_words(text))
 
 
 def rank_windows(statement: str, windows: Sequence[str], keep: int) -> list[int]:

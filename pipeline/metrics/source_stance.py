@@ -14,7 +14,7 @@ dataset-level tables in `pipeline.conflict.sides` read it); it is a pure functio
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, Iterable
 from urllib.parse import urlsplit
 
 from pipeline.matrices import is_relevant, label_view
@@ -83,26 +83,37 @@ def _stance_note(known: dict[int, str], listed: int) -> str:
     return "" if len(known) == listed else f"over the {len(known)} of {listed} listed sources with a known stance"
 
 
+def _balance_result(labels: Iterable[str], none_take_a_side: str) -> MetricResult:
+    """`balance` of the agree and disagree labels among `labels`, n = how many take a side; null
+    with the reason `none_take_a_side` when none does."""
+    counts = Counter(labels)
+    value = balance(counts["agree"], counts["disagree"])
+    if value is None:
+        return MetricResult(None, 0, none_take_a_side)
+    return MetricResult(value, counts["agree"] + counts["disagree"])
+
+
+def _side_share(ctx: ScoringContext, side: str) -> MetricResult:
+    """Share of the listed sources with a known stance that take `side` (agree / disagree)."""
+    known, null = _known_sources(ctx)
+    if null:
+        return null
+    taking = sum(1 for v in known.values() if v == side)
+    return MetricResult(taking / len(known), len(known), _stance_note(known, len(ctx.answer.sources)))
+
+
 @metric(label="Pro sources", group="source stance", direction="neutral", debate_only=True,
         formula="sources agreeing with the question's side / listed sources with a known stance")
 def pro_source_share(ctx: ScoringContext) -> MetricResult:
     """Share of the listed sources that take the side the question's wording takes."""
-    known, null = _known_sources(ctx)
-    if null:
-        return null
-    agree = sum(1 for v in known.values() if v == "agree")
-    return MetricResult(agree / len(known), len(known), _stance_note(known, len(ctx.answer.sources)))
+    return _side_share(ctx, "agree")
 
 
 @metric(label="Con sources", group="source stance", direction="neutral", debate_only=True,
         formula="sources disagreeing with the question's side / listed sources with a known stance")
 def con_source_share(ctx: ScoringContext) -> MetricResult:
     """Share of the listed sources that take the side opposite to the question's wording."""
-    known, null = _known_sources(ctx)
-    if null:
-        return null
-    disagree = sum(1 for v in known.values() if v == "disagree")
-    return MetricResult(disagree / len(known), len(known), _stance_note(known, len(ctx.answer.sources)))
+    return _side_share(ctx, "disagree")
 
 
 @metric(label="Source balance", group="source stance", direction="higher_is_better", debate_only=True,
@@ -112,11 +123,7 @@ def source_balance(ctx: ScoringContext) -> MetricResult:
     known, null = _known_sources(ctx)
     if null:
         return null
-    counts = Counter(known.values())
-    value = balance(counts["agree"], counts["disagree"])
-    if value is None:
-        return MetricResult(None, 0, "no listed source takes a side")
-    return MetricResult(value, counts["agree"] + counts["disagree"])
+    return _balance_result(known.values(), "no listed source takes a side")
 
 
 @metric(label="Answer balance", group="source stance", direction="higher_is_better", debate_only=True,
@@ -125,11 +132,7 @@ def answer_balance(ctx: ScoringContext) -> MetricResult:
     """How evenly the answer's own statements split between the two sides (1 even, 0 one side)."""
     if not ctx.is_debate:
         return MetricResult(None, 0, NOT_DEBATE)
-    counts = Counter(statement_sides(ctx.annotated).values())
-    value = balance(counts["agree"], counts["disagree"])
-    if value is None:
-        return MetricResult(None, 0, "no statement takes a side")
-    return MetricResult(value, counts["agree"] + counts["disagree"])
+    return _balance_result(statement_sides(ctx.annotated).values(), "no statement takes a side")
 
 
 @metric(label="Balance gap (answer - sources)", group="source stance", direction="neutral", debate_only=True,

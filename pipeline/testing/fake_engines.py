@@ -29,8 +29,9 @@ import threading
 import time
 import zlib
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any, Callable, Self
+
+from pipeline.testing.stub_server import StubRequest, StubServer
 
 __all__ = ["FakeEngineServer", "Fault", "Logged", "fake_answer"]
 
@@ -113,15 +114,14 @@ def fake_answer(path: str, query: str, base: str) -> dict[str, Any]:
     raise KeyError(path)
 
 
-class FakeEngineServer:
+class FakeEngineServer(StubServer):
     """Threaded stub server; use as a context manager or call start()/stop()."""
 
     def __init__(self, expected_key: str | None = None, delay: float = 0.0) -> None:
+        super().__init__()
         self.expected_key, self.delay = expected_key, delay
         self.log: list[Logged] = []
         self.faults: list[Fault] = []
-        self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
         self._base = ""
 
     def add_fault(self, match: Callable[[str], bool], *, status: int = 200, delay: float = 0.0, times: int = 1,
@@ -151,92 +151,52 @@ class FakeEngineServer:
                     return fault
         return None
 
-    def start(self) -> "FakeEngineServer":
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _send(self, status: int, payload: bytes, ctype: str = "application/json", extra: dict | None = None) -> None:
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", ctype)
-                    self.send_header("Content-Length", str(len(payload)))
-                    for k, v in (extra or {}).items():
-                        self.send_header(k, v)
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except OSError:
-                    pass  # the client gave up (a timeout test)
-
-            def do_GET(self) -> None:  # noqa: N802
-                if self.path.startswith("/page/"):
-                    n = self.path.rsplit("/", 1)[-1]
-                    html = (f"<html><head><title>Page {n}</title></head><body><article><h1>Page {n}</h1>"
-                            f"<p>This page says the first claim holds and a second claim follows, number {n}.</p>"
-                            "<p>It is long enough to count as a page of text for the extractor to keep.</p></article></body></html>")
-                    self._send(200, html.encode(), "text/html; charset=utf-8")
-                else:
-                    self._send(404, b'{"error": {"message": "not found"}}')
-
-            def do_POST(self) -> None:  # noqa: N802
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length).decode("utf-8", "replace") if length else ""
-                try:
-                    body = json.loads(raw) if raw else None
-                except ValueError:
-                    body = None
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                entry = Logged(self.path, headers, _query_of(self.path, body), body=body)
-                with server._lock:
-                    server.log.append(entry)
-                if server.expected_key and not any(server.expected_key in v for v in headers.values()):
-                    entry.status = 401
-                    # like some real APIs, the error repeats the key it got: the client must redact it
-                    given = " ".join(v for k, v in headers.items() if k in ("authorization", "x-api-key", "x-goog-api-key"))
-                    self._send(401, json.dumps({"error": {"message": f"Incorrect API key provided: {given}"}}).encode())
-                    return
-                fault = server._fault_for(entry.query)
-                time.sleep(server.delay + (fault.delay if fault else 0.0))
-                if fault and fault.status != 200:
-                    entry.status = fault.status
-                    extra = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
-                    self._send(fault.status, json.dumps({"error": {"message": f"fake {fault.status}"}}).encode(), extra=extra)
-                    return
-                if fault and fault.body is not None:
-                    entry.status = 200
-                    self._send(200, json.dumps(fault.body).encode())
-                    return
-                try:
-                    payload = json.dumps(fake_answer(self.path.split("?")[0], entry.query, server.base_url)).encode()
-                except KeyError:
-                    entry.status = 404
-                    self._send(404, b'{"error": {"message": "no such endpoint"}}')
-                    return
-                entry.status = 200
-                self._send(200, payload)
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._base = f"http://127.0.0.1:{self._httpd.server_address[1]}"
-        self._httpd.daemon_threads = True
-        self._httpd.block_on_close = False
-        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    def start(self) -> Self:
+        super().start()
+        self._base = f"http://127.0.0.1:{self.port}"
         return self
 
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
+    def handle_get(self, request: StubRequest) -> None:
+        if request.path.startswith("/page/"):
+            n = request.path.rsplit("/", 1)[-1]
+            html = (f"<html><head><title>Page {n}</title></head><body><article><h1>Page {n}</h1>"
+                    f"<p>This page says the first claim holds and a second claim follows, number {n}.</p>"
+                    "<p>It is long enough to count as a page of text for the extractor to keep.</p></article></body></html>")
+            request.send(200, html.encode(), "text/html; charset=utf-8")
+        else:
+            request.send(404, b'{"error": {"message": "not found"}}')
 
-    def __enter__(self) -> "FakeEngineServer":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def handle_post(self, request: StubRequest) -> None:
+        _, body = request.read_body()
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        entry = Logged(request.path, headers, _query_of(request.path, body), body=body)
+        with self._lock:
+            self.log.append(entry)
+        if self.expected_key and not any(self.expected_key in v for v in headers.values()):
+            entry.status = 401
+            # like some real APIs, the error repeats the key it got: the client must redact it
+            given = " ".join(v for k, v in headers.items() if k in ("authorization", "x-api-key", "x-goog-api-key"))
+            request.send(401, json.dumps({"error": {"message": f"Incorrect API key provided: {given}"}}).encode())
+            return
+        fault = self._fault_for(entry.query)
+        time.sleep(self.delay + (fault.delay if fault else 0.0))
+        if fault and fault.status != 200:
+            entry.status = fault.status
+            extra = {"Retry-After": fault.retry_after} if fault.retry_after is not None else {}
+            request.send(fault.status, json.dumps({"error": {"message": f"fake {fault.status}"}}).encode(), headers=extra)
+            return
+        if fault and fault.body is not None:
+            entry.status = 200
+            request.send(200, json.dumps(fault.body).encode())
+            return
+        try:
+            payload = json.dumps(fake_answer(request.path.split("?")[0], entry.query, self.base_url)).encode()
+        except KeyError:
+            entry.status = 404
+            request.send(404, b'{"error": {"message": "no such endpoint"}}')
+            return
+        entry.status = 200
+        request.send(200, payload)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -16,12 +16,12 @@ Every request is logged in `server.requests` as a `LoggedRequest(path, headers, 
 from __future__ import annotations
 
 import json
-import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+
+from pipeline.testing.stub_server import StubRequest, StubServer
 
 __all__ = ["FakeOpenAIServer", "FakeResponse", "LoggedRequest", "chat_completion"]
 
@@ -71,16 +71,14 @@ def chat_completion(content: str, model: str = "fake-model", prompt_tokens: int 
     }
 
 
-class FakeOpenAIServer:
+class FakeOpenAIServer(StubServer):
     """Threaded stub server; use as a context manager or call start()/stop()."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.requests: list[LoggedRequest] = []
         self.queue: deque[FakeResponse] = deque()
         self.handler: Callable[[LoggedRequest], Any] | None = None
-        self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # ---------------------------------------------------------------- script
     def enqueue(self, *responses: FakeResponse | str) -> None:
@@ -116,83 +114,34 @@ class FakeOpenAIServer:
 
     # ---------------------------------------------------------------- lifecycle
     @property
-    def port(self) -> int:
-        assert self._httpd is not None, "server not started"
-        return self._httpd.server_address[1]
-
-    @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def start(self) -> "FakeOpenAIServer":
-        server = self
+    # ---------------------------------------------------------------- requests
+    def handle_get(self, request: StubRequest) -> None:
+        if request.path.rstrip("/").endswith("/models"):
+            body = {"object": "list", "data": [{"id": "fake-model", "object": "model", "owned_by": "test"}]}
+            request.send(200, json.dumps(body).encode())
+        else:
+            request.send(404, b'{"error": {"message": "not found"}}')
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:  # keep test output quiet
-                pass
-
-            def _send(self, status: int, payload: bytes, headers: dict[str, str]) -> None:
-                try:
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(payload)))
-                    for k, v in headers.items():
-                        self.send_header(k, v)
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except (BrokenPipeError, ConnectionResetError, OSError):
-                    pass  # the client gave up (timeout test)
-
-            def do_GET(self) -> None:  # noqa: N802
-                if self.path.rstrip("/").endswith("/models"):
-                    body = {"object": "list", "data": [{"id": "fake-model", "object": "model", "owned_by": "test"}]}
-                    self._send(200, json.dumps(body).encode(), {})
-                else:
-                    self._send(404, b'{"error": {"message": "not found"}}', {})
-
-            def do_POST(self) -> None:  # noqa: N802
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length).decode("utf-8", "replace") if length else ""
-                try:
-                    body: Any = json.loads(raw) if raw else None
-                except ValueError:
-                    body = None
-                logged = LoggedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body, raw)
-                if not self.path.rstrip("/").endswith("/chat/completions"):
-                    with server._lock:
-                        server.requests.append(logged)
-                    self._send(404, b'{"error": {"message": "not found"}}', {})
-                    return
-                response = server._next(logged)
-                if response.delay:
-                    time.sleep(response.delay)
-                if response.body is not None:
-                    payload = response.body if isinstance(response.body, str) else json.dumps(response.body)
-                elif response.status >= 400:
-                    message = response.content or f"fake error {response.status}"
-                    payload = json.dumps({"error": {"message": message, "type": "fake", "code": response.status}})
-                else:
-                    model = body.get("model", "fake-model") if isinstance(body, dict) else "fake-model"
-                    payload = json.dumps(chat_completion(response.content or "", model, len(raw) // 4, len(response.content or "") // 4))
-                self._send(response.status, payload.encode("utf-8"), response.headers)
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self._httpd.block_on_close = False
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-            self._httpd = None
-
-    def __enter__(self) -> "FakeOpenAIServer":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def handle_post(self, request: StubRequest) -> None:
+        raw, body = request.read_body()
+        logged = LoggedRequest(request.path, {k.lower(): v for k, v in request.headers.items()}, body, raw)
+        if not request.path.rstrip("/").endswith("/chat/completions"):
+            with self._lock:
+                self.requests.append(logged)
+            request.send(404, b'{"error": {"message": "not found"}}')
+            return
+        response = self._next(logged)
+        if response.delay:
+            time.sleep(response.delay)
+        if response.body is not None:
+            payload = response.body if isinstance(response.body, str) else json.dumps(response.body)
+        elif response.status >= 400:
+            message = response.content or f"fake error {response.status}"
+            payload = json.dumps({"error": {"message": message, "type": "fake", "code": response.status}})
+        else:
+            model = body.get("model", "fake-model") if isinstance(body, dict) else "fake-model"
+            payload = json.dumps(chat_completion(response.content or "", model, len(raw) // 4, len(response.content or "") // 4))
+        request.send(response.status, payload.encode("utf-8"), headers=response.headers)

@@ -1,0 +1,87 @@
+"""The dashboard served on 127.0.0.1 for browser tests and benchmarks (`tests/test_browser*.py`,
+`tests/test_concurrency.py`, `bench/page_ready.py`): start `streamlit run app.py` from a checkout
+on a free port and wait until it answers, stop it, and wait until a Playwright page has finished
+its script run. Debian's chromium and the flags every run gives it are named here once.
+
+Nothing here imports Streamlit or Playwright: the app runs in a child process and a page is
+whatever Playwright page object the caller holds.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any, Mapping
+
+__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "free_port", "start_app", "stop_app", "wait_idle"]
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+HEALTH_TIMEOUT = 60.0  # seconds for a fresh server to answer /_stcore/health
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_app(port: int, *, root: Path, env: Mapping[str, str] | None = None, log: Path | None = None,
+              extra: tuple[str, ...] = ()) -> subprocess.Popen:
+    """`streamlit run app.py` in the checkout `root`, on 127.0.0.1:`port`, with `env` (default:
+    this process's) and `extra` Streamlit options; returns once /_stcore/health answers "ok".
+    Its output goes to `log` when given (and ends the error when the server exits early), else
+    nowhere. RuntimeError when it exits or does not answer within a minute (then it is killed)."""
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+           "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", *extra]
+    if log is None:
+        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    else:
+        with log.open("wb") as out:  # the child keeps its own handle
+            proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + HEALTH_TIMEOUT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            said = log.read_text(errors="replace")[-2000:] if log is not None else f"exit code {proc.returncode}"
+            raise RuntimeError(f"streamlit exited: {said}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+                if r.read().strip() == b"ok":
+                    return proc
+        except OSError:
+            time.sleep(0.3)
+    proc.kill()
+    raise RuntimeError(f"streamlit did not answer /_stcore/health within {HEALTH_TIMEOUT:g} s")
+
+
+def stop_app(proc: subprocess.Popen) -> None:
+    """Ask the server to stop; kill it when it has not within 10 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+def wait_idle(page: Any, timeout: float = 90, *, ready: str = "[data-testid=stMain]", step: float = 0.4,
+              checks: int = 3) -> None:
+    """Wait until `ready` is on the page and no script run has been in progress for `checks` looks
+    in a row, `step` seconds apart. After `timeout` seconds it returns anyway: what the caller
+    looks for next says what did not appear."""
+    page.wait_for_selector(ready, timeout=timeout * 1000)
+    deadline = time.monotonic() + timeout
+    quiet = 0
+    while time.monotonic() < deadline:
+        running = page.locator("[data-testid=stStatusWidget]").count() > 0 or \
+            page.locator("[data-testid=stApp][data-test-script-state=running]").count() > 0
+        quiet = 0 if running else quiet + 1
+        if quiet >= checks:
+            return
+        time.sleep(step)
