@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 from answer_fixtures import HOSTILE, build_results
 
-# test_browser_uncertainty takes ARGS, CHROMIUM, _free_port (and _idle, below) from this module
+# test_browser_uncertainty takes ARTIFACTS and _idle (below) from this module
 from pipeline.testing.app_server import CHROMIUM, start_app, stop_app, wait_idle
-from pipeline.testing.app_server import CHROMIUM_ARGS as ARGS  # noqa: F401
 from pipeline.testing.app_server import free_port as _free_port
 
 pytestmark = pytest.mark.browser

@@ -7,22 +7,19 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 from openai_fixtures import TEST_KEY, smart_reply
-from test_browser_answers import ARGS, ARTIFACTS, CHROMIUM, _free_port, _idle
+from test_browser_answers import ARTIFACTS, _idle
 
+from pipeline.testing.app_server import CHROMIUM, free_port, start_app, stop_app
 from pipeline.testing.fake_openai import FakeOpenAIServer
 
 pytestmark = pytest.mark.browser
 
 try:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 except ImportError:
     pytest.skip("the playwright Python package is not installed", allow_module_level=True)
 
@@ -50,39 +47,20 @@ def server(tmp_path_factory, fake):
                 "AEE_OPENAI_MODEL": "fake-model"})
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "AEE_NLI_MODEL", "AEE_MINICHECK_BASE_URL"):
         env.pop(name, None)
-    port = _free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-           "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-                if r.read().strip() == b"ok":
-                    break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        raise RuntimeError("streamlit did not answer /_stcore/health within 60 s")
+    port = free_port()
+    proc = start_app(port, root=ROOT, env=env)
     yield f"http://127.0.0.1:{port}", results
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    stop_app(proc)
 
 
 @pytest.fixture
-def page():
+def page(browser):
     if not CHROMIUM.exists():
         pytest.skip("no /usr/bin/chromium")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
-        pg = b.new_context(viewport={"width": 1280, "height": 1000}).new_page()
-        yield pg
-        b.close()
+    ctx = browser.new_context(viewport={"width": 1280, "height": 1000})
+    yield ctx.new_page()
+    ctx.close()
 
 
 def _uncertain_answer(results: Path, monkeypatch) -> str:
