@@ -284,11 +284,11 @@ def test_judges_with_saved_agreement_shows_confusion(results, monkeypatch, tmp_p
     from pipeline.judges.agreement import save_agreement
 
     report = {"judge": "offline", "prompt_version": "offline-v1",
-              "support": {"n": 10, "auc": 0.8, "balanced_accuracy": 0.7, "kappa": 0.4, "kappa_3way": 0.3,
+              "support": {"n": 10, "n_positive": 5, "auc": 0.8, "balanced_accuracy": 0.7, "kappa": 0.4, "kappa_3way": 0.3,
                           "precision": 0.7, "recall": 0.6, "f1": 0.65,
                           "confusion": {"rows": ["full", "partial", "none"], "cols": ["Complete", "Partial", "Incomplete"],
                                         "matrix": [[4, 1, 0], [1, 1, 0], [0, 1, 2]]}},
-              "relevance": {"n": 6, "balanced_accuracy": 0.9, "kappa": 0.8,
+              "relevance": {"n": 6, "n_positive": 1, "balanced_accuracy": 0.9, "kappa": 0.8,
                             "confusion": {"rows": ["relevant", "filler"], "cols": ["relevant", "filler"],
                                           "matrix": [[4, 0], [1, 1]]}}}
     save_agreement(report, "expertqa", "offline")
@@ -297,9 +297,15 @@ def test_judges_with_saved_agreement_shows_confusion(results, monkeypatch, tmp_p
     assert not at.exception
     specs = _plotly_specs(at)
     assert len(specs) == 2 and "Complete" in specs[0]
-    summary = next(df.value for df in at.dataframe if "statistic" in df.value.columns).set_index("statistic")
+    # a static table of escaped markdown (it wraps long statistic names at any width)
+    summary = next(t.value for t in at.table if "statistic" in t.value.columns).map(lambda v: v.replace("\\", ""))
+    summary.columns = [c.replace("\\", "") for c in summary.columns]
+    summary = summary.set_index("statistic")
     assert summary.loc["support: Cohen's kappa (2 classes)", "offline on expertqa"] == "0.400"
     assert summary.loc["support: pairs compared", "offline on expertqa"] == "10"
+    # the positive class named per task: the Complete column of the support matrix, the filler column of relevance
+    assert summary.loc["support: of which the experts mark 'Complete'", "offline on expertqa"] == "5"
+    assert summary.loc["relevance: of which the experts mark filler", "offline on expertqa"] == "1"
 
 
 def test_judges_says_whether_each_measurement_is_held_out(results, monkeypatch, tmp_path):
