@@ -128,6 +128,10 @@ def test_home_lists_dataset_engines_and_judge(app):
     text = _text(at)
     assert "fig7" in text and "Second engine" in text and "recorded" in text
     assert "aee run --dataset expertqa" in text
+    # how to get each dataset: the same program the rest of the page names, with a real address
+    assert "`aee import expertqa https://github.com/chaitanyamalaviya/ExpertQA`" in text
+    assert "`aee import hagrid https://huggingface.co/datasets/miracl/hagrid`" in text
+    assert "python -m pipeline" not in text
 
 
 # ---- scorecard ---------------------------------------------------------------------------------
