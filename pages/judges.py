@@ -8,7 +8,7 @@ import streamlit as st
 
 from dashboard import charts, data
 from dashboard.metric_text import na
-from dashboard.render import ensure_router, md_escape
+from dashboard.render import engine_key, ensure_router, md_escape
 from pipeline.judge_checks import summarize_checks
 from pipeline.judges import JUDGES
 from pipeline.judges.reliability import SCORED_JUDGES, support_band
@@ -207,6 +207,8 @@ if not expertqa.empty:
     st.dataframe(shown.rename(columns=EXPERTQA_COLUMNS), hide_index=True, width="stretch", key="judges_expertqa")
     st.caption("AutoAIS precision, recall and F1 with the TRUE NLI model zero-shot and fine-tuned on ExpertQA's "
                "labels; values are shares from 0 to 1, abstention as a percentage, as the paper prints them.")
+    if "system" in shown.columns and (key := engine_key(shown["system"].astype(str))):
+        st.caption(key)
 
 st.subheader("What this means for the scorecard")
 st.markdown(

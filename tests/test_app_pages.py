@@ -134,6 +134,23 @@ def test_home_lists_dataset_engines_and_judge(app):
     assert "python -m pipeline" not in text
 
 
+def test_expertqa_system_ids_are_explained_where_they_appear(app):
+    from dashboard.render import engine_key
+
+    # only ExpertQA's ids, each once, in the order given; nothing for other engines
+    key = engine_key(["Example engine", "rr_gs_gpt4", "gpt4", "rr_gs_gpt4"])
+    assert key.startswith("ExpertQA's systems: `rr_gs_gpt4`: retrieve then read") and key.count("`gpt4`") == 1
+    assert "Example engine" not in key and engine_key(["Example engine", "Second engine"]) == ""
+    # the Judges page's table of ExpertQA's published figures names all six systems: each one explained
+    at = _goto(app, "pages/judges.py")
+    shown = next(c.value for c in at.caption if c.value.startswith("ExpertQA's systems:"))
+    for system in ("gpt4", "bing_chat", "rr_sphere_gpt4", "rr_gs_gpt4", "post_hoc_sphere_gpt4", "post_hoc_gs_gpt4"):
+        assert f"`{system}`:" in shown
+    # a dataset without those engines gets no such line
+    assert "ExpertQA's systems" not in _text(_goto(app, "pages/scorecard.py"))
+    assert "ExpertQA's systems" not in _text(_goto(app, "pages/home.py"))
+
+
 # ---- scorecard ---------------------------------------------------------------------------------
 
 
