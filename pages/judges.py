@@ -204,7 +204,7 @@ if not expertqa.empty:
     st.caption("ExpertQA's automatic attribution checks (AutoAIS) per system, against its experts"
                + (f" ({md_escape(expertqa['source'].iloc[0])}):" if one_source else ":"))
     shown = expertqa.drop(columns=["source"]) if one_source else expertqa
-    st.dataframe(shown.rename(columns=EXPERTQA_COLUMNS), hide_index=True, width="stretch", key="judges_expertqa")
+    _text_table(shown.rename(columns=EXPERTQA_COLUMNS).fillna("not printed").astype(str))  # every column in view
     st.caption("AutoAIS precision, recall and F1 with the TRUE NLI model zero-shot and fine-tuned on ExpertQA's "
                "labels; values are shares from 0 to 1, abstention as a percentage, as the paper prints them.")
     if "system" in shown.columns and (key := engine_key(shown["system"].astype(str))):
