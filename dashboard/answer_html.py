@@ -52,6 +52,7 @@ blockquote{margin:4px 0;padding:4px 8px;border-left:3px solid #d0d7de;background
 .url{word-break:break-all;font-size:.9em}.small{font-size:.85em;color:#57606a}
 .cite.unc{background:#efe6fd;outline:1px dotted #803df5;outline-offset:1px}.unc-mark{font-weight:700;color:#6d28d9;
 margin-left:1px}.s4{background:#d0bfff}.uncertain{color:#6d28d9}.uncertain b{color:#6d28d9}
+.metrics td:nth-child(2),.metrics td:nth-child(3),.metrics td:nth-child(4){white-space:nowrap}
 """
 
 
@@ -347,7 +348,7 @@ def answer_report_html(annotated: AnnotatedAnswer, rep: dict, source_rows: list[
         "<p class=small>n/a: the metric cannot be scored for this answer; the note says why. Ratings use the "
         "published thresholds: ▲ acceptable, ● borderline, ▼ problematic.</p>",
         _table(["metric", "value", "better", "rating", "n", "note"],
-               metrics.drop(columns=["id"]).itertuples(index=False, name=None)),
+               metrics.drop(columns=["id"]).itertuples(index=False, name=None), cls="metrics"),
         "<h2>Citation and support matrices</h2>",
         _matrices_html(rep),
         "<h2>Sources</h2>",

@@ -373,7 +373,10 @@ def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str
                "Ratings use the published thresholds: ▲ acceptable, ● borderline, ▼ problematic. "
                "n/a: the metric cannot be scored for this answer; the note says why.")
     table = answer_model.metrics_table(rep).drop(columns=["id"])
-    st.table(table.map(md_escape), hide_index=True, width="stretch")
+    # short cells stay on one line: a wrapped "↑ higher" or "▼ problematic" doubles every row's height
+    cells = ", ".join(f"td.col{table.columns.get_loc(c)} p" for c in ("value", "better", "rating"))
+    nowrap = table.map(md_escape).style.set_table_styles([{"selector": cells, "props": [("white-space", "nowrap")]}])
+    st.table(nowrap, hide_index=True, width="stretch")
 
     st.markdown("#### Citation and support matrices")
     if not rep["citation_matrix"]["rows"] or not rep["citation_matrix"]["columns"]:

@@ -58,6 +58,17 @@ def md_with_code(text: object) -> str:
     return "".join(md_escape(p) if i % 2 == 0 else f"`{p.replace(chr(10), ' ')}`" for i, p in enumerate(parts))
 
 
+def engine_key(engines: Iterable[str]) -> str:
+    """One markdown line saying what the ExpertQA system ids among `engines` stand for, in the
+    order given ("" when none is one of them): the ids alone mean nothing to most readers."""
+    from pipeline.importers.expertqa import SYSTEMS
+
+    known = [e for e in dict.fromkeys(engines) if e in SYSTEMS]
+    if not known:
+        return ""
+    return "ExpertQA's systems: " + " · ".join(f"`{e}`: {md_escape(SYSTEMS[e])}" for e in known) + "."
+
+
 def plot_escape(text: object) -> str:
     """Text for plotly labels and hover (plotly renders a few HTML tags; entities decode back)."""
     return html.escape("" if text is None else str(text), quote=True)

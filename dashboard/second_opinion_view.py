@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dashboard.answer_model import md_text, metric_value_text
+from dashboard.answer_model import UNCERTAIN_MARK, md_text, metric_value_text
 from dashboard.render import md_escape
 from pipeline.annotate import annotate_answer
 from pipeline.judges import JUDGES, JudgeError, get_judge, registry_entry
@@ -156,11 +156,22 @@ def show_second_opinion(first: AnnotatedAnswer, first_judge: str, config: ScoreC
              b: _value(m["second"], m["unit"], m["second_reason"]),
              "difference": _difference(m["difference"], m["unit"]), "differs": "≠ differs" if m["differs"] else "same"}
             for m in diff["metrics"]]
-    st.dataframe(_highlight(pd.DataFrame(rows)), hide_index=True, width="stretch", key=f"{key}_metrics")
+    # the differing rows first in view: scattered among 39 in a scrolling table, they were easy to miss
+    only_metrics = st.toggle("Only the metrics that differ", value=True, key=f"{key}_only_metrics")
+    metrics = pd.DataFrame(rows, columns=["metric", a, b, "difference", "differs"])
+    if only_metrics:
+        metrics = metrics[metrics["differs"] == "≠ differs"]
+    if metrics.empty:
+        st.caption("The two judges give every metric the same value." if only_metrics else "No metrics.")
+    else:
+        st.dataframe(_highlight(metrics), hide_index=True, width="stretch", key=f"{key}_metrics")
+    # (statement, source) pairs whose support score sits in that judge's uncertain band
+    unsure = [{(u["statement"], u["source"]) for u in r.get("uncertain_support") or []} for r in diff["reports"]]
     labels = [{"statement": f"S{x['statement'] + 1}: {' '.join(x['text'].split())[:90]}",
                "source": f"[{x['source']}]" if x["source"] is not None else "",
-               "label": x["kind"], a: _label(x["first"], x.get("first_score")),
-               b: _label(x["second"], x.get("second_score")), "differs": "≠ differs" if x["differs"] else "same"}
+               "label": x["kind"], a: _label(x["first"], x.get("first_score"), (x["statement"], x["source"]) in unsure[0]),
+               b: _label(x["second"], x.get("second_score"), (x["statement"], x["source"]) in unsure[1]),
+               "differs": "≠ differs" if x["differs"] else "same"}
               for x in diff["labels"]]
     only = st.toggle("Only the labels that differ", value=True, key=f"{key}_only")
     frame = pd.DataFrame(labels, columns=["statement", "source", "label", a, b, "differs"])
@@ -170,9 +181,15 @@ def show_second_opinion(first: AnnotatedAnswer, first_judge: str, config: ScoreC
         st.caption("The two judges give the same labels." if only else "No labels.")
     else:
         st.dataframe(_highlight(frame), hide_index=True, width="stretch", key=f"{key}_labels")
+        if (frame["label"] == "support").any():
+            st.caption(f"The number after a support label is that judge's own score. Each judge has its own scale "
+                       f"and cut points (Judges page), so a higher score under one judge can come with a weaker "
+                       f"label than a lower score under the other. {UNCERTAIN_MARK} after a label: the score sits in "
+                       f"that judge's uncertain band, close to a cut point, where its labels are least reliable.")
 
 
-def _label(label: str | None, score: float | None) -> str:
+def _label(label: str | None, score: float | None, uncertain: bool = False) -> str:
     if label is None:
         return "no label"
-    return label + (f" ({score:.2f})" if score is not None and score == score else "")
+    return (label + (f" ({score:.2f})" if score is not None and score == score else "")
+            + (f" {UNCERTAIN_MARK}" if uncertain else ""))

@@ -25,6 +25,21 @@ def _switch_to(name: str) -> None:
     st.session_state["shared_dataset"] = name
 
 
+def _judge_to(name: str) -> None:
+    st.session_state["cf_judge"] = name
+
+
+def _judges_with_sides(dataset: str, judges: list[str], shown: str | None) -> list[str]:
+    """The dataset's other judges whose labels give some listed source a side."""
+    out = []
+    for other in judges:
+        if other == shown:
+            continue
+        if sides.coverage(conflict_view.side_rows(dataset, other))["with_side"] > 0:
+            out.append(other)
+    return out
+
+
 tab_sides, tab_probe = st.tabs(["Sources the answers side with", "Convincingness probe"])
 
 with tab_sides:
@@ -59,6 +74,11 @@ with tab_sides:
                        "when unsure, which is often) and `openai`; recorded data can carry `labels.sources[].stance`. "
                        "Re-run the dataset with one of them.")
             st.info(f"{first}: {why}")
+            # the same answers may already carry sides under another judge (the teaching corpus's recorded
+            # labels do): one click there rather than a re-run
+            for other in _judges_with_sides(dataset, judges, judge):
+                st.button(f"Show the {md_escape(other)} judge's labels, which give sources a side",
+                          key=f"cf_judge_to_{other}", on_click=_judge_to, args=(other,), icon=":material/swap_horiz:")
         else:
             st.caption(md_escape(
                 f"{cov['answers']} debate answers list {cov['sources']} sources; {cov['labelled']} have a known stance and "

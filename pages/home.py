@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data
-from dashboard.render import ensure_router, link_to_page, md_escape, md_with_code, no_results_message
+from dashboard.render import engine_key, ensure_router, link_to_page, md_escape, md_with_code, no_results_message
 from pipeline.importers import known_datasets
 from pipeline.judges import registry_entry
 
@@ -64,6 +64,8 @@ for name in names:
         counts = data.overview(name)
         st.dataframe(counts.rename(columns={"debate": "debate queries", "expertise": "expertise queries"}),
                      hide_index=True, width="stretch")
+        if key := engine_key(counts["engine"]):
+            st.caption(key)
         for judge in data.judges(name):
             info = registry_entry(judge)
             made = data.manifest(name, judge).get("created", "unknown time")

@@ -14,7 +14,7 @@ import streamlit as st
 from dashboard import answer_html, answer_model, answer_picker, data, url_state
 from dashboard.answer_view import reliability_header, report_download, scoring_controls, show_report_views, study_rows
 from dashboard.attribution_panel import show_attribution
-from dashboard.render import ensure_router
+from dashboard.render import engine_key, ensure_router
 from dashboard.source_stance_panel import show_source_stance_panel
 from pipeline import study as _study
 from pipeline.metrics import MODES, NECESSITY_METHODS, effective_necessity
@@ -112,6 +112,8 @@ st.markdown(f"**Query** ({annotated.answer.query_type}): {answer_model.md_text(a
 judged_by = "" if participant_view else f"judge: {answer_model.md_text(judge)} · "
 st.caption(f"Engine: {answer_model.md_text(engine)} · answer id: {answer_model.md_text(answer_id)} · "
            f"{judged_by}{answer_model.statement_count_text(annotated, {} if participant_view else rep)}, {len(annotated.answer.sources)} sources")
+if not participant_view and (key := engine_key([engine])):
+    st.caption(key)
 
 summary = {} if participant_view else data.judge_reliability_summary(judge)
 if not participant_view:

@@ -8,14 +8,14 @@ import streamlit as st
 
 from dashboard import charts, data
 from dashboard.metric_text import na
-from dashboard.render import ensure_router, md_escape
+from dashboard.render import engine_key, ensure_router, md_escape
 from pipeline.judge_checks import summarize_checks
 from pipeline.judges import JUDGES
 from pipeline.judges.reliability import SCORED_JUDGES, support_band
 
 STAT_LABELS = {
     "n": "pairs compared",
-    "n_positive": "of which the experts mark 'Complete' (support) or filler (relevance)",
+    "n_positive": "of which the experts mark 'Complete'",  # relevance rows: POSITIVE_RELEVANCE
     "auc": "AUC of the judge's score",
     "balanced_accuracy": "balanced accuracy",
     "kappa": "Cohen's kappa (2 classes)",
@@ -26,6 +26,7 @@ STAT_LABELS = {
     "unparsed": "unparsed judge outputs",
     "in_calibration": "pairs from questions the judge was calibrated on",
 }
+POSITIVE_RELEVANCE = "of which the experts mark filler"  # the positive class of the relevance task
 TASK_TITLES = {"support": "Support (does the cited source back the claim?)",
                "relevance": "Relevance (answer content or filler?)"}
 
@@ -38,6 +39,20 @@ EXPERTQA_COLUMNS = {
     "AutoAIS on 'Complete' claims", "autoais_num_claims": "claims", "autoais_zero_shot_p": "zero-shot P",
     "autoais_zero_shot_r": "zero-shot R", "autoais_zero_shot_f1": "zero-shot F1", "autoais_finetuned_p":
     "fine-tuned P", "autoais_finetuned_r": "fine-tuned R", "autoais_finetuned_f1": "fine-tuned F1"}
+
+
+def _stat_label(task: str, stat: str) -> str:
+    """A row name of the agreement table ("support: pairs compared")."""
+    label = POSITIVE_RELEVANCE if (task, stat) == ("relevance", "n_positive") else STAT_LABELS[stat]
+    return f"{task}: {label}"
+
+
+def _text_table(frame: pd.DataFrame) -> None:
+    """A static table: it wraps long names at any width where a dataframe cuts them off or pushes
+    the numbers out of view (cells and headers escaped, as st.table renders markdown)."""
+    shown = frame.map(md_escape)
+    shown.columns = [md_escape(c) for c in frame.columns]
+    st.table(shown, hide_index=True)
 
 
 def _num(value: object, reason: str, count: bool = False) -> str:
@@ -73,17 +88,17 @@ else:
             metric = rec["metric"] or ""
             task, _, stat = metric.partition(".")
             if task in TASK_TITLES and stat in STAT_LABELS and rec["value"] == rec["value"] and rec["value"] is not None:
-                row[f"{task}: {STAT_LABELS[stat]}"] = rec["value"]
+                row[_stat_label(task, stat)] = rec["value"]
         summary_rows.append(row)
     st.subheader("Agreement with the experts")
     wide = pd.DataFrame(summary_rows)
     wide.index = [f"{r['judge']} on {r['dataset']}" for r in summary_rows]
     stats = wide.drop(columns=["dataset", "judge"]).T
-    counts = {f"{task}: {STAT_LABELS[k]}" for task in TASK_TITLES for k in COUNT_STATS}
+    counts = {_stat_label(task, k) for task in TASK_TITLES for k in COUNT_STATS}
     stats = pd.DataFrame({col: [_num(v, "not in this report", row in counts) for row, v in stats[col].items()]
                           for col in stats.columns}, index=stats.index)
     stats.index.name = "statistic"
-    st.dataframe(stats.reset_index(), hide_index=True, width="stretch", height="content", key="judges_summary")
+    _text_table(stats.reset_index())
     st.caption("Kappa corrects for chance agreement: 0 is chance, 1 is perfect; above 0.6 is usually called "
                "substantial. AUC is the chance that a randomly chosen expert-'Complete' pair gets a higher "
                "score than a randomly chosen other pair.")
@@ -166,7 +181,7 @@ for name in checked:
         "passed": [f"{p} of {n}" for p, n in zip(summary["passed"], summary["n"])],
         "pass rate": [f"{r:.0%}" for r in summary["pass_rate"]],
         "abstained (unknown)": summary["abstained"].astype(int).astype(str)})
-    st.dataframe(table, hide_index=True, width="stretch", height="content", key=f"judges_checks_{name}")
+    _text_table(table)
     failed = results.loc[~results["passed"].astype(bool)]
     with st.expander(f"Failed cases of {judge_label} ({len(failed)})", expanded=False):
         if failed.empty:
@@ -189,9 +204,11 @@ if not expertqa.empty:
     st.caption("ExpertQA's automatic attribution checks (AutoAIS) per system, against its experts"
                + (f" ({md_escape(expertqa['source'].iloc[0])}):" if one_source else ":"))
     shown = expertqa.drop(columns=["source"]) if one_source else expertqa
-    st.dataframe(shown.rename(columns=EXPERTQA_COLUMNS), hide_index=True, width="stretch", key="judges_expertqa")
+    _text_table(shown.rename(columns=EXPERTQA_COLUMNS).fillna("not printed").astype(str))  # every column in view
     st.caption("AutoAIS precision, recall and F1 with the TRUE NLI model zero-shot and fine-tuned on ExpertQA's "
                "labels; values are shares from 0 to 1, abstention as a percentage, as the paper prints them.")
+    if "system" in shown.columns and (key := engine_key(shown["system"].astype(str))):
+        st.caption(key)
 
 st.subheader("What this means for the scorecard")
 st.markdown(

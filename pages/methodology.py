@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import data
-from dashboard.metric_text import DIRECTION_WORDS, UNIT_WORDS, thresholds_text
+from dashboard.metric_text import DIRECTION_SHORT, DIRECTION_WORDS, UNIT_MARKS, UNIT_WORDS, thresholds_text
 from dashboard.render import ensure_router, group_title, md_escape
 from pipeline.importers import IMPORTERS, known_datasets
 from pipeline.judges import JUDGES
@@ -57,12 +57,19 @@ st.markdown(
 st.header("Metrics")
 overview = pd.DataFrame([
     {"metric": name, "label": info.label, "group": group_title(info.group),
-     "unit": UNIT_WORDS[info.unit], "direction": DIRECTION_WORDS[info.direction], "thresholds": bands_text(name),
-     "finding (Table 6)": info.finding or "–", "recommendation": info.recommendation or "–",
-     "debate only": "yes" if info.debate_only else "no", "version": info.version}
+     "unit": UNIT_MARKS[info.unit], "direction": DIRECTION_SHORT[info.direction], "thresholds": bands_text(name),
+     "debate only": "yes" if info.debate_only else "no"}
     for name, info in METRICS.items()
 ])
-st.table(overview, hide_index=True)  # a table wraps its cells: every threshold is readable in full
+# A table wraps its cells, so every threshold is readable in full. Short unit and direction marks (as on
+# the Scorecard) and no finding, recommendation or version columns keep it inside the page: with ten
+# columns of long words the last one was cut off and every row stood five lines tall. The sections
+# below carry all of it in words.
+st.table(overview, hide_index=True)
+st.caption("Unit: % = share from 0 to 100; per answer = a count averaged over answers; ratio = a ratio averaged "
+           "over answers; 1–5 = the confidence scale. ↑ higher or ↓ lower: which way is better; descriptive "
+           "metrics are not rated. Each metric's section below spells these out and adds its formula, the "
+           "study finding and design recommendation of Table 6 it answers, and its version.")
 
 for group in GROUP_ORDER:
     names = [n for n, i in METRICS.items() if i.group == group]

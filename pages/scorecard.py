@@ -10,6 +10,7 @@ from dashboard import charts, data
 from dashboard.metric_text import ci_text, fmt_metric, na
 from dashboard.render import (
     add_blank_reasons,
+    engine_key,
     ensure_router,
     group_title,
     md_escape,
@@ -142,6 +143,8 @@ if len(summary_table(figure_cells)):
 st.caption(rating_legend() + ". Each cell shows the value, its rating symbol and n, the number of answers the "
            "value averages over. ↑ better: higher is better; ↓ better: lower is better; rows without an arrow "
            "describe the answers and are not rated.")
+if key := engine_key(cells["engine"]):
+    st.caption(key)
 blank_rows = [(name, part["why_blank"].iloc[0]) for name, part in cells.groupby("metric", sort=False)
               if part["value"].isna().all() and part["why_blank"].nunique() == 1]
 if blank_rows:

@@ -88,6 +88,9 @@ def test_worked_example_report_holds_statements_verdicts_matrices_and_metrics():
     # one matrix row per relevant statement in each panel
     assert doc.count('<th class="row">') == 2 * len(rep["citation_matrix"]["rows"])
     assert "Partly supports" in text and "http://localhost:8501/inspector?dataset=fig7&amp;answer=fig7" in doc
+    # value, direction and rating stay on one line each ("↑ higher" wrapped made every row two lines tall)
+    assert '<table class="metrics"><thead><tr><th>metric</th><th>value</th><th>better</th><th>rating</th>' in doc
+    assert ".metrics td:nth-child(2),.metrics td:nth-child(3),.metrics td:nth-child(4){white-space:nowrap}" in doc
 
 
 def test_hostile_answer_and_sources_stay_text():

@@ -81,6 +81,9 @@ def test_inspector_renders_answer_matrices_graph_and_metrics():
     metrics = _metrics(at)
     assert "Citation accuracy" in set(metrics["metric"])
     assert any(str(r).startswith(("▲", "●", "▼")) for r in metrics["rating"])
+    # value, direction and rating stay on one line each ("↑ higher" wrapped made every row two lines tall)
+    styles = next(t for t in at.table if "rating" in t.value.columns).proto.arrow_data.styler.styles
+    assert all(f"td.col{k} p" in styles for k in (1, 2, 3)) and "white-space: nowrap" in styles
     charts = at.get("plotly_chart")
     assert len(charts) == 2  # matrices + graph
     assert "Minimum set of sources" in _texts(at)

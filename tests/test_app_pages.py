@@ -128,6 +128,33 @@ def test_home_lists_dataset_engines_and_judge(app):
     text = _text(at)
     assert "fig7" in text and "Second engine" in text and "recorded" in text
     assert "aee run --dataset expertqa" in text
+    # how to get each dataset: the same program the rest of the page names, with a real address
+    assert "`aee import expertqa https://github.com/chaitanyamalaviya/ExpertQA`" in text
+    assert "`aee import hagrid https://huggingface.co/datasets/miracl/hagrid`" in text
+    assert "python -m pipeline" not in text
+
+
+def test_expertqa_system_ids_are_explained_where_they_appear(app):
+    from dashboard.render import engine_key
+
+    # only ExpertQA's ids, each once, in the order given; nothing for other engines
+    key = engine_key(["Example engine", "rr_gs_gpt4", "gpt4", "rr_gs_gpt4"])
+    assert key.startswith("ExpertQA's systems: `rr_gs_gpt4`: retrieve then read") and key.count("`gpt4`") == 1
+    assert "Example engine" not in key and engine_key(["Example engine", "Second engine"]) == ""
+    # the Judges page's table of ExpertQA's published figures names all six systems: each one explained
+    at = _goto(app, "pages/judges.py")
+    shown = next(c.value for c in at.caption if c.value.startswith("ExpertQA's systems:"))
+    for system in ("gpt4", "bing_chat", "rr_sphere_gpt4", "rr_gs_gpt4", "post_hoc_sphere_gpt4", "post_hoc_gs_gpt4"):
+        assert f"`{system}`:" in shown
+    # that table is static, so its last columns are in view rather than scrolled off to the right;
+    # values as ExpertQA's Table 6 prints them (bing_chat, fine-tuned AutoAIS F1 .90)
+    tables = [t.value.map(lambda v: str(v).replace("\\", "")).rename(columns=lambda c: str(c).replace("\\", ""))
+              for t in at.table]
+    printed = next(t for t in tables if "fine-tuned F1" in t.columns)  # cells and headers are escaped markdown
+    assert len(printed.columns) == 11 and printed.set_index("system").loc["bing_chat", "fine-tuned F1"] == ".90"
+    # a dataset without those engines gets no such line
+    assert "ExpertQA's systems" not in _text(_goto(app, "pages/scorecard.py"))
+    assert "ExpertQA's systems" not in _text(_goto(app, "pages/home.py"))
 
 
 # ---- scorecard ---------------------------------------------------------------------------------
@@ -284,11 +311,11 @@ def test_judges_with_saved_agreement_shows_confusion(results, monkeypatch, tmp_p
     from pipeline.judges.agreement import save_agreement
 
     report = {"judge": "offline", "prompt_version": "offline-v1",
-              "support": {"n": 10, "auc": 0.8, "balanced_accuracy": 0.7, "kappa": 0.4, "kappa_3way": 0.3,
+              "support": {"n": 10, "n_positive": 5, "auc": 0.8, "balanced_accuracy": 0.7, "kappa": 0.4, "kappa_3way": 0.3,
                           "precision": 0.7, "recall": 0.6, "f1": 0.65,
                           "confusion": {"rows": ["full", "partial", "none"], "cols": ["Complete", "Partial", "Incomplete"],
                                         "matrix": [[4, 1, 0], [1, 1, 0], [0, 1, 2]]}},
-              "relevance": {"n": 6, "balanced_accuracy": 0.9, "kappa": 0.8,
+              "relevance": {"n": 6, "n_positive": 1, "balanced_accuracy": 0.9, "kappa": 0.8,
                             "confusion": {"rows": ["relevant", "filler"], "cols": ["relevant", "filler"],
                                           "matrix": [[4, 0], [1, 1]]}}}
     save_agreement(report, "expertqa", "offline")
@@ -297,9 +324,15 @@ def test_judges_with_saved_agreement_shows_confusion(results, monkeypatch, tmp_p
     assert not at.exception
     specs = _plotly_specs(at)
     assert len(specs) == 2 and "Complete" in specs[0]
-    summary = next(df.value for df in at.dataframe if "statistic" in df.value.columns).set_index("statistic")
+    # a static table of escaped markdown (it wraps long statistic names at any width)
+    summary = next(t.value for t in at.table if "statistic" in t.value.columns).map(lambda v: v.replace("\\", ""))
+    summary.columns = [c.replace("\\", "") for c in summary.columns]
+    summary = summary.set_index("statistic")
     assert summary.loc["support: Cohen's kappa (2 classes)", "offline on expertqa"] == "0.400"
     assert summary.loc["support: pairs compared", "offline on expertqa"] == "10"
+    # the positive class named per task: the Complete column of the support matrix, the filler column of relevance
+    assert summary.loc["support: of which the experts mark 'Complete'", "offline on expertqa"] == "5"
+    assert summary.loc["relevance: of which the experts mark filler", "offline on expertqa"] == "1"
 
 
 def test_judges_says_whether_each_measurement_is_held_out(results, monkeypatch, tmp_path):

@@ -104,7 +104,9 @@ def test_judges_page_lists_check_results_and_failures_and_the_bands():
     passed, total = int(saved["passed"].sum()), len(saved)
     assert any(f"{passed} of {total} cases passed" in m.value for m in at.markdown)
     tables = [getattr(d.value, "data", d.value) for d in at.dataframe]
-    checks = next(t for t in tables if "capability" in t.columns and "pass rate" in t.columns)
+    # the pass rates: a static table of escaped markdown (it wraps long capability names at any width)
+    checks = next(t.value for t in at.table if "capability" in t.value.columns and "pass rate" in t.value.columns)
+    checks = checks.map(lambda v: v.replace("\\", ""))
     stance = checks[(checks["kind"] == "stance") & (checks["capability"] == "(all)")].iloc[0]
     n_stance = int((saved["kind"] == "stance").sum())
     ok_stance = int(saved.loc[saved["kind"] == "stance", "passed"].sum())
@@ -192,9 +194,8 @@ def _tinted_rows(element) -> set[int]:
     return tinted
 
 
-def _expected_differences(first: str, second: str) -> list[tuple[int, int, str, str]]:
-    """(statement, source, first label, second label) of every support label the two judges give
-    differently on the example Re-score loads, computed by the pipeline itself."""
+def _example_diff(first: str, second: str) -> dict:
+    """The pipeline's own comparison of the two judges on the example Re-score loads."""
     from pipeline.annotate import annotate_answer
     from pipeline.importers.canonical import load_canonical, parse_answer, to_canonical
     from pipeline.paths import data_dir
@@ -202,7 +203,13 @@ def _expected_differences(first: str, second: str) -> list[tuple[int, int, str, 
 
     example = load_canonical(data_dir() / "demo" / "answers.jsonl")[0]
     parsed = parse_answer(to_canonical(example), "pasted answer", dataset="pasted")
-    diff = compare_judges(annotate_answer(parsed, get_judge(first)), annotate_answer(parsed, get_judge(second)))
+    return compare_judges(annotate_answer(parsed, get_judge(first)), annotate_answer(parsed, get_judge(second)))
+
+
+def _expected_differences(first: str, second: str) -> list[tuple[int, int, str, str]]:
+    """(statement, source, first label, second label) of every support label the two judges give
+    differently on the example Re-score loads, computed by the pipeline itself."""
+    diff = _example_diff(first, second)
     assert all(x["kind"] == "support" for x in diff["labels"] if x["differs"])  # the same rules for the rest
     return [(x["statement"], x["source"], x["first"], x["second"]) for x in diff["labels"] if x["differs"]]
 
@@ -231,6 +238,23 @@ def test_rescore_second_opinion_by_the_lexical_judge_is_one_click_on_a_fresh_set
     assert shown == [(f"S{s + 1}", f"[{src}]", a, b) for s, src, a, b in expected]
     assert set(labels["label"]) == {"support"} and set(labels["differs"]) == {"≠ differs"}
     assert _tinted_rows(labels_element) == set(range(len(labels)))  # every differing row highlighted
+    # ≈ after a label whose score sits in that judge's uncertain band, as each judge's report says; on this
+    # example the one pair that differs is close to a cut point under both judges
+    diff = _example_diff("offline", "offline:lexical")
+    unsure = [{(u["statement"], u["source"]) for u in r["uncertain_support"]} for r in diff["reports"]]
+    for row, (s, src, _, _) in zip(labels.to_dict("records"), expected):
+        assert row["offline"].endswith(" ≈") == ((s, src) in unsure[0])
+        assert row["offline:lexical"].endswith(" ≈") == ((s, src) in unsure[1])
+    assert any(row["offline"].endswith(" ≈") for row in labels.to_dict("records"))
+    assert any("that judge's own score" in c.value and "uncertain band" in c.value for c in at.caption)
+    # the metrics: only those that differ, then all of them with the differing ones tinted
+    metrics_element = next(d for d in at.dataframe if "difference" in d.value.columns)
+    assert len(metrics_element.value) == diff["metrics_differing"] > 0
+    assert set(metrics_element.value["differs"]) == {"≠ differs"}
+    at.toggle(key="rs_second_only_metrics").set_value(False).run()
+    metrics_element = next(d for d in at.dataframe if "difference" in d.value.columns)
+    assert len(metrics_element.value) == len(diff["metrics"])
+    assert _tinted_rows(metrics_element) == {k for k, d in enumerate(metrics_element.value["differs"]) if d == "≠ differs"}
     # all labels: only the differing ones are tinted
     at.toggle(key="rs_second_only").set_value(False).run()
     labels_element = next(d for d in at.dataframe if "label" in d.value.columns and "differs" in d.value.columns)

@@ -199,3 +199,26 @@ def test_page_on_the_teaching_corpus_shows_sources_by_side(tmp_path, monkeypatch
     # Quarry's blog/commercial sources: parents-voice (q2) and the retail council (q3) disagree yet are
     # cited only by agreeing statements; liberty-forum (q4) is never cited: 6 cited, 4 followed
     assert table.loc[("Quarry", "blog/commercial"), ["cited", "followed", "cited with a side"]].tolist() == [6, 4, 6]
+
+
+def test_judge_without_sides_offers_the_datasets_judge_with_them(tmp_path, monkeypatch):
+    """On the teaching corpus the offline judge gives no listed source a side, while the corpus's
+    recorded labels do: the page says why the table is empty and switches judge in one click, rather
+    than only advising a re-run."""
+    from pipeline.runner import run_dataset
+
+    root = tmp_path / "results"
+    for judge in ("offline", "recorded"):  # the first three answers: one debate question, three engines
+        run_dataset("demo", ROOT / "data" / "demo" / "answers.jsonl", judge_name=judge, limit=3, root=root, progress=False)
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(root))
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state["cf_judge"] = "offline"
+    at.run()
+    assert not at.exception, at.exception
+    assert any("has a source-stance label with a side" in i.body for i in at.info)
+    offer = [b for b in at.button if b.key and b.key.startswith("cf_judge_to_")]
+    assert [b.key for b in offer] == ["cf_judge_to_recorded"]
+    offer[0].click().run()
+    assert at.selectbox(key="cf_judge").value == "recorded"
+    assert any(d for d in at.dataframe if "on the answer's side" in d.value.columns)
+    assert not [b for b in at.button if b.key and b.key.startswith("cf_judge_to_")]  # nothing to offer any more

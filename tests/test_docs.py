@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 pytest.importorskip("streamlit.testing.v1")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from dashboard.render import DIRECTION_WORDS  # noqa: E402
+from dashboard.metric_text import DIRECTION_SHORT, UNIT_MARKS  # noqa: E402
 from pipeline.judges import JUDGES  # noqa: E402
 from pipeline.metrics import METRICS  # noqa: E402
 
@@ -53,7 +53,9 @@ def test_overview_table_matches_registry(methodology):
     assert list(table.index) == list(METRICS)
     for name, info in METRICS.items():
         assert table.loc[name, "label"] == info.label
-        assert table.loc[name, "direction"] == DIRECTION_WORDS[info.direction]
+        # short marks as on the Scorecard (the metric's own section spells them out)
+        assert table.loc[name, "direction"] == DIRECTION_SHORT[info.direction]
+        assert table.loc[name, "unit"] == UNIT_MARKS[info.unit]
         if info.bands:
             for band in info.bands:
                 assert f"{band.low:g}, {band.high:g}" in table.loc[name, "thresholds"]

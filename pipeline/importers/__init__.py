@@ -80,9 +80,11 @@ def known_datasets() -> dict[str, DatasetInfo]:
         "demo": DatasetInfo("demo", "canonical", demo if demo.exists() else None, "recorded", illustrative=True,
                             how_to_get="bundled with the project (data/demo/answers.jsonl)", title="Teaching corpus"),
         "expertqa": DatasetInfo("expertqa", "expertqa", expertqa_dir(), "human",
-                                how_to_get="set EXPERTQA_DIR, or run `python -m pipeline import expertqa URL`", title="ExpertQA"),
+                                how_to_get="set EXPERTQA_DIR, or run `aee import expertqa "
+                                           "https://github.com/chaitanyamalaviya/ExpertQA` (downloads the pinned "
+                                           "annotated files)", title="ExpertQA"),
         "hagrid": DatasetInfo("hagrid", "hagrid", hagrid_dir(), "human",
-                              how_to_get="set HAGRID_DIR, or run `python -m pipeline import hagrid "
+                              how_to_get="set HAGRID_DIR, or run `aee import hagrid "
                                          "https://huggingface.co/datasets/miracl/hagrid` (downloads the pinned dev and train splits)",
                               title="HAGRID"),
         "aee": DatasetInfo("aee", "aee", Path(aee) if aee else None, "recorded",

@@ -89,6 +89,16 @@ RELIABILITY_MAP = {
 EXPERTQA_REPO = "chaitanyamalaviya/ExpertQA"
 EXPERTQA_COMMIT = "4b732d60707e61e34d508680d16168f485ee5632"
 SPLITS = ("domain_val", "domain_test", "rand_val")
+# What each of ExpertQA's six system ids (`Answer.engine`) stands for, from the paper's description of
+# how the answers were produced; the dashboard explains the ids with it wherever they appear.
+SYSTEMS = {
+    "gpt4": "GPT-4 alone, citing web addresses from memory (no retrieval)",
+    "bing_chat": "Bing Chat, the commercial engine, in its balanced mode",
+    "rr_sphere_gpt4": "retrieve then read: GPT-4 writes the answer from passages found in Sphere, a CommonCrawl dump",
+    "rr_gs_gpt4": "retrieve then read: GPT-4 writes the answer from Google search results",
+    "post_hoc_sphere_gpt4": "GPT-4 answers first, then evidence for each claim is looked up in Sphere",
+    "post_hoc_gs_gpt4": "GPT-4 answers first, then evidence for each claim is looked up in Google search results",
+}
 RAW_URL = "https://raw.githubusercontent.com/{repo}/{commit}/data/lfqa/{split}.jsonl"
 
 _HEAD_RE = re.compile(r"^\s*\[\s*(\d{1,4})\s*\]\s*(.*?)\s*$")
