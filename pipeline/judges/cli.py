@@ -111,7 +111,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     hagrid = args.dataset == "hagrid"
     path = args.path or (hagrid_dir() if hagrid else expertqa_dir())
     if path is None:
-        where = ("set HAGRID_DIR, or run `python -m pipeline import hagrid https://huggingface.co/datasets/miracl/hagrid`"
+        where = ("set HAGRID_DIR, or run `aee import hagrid https://huggingface.co/datasets/miracl/hagrid`"
                  if hagrid else "set EXPERTQA_DIR")
         print(f"error: {'HAGRID' if hagrid else 'ExpertQA'} not found; pass --path or {where}", file=sys.stderr)
         return 2
