@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import pandas as pd
 import streamlit as st
 
@@ -57,6 +59,14 @@ if illustrative:
         icon=":material/school:",
     )
 
+def _when(stamp: object) -> str:
+    """An ISO time from a manifest as the HTML report writes times ("2026-11-24 03:34 UTC")."""
+    try:
+        return datetime.fromisoformat(str(stamp)).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    except ValueError:
+        return "at an unknown time"
+
+
 st.subheader("Answers per engine")
 for name in names:
     label = data.dataset_label(name) + (" (illustrative)" if data.is_illustrative(name) else "")
@@ -68,7 +78,7 @@ for name in names:
             st.caption(key)
         for judge in data.judges(name):
             info = registry_entry(judge)
-            made = data.manifest(name, judge).get("created", "unknown time")
+            made = _when(data.manifest(name, judge).get("created"))
             st.caption(f"Judge **{md_escape(judge)}**: {md_escape(info.description if info else 'custom judge')} "
                        f"Results written {md_escape(made)}.")
 

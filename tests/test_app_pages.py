@@ -132,6 +132,11 @@ def test_home_lists_dataset_engines_and_judge(app):
     assert "`aee import expertqa https://github.com/chaitanyamalaviya/ExpertQA`" in text
     assert "`aee import hagrid https://huggingface.co/datasets/miracl/hagrid`" in text
     assert "python -m pipeline" not in text
+    # when the results were written, as the HTML report writes times (not a raw ISO stamp)
+    import re
+
+    shown = text.replace("\\", "")  # the caption's markdown escapes "-" and ":"
+    assert re.search(r"Results written \d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\.", shown), text
 
 
 def test_expertqa_system_ids_are_explained_where_they_appear(app):
