@@ -209,3 +209,18 @@ def test_shipped_calibration_never_saw_a_rand_val_question():
     fitted = OfflineJudge().calibration_questions
     assert fitted and not (fitted & rand_val)  # rand_val is held out for real
     assert fitted & domain  # and the fit did use the domain splits
+
+
+@needs_model
+def test_nuclear_example_of_issue_13():
+    # data/examples/nuclear.json: the issue's statement 2 against its source (a range written two ways,
+    # "a new plant" against "recent reactor projects in Europe") is partial, no longer none; the
+    # other two are full
+    from pipeline.importers.canonical import load_canonical
+    from pipeline.paths import data_dir
+
+    [a] = load_canonical(data_dir() / "examples" / "nuclear.json")
+    judge = OfflineJudge()
+    labels = [judge.support(a.answer, [s], a.answer.source(s.citations[0]))[0] for s in a.statements]
+    assert [v.label for v in labels] == ["full", "partial", "full"]
+    assert labels[1].score == pytest.approx(0.509, abs=0.002)
