@@ -132,6 +132,18 @@ def _highlight(frame: pd.DataFrame):
     return frame.style.apply(row_style, axis=1)
 
 
+def _differing_table(frame: pd.DataFrame, what: str, all_same: str, toggle_key: str, table_key: str) -> pd.DataFrame:
+    """A side-by-side table with an "only the differing rows" toggle (on at first); returns the rows shown."""
+    only = st.toggle(f"Only the {what} that differ", value=True, key=toggle_key)
+    if only:
+        frame = frame[frame["differs"] == "≠ differs"]
+    if frame.empty:
+        st.caption(all_same if only else f"No {what}.")
+    else:
+        st.dataframe(_highlight(frame), hide_index=True, width="stretch", key=table_key)
+    return frame
+
+
 def show_second_opinion(first: AnnotatedAnswer, first_judge: str, config: ScoreConfig, key: str) -> None:
     """The comparison tables for the current second opinion, or its error line."""
     entry = st.session_state.get(STATE, {}).get(st.session_state.get("rs_second_key", ""))
@@ -157,14 +169,8 @@ def show_second_opinion(first: AnnotatedAnswer, first_judge: str, config: ScoreC
              "difference": _difference(m["difference"], m["unit"]), "differs": "≠ differs" if m["differs"] else "same"}
             for m in diff["metrics"]]
     # the differing rows first in view: scattered among 39 in a scrolling table, they were easy to miss
-    only_metrics = st.toggle("Only the metrics that differ", value=True, key=f"{key}_only_metrics")
-    metrics = pd.DataFrame(rows, columns=["metric", a, b, "difference", "differs"])
-    if only_metrics:
-        metrics = metrics[metrics["differs"] == "≠ differs"]
-    if metrics.empty:
-        st.caption("The two judges give every metric the same value." if only_metrics else "No metrics.")
-    else:
-        st.dataframe(_highlight(metrics), hide_index=True, width="stretch", key=f"{key}_metrics")
+    _differing_table(pd.DataFrame(rows, columns=["metric", a, b, "difference", "differs"]), "metrics",
+                     "The two judges give every metric the same value.", f"{key}_only_metrics", f"{key}_metrics")
     # (statement, source) pairs whose support score sits in that judge's uncertain band
     unsure = [{(u["statement"], u["source"]) for u in r.get("uncertain_support") or []} for r in diff["reports"]]
     labels = [{"statement": f"S{x['statement'] + 1}: {' '.join(x['text'].split())[:90]}",
@@ -173,14 +179,9 @@ def show_second_opinion(first: AnnotatedAnswer, first_judge: str, config: ScoreC
                b: _label(x["second"], x.get("second_score"), (x["statement"], x["source"]) in unsure[1]),
                "differs": "≠ differs" if x["differs"] else "same"}
               for x in diff["labels"]]
-    only = st.toggle("Only the labels that differ", value=True, key=f"{key}_only")
-    frame = pd.DataFrame(labels, columns=["statement", "source", "label", a, b, "differs"])
-    if only:
-        frame = frame[frame["differs"] == "≠ differs"]
-    if frame.empty:
-        st.caption("The two judges give the same labels." if only else "No labels.")
-    else:
-        st.dataframe(_highlight(frame), hide_index=True, width="stretch", key=f"{key}_labels")
+    frame = _differing_table(pd.DataFrame(labels, columns=["statement", "source", "label", a, b, "differs"]), "labels",
+                             "The two judges give the same labels.", f"{key}_only", f"{key}_labels")
+    if not frame.empty:
         if (frame["label"] == "support").any():
             st.caption(f"The number after a support label is that judge's own score. Each judge has its own scale "
                        f"and cut points (Judges page), so a higher score under one judge can come with a weaker "
