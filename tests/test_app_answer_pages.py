@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from answer_fixtures import HOSTILE, build_results
 from streamlit.testing.v1 import AppTest
+from tolerances import close
 
 ROOT = Path(__file__).resolve().parent.parent
 INSPECTOR = str(ROOT / "pages" / "inspector.py")
@@ -189,7 +190,7 @@ def test_compare_two_engines_on_the_same_query(results):
     answers = load_annotated("fig7", "recorded", results)
     rep_b = answer_report(answers["second-zoo"], ScoreConfig("strict", "exact"), "recorded")
     # Second engine: 2 relevant statements, both cite; [1] fully supports the first, [2] supports nothing -> 50 %
-    assert rep_b["metrics"]["citation_accuracy"]["display"] == 50.0
+    assert rep_b["metrics"]["citation_accuracy"]["display"] == close(50.0)
     assert table.loc["Citation accuracy", "B: Second engine"] == "50.00%"
     assert table.loc["Statements", "B: Second engine"] == "2"
     expected = compare_model.metrics_side_by_side(

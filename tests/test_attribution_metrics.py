@@ -7,6 +7,7 @@ import math
 from fractions import Fraction
 
 import pytest
+from tolerances import close
 
 from pipeline.gold import GoldSimilarity, preferred_gold, source_key, text_digest
 from pipeline.metrics import GROUP_ORDER, METRICS, score_answer
@@ -44,27 +45,27 @@ TWO_SOURCE_LABELS = [support(0, 1, "partial"), support(0, 2, "partial"), support
 def test_statement_needing_two_sources_recall_one_with_the_union():
     a = answer([("The museum was founded in 1990 by Maria Lopez [1][2].", (1, 2))],
                TWO_SOURCE_LABELS + [support(0, None, "full", (1, 2))])
-    assert value(a, "nli_citation_recall") == 1.0
+    assert value(a, "nli_citation_recall") == close(1.0)
     # neither citation supports it alone, so AutoAIS (one citation at a time) is 0
-    assert value(a, "autoais_citations") == 0.0
-    assert value(a, "autoais_passages") == 0.0
+    assert value(a, "autoais_citations") == close(0.0)
+    assert value(a, "autoais_passages") == close(0.0)
     # both citations are needed: none is irrelevant
-    assert value(a, "nli_citation_precision") == 1.0
+    assert value(a, "nli_citation_precision") == close(1.0)
 
 
 @pytest.mark.parametrize("cited", [(1,), (2,)])
 def test_statement_needing_two_sources_recall_zero_with_either_alone(cited):
     a = answer([("The museum was founded in 1990 by Maria Lopez.", cited)],
                TWO_SOURCE_LABELS + [support(0, None, "full", (1, 2))])
-    assert value(a, "nli_citation_recall") == 0.0
-    assert value(a, "nli_citation_precision") == 0.0  # the one citation does not support: irrelevant
-    assert value(a, "autoais_citations") == 0.0
+    assert value(a, "nli_citation_recall") == close(0.0)
+    assert value(a, "nli_citation_precision") == close(0.0)  # the one citation does not support: irrelevant
+    assert value(a, "autoais_citations") == close(0.0)
 
 
 def test_union_without_members_is_all_the_citations():
     # labels written before set support existed (canonical `union_supported`): no members recorded
     a = answer([("Founded in 1990 by Maria Lopez [1][2].", (1, 2))], TWO_SOURCE_LABELS + [support(0, None, "full")])
-    assert value(a, "nli_citation_recall") == 1.0
+    assert value(a, "nli_citation_recall") == close(1.0)
 
 
 # ---- redundant citations (precision) --------------------------------------------------------------
@@ -74,10 +75,10 @@ def test_redundant_citation_among_two_is_irrelevant():
     # [1] supports alone, [3] does not, and [1] without [3] still supports: [3] is irrelevant
     a = answer([("The museum was founded in 1990 [1][3].", (1, 3))],
                [support(0, 1, "full"), support(0, 2, "none"), support(0, 3, "none"), support(0, None, "full", (1, 3))])
-    assert value(a, "nli_citation_precision") == 0.5
+    assert value(a, "nli_citation_precision") == close(0.5)
     assert score_answer(a)["nli_citation_precision"].n == 2
-    assert value(a, "nli_citation_recall") == 1.0
-    assert value(a, "autoais_citations") == 1.0
+    assert value(a, "nli_citation_recall") == close(1.0)
+    assert value(a, "autoais_citations") == close(1.0)
     (row,) = statement_attribution(a)
     assert row.irrelevant_citations == (3,) and row.autoais is True and row.citations_support is True
 
@@ -98,18 +99,18 @@ def test_citations_of_an_unsupported_statement_are_all_irrelevant():
                TWO_SOURCE_LABELS + [support(0, None, "none", (1, 2)), support(1, 1, "none"), support(1, 2, "none"),
                                     support(1, 3, "full")])
     assert Fraction(value(a, "nli_citation_precision")).limit_denominator(10) == Fraction(1, 3)
-    assert value(a, "nli_citation_recall") == 0.5
-    assert value(a, "autoais_citations") == 0.5
+    assert value(a, "nli_citation_recall") == close(0.5)
+    assert value(a, "autoais_citations") == close(0.5)
 
 
 def test_uncited_statement_counts_zero_for_recall_and_is_left_out_of_autoais():
     a = answer([("Founded in 1990 [1].", (1,)), ("Maria Lopez started it.", ())],
                [support(0, 1, "full"), support(0, 2, "none"), support(0, 3, "none"),
                 support(1, 1, "none"), support(1, 2, "full"), support(1, 3, "none")])
-    assert value(a, "nli_citation_recall") == 0.5
-    assert value(a, "autoais_citations") == 1.0 and score_answer(a)["autoais_citations"].n == 1
+    assert value(a, "nli_citation_recall") == close(0.5)
+    assert value(a, "autoais_citations") == close(1.0) and score_answer(a)["autoais_citations"].n == 1
     # the uncited source 2 backs statement 1: AutoAIS over every listed source counts it
-    assert value(a, "autoais_passages") == 1.0
+    assert value(a, "autoais_passages") == close(1.0)
 
 
 # ---- unknowns ---------------------------------------------------------------------------------------
@@ -119,7 +120,7 @@ def test_failed_verdicts_are_left_out_and_too_many_make_the_metric_null():
     ok = [support(0, 1, "full"), support(1, 1, None), support(2, 1, "none")]
     a = answer([("A [1].", (1,)), ("B [1].", (1,)), ("C [1].", (1,))], ok, sources=(FOUNDED,))
     result = score_answer(a)["autoais_citations"]
-    assert result.value == 0.5 and result.n == 2 and "1 of 3 cited statements left out" in result.reason
+    assert result.value == close(0.5) and result.n == 2 and "1 of 3 cited statements left out" in result.reason
     worse = answer([("A [1].", (1,)), ("B [1].", (1,)), ("C [1].", (1,))],
                    [support(0, 1, "full"), support(1, 1, None), support(2, 1, None)], sources=(FOUNDED,))
     result = score_answer(worse)["autoais_citations"]
@@ -132,14 +133,14 @@ def test_missing_set_verdict_is_unknown_unless_a_member_supports_alone():
     assert value(a, "nli_citation_recall") is None  # nobody judged the pair together
     b = answer([("Founded in 1990 by Maria Lopez [1][2].", (1, 2))],
                [support(0, 1, "full"), support(0, 2, "partial"), support(0, 3, "none")])
-    assert value(b, "nli_citation_recall") == 1.0  # [1] alone supports, so the pair does
+    assert value(b, "nli_citation_recall") == close(1.0)  # [1] alone supports, so the pair does
 
 
 def test_a_source_without_text_supports_nothing():
     dead = Source(2, url="https://gone.example", fetch_ok=False)
     a = answer([("Founded in 1990 [1][2].", (1, 2))], [support(0, 1, "full")], sources=(FOUNDED, dead))
-    assert value(a, "nli_citation_recall") == 1.0
-    assert value(a, "nli_citation_precision") == 0.5  # [2] adds nothing and [1] alone suffices
+    assert value(a, "nli_citation_recall") == close(1.0)
+    assert value(a, "nli_citation_precision") == close(0.5)  # [2] adds nothing and [1] alone suffices
 
 
 def test_no_citations_and_filler_give_reasons_not_zero():
@@ -147,7 +148,7 @@ def test_no_citations_and_filler_give_reasons_not_zero():
     results = score_answer(a)
     assert results["autoais_citations"].value is None and results["autoais_citations"].reason == "no statement cites a source"
     assert results["nli_citation_precision"].reason == "no citations"
-    assert results["nli_citation_recall"].value == 0.0  # an uncited statement is not supported by its citations
+    assert results["nli_citation_recall"].value == close(0.0)  # an uncited statement is not supported by its citations
 
 
 # ---- citation overlap --------------------------------------------------------------------------------
@@ -160,12 +161,12 @@ def test_citation_overlap_against_the_preferred_gold_answer():
     assert preferred_gold(golds) is golds[1]
     a = answer([("Founded in 1990 [1].", (1,)), ("It has a garden [3].", (3,))], [], gold=golds)
     # the answer cites {1, 3}; the gold answer cites {1, 2}: one in common
-    assert value(a, "citation_overlap_precision") == 0.5
-    assert value(a, "citation_overlap_recall") == 0.5
+    assert value(a, "citation_overlap_precision") == close(0.5)
+    assert value(a, "citation_overlap_recall") == close(0.5)
     # matching is by source identity, not by number: the same passage under another number matches
     moved = answer([("Founded in 1990 [7].", (7,))], [], sources=(Source(7, title="X", text="  the museum was FOUNDED in 1990. "),),
                    gold=golds)
-    assert value(moved, "citation_overlap_precision") == 1.0
+    assert value(moved, "citation_overlap_precision") == close(1.0)
 
 
 def test_overlap_and_correctness_are_null_without_gold():
@@ -181,7 +182,7 @@ def test_rouge_l_golden():
     cand, ref = corr.words("The cat sat on the mat [1]."), corr.words("the cat is on the mat")
     assert cand == ("the", "cat", "sat", "on", "the", "mat")  # markers gone, lower case
     p, r, f = corr.rouge_l(cand, ref)  # LCS "the cat on the mat" = 5 words of 6 and 6
-    assert (p, r) == (5 / 6, 5 / 6) and f == pytest.approx(5 / 6)
+    assert (p, r) == close((5 / 6, 5 / 6)) and f == pytest.approx(5 / 6)
     p, r, f = corr.rouge_l(corr.words("the cat"), ref)  # LCS 2: P 2/2, R 2/6, F 2*1*(1/3)/(4/3) = 1/2
     assert (p, r, f) == (1.0, pytest.approx(1 / 3), pytest.approx(0.5))
 
@@ -193,7 +194,7 @@ def test_bleu_golden():
     assert corr.bleu(cand, ref) == pytest.approx(expected) == pytest.approx(18 ** -0.25)
     # short answer: every precision is 1, brevity penalty exp(1 - 6/2)
     assert corr.bleu(corr.words("the cat"), ref) == pytest.approx(math.exp(-2))
-    assert corr.bleu(corr.words("dogs bark"), ref) == 0.0  # no word in common
+    assert corr.bleu(corr.words("dogs bark"), ref) == close(0.0)  # no word in common
 
 
 def test_correctness_is_best_over_golds():
@@ -220,7 +221,7 @@ def test_bertscore_metrics_read_the_measured_similarity_best_gold_by_f():
     verdicts = [similarity(0, (0.9, 0.5, 0.6), text, golds[0].text), similarity(1, (0.7, 0.8, 0.74), text, golds[1].text),
                 similarity(2, (1.0, 1.0, 1.0), text, golds[2].text)]
     results = score_answer(answer([(text, (1,))], verdicts, gold=golds))
-    assert [results[m].value for m in ("bertscore_precision", "bertscore_recall", "bertscore_f")] == [0.7, 0.8, 0.74]
+    assert [results[m].value for m in ("bertscore_precision", "bertscore_recall", "bertscore_f")] == close([0.7, 0.8, 0.74])
     assert results["bertscore_f"].n == 2 and results["bertscore_f"].reason == ""
 
 
@@ -236,7 +237,7 @@ def test_bertscore_is_null_without_a_matching_similarity_verdict():
     # citation markers are not part of the compared text: a verdict on the same words still counts
     moved = score_answer(answer([(text, (1,))], [similarity(0, (0.9, 0.9, 0.9), "The cat sat [2].", gold[0].text)],
                                 gold=gold))["bertscore_f"]
-    assert moved.value == 0.9
+    assert moved.value == close(0.9)
 
 
 def test_bertscore_is_null_when_the_model_was_missing_at_annotation():
@@ -249,7 +250,7 @@ def test_bertscore_is_null_when_the_model_was_missing_at_annotation():
     assert result.value is None and result.reason.startswith("embedding model unavailable")
     # a failure never hides a measurement of the same gold answer
     again = score_answer(answer([(text, (1,))], [similarity(0, (0.8, 0.6, 0.6857), text, gold[0].text), v], gold=gold))
-    assert again["bertscore_recall"].value == 0.6
+    assert again["bertscore_recall"].value == close(0.6)
 
 
 # ---- registry -----------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tolerances import close
 
 from pipeline.judges.agreement import balanced_accuracy
 from pipeline.judges.calibration import best_threshold, grouped_cv, unrelated_pairs
@@ -29,7 +30,7 @@ def test_best_threshold_equals_brute_force(items):
     scores = np.array([s for s, _ in items])
     pos = np.array([p for _, p in items])
     if pos.all() or not pos.any():
-        assert best_threshold(scores, pos) == (0.5, -1.0)
+        assert best_threshold(scores, pos) == close((0.5, -1.0))
         return
     t, b = best_threshold(scores, pos)
     bt, bb = _brute_force(scores, pos)
@@ -38,7 +39,7 @@ def test_best_threshold_equals_brute_force(items):
 
 def test_best_threshold_hand_checked():
     # scores 0.1 0.4 0.6 0.9, positives at 0.6 and 0.9: t = 0.6 separates perfectly
-    assert best_threshold(np.array([0.1, 0.4, 0.6, 0.9]), np.array([False, False, True, True])) == (0.6, 1.0)
+    assert best_threshold(np.array([0.1, 0.4, 0.6, 0.9]), np.array([False, False, True, True])) == close((0.6, 1.0))
 
 
 def _inputs():

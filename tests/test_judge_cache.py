@@ -20,6 +20,7 @@ from openai_fixtures import (  # (fixtures are used by name)
     sample_answer,
     smart_reply,
 )
+from tolerances import close
 
 from pipeline.judges.base import BaseJudge, Judge
 from pipeline.judges.cache import CachingJudge, cache_key, default_cache_path
@@ -198,7 +199,7 @@ def test_scripted_judge_cached_and_identical(tmp_path):
     again = run_all(cache, answer, statements)
     assert again == first and inner.calls == 13
     assert cache.stats == {"hits": 5, "misses": 5, "bypassed": 0}
-    assert again[6].score is None and again[7].score == 0.5 and again[7].evidence == "some passage"
+    assert again[6].score is None and again[7].score == close(0.5) and again[7].evidence == "some passage"
 
 
 def test_sampling_scripted_judge_bypasses(tmp_path):

@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 
 import pytest
+from tolerances import ENCODER, close
 
 from pipeline.judges import JUDGES, JudgeError, get_judge, judge_info, registry_entry
 from pipeline.judges.cache import CachingJudge, cache_key
@@ -70,7 +71,7 @@ def test_a_verbatim_source_sentence_is_full_for_both():
     lexical, offline = _support("offline:lexical", answer, statement), _support("offline", answer, statement)
     features = json.loads(lexical.raw)["features"]
     # every content word, name and figure of the statement is in the source
-    assert (features["union_recall"], features["name_cov"], features["figure_match"]) == (1.0, 1.0, 1.0)
+    assert (features["union_recall"], features["name_cov"], features["figure_match"]) == close((1.0, 1.0, 1.0), ENCODER)
     # by hand: z = 0.3796 + 0.0070 + 0.0566 + 2.1256 = 2.5688, p = 0.9288 (full from 0.4529)
     assert lexical.score == pytest.approx(0.9288, abs=1e-4)
     assert lexical.score == pytest.approx(_lexical_probability(1.0, 1.0, 1.0), abs=1e-9)
@@ -88,7 +89,7 @@ def test_a_reworded_range_is_full_for_words_and_partial_for_meaning():
     features = json.loads(lexical.raw)["features"]
     # content words building, new, plant, takes, 10, 19, years: takes (took), 10, 19, years are found
     assert features["union_recall"] == pytest.approx(4 / 7, abs=1e-4)
-    assert (features["name_cov"], features["figure_match"]) == (1.0, 1.0)
+    assert (features["name_cov"], features["figure_match"]) == close((1.0, 1.0), ENCODER)
     # by hand: z = 0.3796 + 0.0070 + 0.0566 - 0.0965 = 0.3466, p = 0.5858 >= 0.4529: full
     assert lexical.score == pytest.approx(0.5858, abs=1e-4)
     assert lexical.label == "full"
@@ -152,7 +153,8 @@ def test_its_agreement_with_the_experts_on_rand_val_is_the_calibrations_record()
     # what `aee judges calibrate` measured for the lexical model on the same held-out pairs (0.6014,
     # with the offline-v2 rules; the offline-v2.1 rules read short statements whole: 0.6004)
     assert s["auc"] == pytest.approx(PARAMS["lexical"]["rand_val"]["auc"], abs=2e-3)
-    assert round(s["auc"], 3) == 0.600 and round(s["balanced_accuracy"], 3) == 0.558
+    # to the three decimals docs/judges/offline.md prints (the encoder's last bits differ between machines)
+    assert s["auc"] == pytest.approx(0.600, abs=5e-4) and s["balanced_accuracy"] == pytest.approx(0.558, abs=5e-4)
     assert report["judge"] == "offline:lexical" and report["calibration"]["cv_auc"] == 0.6054
 
 

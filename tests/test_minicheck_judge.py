@@ -9,6 +9,7 @@ import re
 
 import pytest
 from openai_fixtures import TEST_KEY, FakeOpenAIServer, FakeResponse, LoggedRequest, _server_module, fake_openai
+from tolerances import close
 
 from pipeline.judges import JudgeError, get_judge
 from pipeline.judges.cache import CachingJudge
@@ -65,7 +66,7 @@ def test_documented_prompt_and_yes_no_reading(make_judge, fake_openai):
     judge = make_judge()
     answer, statements = _answer(Source(1, "https://example.org/r", "R", SOURCE))
     verdicts = judge.support(answer, statements, answer.sources[0])
-    assert [(v.label, v.score, v.error) for v in verdicts] == [("full", 1.0, ""), ("none", 0.0, "")]
+    assert [(v.label, v.score, v.error) for v in verdicts] == close([("full", 1.0, ""), ("none", 0.0, "")])
     assert all(v.judge == "minicheck:bespoke-minicheck" and v.prompt_version == "minicheck_v1" for v in verdicts)
     assert verdicts[0].evidence == SOURCE and json.loads(verdicts[0].raw)["read_from"] == "text"
     req = fake_openai.chat_requests[0]
@@ -82,7 +83,7 @@ def test_logprobs_give_the_score(make_judge, fake_openai):
     judge = make_judge()
     answer, statements = _answer(Source(1, text=SOURCE))
     verdicts = judge.support(answer, statements, answer.sources[0])
-    assert [(v.label, round(v.score, 6)) for v in verdicts] == [("full", 0.9), ("partial", 0.3)]
+    assert [(v.label, v.score) for v in verdicts] == [close(("full", 0.9)), close(("partial", 0.3))]
     assert json.loads(verdicts[1].raw)["read_from"] == "logprobs"
     assert all(r.body["logprobs"] is True and r.body["top_logprobs"] == 5 for r in fake_openai.chat_requests)
 
@@ -93,7 +94,7 @@ def test_a_server_that_refuses_logprobs_is_asked_again_without(make_judge, fake_
     judge = make_judge()
     answer, statements = _answer(Source(1, text=SOURCE))
     verdicts = judge.support(answer, statements[:1], answer.sources[0])
-    assert (verdicts[0].label, verdicts[0].score) == ("full", 1.0)
+    assert (verdicts[0].label, verdicts[0].score) == close(("full", 1.0))
     assert "logprobs" in fake_openai.chat_requests[0].body and "logprobs" not in fake_openai.chat_requests[-1].body
 
 
@@ -102,7 +103,7 @@ def test_429_then_success(make_judge, fake_openai):
     judge = make_judge()
     answer, statements = _answer(Source(1, text=SOURCE))
     v = judge.support(answer, statements[:1], answer.sources[0])[0]
-    assert (v.label, v.score, v.error) == ("none", 0.0, "")
+    assert (v.label, v.score, v.error) == close(("none", 0.0, ""))
     assert len(fake_openai.chat_requests) == 2 and judge.stats["retries"] == 1
 
 

@@ -5,6 +5,7 @@ first pass that never drops a pair the full judge calls supported."""
 from __future__ import annotations
 
 import pytest
+from tolerances import ENCODER, close
 
 from pipeline.judge_checks import load_cases, run_checks, summarize_checks
 from pipeline.judges import embedding, get_judge, support_eval
@@ -87,10 +88,13 @@ def test_first_pass_never_drops_a_pair_the_full_judge_calls_full(which):
     fast_labels = support_eval.judge_scores(fast_judge, pairs)
     called_full = [k for k, (_, label) in enumerate(full_labels) if label == "full"]
     assert called_full
-    assert [fast_labels[k] for k in called_full] == [full_labels[k] for k in called_full]
+    # labels exactly; scores within ENCODER: the two runs embed different batches of texts, and the
+    # last bits of a score follow the batch's shape (0.8682334989387691 vs ...689 on another machine)
+    assert [fast_labels[k][1] for k in called_full] == [full_labels[k][1] for k in called_full]
+    assert [fast_labels[k][0] for k in called_full] == close([full_labels[k][0] for k in called_full], ENCODER)
     if which == "teaching":  # the first pass does rule pairs out there, and only ones the full judge calls none
         ruled_out = [k for k, p in enumerate(pairs)
                      if p.source.index not in p.statement.citations
                      and prefilter_reason(statement_words(strip_markers(p.statement.text)), SourceIndex(p.source.text))]
-        assert ruled_out and all(fast_labels[k] == (0.0, "none") for k in ruled_out)
+        assert ruled_out and all(fast_labels[k] == close((0.0, "none")) for k in ruled_out)
         assert {full_labels[k][1] for k in ruled_out} <= {"none", "partial"}

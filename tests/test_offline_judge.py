@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from tolerances import ENCODER, close
 
 from pipeline.judges import get_judge
 from pipeline.judges.base import Judge
@@ -78,7 +79,7 @@ def test_golden_support_decisions(judge):
         raw = json.loads(v.raw)
         assert v.label == "none" and raw["rule"] == "contradiction: not supported" and conflict in raw["conflicts"]
         assert raw["p_full"] > v.score and v.score == pytest.approx(model.t_partial - 1e-4)
-    assert json.loads(wrong_year.raw)["features"]["figure_match"] == 0.0
+    assert json.loads(wrong_year.raw)["features"]["figure_match"] == close(0.0, ENCODER)
 
 
 @needs_model

@@ -14,6 +14,7 @@ from openai_fixtures import (  # (fixtures are used by name)
     make_judge,
     smart_reply,
 )
+from tolerances import close
 
 from pipeline.annotate import annotate_answer
 from pipeline.errors import InputError
@@ -70,12 +71,12 @@ def test_golden_values_on_hand_made_labels():
     assert "4 of 5 listed sources" in s["pro_source_share"].reason
     # balance = 1 - |2 - 1| / 3 over the sources; the statements are 4 agree, 0 disagree
     assert (s["source_balance"].value, s["source_balance"].n) == (pytest.approx(2 / 3), 3)
-    assert (s["answer_balance"].value, s["answer_balance"].n) == (0.0, 4)
+    assert (s["answer_balance"].value, s["answer_balance"].n) == close((0.0, 4))
     assert s["balance_gap"].value == pytest.approx(0 - 2 / 3)
     # a one-sided answer whose sources offered both sides
-    assert (s["side_picked"].value, s["side_picked"].n) == (1.0, 4)
+    assert (s["side_picked"].value, s["side_picked"].n) == close((1.0, 4))
     # polar pairs: s0-[1] same, s1-[2] same, s1-[3] differ, s2-[3] differ; s4-[5] unknown left out
-    assert (s["citing_follows_source"].value, s["citing_follows_source"].n) == (0.5, 4)
+    assert (s["citing_follows_source"].value, s["citing_follows_source"].n) == close((0.5, 4))
     assert s["citing_follows_source"].reason == "1 citations to sources of unknown stance left out"
 
 
@@ -96,15 +97,15 @@ def test_balanced_answer_and_one_sided_sources():
     verdicts += [_v("stance", "agree", statement=0), _v("stance", "disagree", statement=1)]
     balanced = AnnotatedAnswer(_answer(n_sources=3), _statements([(1,), (2,)]), tuple(verdicts))
     s = _scores(balanced)
-    assert s["answer_balance"].value == 1.0 and s["source_balance"].value == 0.0
-    assert s["balance_gap"].value == 1.0  # the answer is more balanced than its sources
+    assert s["answer_balance"].value == close(1.0) and s["source_balance"].value == close(0.0)
+    assert s["balance_gap"].value == close(1.0)  # the answer is more balanced than its sources
     assert s["side_picked"].value is None and "not one-sided" in s["side_picked"].reason
     # s1 (disagree) cites [2] (agree): differ; s0 (agree) cites [1] (agree): same
-    assert s["citing_follows_source"].value == 0.5
+    assert s["citing_follows_source"].value == close(0.5)
 
     one_sided = AnnotatedAnswer(_answer(n_sources=3), _statements([(1,), (2,)]),
                                 tuple(verdicts[:3]) + (_v("stance", "agree", statement=0), _v("stance", "agree", statement=1)))
-    assert _scores(one_sided)["side_picked"].value == 0.0  # one-sided, but so were the sources
+    assert _scores(one_sided)["side_picked"].value == close(0.0)  # one-sided, but so were the sources
 
 
 def test_null_with_reasons():
@@ -118,7 +119,7 @@ def test_null_with_reasons():
     s = _scores(unlabelled)
     assert s["pro_source_share"].reason == "no source stance labels"
     assert s["citing_follows_source"].reason == "no source stance labels"
-    assert s["answer_balance"].value == 0.0  # the statements still have their own stance
+    assert s["answer_balance"].value == close(0.0)  # the statements still have their own stance
     expertise = AnnotatedAnswer(_answer(query_type="expertise"), _statements([(1,)]), _golden().verdicts)
     for name, info in METRICS.items():
         if info.group == "source stance":

@@ -4,6 +4,7 @@ of them makes the answer's value null with the reason. Every value below is work
 from __future__ import annotations
 
 import pytest
+from tolerances import close
 
 from pipeline.annotate import annotate_answer
 from pipeline.judges import get_judge
@@ -41,7 +42,7 @@ def test_unknown_is_a_stance_label_and_the_limit_is_in_the_registry():
 def test_one_unknown_in_three_is_left_out():
     got = _scores(_answer(["agree", "disagree", "unknown"]))
     # 1 of 3 unknown is not more than a third: the known agree + disagree make the answer two-sided
-    assert got["one_sided"].value == 0.0 and got["one_sided"].n == 2
+    assert got["one_sided"].value == close(0.0) and got["one_sided"].n == 2
     assert "1 statement(s) with unknown stance left out" in got["one_sided"].reason
     assert got["statement_agreement"].value == pytest.approx(1 / 2) and got["statement_agreement"].n == 2
 
@@ -56,21 +57,21 @@ def test_two_unknown_in_three_make_the_stance_metrics_null():
 def test_unknown_left_out_keeps_a_one_sided_answer_one_sided():
     got = _scores(_answer(["agree", "agree", "neutral", "unknown"], confidence=5))
     # 1 of 4 unknown; known labels {agree, neutral} have no disagree -> one-sided
-    assert got["one_sided"].value == 1.0 and got["one_sided"].n == 3
-    assert got["statement_agreement"].value == 1.0 and got["statement_agreement"].n == 2
-    assert got["overconfident"].value == 1.0
+    assert got["one_sided"].value == close(1.0) and got["one_sided"].n == 3
+    assert got["statement_agreement"].value == close(1.0) and got["statement_agreement"].n == 2
+    assert got["overconfident"].value == close(1.0)
 
 
 def test_statements_without_a_stance_label_do_not_count_as_unknown():
     # labelled: agree, disagree, unknown (1 of 3); the fourth statement has no stance verdict at all
     got = _scores(_answer(["agree", None, "disagree", "unknown"]))
-    assert got["one_sided"].value == 0.0
+    assert got["one_sided"].value == close(0.0)
     assert got["statement_agreement"].value == pytest.approx(1 / 2)
 
 
 def test_no_unknown_gives_the_old_values():
     got = _scores(_answer(["agree", "agree", "disagree", "neutral"]))
-    assert got["one_sided"].value == 0.0 and got["one_sided"].n == 4 and got["one_sided"].reason == ""
+    assert got["one_sided"].value == close(0.0) and got["one_sided"].n == 4 and got["one_sided"].reason == ""
     assert got["statement_agreement"].value == pytest.approx(2 / 3)
     all_unknown = _scores(_answer(["unknown", "unknown"]))
     assert all_unknown["one_sided"].value is None and "2 of 2" in all_unknown["one_sided"].reason

@@ -8,6 +8,7 @@ import math
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tolerances import close
 
 from pipeline.judges.base import JudgeError
 from pipeline.judges.llm_client import ChatReply, TokenChoice
@@ -122,9 +123,9 @@ def test_thresholds_map_probabilities_to_labels():
 
 
 def test_read_reply_from_text_alone():
-    assert read_reply(ChatReply("Yes")) == (1.0, "text")
-    assert read_reply(ChatReply(" no.")) == (0.0, "text")
-    assert read_reply(ChatReply("**Yes**")) == (1.0, "text")
+    assert read_reply(ChatReply("Yes")) == close((1.0, "text"))
+    assert read_reply(ChatReply(" no.")) == close((0.0, "text"))
+    assert read_reply(ChatReply("**Yes**")) == close((1.0, "text"))
     assert read_reply(ChatReply("Maybe")) is None
     assert read_reply(ChatReply("Yesterday")) is None
     assert read_reply(ChatReply("")) is None
@@ -137,6 +138,6 @@ def test_read_reply_from_logprobs():
     # the answer token comes after white space; only the chosen token listed: No at 0.9, no Yes listed
     no = TokenChoice("No", math.log(0.9))
     p, how = read_reply(ChatReply(" No", (TokenChoice(" ", -0.01), no)))
-    assert how == "logprobs" and p == 0.0
+    assert how == "logprobs" and p == close(0.0)
     # log-probabilities of some other first word: fall back to the text
-    assert read_reply(ChatReply("Yes", (TokenChoice("Sure", -0.1),))) == (1.0, "text")
+    assert read_reply(ChatReply("Yes", (TokenChoice("Sure", -0.1),))) == close((1.0, "text"))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from tolerances import close
 
 from dashboard.answer_html import reliability_summary
 from dashboard.answer_model import component_data, uncertain_summary
@@ -25,7 +26,7 @@ EXAMPLE = ROOT / "tests" / "fixtures" / "worked_example.json"
 
 def test_band_edges_are_half_open_around_each_threshold():
     band = UncertainBand("x", (0.5, 0.8), margin=0.05)
-    assert band.ranges() == ((0.45, 0.55), (0.75, 0.85))
+    assert band.ranges() == close(((0.45, 0.55), (0.75, 0.85)))
     # hand-checked: the low edge is in, the high edge is out
     for score, inside in ((0.45, True), (0.4499, False), (0.5, True), (0.5499, True), (0.55, False),
                           (0.6, False), (0.75, True), (0.7499, False), (0.8499, True), (0.85, False), (1.0, False)):
@@ -35,8 +36,8 @@ def test_band_edges_are_half_open_around_each_threshold():
 
 
 def test_overlapping_bands_merge_and_stay_inside_zero_one():
-    assert UncertainBand("x", (0.5, 0.55), margin=0.05).ranges() == ((0.45, 0.6),)
-    assert UncertainBand("x", (0.02, 0.99), margin=0.05).ranges() == ((0.0, 0.07), (0.94, 1.0))
+    assert UncertainBand("x", (0.5, 0.55), margin=0.05).ranges() == close(((0.45, 0.6),))
+    assert UncertainBand("x", (0.02, 0.99), margin=0.05).ranges() == close(((0.0, 0.07), (0.94, 1.0)))
 
 
 def test_offline_band_reads_the_judges_own_thresholds(tmp_path):
@@ -45,8 +46,8 @@ def test_offline_band_reads_the_judges_own_thresholds(tmp_path):
     assert offline_thresholds("lexical") == (shipped["lexical"]["threshold_partial"], shipped["lexical"]["threshold_full"])
     own = tmp_path / "params.json"
     own.write_text(json.dumps({"embed": {"threshold_partial": 0.3, "threshold_full": 0.7}}))
-    assert offline_thresholds("embed", own) == (0.3, 0.7)
-    assert offline_thresholds("lexical", own) == (0.3, 0.7)  # a missing set falls back to the embed one
+    assert offline_thresholds("embed", own) == close((0.3, 0.7))
+    assert offline_thresholds("lexical", own) == close((0.3, 0.7))  # a missing set falls back to the embed one
     band = support_band("offline", json.dumps({"mode": "lexical"}))
     assert band is not None and band.thresholds == offline_thresholds("lexical")
 
@@ -69,10 +70,10 @@ def test_offline_verdicts_at_the_band_edges():
 
 def test_nli_and_minicheck_use_their_recorded_thresholds_and_others_have_no_band():
     raw = json.dumps({"thresholds": {"full": 0.9, "partial": 0.4}})
-    assert support_band("nli:some/model", raw).thresholds == (0.4, 0.9)
+    assert support_band("nli:some/model", raw).thresholds == close((0.4, 0.9))
     assert is_uncertain("nli:some/model", 0.86, raw) and not is_uncertain("nli:some/model", 0.5, raw)
     # no thresholds recorded: the defaults 0.2 / 0.5
-    assert support_band("minicheck", "").thresholds == (0.2, 0.5)
+    assert support_band("minicheck", "").thresholds == close((0.2, 0.5))
     assert is_uncertain("minicheck", 0.47, "not json") and not is_uncertain("minicheck", 0.3, "")
     for judge in ("openai:gpt-4o", "recorded", "human", "scripted"):
         assert support_band(judge) is None
