@@ -144,7 +144,7 @@ def support_stage(judge: Any, answers: Sequence[Any], workers: int = 4) -> int:
 
 
 def bench_llm(quick: bool) -> list[Row]:
-    from pipeline.judges.openai_judge import OpenAIJudge, PairwiseReferenceJudge
+    from pipeline.judges.backends.openai_judge import OpenAIJudge, PairwiseReferenceJudge
 
     answers = expertqa_answers("domain_test", 12 if quick else None)
     scope = f"ExpertQA domain_test{' (first 12 answers, --quick)' if quick else ''}"
@@ -182,8 +182,8 @@ SIMULATED_LATENCY_S = 0.3  # row c2: what the fake server waits per reply, stand
 def _annotate_twice(answers: Sequence[Any], latency: float) -> tuple[list[float], list[int], list[dict]]:
     """Annotate the answers twice through one fresh SQLite cache; (times, server requests, stats)."""
     from pipeline.annotate import annotate_answer
+    from pipeline.judges.backends.openai_judge import OpenAIJudge
     from pipeline.judges.cache import CachingJudge
-    from pipeline.judges.openai_judge import OpenAIJudge
     from pipeline.testing.fake_openai import FakeResponse
 
     def slow_reply(request: Any) -> Any:
@@ -323,8 +323,8 @@ def bench_offline(quick: bool) -> list[Row]:
     name_e1 = "e. offline judge throughput: embedding vs lexical-only"
     name_e2 = "e. offline judge, all ExpertQA claim x source pairs"
     try:
-        from pipeline.judges import embedding
-        from pipeline.judges.offline import OfflineJudge
+        from pipeline.judges.offline import embedding
+        from pipeline.judges.offline.judge import OfflineJudge
     except ImportError as exc:
         return [skipped(name_e1, f"offline judge not importable ({exc})"),
                 skipped(name_e2, f"offline judge not importable ({exc})")]

@@ -17,7 +17,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from pipeline import paths
-from pipeline.judges.reliability import uncertain_note, verdict_uncertain
+from pipeline.judges.measure.reliability import uncertain_note, verdict_uncertain
 from pipeline.records import AnnotatedAnswer
 from pipeline.tables import source_rows
 from pipeline.text import find_citation_markers

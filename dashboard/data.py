@@ -462,7 +462,7 @@ def published_confidence() -> pd.DataFrame:
 
 
 def agreement_dir() -> Path:
-    """Where `pipeline.judges.agreement.save_agreement` writes its Parquet."""
+    """Where `pipeline.judges.measure.agreement.save_agreement` writes its Parquet."""
     return results_root() / "agreement"
 
 
@@ -517,7 +517,7 @@ def agreement_provenance(report: pd.DataFrame) -> dict[str, Any]:
 
 def judge_checks(judge: str) -> pd.DataFrame:
     """A judge's saved behavioural-check results (`aee judges check`; empty when never run)."""
-    from pipeline.judge_checks import checks_path
+    from pipeline.judges.measure.checks import checks_path
 
     path = checks_path(judge, results_root())
     return parquet(path) if path.exists() else pd.DataFrame()
@@ -525,22 +525,22 @@ def judge_checks(judge: str) -> pd.DataFrame:
 
 def judge_reliability(dataset: str, judge: str) -> list[str]:
     """Sentences on how far a judge's labels can be trusted (agreement with experts, checks)."""
-    from dashboard.answer_html import reliability_lines
+    from dashboard.reliability_text import reliability_lines
 
     return reliability_lines(judge, agreement(), judge_checks(judge), illustrative=is_illustrative(dataset))
 
 
 def judge_reliability_summary(judge: str) -> dict[str, str]:
     """A judge's measured reliability in one line and the Judges page's address (for popovers)."""
-    from dashboard.answer_html import reliability_summary
     from dashboard.pages_registry import page
+    from dashboard.reliability_text import reliability_summary
 
     return {"line": reliability_summary(judge, agreement(), judge_checks(judge)), "url": page("judges.py").url_path}
 
 
 def saved_check_judges() -> list[str]:
     """Judges whose behavioural-check results are saved (results folder names, sorted)."""
-    from pipeline.judge_checks import checks_path
+    from pipeline.judges.measure.checks import checks_path
 
     folder = checks_path("offline", results_root()).parent
     return sorted(p.stem for p in folder.glob("*.parquet")) if folder.is_dir() else []

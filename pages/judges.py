@@ -9,9 +9,9 @@ import streamlit as st
 from dashboard import charts, data
 from dashboard.metric_text import na
 from dashboard.render import engine_key, ensure_router, md_escape
-from pipeline.judge_checks import summarize_checks
 from pipeline.judges import JUDGES
-from pipeline.judges.reliability import SCORED_JUDGES, support_band
+from pipeline.judges.measure.checks import summarize_checks
+from pipeline.judges.measure.reliability import SCORED_JUDGES, support_band
 
 STAT_LABELS = {
     "n": "pairs compared",

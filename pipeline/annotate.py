@@ -14,11 +14,11 @@ taken here because metrics never run models.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 from pipeline.judges import Judge
-from pipeline.records import AnnotatedAnswer, Verdict
-from pipeline.set_support import set_support_verdicts
+from pipeline.records import AnnotatedAnswer, Answer, Statement, Verdict
+from pipeline.set_support import leave_one_out_groups, union_groups
 from pipeline.similarity import gold_similarity_verdicts
 from pipeline.text import statements_for
 
@@ -93,3 +93,22 @@ def annotate(answers: Iterable[AnnotatedAnswer], judge: Judge,
 def prompt_versions(answers: Iterable[AnnotatedAnswer]) -> set[str]:
     """Every prompt / rule-set version used in these verdicts."""
     return {v.prompt_version for a in answers for v in a.verdicts}
+
+
+def set_support_verdicts(judge: Judge, answer: Answer, statements: Sequence[Statement], single_verdicts: Sequence[Verdict],
+                         progress: Callable[[str], None] | None = None) -> list[Verdict]:
+    """Ask the judge every set verdict the attribution metrics need for these (relevant) statements,
+    given the single-source support verdicts already given for them."""
+    out: list[Verdict] = []
+    for sources, group in union_groups(answer, statements):
+        if progress:
+            progress(f"sources {', '.join(str(s.index) for s in sources)} together")
+        out.extend(judge.support_set(answer, group, sources))
+    union = {v.statement_index: v.label for v in out if v.statement_index is not None}
+    single = {(v.statement_index, v.source_index): v.label for v in single_verdicts
+              if v.kind == "support" and v.statement_index is not None and v.source_index is not None}
+    for sources, group in leave_one_out_groups(answer, statements, single, union):
+        if progress:
+            progress(f"sources {', '.join(str(s.index) for s in sources)} together")
+        out.extend(judge.support_set(answer, group, sources))
+    return out

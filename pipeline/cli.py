@@ -233,7 +233,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _dry_run(args: argparse.Namespace) -> int:
     from pipeline.importers import IMPORTERS, resolve_dataset
-    from pipeline.judges.cost import estimate_run
+    from pipeline.judges.backends.cost import estimate_run
 
     info = resolve_dataset(args.dataset, args.path, args.importer)
     answers = IMPORTERS[info.importer].load(info.path, _import_options(args))  # type: ignore[arg-type]

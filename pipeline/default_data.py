@@ -73,8 +73,8 @@ def build_checks(force: bool = False, judge_name: str = "offline") -> Iterator[s
 
     import pyarrow.parquet as pq
 
-    from pipeline.judge_checks import checks_path, load_cases, run_checks, save_checks
     from pipeline.judges import get_judge
+    from pipeline.judges.measure.checks import checks_path, load_cases, run_checks, save_checks
 
     judge = get_judge(judge_name, cache=False)
     saved = checks_path(judge.name)
@@ -98,7 +98,7 @@ def build_agreement(force: bool = False, judge_name: str = "offline") -> Iterato
     """Measure a judge that needs nothing against ExpertQA's experts on the held-out rand_val split."""
     from pipeline.importers.expertqa import load_expertqa
     from pipeline.judges import get_judge
-    from pipeline.judges.agreement import agreement_path, evaluate_support, save_agreement
+    from pipeline.judges.measure.agreement import agreement_path, evaluate_support, save_agreement
 
     path = known_datasets()["expertqa"].path
     if path is None:

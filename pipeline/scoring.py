@@ -26,7 +26,7 @@ def answer_report(annotated: AnnotatedAnswer, config: ScoreConfig | None = None,
     # labels without scores (carried, gold similarity) loads no judge module at all.
     uncertain: dict[tuple[int, int], bool] = {}
     if any(v.kind == "support" and v.score is not None for v in annotated.verdicts):
-        from pipeline.judges.reliability import uncertain_pairs
+        from pipeline.judges.measure.reliability import uncertain_pairs
 
         uncertain = uncertain_pairs(annotated.verdicts)
     support_uncertain = [[uncertain.get((row, col), False) for col in m.source_indexes] for row in m.statement_indexes]

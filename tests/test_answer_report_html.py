@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dashboard import answer_html, answer_model, compare_model
+from dashboard import answer_html, answer_model, compare_model, reliability_text
 from pipeline.importers.canonical import parse_answer
 from pipeline.metrics import ScoreConfig
 from pipeline.records import Verdict
@@ -119,12 +119,12 @@ def test_reliability_lines_use_the_saved_agreement():
         {"dataset": "expertqa-rand_val", "judge": "other", "metric": "support.n", "value": 5.0},
     ])
     checks = pd.DataFrame({"kind": ["support", "support", "stance"], "passed": [True, False, True]})
-    lines = answer_html.reliability_lines("offline", agreement, checks)
+    lines = reliability_text.reliability_lines("offline", agreement, checks)
     assert any("AUC 0.696" in line and "Cohen's kappa 0.198" in line and "803 pairs" in line for line in lines)
     assert "Behavioural checks passed: stance 1/1, support 1/2." in lines
-    assert any("unchecked" in line for line in answer_html.reliability_lines("scripted", agreement))
-    assert not any("`" in line for line in answer_html.reliability_lines("recorded"))  # plain sentences
-    human = answer_html.reliability_lines("human", agreement)
+    assert any("unchecked" in line for line in reliability_text.reliability_lines("scripted", agreement))
+    assert not any("`" in line for line in reliability_text.reliability_lines("recorded"))  # plain sentences
+    human = reliability_text.reliability_lines("human", agreement)
     assert any("reference" in line for line in human) and not any("AUC" in line for line in human)
 
 

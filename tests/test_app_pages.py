@@ -313,7 +313,7 @@ def test_judges_with_saved_agreement_shows_confusion(results, monkeypatch, tmp_p
 
     shutil.copytree(results, agree_root)
     monkeypatch.setenv("AEE_RESULTS_DIR", str(agree_root))
-    from pipeline.judges.agreement import save_agreement
+    from pipeline.judges.measure.agreement import save_agreement
 
     report = {"judge": "offline", "prompt_version": "offline-v1",
               "support": {"n": 10, "n_positive": 5, "auc": 0.8, "balanced_accuracy": 0.7, "kappa": 0.4, "kappa_3way": 0.3,
@@ -346,7 +346,7 @@ def test_judges_says_whether_each_measurement_is_held_out(results, monkeypatch, 
 
     shutil.copytree(results, agree_root)
     monkeypatch.setenv("AEE_RESULTS_DIR", str(agree_root))
-    from pipeline.judges.agreement import save_agreement
+    from pipeline.judges.measure.agreement import save_agreement
 
     confusion = {"rows": ["full", "partial", "none"], "cols": ["Complete", "Partial", "Incomplete"],
                  "matrix": [[4, 1, 0], [1, 1, 0], [0, 1, 2]]}

@@ -10,7 +10,7 @@ import pytest
 from pipeline import default_data
 from pipeline.importers import known_datasets
 from pipeline.judges import get_judge
-from pipeline.judges.agreement import save_agreement
+from pipeline.judges.measure.agreement import save_agreement
 from pipeline.store import built_prompt_versions
 
 
@@ -76,8 +76,8 @@ def test_agreement_measured_with_an_older_judge_is_measured_again(no_expertqa, m
 def test_the_lexical_judges_figures_reach_its_reliability_line(tmp_path, monkeypatch):
     import pandas as pd
 
-    from dashboard.answer_html import reliability_summary
-    from pipeline.judge_checks import checks_path
+    from dashboard.reliability_text import reliability_summary
+    from pipeline.judges.measure.checks import checks_path
 
     monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
     monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))

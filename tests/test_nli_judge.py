@@ -27,7 +27,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer  # no
 
 from pipeline.judges import JudgeError, get_judge  # noqa: E402
 from pipeline.judges.cache import CachingJudge, cache_key  # noqa: E402
-from pipeline.judges.offline import OfflineJudge  # noqa: E402
+from pipeline.judges.offline.judge import OfflineJudge  # noqa: E402
 from pipeline.records import Answer, Source, Statement  # noqa: E402
 
 FILLER = [
@@ -147,7 +147,7 @@ def test_batches_hold_all_pairs_and_do_not_change_scores(models):
 
 
 def test_remembered_pairs_are_bounded_without_losing_a_call(models, monkeypatch):
-    import pipeline.judges.nli as nli
+    import pipeline.judges.backends.nli as nli
 
     answer, statements = _answer(Source(1, text=LONG_SOURCE), Source(2, text=SHORT_SOURCE))
     judge = get_judge(f"nli:{models['random']}", cache=False, max_length=64)

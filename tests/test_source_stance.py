@@ -22,8 +22,8 @@ from pipeline.importers.canonical import parse_answer
 from pipeline.judges import get_judge
 from pipeline.judges.base import JudgeError
 from pipeline.judges.cache import CachingJudge
+from pipeline.judges.offline.source_stance import RULES_VERSION, offline_source_stance, parse_query, source_side
 from pipeline.judges.scripted import ScriptedJudge
-from pipeline.judges.source_stance import RULES_VERSION, offline_source_stance, parse_query, source_side
 from pipeline.metrics import METRICS, ScoringContext, score_answer
 from pipeline.metrics.source_stance import source_stance_rows
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict

@@ -14,7 +14,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.judges.llm_config import redact
+from pipeline.redact import redact
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 FATAL_STATUSES = frozenset({401, 403})  # the key is missing, wrong or not allowed: stop the whole run

@@ -38,7 +38,7 @@ from pipeline.errors import InputError
 from pipeline.importers.canonical import MAX_SOURCE_CHARS
 from pipeline.importers.engine_common import digest_id
 from pipeline.importers.engines import FORMATS
-from pipeline.judges.llm_config import redact
+from pipeline.redact import redact
 
 SUMMARY_FILE = "_collect.json"
 REJECTED_DIR = "_rejected"

@@ -30,8 +30,8 @@ from pipeline.importers.gemini import parse_gemini
 from pipeline.importers.openai_search import parse_openai_chat, parse_openai_responses
 from pipeline.importers.perplexity import parse_perplexity
 from pipeline.importers.you_exa import parse_exa, parse_you
-from pipeline.judges.llm_config import redact
 from pipeline.records import AnnotatedAnswer
+from pipeline.redact import redact
 
 DEFAULT_QUERY_TYPE = "expertise"
 

@@ -12,8 +12,8 @@ import math
 import os
 from typing import Any, Callable, Mapping, Sequence
 
-from pipeline.judges.llm_config import DEFAULT_MODEL
-from pipeline.judges.llm_requests import (
+from pipeline.judges.backends.llm_config import DEFAULT_MODEL
+from pipeline.judges.backends.llm_requests import (
     PROMPT_NAMES,
     JudgeRequest,
     RequestSettings,
@@ -22,9 +22,9 @@ from pipeline.judges.llm_requests import (
     plan_support_many,
     plan_support_set,
 )
-from pipeline.judges.openai_judge import OpenAIJudge
-from pipeline.judges.source_stance_llm import OUTPUT_TOKENS as SOURCE_STANCE_OUTPUT_TOKENS
-from pipeline.judges.source_stance_llm import plan_source_stance
+from pipeline.judges.backends.openai_judge import OpenAIJudge
+from pipeline.judges.backends.source_stance_llm import OUTPUT_TOKENS as SOURCE_STANCE_OUTPUT_TOKENS
+from pipeline.judges.backends.source_stance_llm import plan_source_stance
 from pipeline.records import Answer
 from pipeline.set_support import union_groups
 

@@ -1,5 +1,5 @@
 """One chat completion at a time against an OpenAI-compatible server, with the retry policy of the
-OpenAI judge, for judges that need more of the reply than its text (`pipeline.judges.minicheck`
+OpenAI judge, for judges that need more of the reply than its text (`pipeline.judges.backends.minicheck`
 reads token log-probabilities).
 
 Retries follow the OpenAI judge's policy, kept in one place (`llm_retry`). A request parameter the
@@ -16,9 +16,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline.judges.backends.llm_retry import RetryingChat
 from pipeline.judges.base import JudgeError
-from pipeline.judges.llm_config import redact
-from pipeline.judges.llm_retry import RetryingChat
+from pipeline.redact import redact
 
 __all__ = ["ChatCaller", "ChatReply", "TokenChoice"]
 

@@ -8,7 +8,7 @@ up in the working directory and then in the repository root. `json_mode` (send
 since many local servers reject it.
 
 The API key never reaches a verdict, a log line, an exception message or a returned dict: the
-judge passes everything it keeps or logs through `redact`, and `EndpointConfig` does not show the
+judge passes everything it keeps or logs through `pipeline.redact.redact`, and `EndpointConfig` does not show the
 key in its repr.
 """
 
@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 from pipeline.paths import REPO_ROOT
 
-__all__ = ["DEFAULT_MODEL", "EndpointConfig", "resolve_endpoint", "redact"]
+__all__ = ["DEFAULT_MODEL", "EndpointConfig", "resolve_endpoint"]
 
 log = logging.getLogger(__name__)
 
@@ -105,16 +104,3 @@ def resolve_endpoint(
         json_mode=bool(flag) if flag is not None else (official and api_version is None),
         official=official,
     )
-
-
-_KEYLIKE_RE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|Bearer\s+[A-Za-z0-9_\-\.=]{8,})")
-
-
-def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """Replace the given secrets and anything shaped like an API key / bearer token by '***'."""
-    if not text:
-        return text
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    return _KEYLIKE_RE.sub("***", text)

@@ -9,7 +9,7 @@ S2, ...; a source alone in its pack gets exactly the single-source request. Docu
 answer, for confidence) are fenced as untrusted data; statements and the query are JSON-encoded.
 
 The planner renders the messages without sending anything, so the judge and the dry-run cost
-estimate (`pipeline.judges.cost`) send or count exactly the same prompts.
+estimate (`pipeline.judges.backends.cost`) send or count exactly the same prompts.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from pipeline.judges.fencing import fence
-from pipeline.judges.passages import Passage, select_passages, split_passages
+from pipeline.judges.backends.fencing import fence
+from pipeline.judges.backends.passages import Passage, select_passages, split_passages
 from pipeline.prompts import load_prompt, render_prompt, split_prompt
 from pipeline.records import Answer, Source, Statement
 

@@ -18,7 +18,7 @@ import threading
 import time
 from typing import Any, Callable, ClassVar, TypeVar
 
-from pipeline.judges.llm_config import redact
+from pipeline.redact import redact
 
 __all__ = ["RetryingChat"]
 

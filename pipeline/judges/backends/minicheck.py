@@ -9,7 +9,7 @@ any server with an OpenAI-style `/v1/chat/completions` (vLLM, llama.cpp) works t
   this input. Lines of the source that open with `Claim:` or `Document:` are defused (`Claim -`) so
   a source cannot pose a claim of its own.
 - Windows: a source longer than `window_chars` is cut into overlapping windows of whole sentences
-  (`pipeline.judges.windows`), up to `max_windows` per statement (those sharing the most words with
+  (`pipeline.judges.backends.windows`), up to `max_windows` per statement (those sharing the most words with
   it), one call each; the best window decides and is the evidence. A local server's context is
   often far smaller than the model's 32K tokens (Ollama's default context is a few thousand
   tokens), which is why the default window is 6,000 characters.
@@ -37,11 +37,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Sequence
 
+from pipeline.judges.backends.llm_client import ChatCaller, ChatReply, TokenChoice
+from pipeline.judges.backends.llm_config import resolve_endpoint
+from pipeline.judges.backends.support_only import SupportOnlyJudge, SupportThresholds, statement_text
+from pipeline.judges.backends.windows import char_windows, rank_windows
 from pipeline.judges.base import JudgeError
-from pipeline.judges.llm_client import ChatCaller, ChatReply, TokenChoice
-from pipeline.judges.llm_config import resolve_endpoint
-from pipeline.judges.support_only import SupportOnlyJudge, SupportThresholds, statement_text
-from pipeline.judges.windows import char_windows, rank_windows
 from pipeline.prompts import load_prompt, render_prompt, split_prompt
 from pipeline.records import Answer, Source, Statement, Verdict
 

@@ -5,7 +5,7 @@ RoBERTa / DeBERTa, DeBERTa or RoBERTa fine-tuned on MNLI/ANLI, and the like. The
 premise and the statement (citation markers removed) the hypothesis.
 
 - Windows: a source longer than the model reads is cut into overlapping windows of whole sentences
-  that fit beside the statement (`pipeline.judges.windows`); up to `max_windows` of them are scored
+  that fit beside the statement (`pipeline.judges.backends.windows`); up to `max_windows` of them are scored
   per statement (when a source has more, those sharing the most words with the statement), and the
   best window decides. Its text is the verdict's evidence.
 - Score: the probability of the entailment class, found in the model's `id2label` (entailment /
@@ -40,9 +40,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from pipeline.judges.backends.support_only import SupportOnlyJudge, SupportThresholds, statement_text
+from pipeline.judges.backends.windows import char_windows, plan_windows, rank_windows, sentence_starts
 from pipeline.judges.base import JudgeError
-from pipeline.judges.support_only import SupportOnlyJudge, SupportThresholds, statement_text
-from pipeline.judges.windows import char_windows, plan_windows, rank_windows, sentence_starts
 from pipeline.records import Answer, Source, Statement, Verdict
 
 __all__ = ["NLIJudge", "entailment_class"]

@@ -38,10 +38,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from pipeline.judges.base import BaseJudge, JudgeError
-from pipeline.judges.fencing import FENCE_ID
-from pipeline.judges.llm_config import redact, resolve_endpoint
-from pipeline.judges.llm_output import (
+from pipeline.judges.backends.fencing import FENCE_ID
+from pipeline.judges.backends.llm_config import resolve_endpoint
+from pipeline.judges.backends.llm_output import (
     Checked,
     check_confidence,
     check_labels,
@@ -49,7 +48,7 @@ from pipeline.judges.llm_output import (
     pack_key,
     parse_and_check,
 )
-from pipeline.judges.llm_requests import (
+from pipeline.judges.backends.llm_requests import (
     PROMPT_FILES,
     JudgeRequest,
     RequestSettings,
@@ -60,11 +59,13 @@ from pipeline.judges.llm_requests import (
     plan_support_set,
     prompt_parts,
 )
-from pipeline.judges.llm_retry import RetryingChat
-from pipeline.judges.passages import Passage, locate_quote
-from pipeline.judges.source_stance_llm import plan_source_stance
+from pipeline.judges.backends.llm_retry import RetryingChat
+from pipeline.judges.backends.passages import Passage, locate_quote
+from pipeline.judges.backends.source_stance_llm import plan_source_stance
+from pipeline.judges.base import BaseJudge, JudgeError
 from pipeline.prompts import load_prompt
 from pipeline.records import Answer, Source, Statement, Verdict
+from pipeline.redact import redact
 
 __all__ = ["OpenAIJudge", "PairwiseReferenceJudge"]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from pipeline.judges.llm_requests import JudgeRequest, RequestSettings, _document_block, prompt_parts
-from pipeline.judges.passages import Passage, select_passages
+from pipeline.judges.backends.llm_requests import JudgeRequest, RequestSettings, _document_block, prompt_parts
+from pipeline.judges.backends.passages import Passage, select_passages
 from pipeline.prompts import render_prompt
 from pipeline.records import Answer, Source
 

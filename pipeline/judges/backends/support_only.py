@@ -55,7 +55,7 @@ class SupportOnlyJudge(BaseJudge):
     judge's rules. Subclasses set `name` before labelling anything."""
 
     def __init__(self) -> None:
-        from pipeline.judges.offline import OfflineJudge
+        from pipeline.judges.offline.judge import OfflineJudge
 
         # The offline judge loads its model only for support, which this judge never asks of it.
         self.rules = OfflineJudge()

@@ -9,8 +9,8 @@ judge wants to score for one statement, `rank_windows` keeps those that share th
 the statement (weighted by how rare each word is among the windows).
 
 Pure functions over integers and strings: no model, no I/O. The unit of `plan_windows` is whatever
-the caller counts: tokens for an entailment model (`pipeline.judges.nli`), characters for an LLM
-(`char_windows`, used by `pipeline.judges.minicheck`).
+the caller counts: tokens for an entailment model (`pipeline.judges.backends.nli`), characters for an LLM
+(`char_windows`, used by `pipeline.judges.backends.minicheck`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import math
 import re
 from typing import Sequence
 
-from pipeline.judges.passages import content_words
+from pipeline.judges.backends.passages import content_words
 
 __all__ = ["sentence_starts", "plan_windows", "char_windows", "rank_windows"]
 

@@ -14,7 +14,7 @@ answers)` asks the judge the same questions and compares:
   label confusion matrix.
 * relevance: the judge's relevant / filler against informative 1 / 0, on the sentences labelled.
 
-The report has the same shape as ExpertQA's (`pipeline.judges.agreement`), so the Judges page and
+The report has the same shape as ExpertQA's (`pipeline.judges.measure.agreement`), so the Judges page and
 `save_agreement` read it as they are. A judge fitted on expert labels is checked for overlap with its
 calibration questions the same way.
 """
@@ -24,8 +24,8 @@ from __future__ import annotations
 import time
 from typing import Any, Sequence
 
-from pipeline.judges.agreement import binary_report, cohen_kappa, confusion, question_fingerprint
 from pipeline.judges.base import Judge
+from pipeline.judges.measure.agreement import binary_report, cohen_kappa, confusion, question_fingerprint
 from pipeline.records import AnnotatedAnswer, Verdict
 
 __all__ = ["evaluate_hagrid", "labelled_sentences"]

@@ -1,6 +1,6 @@
 """Calibrate the offline judge's support model; report it against plain coverage on every labelled set.
 
-    aee judges calibrate [--path DIR] [--out pipeline/judges/offline_params.json] [--keep-shared-questions]
+    aee judges calibrate [--path DIR] [--out pipeline/judges/offline/params.json] [--keep-shared-questions]
                          [--feature-cache FILE] [--grid] [--dry-run]
 
 The model (`offline_support.SupportModel`) is a standardised, L2-regularised logistic regression whose
@@ -56,9 +56,9 @@ import numpy as np
 from scipy.optimize import minimize
 
 from pipeline.importers.expertqa import load_expertqa
-from pipeline.judges import agreement
-from pipeline.judges.offline import OfflineJudge
-from pipeline.judges.offline_support import FEATURES_CONTEXT, FEATURES_EMBED, FEATURES_LEXICAL, PARAMS_PATH, SIGNS, PairInput, apply_rules
+from pipeline.judges.measure import agreement
+from pipeline.judges.offline.judge import OfflineJudge
+from pipeline.judges.offline.support import FEATURES_CONTEXT, FEATURES_EMBED, FEATURES_LEXICAL, PARAMS_PATH, SIGNS, PairInput, apply_rules
 from pipeline.paths import expertqa_dir
 
 FIT_SPLITS = ("domain_val", "domain_test")
@@ -285,8 +285,8 @@ def judge_scores(model: Fitted, feats: Sequence[Any], names: Sequence[str]) -> n
 
 def coverage_report(judge: OfflineJudge) -> dict[str, dict[str, Any]]:
     """The judge against plain coverage on the check suite's support cases and the teaching corpus."""
-    from pipeline.judge_checks import load_cases
-    from pipeline.judges import support_eval
+    from pipeline.judges.measure import support_eval
+    from pipeline.judges.measure.checks import load_cases
 
     out = {}
     for name, pairs in (("checks", support_eval.check_pairs(load_cases())), ("teaching", support_eval.teaching_pairs())):
@@ -315,7 +315,7 @@ def extra_sets(c: dict[str, Any], names: Sequence[str], syn_fit: list[int], w_un
 
 def check_suite_features(judge: OfflineJudge, mode: str) -> tuple[list[Any], list[Any]]:
     """The check suite's support cases and the judge's features for them."""
-    from pipeline.judge_checks import case_records, load_cases
+    from pipeline.judges.measure.checks import case_records, load_cases
 
     cases = [k for k in load_cases() if k.kind == "support"]
     inputs = [OfflineJudge.pair_input(*case_records(k)) for k in cases]
@@ -361,7 +361,7 @@ def run_grid(c: dict[str, Any], names_all: Sequence[str], syn_fit: list[int], y_
 
 def _features(judge: OfflineJudge, mode: str, fit: list, held: list, args: argparse.Namespace) -> dict[str, Any]:
     """Every pair's features (cached in --feature-cache when given)."""
-    from pipeline.judges.synthetic_pairs import make_pairs
+    from pipeline.judges.measure.synthetic_pairs import make_pairs
 
     key = ("shared" if args.keep_shared_questions else "clean", UNRELATED_PER_PAIR, SYNTHETIC_PER_SOURCE, mode, VERSION)
     if args.feature_cache and args.feature_cache.is_file():
@@ -431,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
             a2 = agreement.auc(matrix(feats_of["eval"], [k])[:, 0], pos_eval)
             print(f"  {k:16s} {a1:.3f} {a2:.3f}")
 
-    from pipeline.judges.support_eval import coverage
+    from pipeline.judges.measure.support_eval import coverage
 
     print("baseline: plain coverage (share of the statement's content words found in the source)")
     cov_fit = np.array([coverage(p.statement, p.source) for p in c["in_fit"]])

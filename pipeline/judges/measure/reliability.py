@@ -9,10 +9,10 @@ uncertain by the dashboard. How the margin was chosen: docs/judges/uncertainty.m
 
 Each judge declares its band here, in one place:
 - `offline`: its two calibrated thresholds, read from the judge's own parameters
-  (`pipeline/judges/offline_params.json`, the set the verdict's `raw` names: `embed` or `lexical`);
+  (`pipeline/judges/offline/params.json`, the set the verdict's `raw` names: `embed` or `lexical`);
 - `offline:lexical`: the same file's `lexical` thresholds, always (it never uses the embedding model);
 - `nli` and `minicheck`: the thresholds each verdict's `raw` records (the judge's configuration),
-  else the defaults of `pipeline.judges.support_only.SupportThresholds`;
+  else the defaults of `pipeline.judges.backends.support_only.SupportThresholds`;
 - every other judge has no band: `openai` gives labels without a score, `recorded` and `human`
   carry labels, `scripted` is a test double whose score means nothing.
 
@@ -93,7 +93,7 @@ def _raw_dict(raw: str | Mapping[str, Any] | None) -> dict[str, Any]:
 @lru_cache(maxsize=8)
 def _offline_thresholds(path: str, mtime: float) -> dict[str, tuple[float, ...]]:
     """{"embed": (partial, full), "lexical": (...)} from the offline judge's parameter file."""
-    from pipeline.judges.offline import load_params
+    from pipeline.judges.offline.judge import load_params
 
     params = load_params(Path(path))
     out: dict[str, tuple[float, ...]] = {}
@@ -107,7 +107,7 @@ def _offline_thresholds(path: str, mtime: float) -> dict[str, tuple[float, ...]]
 def offline_thresholds(mode: str = "embed", params_path: Path | None = None) -> tuple[float, ...]:
     """The offline judge's (partial, full) thresholds for one of its two support models, as its
     parameter file says now (the file is read again when it changes)."""
-    from pipeline.judges.offline_support import PARAMS_PATH
+    from pipeline.judges.offline.support import PARAMS_PATH
 
     path = Path(params_path or PARAMS_PATH)
     mtime = path.stat().st_mtime if path.exists() else 0.0
@@ -137,7 +137,7 @@ def support_band(judge: str, raw: str | Mapping[str, Any] | None = None) -> Unce
     if base == "offline":  # the model the verdict says it used (the lexical fallback without the embedding model)
         mode = details.get("mode") if details.get("mode") in ("embed", "lexical") else "embed"
         return UncertainBand(judge, offline_thresholds(str(mode)))
-    from pipeline.judges.support_only import SupportThresholds
+    from pipeline.judges.backends.support_only import SupportThresholds
 
     default = SupportThresholds()
     return UncertainBand(judge, _recorded_thresholds(details) or (default.partial, default.full))

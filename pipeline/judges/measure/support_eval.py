@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from pipeline.judges import agreement
 from pipeline.judges.base import Judge
-from pipeline.judges.offline_text import content_tokens, strip_markers
+from pipeline.judges.measure import agreement
+from pipeline.judges.offline.text import content_tokens, strip_markers
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement
 
 EXPERT_TO_LABEL = {"Complete": "full", "Partial": "partial", "Incomplete": "none"}
@@ -45,8 +45,8 @@ def coverage(statement: str, source: str) -> float:
 
 
 def check_pairs(cases: Iterable[Any]) -> list[LabelledPair]:
-    """Support cases of the check suite as labelled pairs (`pipeline.judge_checks.CheckCase`)."""
-    from pipeline.judge_checks import case_records
+    """Support cases of the check suite as labelled pairs (`pipeline.judges.measure.checks.CheckCase`)."""
+    from pipeline.judges.measure.checks import case_records
 
     out = []
     for case in cases:

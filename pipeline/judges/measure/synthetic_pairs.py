@@ -25,9 +25,9 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from pipeline.judges.offline_support import PairInput
-from pipeline.judges.offline_text import split_sentences
-from pipeline.judges.offline_words import clauses, forms, words
+from pipeline.judges.offline.support import PairInput
+from pipeline.judges.offline.text import split_sentences
+from pipeline.judges.offline.words import clauses, forms, words
 
 MIN_FORMS = 6  # a sentence with fewer content words makes a poor claim
 MAX_CHARS = 300

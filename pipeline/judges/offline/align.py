@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
-from pipeline.judges.offline_numbers import kin, same_figure
-from pipeline.judges.offline_words import CUE_FORMS, NEGATION_TOKEN, Word, clauses, directions, negated, words
+from pipeline.judges.offline.numbers import kin, same_figure
+from pipeline.judges.offline.words import CUE_FORMS, NEGATION_TOKEN, Word, clauses, directions, negated, words
 
 GAP_WORDS = 4  # words beside the first or last shared word that may stand in for a statement word
 MIN_CLAUSE_WORDS = 2  # a shorter statement clause is joined to the next

@@ -1,6 +1,6 @@
 """Relevance, confidence and stance rules of the offline judge (its support model lives in
-`pipeline.judges.offline`; the stance reading in `pipeline.judges.offline_stance`; the word lists in
-`pipeline.judges.offline_lexicon`). Rule sets, not fitted models: docs/judges/offline.md lists their
+`pipeline.judges.offline.judge`; the stance reading in `pipeline.judges.offline.stance`; the word lists in
+`pipeline.judges.offline.lexicon`). Rule sets, not fitted models: docs/judges/offline.md lists their
 cues and limits, and `aee judges check --judge offline` measures them.
 
 Relevance. A statement is filler when it is empty, a heading, or matches a filler pattern
@@ -25,9 +25,9 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from pipeline.judges import offline_lexicon as lx
-from pipeline.judges.offline_stance import Proposition, Reading, parse_query, statement_stance
-from pipeline.judges.offline_text import WORD_RE, content_tokens, split_sentences, strip_markers
+from pipeline.judges.offline import lexicon as lx
+from pipeline.judges.offline.stance import Proposition, Reading, parse_query, statement_stance
+from pipeline.judges.offline.text import WORD_RE, content_tokens, split_sentences, strip_markers
 
 CUES_VERSION = "cues-v2"
 

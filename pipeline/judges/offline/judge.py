@@ -1,10 +1,10 @@
 """The offline judge: no network, no key, no GPU, no torch.
 
-Support (statement, source): `pipeline.judges.offline_support` (read its docstring). In short: the
+Support (statement, source): `pipeline.judges.offline.support` (read its docstring). In short: the
 statement is aligned with its best window of the source, compared word by word with figures read as
 values, scored by a logistic model whose coefficients are held to the sign that keeps it monotone in
 coverage (fitted on ExpertQA expert labels plus pairs made from the sources themselves by
-`aee judges calibrate`, which writes `offline_params.json`), and a contradiction found by
+`aee judges calibrate`, which writes `offline/params.json`), and a contradiction found by
 `offline_align` (negation, opposite direction, a swapped name or figure) keeps a statement from
 being supported at all. `score` = probability that the source fully supports the statement; the
 label is `full` / `partial` / `none` by two calibrated thresholds; `evidence` = best window
@@ -32,8 +32,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from pipeline.judges.base import BaseJudge
-from pipeline.judges.offline_cues import CUES_VERSION, confidence_level, filler_cue, stance_readings
-from pipeline.judges.offline_support import (
+from pipeline.judges.offline.cues import CUES_VERSION, confidence_level, filler_cue, stance_readings
+from pipeline.judges.offline.source_stance import RULES_VERSION as SOURCE_STANCE_RULES
+from pipeline.judges.offline.source_stance import offline_source_stance
+from pipeline.judges.offline.support import (
     DEFAULT_PARAMS,
     MAX_EVIDENCE_CHARS,
     FeatureBuilder,
@@ -43,17 +45,15 @@ from pipeline.judges.offline_support import (
     apply_rules,
     load_params,
 )
-from pipeline.judges.offline_text import strip_markers
+from pipeline.judges.offline.text import strip_markers
 from pipeline.judges.source_sets import WindowedSetSupport
-from pipeline.judges.source_stance import RULES_VERSION as SOURCE_STANCE_RULES
-from pipeline.judges.source_stance import offline_source_stance
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
 from pipeline.text import statements_for
 
 log = logging.getLogger(__name__)
 
 JUDGE_NAME = "offline"
-# v2: support judged by pipeline/judges/offline_support.py (aligned windows, figures as values,
+# v2: support judged by pipeline/judges/offline/support.py (aligned windows, figures as values,
 # contradiction rules, a sign-constrained model, a first pass for uncited pairs)
 PROMPT_VERSION = "offline-v2.1"  # v2.1: term swaps and short statements read whole (offline_align)
 LEXICAL_JUDGE_NAME = "offline:lexical"
@@ -103,7 +103,7 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
             if not self.want_embeddings:
                 self._mode = "lexical"
             else:
-                from pipeline.judges import embedding
+                from pipeline.judges.offline import embedding
 
                 try:
                     embedding.get_encoder()
@@ -202,7 +202,7 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         self._prefetched = dict(zip(pairs, self.support_features(list(pairs), "embed")))
 
 
-    # -- relevance, confidence, stance: rule sets in pipeline.judges.offline_cues -----------------
+    # -- relevance, confidence, stance: rule sets in pipeline.judges.offline.cues -----------------
     def relevance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:
         out = []
         for s in statements:
@@ -217,7 +217,7 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         return Verdict(answer.answer_id, "confidence", str(level), self.name, self.prompt_version,
                        raw=json.dumps(raw), evidence=cue)
 
-    # -- source stance (cue rules in pipeline/judges/source_stance.py) ---------------------------
+    # -- source stance (cue rules in pipeline/judges/offline/source_stance.py) ---------------------------
     def source_stance(self, answer: Answer, sources: Sequence[Source]) -> list[Verdict]:
         return offline_source_stance(answer, sources, self.name, self.prompt_version)
 

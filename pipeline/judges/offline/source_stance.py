@@ -19,7 +19,7 @@ different proposition with the same words fool them. Treat the labels as a cheap
 check them against the LLM judge or recorded labels before drawing conclusions.
 
 Note for the offline-cue rework (helpers 13a/13b): `parse_query` is a small query proposition /
-polarity parser written here so this ability could land on its own; `pipeline/judges/offline_cues.py`
+polarity parser written here so this ability could land on its own; `pipeline/judges/offline/cues.py`
 is getting one as well. The two should be unified into one parser once both are merged.
 """
 

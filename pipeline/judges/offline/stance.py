@@ -38,7 +38,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.judges import offline_lexicon as lx
+from pipeline.judges.offline import lexicon as lx
 
 TOKEN_RE = re.compile(r"\$?\d+(?:[.,]\d+)*%?|[a-z0-9$]+(?:[-'][a-z0-9]+)*|[.,;:!?()\u2014\u2013\"]")
 BOUNDARY = frozenset(".,;:!?()\u2014\u2013\"")

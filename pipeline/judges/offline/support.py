@@ -47,14 +47,14 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from pipeline.injection import injection_flags
-from pipeline.judges.offline_align import clause_conflicts
-from pipeline.judges.offline_numbers import Figure, conflicting_figures, figure_token, same_figure
-from pipeline.judges.offline_text import MAX_SOURCE_CHARS, WORD_RE, split_sentences
-from pipeline.judges.offline_words import forms, forms_and_figures, words
+from pipeline.judges.offline.align import clause_conflicts
+from pipeline.judges.offline.numbers import Figure, conflicting_figures, figure_token, same_figure
+from pipeline.judges.offline.text import MAX_SOURCE_CHARS, WORD_RE, split_sentences
+from pipeline.judges.offline.words import forms, forms_and_figures, words
 
 log = logging.getLogger(__name__)
 
-PARAMS_PATH = Path(__file__).with_name("offline_params.json")
+PARAMS_PATH = Path(__file__).with_name("params.json")
 MAX_EVIDENCE_CHARS = 600
 PASSAGE_CHARS = 1500  # a source up to this long is the passage; a longer one gives a window this long
 # The passage embedding reads the passage's first PASSAGE_TOKENS word pieces: the length MiniLM was
@@ -454,7 +454,7 @@ def _sigmoid(z: np.ndarray | float) -> Any:
 
 
 class SupportModel:
-    """Standardise -> logistic regression -> thresholds, from offline_params.json."""
+    """Standardise -> logistic regression -> thresholds, from params.json."""
 
     def __init__(self, spec: dict[str, Any]) -> None:
         self.features: list[str] = list(spec["features"])
@@ -489,7 +489,7 @@ def apply_rules(p_full: float, conflicts_found: Sequence[str], t_partial: float,
     return float(p_full), ""
 
 
-# Used when offline_params.json is missing: hand-set weights of the same form (uncalibrated).
+# Used when params.json is missing: hand-set weights of the same form (uncalibrated).
 DEFAULT_PARAMS = {
     "embed": {
         "features": ["cos_pass", "recall_win", "coverage", "trigram_raw"],
@@ -542,7 +542,7 @@ class FeatureBuilder:
         pending_short = None
         short: list[str] = []
         if mode == "embed":  # embed statements and questions on the worker threads during the lexical pass
-            from pipeline.judges import embedding
+            from pipeline.judges.offline import embedding
 
             short = list(dict.fromkeys(t for p in pairs for t in (p.statement, p.question) if t))
             pending_short = embedding.embed_async(short) if short else None
@@ -588,7 +588,7 @@ class FeatureBuilder:
     @staticmethod
     def _embed_features(pairs: Sequence[PairInput], rows: list[PairFeatures], passages: list[str], short: list[str],
                         pending_short: Any) -> None:
-        from pipeline.judges import embedding
+        from pipeline.judges.offline import embedding
 
         wanted = list(dict.fromkeys(x for x, r in zip(passages, rows) if x and not r.ruled_out))
         pending = embedding.embed_async(wanted, max_tokens=PASSAGE_TOKENS) if wanted else None

@@ -23,8 +23,8 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from pipeline.judges.offline_numbers import MAX_TEXT_CHARS, Figure, figure_token, figures
-from pipeline.judges.offline_text import STOPWORDS
+from pipeline.judges.offline.numbers import MAX_TEXT_CHARS, Figure, figure_token, figures
+from pipeline.judges.offline.text import STOPWORDS
 
 _IRREGULAR_FORMS = """
 take took taken | grow grew grown | rise rose risen | fall fell fallen | win won | lose lost | begin began begun |
