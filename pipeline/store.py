@@ -223,6 +223,11 @@ def read_table(path: Path, table: str | None = None) -> pd.DataFrame:
     return pq.read_table(path).to_pandas()
 
 
+def read_arrow(path: Path) -> pa.Table:
+    """A whole Parquet table as Arrow (its exact values and types, for comparisons)."""
+    return pq.read_table(path)
+
+
 def git_sha() -> str:
     """The project's current commit, or "unknown" outside a git checkout."""
     try:

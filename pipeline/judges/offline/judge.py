@@ -31,7 +31,7 @@ import logging
 from pathlib import Path
 from typing import Any, Sequence
 
-from pipeline.judges.base import BaseJudge
+from pipeline.judges.base import BaseJudge, text_digest
 from pipeline.judges.offline.cues import CUES_VERSION, confidence_level, filler_cue, stance_readings
 from pipeline.judges.offline.source_stance import RULES_VERSION as SOURCE_STANCE_RULES
 from pipeline.judges.offline.source_stance import offline_source_stance
@@ -72,16 +72,20 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
     True: rule out uncited pairs that share almost nothing before the full judge)."""
 
     name = JUDGE_NAME
+
     @property
     def cache_fingerprint(self) -> str:
-        """In the cache key: the source-stance cue rules (their own module, their own version) and
-        the support model in use, so labels of the lexical fallback never stand in for the
-        embedding model's under the same name and prompt version."""
-        return f"{SOURCE_STANCE_RULES}+support-{self.mode}"
+        """In the cache key: the source-stance cue rules (their own module, their own version), the
+        support model in use (labels of the lexical fallback never stand in for the embedding
+        model's under the same name and prompt version), the parameters file's content, whether the
+        first pass runs, and how long an evidence passage may be."""
+        return (f"{SOURCE_STANCE_RULES}+support-{self.mode}+params-{self._params_digest}"
+                f"+prefilter-{int(self.prefilter)}+evidence-{self._features.max_evidence_chars}")
 
     def __init__(self, params_path: str | Path | None = None, use_embeddings: bool = True,
                  max_evidence_chars: int = MAX_EVIDENCE_CHARS, prefilter: bool = True, **_: Any) -> None:
         self.params = load_params(Path(params_path) if params_path else None)
+        self._params_digest = text_digest(json.dumps(self.params, sort_keys=True))[:16]
         # the cue rules' version is part of it: new relevance / stance / confidence rules rebuild labels
         self.prompt_version = f"{PROMPT_VERSION}+{self.params.get('version', 'default')}+{CUES_VERSION}"
         # Which ExpertQA questions the support model was fitted on (hashes, see
@@ -95,6 +99,7 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         self._warning = ""
         self._models: dict[str, SupportModel] = {}
         self._prefetched: dict[PairInput, PairFeatures] = {}
+        self._to_prefetch: Sequence[AnnotatedAnswer] = ()  # announced by `prefetch`, computed on first need
 
     # -- mode and models ----------------------------------------------------------------------
     @property
@@ -153,6 +158,8 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         mode = self.mode
         model = self.model(mode)
         inputs = [self.pair_input(answer, s, source) for s in statements]
+        if self._to_prefetch:
+            self._prefetch_now()
         if all(p in self._prefetched for p in inputs):
             feats = [self._prefetched[p] for p in inputs]
         else:
@@ -185,13 +192,52 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
                                source_index=source.index, score=p, evidence=pf.evidence))
         return out
 
+    # -- key material (pipeline.judges.cache) --------------------------------------------------------
+    def cache_material(self, method: str, answer: Answer, statements: Sequence[Statement],
+                       sources: Sequence[Source]) -> list[Any]:
+        """What each method's verdicts depend on. Support: the pair inputs it scores (`pair_input`:
+        the statement without markers, the source text, whether the statement cites this source,
+        the texts of all its cited sources, the question), texts as digests. Set support
+        (`WindowedSetSupport`): the same for every source of the set, in order, with each one's
+        title (the joined passages carry it). Relevance and stance read the statements' texts and
+        the question; confidence the answer's text; source stance the question and the source."""
+        if method in ("relevance", "stance"):
+            return [{"query": answer.query, "statements": [s.text for s in statements]}]
+        if method == "confidence":
+            return [{"text": text_digest(answer.text)}]
+        if method == "source_stance":
+            return [{"query": answer.query, "source": text_digest(s.text)} for s in sources]
+        digests: dict[str, str] = {}  # each long text hashed once per call
+
+        def digest(text: str) -> str:
+            found = digests.get(text)
+            if found is None:
+                found = digests[text] = text_digest(text)
+            return found
+
+        def support(source: Source) -> dict[str, Any]:
+            pairs = [self.pair_input(answer, s, source) for s in statements]
+            return {"query": answer.query, "source": digest(source.text or ""),
+                    "pairs": [[p.statement, p.cited, [digest(t) for t in p.cited_texts]] for p in pairs]}
+
+        if method == "support":
+            return [support(s) for s in sources]
+        if method == "support_set":
+            return [{"set": [[s.title, support(s)] for s in sources]}]
+        return super().cache_material(method, answer, statements, sources)
+
     def prefetch(self, answers: Sequence[AnnotatedAnswer]) -> None:
-        """Compute the support features of every (statement, source with text) pair of these answers
-        in one `support_features` call, so that all their sentences are embedded in large batches;
-        the following `support` calls take the stored features. Replaces what an earlier call stored."""
+        """Announce the answers about to be labelled: at the first `support` call that reaches this
+        judge, the support features of every (statement, source with text) pair of these answers
+        are computed in one `support_features` call, so that all their sentences are embedded in
+        large batches, and the following `support` calls take the stored features. Nothing is
+        computed when no call comes (every verdict found in the judge cache). Replaces what an
+        earlier call stored."""
         self._prefetched = {}
-        if self.mode != "embed":
-            return
+        self._to_prefetch = list(answers) if self.mode == "embed" else ()
+
+    def _prefetch_now(self) -> None:
+        answers, self._to_prefetch = self._to_prefetch, ()
         pairs: dict[PairInput, None] = {}
         for a in answers:
             statements = statements_for(a)
@@ -200,7 +246,6 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
                     for s in statements:
                         pairs[self.pair_input(a.answer, s, src)] = None
         self._prefetched = dict(zip(pairs, self.support_features(list(pairs), "embed")))
-
 
     # -- relevance, confidence, stance: rule sets in pipeline.judges.offline.cues -----------------
     def relevance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:

@@ -466,10 +466,16 @@ class SupportModel:
         self.t_partial = float(spec["threshold_partial"])
 
     def score(self, feats: Sequence[dict[str, float]]) -> np.ndarray:
+        """Probability of full support per feature row. Each row's sum is exactly rounded
+        (`math.fsum` over its terms), so a pair's score does not depend on the other rows scored
+        with it: a matrix-vector product gives a row other last bits in another row count (BLAS
+        blocks it differently), which made a resumed run differ from a clean one."""
         if not feats:
             return np.zeros(0)
         x = np.array([[f.get(k, 0.0) for k in self.features] for f in feats], dtype=np.float64)
-        return _sigmoid(((x - self.mean) / self.std) @ self.coef + self.intercept)
+        terms = ((x - self.mean) / self.std) * self.coef  # element by element: no row sees another
+        z = np.array([math.fsum(row) for row in terms.tolist()], dtype=np.float64) + self.intercept
+        return _sigmoid(z)
 
     def label(self, p: float) -> str:
         return "full" if p >= self.t_full else "partial" if p >= self.t_partial else "none"
