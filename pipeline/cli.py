@@ -73,6 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="only the first N answers (sorted by id)")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--dry-run", action="store_true", help="with an LLM judge: print calls, tokens and cost, call nothing")
+    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                   help="when another run is writing this dataset, wait up to this long for it (default: stop at once)")
 
     p = sub.add_parser("import", help="import a release with its own labels and print the scorecard")
     p.add_argument("format", choices=("aee", "expertqa", "hagrid", "canonical"))
@@ -219,8 +221,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.dry_run:
         return _dry_run(args)
+    _terminate_as_interrupt()
     result = run_dataset(args.dataset, args.path, judge_name=args.judge, importer=args.importer,
-                         limit=args.limit, progress=not args.no_progress, import_options=_import_options(args))
+                         limit=args.limit, progress=not args.no_progress, import_options=_import_options(args),
+                         wait=args.wait)
     if result.formats:
         print("format: " + ", ".join(f"{name} ({n})" for name, n in sorted(result.formats.items())))
     print(f"{result.answers} answers, judge {result.judge}: {result.chunks_done} chunks annotated, "
@@ -229,6 +233,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"judge cache: {result.cache.get('hits', 0)} hits, {result.cache.get('misses', 0)} misses")
     print(_scorecard_text(result.summary, "strict", "exact", "all"))
     return 0
+
+
+def _terminate_as_interrupt() -> None:
+    """SIGTERM (a service manager, `kill`) stops a run like Ctrl-C: the new result set being written
+    is removed, the results already there stay as they were, and the exit code is 130."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        def interrupt(signum: int, frame: object) -> None:
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, interrupt)
 
 
 def _dry_run(args: argparse.Namespace) -> int:
@@ -315,8 +332,9 @@ def cmd_compare_gold(args: argparse.Namespace) -> int:
 
 
 def cmd_scorecard(args: argparse.Namespace) -> int:
-    from pipeline.store import list_judges, read_table, table_path
+    from pipeline.store import check_results, list_judges, read_table, results_unverified, table_path
 
+    check_results(args.dataset)  # a set that does not match its list is an error, never a scorecard
     judges = list_judges(args.dataset)
     if not judges:
         raise InputError(f"no results for dataset {args.dataset!r}; run `python -m pipeline run --dataset {args.dataset}`")
@@ -324,6 +342,9 @@ def cmd_scorecard(args: argparse.Namespace) -> int:
     if judge not in judges:
         raise InputError(f"no results for judge {judge!r}; have {', '.join(judges)}", field="--judge")
     summary = read_table(table_path(args.dataset, "summary", judge))
+    if results_unverified(args.dataset):
+        print(f"note: the results of {args.dataset!r} were written before result sets were checked; "
+              f"run `aee run --dataset {args.dataset}` again to write a checked set", file=sys.stderr)
     from pipeline.metrics import effective_necessity
 
     necessity = effective_necessity(args.mode, args.necessity)
@@ -337,13 +358,15 @@ def cmd_scorecard(args: argparse.Namespace) -> int:
 
 def cmd_datasets(args: argparse.Namespace) -> int:
     from pipeline.importers import known_datasets
-    from pipeline.store import list_datasets, list_judges
+    from pipeline.store import broken_datasets, list_datasets, list_judges
 
     for name, info in known_datasets().items():
         where = str(info.path) if info.path else f"not found ({info.how_to_get})"
         print(f"{name:<10} {info.importer:<10} {where}")
     for name in list_datasets():
         print(f"results: {name} judges={', '.join(list_judges(name)) or '-'}")
+    for name, problem in broken_datasets().items():
+        print(f"results: {name} NOT SHOWN: {problem}; run `aee run --dataset {name}` again")
     return 0
 
 

@@ -21,6 +21,7 @@ from pipeline.collect.queries import LIU_SETS, load_queries
 from pipeline.collect.run import CollectConfig, answer_file_id, collect
 from pipeline.errors import InputError
 from pipeline.importers.engines import iter_answers
+from pipeline.store import result_set
 from pipeline.testing.fake_engines import FakeEngineServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -146,7 +147,7 @@ def test_sources_fetch_stores_pages_and_dead_sources(server, tmp_path, results_r
     collect(CollectConfig("exa", str(qs), out2, backoff=FAST, progress=False, sources="fetch"))
     assert {(s.fetch_ok, s.text) for a in iter_answers(out2) for s in a.answer.sources} == {(False, "")}
     assert cli_main(["run", "--dataset", "fetched", "--path", str(out), "--judge", "recorded", "--no-progress"]) == 0
-    manifest = json.loads((results_root / "fetched" / "recorded" / "manifest.json").read_text())
+    manifest = json.loads((result_set("fetched", results_root) / "recorded" / "manifest.json").read_text())
     assert manifest["config"]["sources"] == {"fetch": 3} and manifest["config"]["formats"] == {"you": 3}
 
 

@@ -38,19 +38,31 @@ def test_second_build_reuses_results(no_expertqa):
     assert built_prompt_versions("demo", "offline") == {get_judge("offline").prompt_version}
 
 
-def test_results_of_an_older_judge_version_are_rebuilt(no_expertqa):
+def test_results_of_an_older_judge_version_are_rebuilt(no_expertqa, monkeypatch):
     list(default_data.build_default(progress=False))
-    manifests = [m for m in (no_expertqa / "demo").glob("*/manifest.json") if json.loads(m.read_text())["judge"] == "offline"]
-    assert len(manifests) == 1
-    data = json.loads(manifests[0].read_text())
-    data["prompt_versions"] = ["offline-v1+cal2"]  # as if built before the judge was recalibrated
-    manifests[0].write_text(json.dumps(data))
+    built = get_judge("offline").prompt_version
+    # as if the judge had been recalibrated since: the build finds results of an older version
+    real = default_data.current_prompt_version
+    monkeypatch.setattr(default_data, "current_prompt_version", lambda judge: "offline-v9" if judge == "offline" else real(judge))
     lines = list(default_data.build_default(progress=False))
-    current = get_judge("offline").prompt_version
-    assert f"note demo (offline): built with offline-v1+cal2, now {current}: rebuilding" in lines
+    assert f"note demo (offline): built with {built}, now offline-v9: rebuilding" in lines
     assert any(line.startswith("built demo (offline)") for line in lines)
     assert "ok   demo (recorded): results already built" in lines  # data-carried labels never go stale
-    assert built_prompt_versions("demo", "offline") == {current}
+
+
+def test_results_that_are_not_a_whole_set_are_rebuilt(no_expertqa):
+    list(default_data.build_default(progress=False))
+    from pipeline.store import result_set
+
+    manifest = result_set("demo") / "offline" / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"limit"', '"limit "'))  # changed after its run
+    lines = list(default_data.build_default(progress=False))
+    assert any(line.startswith("note demo: results not shown (") and line.endswith("rebuilding") for line in lines), lines
+    assert any(line.startswith("built demo (offline)") for line in lines)
+    assert any(line.startswith("built demo (recorded)") for line in lines)
+    from pipeline.store import broken_datasets
+
+    assert broken_datasets() == {}
 
 
 def test_agreement_measured_with_an_older_judge_is_measured_again(no_expertqa, monkeypatch):
