@@ -218,8 +218,8 @@ class DatasetLock:
                 time.sleep(self.POLL_SECONDS)
         previous = _holder(fh)
         pid = previous.get("pid")
-        if isinstance(pid, int) and pid != os.getpid() and not previous.get("released"):
-            # the file names a run that never released it: that run died (the kernel let us in)
+        if isinstance(pid, int) and pid != os.getpid():
+            # the file still names a run: it never released the lock, so it died (the kernel let us in)
             self.took_over = previous
             log.warning("took over the lock of dataset %s left by pid %s, which is no longer running%s",
                         self.dataset, pid, "" if not _pid_alive(pid) else " (its pid now belongs to another process)")
@@ -235,10 +235,13 @@ class DatasetLock:
         fh.flush()
 
     def release(self) -> None:
+        """Empty the file (a holder named in it is one that never released it) and unlock."""
         if self._fh is None:
             return
         try:
-            self._write(self._fh, {"released": _now()})
+            self._fh.seek(0)
+            self._fh.truncate()
+            self._fh.flush()
         finally:
             fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
             self._fh.close()

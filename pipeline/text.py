@@ -26,9 +26,13 @@ from pipeline.records import AnnotatedAnswer, Statement
 __all__ = ["CitationMarker", "find_citation_markers", "strip_citation_markers", "split_statements",
            "all_cited_indexes", "statements_for"]
 
-# Limits on what counts as a citation number and how far a range may expand.
+# Limits on what counts as a citation number and how far a range may expand. Any number of up to
+# nine digits from 1 up is an index: a marker for a source the answer does not list is a dangling
+# citation, counted and shown, never dropped ("[1000]" or a bracketed year too: an engine citing a
+# source it did not list must not pass unseen). Zero is no index; ten digits and more are read as an
+# identifier, not a citation (and would not fit the tables' 32-bit index columns).
 MIN_INDEX = 1
-MAX_INDEX = 999
+MAX_INDEX = 999_999_999
 MAX_RANGE_ITEMS = 50
 
 
@@ -47,7 +51,7 @@ class CitationMarker:
 # --------------------------------------------------------------------------------------------
 
 _DASHES = "\\-\u2010\u2011\u2012\u2013\u2014\u2212"  # hyphen, hyphen variants, en/em dash, minus
-_NUM = r"[0-9]{1,6}+"
+_NUM = r"[0-9]{1,9}+"
 _ITEM = rf"{_NUM}(?:[ \t]*+[{_DASHES}][ \t]*+{_NUM})?+"
 _LIST = rf"{_ITEM}(?:[ \t]*+[,;][ \t]*+{_ITEM})*+"
 # A URL inside "(...)": no spaces or angle brackets; one level of balanced parentheses allowed
@@ -72,7 +76,7 @@ _MARKER_RE = re.compile(
     """,
     re.VERBOSE,
 )
-_ITEM_RE = re.compile(rf"([0-9]{{1,6}}+)(?:[ \t]*+[{_DASHES}][ \t]*+([0-9]{{1,6}}+))?+")
+_ITEM_RE = re.compile(rf"([0-9]{{1,9}}+)(?:[ \t]*+[{_DASHES}][ \t]*+([0-9]{{1,9}}+))?+")
 
 _FENCE_RE = re.compile(r"[ \t]*+(?:>[ \t]?+)*+[ \t]*+(`{3,}+|~{3,}+)")
 _BACKTICKS_RE = re.compile(r"`++")
