@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from pipeline.errors import InputError
+from pipeline.importers.input_files import bounded_lines, open_input, read_document
 from pipeline.records import SOURCE_STANCE_LABELS, STANCE_LABELS, TEXT_ORIGINS, AnnotatedAnswer, Answer, Source, Statement, Verdict
 from pipeline.text import find_citation_markers, split_statements
 
@@ -90,9 +91,7 @@ def read_objects(path: Path) -> Iterator[tuple[str, Any]]:
         yield from _read_jsonl(path)
         return
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror or exc}", record=str(path)) from exc
+        text = read_document(path).decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte {exc.start})", record=str(path)) from exc
     try:
@@ -115,12 +114,9 @@ def read_objects(path: Path) -> Iterator[tuple[str, Any]]:
 
 
 def _open_text(path: Path):
-    try:
-        # newline="\n" splits on "\n" only: U+2028, U+2029 and U+0085 may stand raw inside a JSON
-        # string (json.dumps(..., ensure_ascii=False) writes them so) and must not end a line
-        return path.open("r", encoding="utf-8-sig", newline="\n")
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror or exc}", record=str(path)) from exc
+    # newline="\n" splits on "\n" only: U+2028, U+2029 and U+0085 may stand raw inside a JSON
+    # string (json.dumps(..., ensure_ascii=False) writes them so) and must not end a line
+    return open_input(path, newline="\n")
 
 
 def _first_line(path: Path) -> tuple[str, bool]:
@@ -128,7 +124,7 @@ def _first_line(path: Path) -> tuple[str, bool]:
     with _open_text(path) as handle:
         try:
             first = ""
-            for line in handle:
+            for _, line in bounded_lines(handle, path):
                 if not first:
                     first = line if line.strip() else ""
                 elif line.strip():
@@ -154,7 +150,7 @@ def _read_jsonl(path: Path) -> Iterator[tuple[str, Any]]:
     with _open_text(path) as handle:
         line_no = 0
         try:
-            for line_no, line in enumerate(handle, start=1):
+            for line_no, line in bounded_lines(handle, path):
                 if not line.strip():
                     continue
                 where = f"{path.name}:{line_no}"
