@@ -28,6 +28,13 @@ Rows (letters as in docs/benchmarks.md):
   i    One deep-research answer (200 sources x 140 statements, bench/deep_research.py) judged offline
        end to end: without vs with the judge's first pass, the time against the 10 s target, and
        ExpertQA rand_val agreement without vs with the first pass (unchanged by construction).
+  j    The largest answer the limits allow (bench/worst_case.py: 92 sources of 108,000 characters,
+       ~940 statements, ~87,000 pairs) and the same answer with 1/8, 1/4 and 1/2 of its sources:
+       `aee run --judge offline` on each in a fresh process, wall time and peak RSS per size; time
+       and memory per unit of input size against the smallest, so a ratio near 1 (or above: the fixed
+       part of the cost) means linear.
+  k    The offline encoder: texts/s encoding each text alone vs in shared batches, and whether every
+       vector is bit for bit the same both ways (a resumed run embeds texts in other batches).
 
 Each row reads "baseline vs ours": `ratio` is how many times better `ours` is than `baseline`
 (baseline / ours for costs such as calls, tokens, seconds and MB; ours / baseline for rates such as
@@ -507,6 +514,77 @@ def bench_deep_research(quick: bool) -> list[Row]:
 
 
 # ------------------------------------------------------------------------------------------------
+# j: the worst-case answer at a few sizes (bench/worst_case.py)
+# ------------------------------------------------------------------------------------------------
+
+
+def bench_worst_case(quick: bool) -> list[Row]:
+    import worst_case  # bench/ is on sys.path when this file runs as a script
+    from scale import measured_run
+
+    if quick:  # four runs of a 10 MB answer take minutes: the smoke test only sees the row's shape
+        return [skipped("j. worst-case answer: time and peak RSS at four sizes",
+                        "full run only (minutes): bench/run.py --only j")]
+    fractions = (1 / 8, 1 / 4, 1 / 2, 1.0)
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for fraction in fractions:
+            path, shape = worst_case.worst_case(fraction, Path(tmp))
+            _, seconds, peak_mb = measured_run(["run", "--dataset", "worst", "--path", str(path), "--judge", "offline",
+                                                "--no-progress"], Path(tmp), f"worst-{fraction:g}", 3600,
+                                               f"worst case at {fraction:g}")
+            results.append({**shape, "fraction": fraction, "seconds": seconds, "peak_mb": peak_mb})
+    small, large = results[0], results[-1]
+    size_ratio = large["bytes"] / small["bytes"]
+    sizes = "; ".join(f"{r['bytes'] / 1e6:.1f} MB ({r['sources']} sources, {r['pairs']:,} pairs): {r['seconds']:.1f} s, "
+                      f"{r['peak_mb']:.0f} MB" for r in results)
+    per_size = ", ".join(f"{(r['seconds'] / r['bytes']) / (small['seconds'] / small['bytes']):.2f}" for r in results)
+    peak_per_mb = ", ".join(f"{r['peak_mb'] / (r['bytes'] / 1e6):.0f}" for r in results)
+    what = (f"{large['statements']} statements, sources of {worst_case.SOURCE_CHARS:,} characters"
+            f"{' (--quick)' if quick else ''}; `aee run --judge offline`, fresh process each, model load included")
+    return [
+        Row(f"j. worst-case answer: time, {small['bytes'] / 1e6:.1f} MB vs {large['bytes'] / 1e6:.1f} MB", small["seconds"] * size_ratio,
+            large["seconds"], small["seconds"] * size_ratio / large["seconds"], "s",
+            f"baseline = the smallest size's time scaled to the largest size (linear); ratio >= 1: at most linear. "
+            f"Time per byte against the smallest: {per_size}. {sizes}. {what}"),
+        Row(f"j. worst-case answer: peak RSS, {small['bytes'] / 1e6:.1f} MB vs {large['bytes'] / 1e6:.1f} MB",
+            small["peak_mb"] * size_ratio, large["peak_mb"], small["peak_mb"] * size_ratio / large["peak_mb"], "MB",
+            f"baseline = the smallest size's peak scaled to the largest size; ratio >= 1: memory grows at most linearly "
+            f"(peak MB per input MB: {peak_per_mb})"),
+    ]
+
+
+# ------------------------------------------------------------------------------------------------
+# k: the encoder, texts alone vs in shared batches
+# ------------------------------------------------------------------------------------------------
+
+
+def bench_encoder(quick: bool) -> list[Row]:
+    from pipeline.judges.offline import embedding
+
+    name = "k. offline encoder: each text alone vs texts in shared batches"
+    try:
+        encoder = embedding.get_encoder()
+    except embedding.ModelUnavailable as exc:
+        return [skipped(name, f"embedding model unavailable ({exc})")]
+    answers = expertqa_answers("rand_val", 20 if quick else 200)
+    texts = list(dict.fromkeys(t for a in answers for t in [*(s.text for s in a.statements),
+                                                            *(s.text[:600] for s in a.answer.sources)] if t.strip()))
+    texts = texts[: 60 if quick else 2000]
+    cache = encoder._cache
+    cache.clear()
+    batched, batched_s = _timed(lambda: encoder.encode(texts))
+    cache.clear()
+    alone, alone_s = _timed(lambda: [encoder.encode([t])[0] for t in texts])
+    cache.clear()
+    same = sum(bool((a == b).all()) for a, b in zip(alone, batched))
+    return [rate_row(name, len(texts) / alone_s, len(texts) / batched_s, "texts/s",
+                     f"{len(texts):,} ExpertQA statements and source passages (first 600 characters); cache emptied "
+                     f"before each; {same:,} of {len(texts):,} vectors bit for bit the same alone and batched "
+                     f"({'all' if same == len(texts) else 'NOT all'})")]
+
+
+# ------------------------------------------------------------------------------------------------
 # the table
 # ------------------------------------------------------------------------------------------------
 
@@ -519,6 +597,8 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "g": ("g. peak RSS of run --dataset demo: recorded vs offline judge", bench_memory),
     "h": ("h. scale: time and memory from 1,000 to 20,000 answers", bench_scale),
     "i": ("i. deep-research answer judged offline", bench_deep_research),
+    "j": ("j. the worst-case answer at four sizes", bench_worst_case),
+    "k": ("k. the offline encoder alone vs batched", bench_encoder),
 }
 
 

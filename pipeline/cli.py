@@ -12,7 +12,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from pipeline.collect import register as register_collect
 from pipeline.conflict.cli import register as register_probe
@@ -153,8 +153,27 @@ def main(argv: Sequence[str] | None = None) -> int:
 # ---- commands ---------------------------------------------------------------------------------
 
 
+def _progress_lines(answer_id: str, every: float = 2.0) -> Callable[[str], None]:
+    """Progress of one answer on stderr, a line at most every `every` seconds (a large answer takes
+    a while; a small one prints nothing)."""
+    import time
+
+    from pipeline.errors import one_line
+
+    started = last = time.monotonic()
+
+    def say(what: str) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if now - last >= every:
+            last = now
+            print(f"... {one_line(answer_id, 60)}: {what} ({now - started:.0f} s)", file=sys.stderr, flush=True)
+
+    return say
+
+
 def cmd_score(args: argparse.Namespace) -> int:
-    from pipeline.annotate import annotate
+    from pipeline.annotate import annotate_answer
     from pipeline.errors import one_line
     from pipeline.importers import IMPORTERS, default_judge
     from pipeline.importers.engine_common import citation_warnings
@@ -175,7 +194,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     for a in answers:
         for warning in citation_warnings(a):
             print(f"warning: answer {one_line(a.answer.answer_id)}: {warning}", file=sys.stderr)
-    annotated = annotate(answers, judge)
+    annotated = [annotate_answer(a, judge, _progress_lines(a.answer.answer_id)) for a in answers]
     reports = [answer_report(a, config, judge.name) | {"format": a.answer.meta.get("format") or fmt} for a in annotated]
     for report in reports:
         for s in report["statements"]:

@@ -94,6 +94,10 @@ def _chunk_key(judge: Judge, chunk: Sequence[AnnotatedAnswer]) -> str:
     return digest.hexdigest()[:16]
 
 
+def _about(answer_id: str, progress: Callable[[str], None]) -> Callable[[str], None]:
+    return lambda what: progress(f"{answer_id[:40]}: {what}")
+
+
 def _chunks(answers: Iterable[AnnotatedAnswer], size: int) -> Iterator[list[AnnotatedAnswer]]:
     it = iter(answers)
     while chunk := list(islice(it, size)):
@@ -101,9 +105,10 @@ def _chunks(answers: Iterable[AnnotatedAnswer], size: int) -> Iterator[list[Anno
 
 
 def annotate_chunk(chunk: Sequence[AnnotatedAnswer], judge: Judge, parts_dir: Path, dataset: str,
-                   result: RunResult) -> list[AnnotatedAnswer]:
+                   result: RunResult, progress: Callable[[str], None] | None = None) -> list[AnnotatedAnswer]:
     """Labels of one chunk: carried by the data, read back from a saved part, or asked of the judge
-    (and then saved as a part, so a restarted run never asks again)."""
+    (and then saved as a part, so a restarted run never asks again). `progress` hears what each
+    answer is at (which sources of a large answer are being judged)."""
     if judge.carries_labels:
         return [annotate_answer(a, judge) for a in chunk]
     part = parts_dir / f"labels-{_chunk_key(judge, chunk)}.parquet"
@@ -114,7 +119,7 @@ def annotate_chunk(chunk: Sequence[AnnotatedAnswer], judge: Judge, parts_dir: Pa
         result.chunks_skipped += 1
         return [AnnotatedAnswer(a.answer, statements_for(a), tuple(by_answer.get(a.answer.answer_id, ()))) for a in chunk]
     judge.prefetch(chunk)  # judges that batch across answers (the offline encoder) see the chunk first
-    done = [annotate_answer(a, judge) for a in chunk]
+    done = [annotate_answer(a, judge, None if progress is None else _about(a.answer.answer_id, progress)) for a in chunk]
     write_table("labels", label_rows(dataset, done), part)
     result.chunks_done += 1
     return done
@@ -181,7 +186,7 @@ def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | Non
     bar = _progress_bar(total, f"{name}:{judge_id}", progress)
     try:
         for chunk in _chunks(stream, CHUNK_SIZE):
-            annotated = annotate_chunk(chunk, judge, parts, name, result)
+            annotated = annotate_chunk(chunk, judge, parts, name, result, bar.note if progress else None)
             sources = source_rows(name, annotated)
             flagged = {(r["answer_id"], r["source_index"]): bool(r["injection_flags"]) for r in sources}
             shared["answers"].append(answer_rows(name, annotated))
@@ -264,16 +269,27 @@ def _string_array(values: Iterable[str]):
     return pa.array(sorted(values), type=pa.string())
 
 
-def _progress_bar(total: int | None, label: str, enabled: bool) -> Callable[..., None]:
-    if not enabled:
-        return lambda n, close=False: None
-    from tqdm import tqdm
+class _Progress:
+    """The run's progress bar (answers done), with a note on what the current answer is at."""
 
-    bar = tqdm(total=total, desc=label, unit="answer", leave=True)
+    def __init__(self, total: int | None, label: str, enabled: bool) -> None:
+        self._bar: Any = None
+        if enabled:
+            from tqdm import tqdm
 
-    def tick(n: int, close: bool = False) -> None:
-        bar.update(n)
-        if close:
-            bar.close()
+            self._bar = tqdm(total=total, desc=label, unit="answer", leave=True)
 
-    return tick
+    def __call__(self, n: int, close: bool = False) -> None:
+        if self._bar is not None:
+            self._bar.update(n)
+            if close:
+                self._bar.set_postfix_str("")
+                self._bar.close()
+
+    def note(self, text: str) -> None:
+        if self._bar is not None:
+            self._bar.set_postfix_str(text[:80], refresh=True)
+
+
+def _progress_bar(total: int | None, label: str, enabled: bool) -> _Progress:
+    return _Progress(total, label, enabled)

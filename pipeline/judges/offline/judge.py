@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -60,6 +61,33 @@ LEXICAL_JUDGE_NAME = "offline:lexical"
 # Follows PROMPT_VERSION (the two share every rule) and never equals it, so their labels never mix.
 LEXICAL_PROMPT_VERSION = f"{PROMPT_VERSION}-lexical"
 RULED_OUT_SCORE = 0.0  # the score of a pair the first pass rules out (label none)
+# Uncited pairs of one answer judged in full, at most: when more pass the first pass, those whose best
+# window holds the largest share of the statement's words go on and the rest are ruled out with the
+# reason. A deep-research answer (200 sources x 140 statements) has a few hundred; an answer where
+# every page repeats every statement would otherwise cost one embedding per pair. Cited pairs are
+# always judged in full.
+MAX_UNCITED_JUDGED = 1_000
+HELD_BACK = ("ruled out before the full judge: {n:,} uncited pairs of this answer passed the first pass and "
+             "only the {cap:,} whose best window holds the most of their words are judged in full")
+
+
+@lru_cache(maxsize=50_000)
+def _stripped(text: str) -> str:
+    return strip_markers(text)
+
+
+_SOURCES_OF: tuple[Any, dict[int, Source]] = (None, {})  # the last answer's sources by index (pair_input)
+
+
+def _sources_by_index(answer: Answer) -> dict[int, Source]:
+    global _SOURCES_OF
+    last, by_index = _SOURCES_OF
+    if last is not answer:
+        by_index = {}
+        for s in answer.sources:
+            by_index.setdefault(s.index, s)  # as Answer.source: the first one listed under a number
+        _SOURCES_OF = (answer, by_index)
+    return by_index
 
 # --------------------------------------------------------------------------------------------
 # the judge
@@ -100,6 +128,8 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         self._models: dict[str, SupportModel] = {}
         self._prefetched: dict[PairInput, PairFeatures] = {}
         self._to_prefetch: Sequence[AnnotatedAnswer] = ()  # announced by `prefetch`, computed on first need
+        self._held_memo: tuple[Any, frozenset[tuple[int, int]]] | None = None  # the last answer's held_back
+        self._held_note = ""
 
     # -- mode and models ----------------------------------------------------------------------
     @property
@@ -146,13 +176,43 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
 
     @staticmethod
     def pair_input(answer: Answer, statement: Statement, source: Source) -> PairInput:
+        by_index = _sources_by_index(answer)
         cited = []
         for n in statement.citations:
-            src = answer.source(n)
+            src = by_index.get(n)
             if src is not None and src.text and src.fetch_ok is not False:
                 cited.append(src.text)
-        return PairInput(strip_markers(statement.text), source.text or "", tuple(cited), answer.query,
+        return PairInput(_stripped(statement.text), source.text or "", tuple(cited), answer.query,
                          source.index in statement.citations)
+
+    def held_back(self, answer: Answer, statements: Sequence[Statement]) -> frozenset[tuple[int, int]]:
+        """(statement position, source index) of the uncited pairs that pass the first pass but are
+        not among the MAX_UNCITED_JUDGED whose best window holds the largest share of the
+        statement's words (ties: statement, then source, in order); empty while at most that many
+        uncited pairs exist. Ranked among the answer's sources with text, whichever of them a call
+        asks about, so a call for some sources decides as a call for all of them."""
+        if not self.prefilter:
+            return frozenset()
+        judged = [s for s in answer.sources if (s.text or "").strip() and s.fetch_ok is not False]
+        uncited = sum(1 for st in statements for src in judged if src.index not in st.citations)
+        if uncited <= MAX_UNCITED_JUDGED:
+            return frozenset()
+        key = (answer, tuple((st.text, st.citations) for st in statements))
+        if self._held_memo is not None and self._held_memo[0] == key:
+            return self._held_memo[1]
+        ranked = []
+        texts = [_stripped(st.text) for st in statements]
+        for src in judged:
+            for pos, st in enumerate(statements):
+                if src.index not in st.citations:
+                    reason, share = self._features.first_pass(texts[pos], src.text)
+                    if not reason:
+                        ranked.append((-share, pos, src.index))
+        ranked.sort()
+        held = frozenset((pos, index) for _, pos, index in ranked[MAX_UNCITED_JUDGED:])
+        self._held_note = HELD_BACK.format(n=len(ranked), cap=MAX_UNCITED_JUDGED)
+        self._held_memo = (key, held)
+        return held
 
     def support(self, answer: Answer, statements: Sequence[Statement], source: Source) -> list[Verdict]:
         mode = self.mode
@@ -160,18 +220,29 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         inputs = [self.pair_input(answer, s, source) for s in statements]
         if self._to_prefetch:
             self._prefetch_now()
-        if all(p in self._prefetched for p in inputs):
-            feats = [self._prefetched[p] for p in inputs]
-        else:
-            feats = self.support_features(inputs, mode)
-        probs = model.score([pf.features for pf in feats if not pf.ruled_out])
+        held = self.held_back(answer, statements)
+        judged = [k for k in range(len(statements)) if (k, source.index) not in held]
+        feats: list[PairFeatures | None] = [None] * len(statements)
+        missing = []
+        for k in judged:
+            feats[k] = self._prefetched.get(inputs[k])
+            if feats[k] is None:
+                missing.append(k)
+        if missing:  # computed alone or with the others: a pair's features do not depend on its companions
+            for k, computed in zip(missing, self.support_features([inputs[k] for k in missing], mode)):
+                feats[k] = computed
+        probs = model.score([f.features for f in feats if f is not None and not f.ruled_out])
         scored = iter(probs)
         out = []
         for s, pair, pf in zip(statements, inputs, feats):
             raw: dict[str, Any] = {"mode": mode}
-            if pf.ruled_out:
+            evidence = ""
+            if pf is None:  # held back: more uncited pairs passed the first pass than are judged in full
+                p, raw["prefilter"] = RULED_OUT_SCORE, self._held_note
+            elif pf.ruled_out:
                 p, raw["prefilter"] = RULED_OUT_SCORE, pf.note
             else:
+                evidence = pf.evidence
                 p_model = float(next(scored))
                 raw.update(features={k: round(v, 4) for k, v in pf.features.items()}, p_full=round(p_model, 4))
                 p, rule = apply_rules(p_model, pf.conflicts, model.t_partial, pf.missing_part, model.t_full)
@@ -189,7 +260,7 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
                 raw["note"] = "source has no text"
             out.append(Verdict(answer.answer_id, "support", model.label(p), self.name, self.prompt_version,
                                raw=json.dumps(raw, sort_keys=True), statement_index=s.index,
-                               source_index=source.index, score=p, evidence=pf.evidence))
+                               source_index=source.index, score=p, evidence=evidence))
         return out
 
     # -- key material (pipeline.judges.cache) --------------------------------------------------------
@@ -215,10 +286,17 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
                 found = digests[text] = text_digest(text)
             return found
 
+        held = self.held_back(answer, statements) if method in ("support", "support_set") else frozenset()
+
         def support(source: Source) -> dict[str, Any]:
             pairs = [self.pair_input(answer, s, source) for s in statements]
-            return {"query": answer.query, "source": digest(source.text or ""),
-                    "pairs": [[p.statement, p.cited, [digest(t) for t in p.cited_texts]] for p in pairs]}
+            material: dict[str, Any] = {
+                "query": answer.query, "source": digest(source.text or ""),
+                "pairs": [[p.statement, p.cited, [digest(t) for t in p.cited_texts]] for p in pairs]}
+            kept_out = [k for k in range(len(statements)) if (k, source.index) in held]
+            if kept_out:  # ruled out by rank among the answer's uncited pairs (`held_back`): part of the verdict
+                material["held_back"] = [kept_out, self._held_note]
+            return material
 
         if method == "support":
             return [support(s) for s in sources]
@@ -241,10 +319,12 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         pairs: dict[PairInput, None] = {}
         for a in answers:
             statements = statements_for(a)
+            held = self.held_back(a.answer, statements)
             for src in a.answer.sources:
                 if (src.text or "").strip() and src.fetch_ok is not False:
-                    for s in statements:
-                        pairs[self.pair_input(a.answer, s, src)] = None
+                    for k, s in enumerate(statements):
+                        if (k, src.index) not in held:
+                            pairs[self.pair_input(a.answer, s, src)] = None
         self._prefetched = dict(zip(pairs, self.support_features(list(pairs), "embed")))
 
     # -- relevance, confidence, stance: rule sets in pipeline.judges.offline.cues -----------------
