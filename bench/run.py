@@ -28,12 +28,12 @@ Rows (letters as in docs/benchmarks.md):
   i    One deep-research answer (200 sources x 140 statements, bench/deep_research.py) judged offline
        end to end: without vs with the judge's first pass, the time against the 10 s target, and
        ExpertQA rand_val agreement without vs with the first pass (unchanged by construction).
-  j    The largest answer the limits allow (bench/worst_case.py: 92 sources of 108,000 characters,
+  l    The largest answer the limits allow (bench/worst_case.py: 92 sources of 108,000 characters,
        ~940 statements, ~87,000 pairs) and the same answer with 1/8, 1/4 and 1/2 of its sources:
        `aee run --judge offline` on each in a fresh process, wall time and peak RSS per size; time
        and memory per unit of input size against the smallest, so a ratio near 1 (or above: the fixed
        part of the cost) means linear.
-  k    The offline encoder: texts/s encoding each text alone vs in shared batches, and whether every
+  m    The offline encoder: texts/s encoding each text alone vs in shared batches, and whether every
        vector is bit for bit the same both ways (a resumed run embeds texts in other batches).
 
 Each row reads "baseline vs ours": `ratio` is how many times better `ours` is than `baseline`
@@ -514,7 +514,7 @@ def bench_deep_research(quick: bool) -> list[Row]:
 
 
 # ------------------------------------------------------------------------------------------------
-# j: the worst-case answer at a few sizes (bench/worst_case.py)
+# l: the worst-case answer at a few sizes (bench/worst_case.py)
 # ------------------------------------------------------------------------------------------------
 
 
@@ -523,8 +523,8 @@ def bench_worst_case(quick: bool) -> list[Row]:
     from scale import measured_run
 
     if quick:  # four runs of a 10 MB answer take minutes: the smoke test only sees the row's shape
-        return [skipped("j. worst-case answer: time and peak RSS at four sizes",
-                        "full run only (minutes): bench/run.py --only j")]
+        return [skipped("l. worst-case answer: time and peak RSS at four sizes",
+                        "full run only (minutes): bench/run.py --only l")]
     fractions = (1 / 8, 1 / 4, 1 / 2, 1.0)
     results = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -543,11 +543,11 @@ def bench_worst_case(quick: bool) -> list[Row]:
     what = (f"{large['statements']} statements, sources of {worst_case.SOURCE_CHARS:,} characters"
             f"{' (--quick)' if quick else ''}; `aee run --judge offline`, fresh process each, model load included")
     return [
-        Row(f"j. worst-case answer: time, {small['bytes'] / 1e6:.1f} MB vs {large['bytes'] / 1e6:.1f} MB", small["seconds"] * size_ratio,
+        Row(f"l. worst-case answer: time, {small['bytes'] / 1e6:.1f} MB vs {large['bytes'] / 1e6:.1f} MB", small["seconds"] * size_ratio,
             large["seconds"], small["seconds"] * size_ratio / large["seconds"], "s",
             f"baseline = the smallest size's time scaled to the largest size (linear); ratio >= 1: at most linear. "
             f"Time per byte against the smallest: {per_size}. {sizes}. {what}"),
-        Row(f"j. worst-case answer: peak RSS, {small['bytes'] / 1e6:.1f} MB vs {large['bytes'] / 1e6:.1f} MB",
+        Row(f"l. worst-case answer: peak RSS, {small['bytes'] / 1e6:.1f} MB vs {large['bytes'] / 1e6:.1f} MB",
             small["peak_mb"] * size_ratio, large["peak_mb"], small["peak_mb"] * size_ratio / large["peak_mb"], "MB",
             f"baseline = the smallest size's peak scaled to the largest size; ratio >= 1: memory grows at most linearly "
             f"(peak MB per input MB: {peak_per_mb})"),
@@ -555,14 +555,14 @@ def bench_worst_case(quick: bool) -> list[Row]:
 
 
 # ------------------------------------------------------------------------------------------------
-# k: the encoder, texts alone vs in shared batches
+# m: the encoder, texts alone vs in shared batches
 # ------------------------------------------------------------------------------------------------
 
 
 def bench_encoder(quick: bool) -> list[Row]:
     from pipeline.judges.offline import embedding
 
-    name = "k. offline encoder: each text alone vs texts in shared batches"
+    name = "m. offline encoder: each text alone vs texts in shared batches"
     try:
         encoder = embedding.get_encoder()
     except embedding.ModelUnavailable as exc:
@@ -597,8 +597,8 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "g": ("g. peak RSS of run --dataset demo: recorded vs offline judge", bench_memory),
     "h": ("h. scale: time and memory from 1,000 to 20,000 answers", bench_scale),
     "i": ("i. deep-research answer judged offline", bench_deep_research),
-    "j": ("j. the worst-case answer at four sizes", bench_worst_case),
-    "k": ("k. the offline encoder alone vs batched", bench_encoder),
+    "l": ("l. the worst-case answer at four sizes", bench_worst_case),
+    "m": ("m. the offline encoder alone vs batched", bench_encoder),
 }
 
 
