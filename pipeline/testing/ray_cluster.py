@@ -136,7 +136,7 @@ class LoopbackCluster:
         text = "".join(p.read_text(errors="replace") for p in sorted(self._temp.glob("*.log")))
         return text[-chars:]
 
-    def stop(self, grace: float = 10.0) -> None:
+    def stop(self, grace: float = 5.0) -> None:
         """End every process of the cluster's sessions (module doc); safe to call twice."""
         sids = {p.pid for p in self._procs}  # each `ray start` leads its own session
         for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
