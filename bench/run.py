@@ -21,13 +21,19 @@ Rows (letters as in docs/benchmarks.md):
   f    Scorecard page server time (Streamlit AppTest), cold caches vs warm, largest dataset.
   g    Peak RSS of `python -m pipeline run --dataset demo`: recorded labels vs the offline judge.
   h    Scale (bench/scale.py): whole runs on resampled ExpertQA corpora (teaching corpus when
-       ExpertQA is absent) of 1,000, 5,000 and 20,000 answers with the human judge, and of 1,000
-       and 5,000 with the offline judge; wall time and peak RSS per size, each in a fresh process.
-       Linear time: size ratio / time ratio (target 20k/1k time ratio <= 22, i.e. ratio >= 0.91);
-       flat memory: peak RSS small / large.
+       ExpertQA is absent) of 1,000, 5,000 and 20,000 answers with the human judge, on the local
+       executor and on Ray (a loopback cluster of 2 CPUs; the labels the data carries then travel
+       through the actor pool too), and of 1,000 and 5,000 with the offline judge; wall time, CPU
+       time and peak RSS per size, each in a fresh process. Linear time: size ratio / time ratio
+       (target 20k/1k time ratio <= 22, i.e. ratio >= 0.91); flat memory: peak RSS small / large
+       (target 20k within 1.3x of 1k).
   i    One deep-research answer (200 sources x 140 statements, bench/deep_research.py) judged offline
        end to end: without vs with the judge's first pass, the time against the 10 s target, and
        ExpertQA rand_val agreement without vs with the first pass (unchanged by construction).
+  j    The offline judge on all of ExpertQA on Ray: one node with 1 CPU vs two nodes with 1 CPU
+       each, both on this machine's loopback (bench/ray_rows.py); the ratio is the speed-up.
+  k    An LLM judge on Ray against the fake server at 300 ms per reply: requests in flight vs the
+       bound of 8 shared by two workers (bench/ray_rows.py).
 
 Each row reads "baseline vs ours": `ratio` is how many times better `ours` is than `baseline`
 (baseline / ours for costs such as calls, tokens, seconds and MB; ours / baseline for rates such as
@@ -471,7 +477,11 @@ def _scale_rows(label: str, results: list[dict]) -> list[Row]:
     small, large = results[0], results[-1]
     size_ratio = large["size"] / small["size"]
     time_ratio = large["seconds"] / small["seconds"]
-    sizes = ", ".join(f"{r['size']:,}: {r['seconds']:.1f} s / {r['peak_mb']:.0f} MB" for r in results)
+    cpu_ratio = large["cpu_seconds"] / small["cpu_seconds"] if small.get("cpu_seconds") else None
+    sizes = ", ".join(f"{r['size']:,}: {r['seconds']:.1f} s ({r['cpu_seconds']:.1f} s CPU) / {r['peak_mb']:.0f} MB"
+                      for r in results)
+    if cpu_ratio is not None:
+        sizes += f"; CPU time ratio {cpu_ratio:.1f}" + (" (the driver's)" if small.get("executor") == "ray" else "")
     hits = f"; judge cache hits/misses at the largest size {large['cache_hits']}/{large['cache_misses']}" \
         if large.get("cache_hits") is not None else ""
     limit = 22 / 20 * size_ratio
@@ -481,16 +491,25 @@ def _scale_rows(label: str, results: list[dict]) -> list[Row]:
             f"baseline = linear extrapolation of the small run; time ratio {time_ratio:.1f} for a size ratio "
             f"{size_ratio:.0f} (target <= {limit:.0f}: {'met' if time_ratio <= limit else 'NOT met'}); {sizes}{hits}"),
         cost_row(f"h. scale, {label}: peak RSS {small['size']:,} vs {large['size']:,} answers", small["peak_mb"],
-                 large["peak_mb"], "MB", "ratio ~1 = flat memory (chunked; nothing holds the whole corpus)"),
+                 large["peak_mb"], "MB", "ratio ~1 = flat memory (chunked; nothing holds the whole corpus); target "
+                 f"large within 1.3x of small: {'met' if large['peak_mb'] <= 1.3 * small['peak_mb'] else 'NOT met'}"
+                 + ("; the driver's memory (the workers hold one chunk each)" if small.get("executor") == "ray" else "")),
     ]
 
 
 def bench_scale(quick: bool) -> list[Row]:
     from scale import run_sizes  # bench/scale.py (this folder is on sys.path when run as a script)
 
+    from pipeline.testing.ray_cluster import ray_installed
+
     human = run_sizes([100, 300] if quick else [1000, 5000, 20000], None)
     rows = _scale_rows(f"{human[0]['judge']} judge", human)
     if not quick:
+        if ray_installed():
+            on_ray = run_sizes([1000, 5000, 20000], None, executor="ray")
+            rows += _scale_rows(f"{on_ray[0]['judge']} judge on Ray (2 CPUs)", on_ray)
+        else:
+            rows.append(skipped("h. scale on Ray", "Ray is not installed (pip install '.[ray]')"))
         rows += _scale_rows("offline judge", run_sizes([1000, 5000], "offline"))
     return rows
 
@@ -507,6 +526,23 @@ def bench_deep_research(quick: bool) -> list[Row]:
 
 
 # ------------------------------------------------------------------------------------------------
+# j, k: the annotate stage on Ray (bench/ray_rows.py)
+# ------------------------------------------------------------------------------------------------
+
+
+def bench_two_nodes(quick: bool) -> list[Row]:
+    import ray_rows  # bench/ is on sys.path when this file runs as a script
+
+    return ray_rows.bench_two_nodes(quick, cost_row, skipped)
+
+
+def bench_llm_in_flight(quick: bool) -> list[Row]:
+    import ray_rows
+
+    return ray_rows.bench_llm_in_flight(quick, rate_row, skipped)
+
+
+# ------------------------------------------------------------------------------------------------
 # the table
 # ------------------------------------------------------------------------------------------------
 
@@ -519,6 +555,8 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "g": ("g. peak RSS of run --dataset demo: recorded vs offline judge", bench_memory),
     "h": ("h. scale: time and memory from 1,000 to 20,000 answers", bench_scale),
     "i": ("i. deep-research answer judged offline", bench_deep_research),
+    "j": ("j. offline judge on Ray: one node vs two", bench_two_nodes),
+    "k": ("k. LLM judge on Ray: requests in flight vs the bound", bench_llm_in_flight),
 }
 
 

@@ -162,11 +162,14 @@ class FakeOpenAIServer(StubServer):
             return
         self._count(+1)
         try:
-            self._answer(request, body, raw, self._next(logged))
+            status, payload, headers = self._answer(body, raw, self._next(logged))
         finally:
+            # counted out before the reply goes: a client that has its reply may send its next
+            # request at once, and must never find its previous one still counted
             self._count(-1)
+        request.send(status, payload, headers=headers)
 
-    def _answer(self, request: StubRequest, body: Any, raw: str, response: FakeResponse) -> None:
+    def _answer(self, body: Any, raw: str, response: FakeResponse) -> tuple[int, bytes, dict[str, str]]:
         if response.delay:
             time.sleep(response.delay)
         if response.body is not None:
@@ -177,4 +180,4 @@ class FakeOpenAIServer(StubServer):
         else:
             model = body.get("model", "fake-model") if isinstance(body, dict) else "fake-model"
             payload = json.dumps(chat_completion(response.content or "", model, len(raw) // 4, len(response.content or "") // 4))
-        request.send(response.status, payload.encode("utf-8"), headers=response.headers)
+        return response.status, payload.encode("utf-8"), response.headers
