@@ -221,6 +221,7 @@ def test_chat_clients_are_found_inside_the_cache_and_keyed_by_endpoint(monkeypat
     (["--address", "auto"], "--address and --workers go with --executor ray"),
     (["--executor", "ray", "--workers", "0"], "--workers must be at least 1"),
     (["--judge", "offline", "--in-flight", "4"], "--in-flight applies to judges behind an endpoint"),
+    (["--executor", "ray", "--address", "ray://127.0.0.1:10001"], "does not work through Ray Client"),
 ])
 def test_executor_options_are_checked_with_one_line(args, message, tmp_path):
     env = {"AEE_RESULTS_DIR": str(tmp_path / "r"), "AEE_CACHE_DIR": str(tmp_path / "c"), "PATH": "/usr/bin:/bin"}

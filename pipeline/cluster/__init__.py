@@ -19,8 +19,10 @@ def ray_executor(address: str | None = None, workers: int | None = None) -> Any:
     Ray itself is imported only when the run connects (its settings must be in place before)."""
     import importlib.util
 
+    from pipeline.cluster.connect import check_address
     from pipeline.errors import InputError
 
+    check_address(address)
     if importlib.util.find_spec("ray") is None:
         raise InputError("--executor ray needs Ray: pip install 'answer-engine-audit[ray]' "
                          "(or `pip install '.[ray]'` in a checkout)")

@@ -2,10 +2,13 @@
 
 `aee run --executor ray` with no `--address` starts a Ray instance on this machine for the run,
 bound to 127.0.0.1 only (node IP on the loopback, no dashboard, no usage statistics, a fresh
-random token for its processes), and stops it when the run ends. `--address auto`, `HOST:PORT` or
-`ray://HOST:PORT` joins a cluster someone started (`ray start`, `ray up`, KubeRay); that cluster
-stays up afterwards. A cluster reached on a loopback address gets the loopback node IP too, so
-nothing is sent to any other address.
+random token for its processes), and stops it when the run ends. `--address auto` or `HOST:PORT`
+joins a cluster someone started (`ray start`, `ray up`, KubeRay) from one of its nodes; that
+cluster stays up afterwards. A cluster reached on a loopback address gets the loopback node IP too,
+so nothing is sent to any other address. A `ray://` address (Ray Client, a driver outside the
+cluster) is refused with the way round it: Ray Data, which carries the chunks, does not work
+through Ray Client, so the run goes on a node of the cluster (`ray job submit ... -- aee run ...
+--address auto`).
 
 Ray starts its workers in the cluster's environment, not the driver's, so the variables that
 configure judges travel with the job (`runtime_env.env_vars`): everything named AEE_*, OPENAI_*,
@@ -24,7 +27,7 @@ from typing import Any, Iterator
 
 from pipeline.errors import InputError
 
-__all__ = ["FORWARDED_PREFIXES", "connected", "forwarded_env", "import_ray", "is_loopback"]
+__all__ = ["FORWARDED_PREFIXES", "check_address", "connected", "forwarded_env", "import_ray", "is_loopback"]
 
 FORWARDED_PREFIXES = ("AEE_", "OPENAI_", "AZURE_OPENAI_", "HF_", "TRANSFORMERS_", "SCRIPTED_JUDGE_")
 # Variables that are the driver's own business: where its results and its cache live (workers are
@@ -56,6 +59,15 @@ def is_loopback(address: str | None) -> bool:
     return host == "localhost" or host == "::1" or host.startswith("127.")
 
 
+def check_address(address: str | None) -> None:
+    """InputError for an address this executor cannot use (see the module doc on ray://)."""
+    if str(address or "").startswith("ray://"):
+        raise InputError(f"--address {address}: Ray Data, which carries the chunks to the workers, does not work through "
+                         "Ray Client (ray://); run aee on a node of the cluster with --address auto, for instance "
+                         "`ray job submit --address http://HEAD:8265 -- aee run ... --executor ray --address auto` "
+                         "(docs/scaling.md)")
+
+
 def forwarded_env(environ: dict[str, str] | None = None) -> dict[str, str]:
     """The variables a worker needs to build the same judge as the driver (see the module doc)."""
     env = os.environ if environ is None else environ
@@ -66,6 +78,7 @@ def forwarded_env(environ: dict[str, str] | None = None) -> dict[str, str]:
 def connected(address: str | None, workers: int | None = None) -> Iterator[Any]:
     """Ray, initialised for one run (see the module doc), shut down afterwards. An instance that is
     already initialised in this process (a notebook, a test) is used as it is and left running."""
+    check_address(address)
     local = address in (None, "", "local")
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     if local or is_loopback(address):
@@ -90,7 +103,7 @@ def connected(address: str | None, workers: int | None = None) -> Iterator[Any]:
         kwargs.update(num_cpus=workers or os.cpu_count() or 1, include_dashboard=False, _node_ip_address="127.0.0.1")
     else:
         kwargs["address"] = address
-        if is_loopback(address) and not str(address).startswith("ray://"):
+        if is_loopback(address):
             kwargs["_node_ip_address"] = "127.0.0.1"
     try:
         ray.init(**kwargs)

@@ -75,7 +75,7 @@ def _rebuild(chunk: list[AnnotatedAnswer], rows: list[dict]) -> list[AnnotatedAn
 
 class RayExecutor:
     """Annotates chunks on Ray (module doc). `address`: None starts a Ray instance on this machine
-    for the run; "auto", "HOST:PORT" or "ray://HOST:PORT" joins a running cluster. `workers`:
+    for the run; "auto" or "HOST:PORT" joins a running cluster from one of its nodes. `workers`:
     actors in the pool (default: the cluster's CPUs), one CPU each. `window`: chunks in flight
     between the driver and the workers (default: two per worker, plus two)."""
 

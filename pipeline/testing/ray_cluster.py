@@ -110,8 +110,12 @@ class LoopbackCluster:
             for proc in self._procs:
                 if proc.poll() is not None:
                     raise RuntimeError(f"a Ray node exited ({proc.returncode}) while starting: {self.log_tail()}")
-            out = subprocess.run([sys.executable, "-c", probe, self.address], env=self.env(), capture_output=True,
-                                 text=True, timeout=120)
+            try:
+                out = subprocess.run([sys.executable, "-c", probe, self.address], env=self.env(), capture_output=True,
+                                     text=True, timeout=60)
+            except subprocess.TimeoutExpired:
+                last = "the probe did not connect within 60 s"
+                continue
             last = out.stdout.strip() or out.stderr.strip()[-300:]
             if out.returncode == 0 and out.stdout.split() == [str(nodes), str(cpus)]:
                 return
