@@ -76,6 +76,13 @@ for name in names:
                      hide_index=True, width="stretch")
         if key := engine_key(counts["engine"]):
             st.caption(key)
+        imported = data.import_report(name)
+        if len(imported):
+            st.markdown("**Import report** (per input file: how each citation reached its statement)")
+            st.dataframe(imported, hide_index=True, width="stretch")
+            st.caption("Cited by markers: [n] or a link in the text. Placed by offsets: the engine's positions, checked "
+                       "against the words. Located by text: offsets missing or wrong, found by the cited text or URL. "
+                       "Dropped: could not be placed on any statement (never moved to a neighbour).")
         for judge in data.judges(name):
             info = registry_entry(judge)
             made = _when(data.manifest(name, judge).get("created"))

@@ -55,6 +55,9 @@ def parse_anthropic(resp: dict, where: str) -> EngineParse:
                         response_id=opt_str(resp, "id", where, "id", limit=200))
     if resp.get("stop_reason") == "pause_turn":
         parse.note("paused_turn")
+    joined = resp.get("conversation_ids")
+    if isinstance(joined, list) and len(joined) > 1:  # a conversation joined by join_conversation: its own id
+        parse.response_id = "+".join(str(i) for i in joined)[:200]
     texts: list[str] = []
     pos = 0
     after_tool = False

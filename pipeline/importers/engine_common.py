@@ -264,6 +264,7 @@ _NOTE_WORDS = {
     "reasoning_removed": "reasoning block(s) (<think>...</think>) removed from the answer text",
     "paused_turn": "the response stopped with pause_turn: its continuation is another response (import both with "
                    "--conversation, or put both in one envelope's \"responses\")",
+    "no_citations": "response(s) carry no citations (no url_citation annotations): the answer has no sources",
     "document_citations": "citation(s) point at documents that are not web pages; not counted as sources",
 }
 

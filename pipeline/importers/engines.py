@@ -261,9 +261,9 @@ def _engine_name(engine: str, model: str) -> str:
 
 
 def input_files(path: Path) -> list[Path]:
-    """The file itself, or the *.json / *.jsonl files of a folder in name order."""
+    """The file itself, or the *.json / *.jsonl / *.sse files of a folder in name order."""
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".json", ".jsonl") and not p.name.startswith((".", "_")))
+        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".json", ".jsonl", ".sse") and not p.name.startswith((".", "_")))
         if not files:
             raise InputError("the folder holds no .json or .jsonl files", record=str(path))
         return files

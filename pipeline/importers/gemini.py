@@ -16,13 +16,15 @@ data store give `retrievedContext` ({uri, title, text}) instead of `web`, Maps g
 
 Segment offsets count UTF-8 BYTES of one part's text, not characters. A candidate may hold several
 parts: thought summaries (`thought: true`), tool calls and their results, and the answer in a later
-part; `partIndex` names the part. proto3 JSON leaves out zero values, so a missing `startIndex` or
-`partIndex` means 0 and a support may lack `confidenceScores`. Real responses also omit `partIndex`
-for a segment in a later part, so offsets are checked against `segment.text`: on the named part
-first, then on every other answer part and on the joined text, and when the bytes land nowhere the
-segment is located by its text (nearest occurrence, any whitespace) and counted as located by text.
-Without a segment text the bytes are trusted on the named part; a segment in a part that is not
-answer text, empty, reversed or outside its part is dropped and counted.
+part; `partIndex` names the part. Answer parts separated by such parts are joined with a paragraph
+break (a preamble is not the first sentence of the answer); adjacent text parts are joined as they
+are. proto3 JSON leaves out zero values, so a missing `startIndex` or `partIndex` means 0 and a
+support may lack `confidenceScores`. Real responses also omit `partIndex` for a segment in a later
+part, so offsets are checked against `segment.text`: on the named part first, then on every other
+answer part and on the joined text; when the bytes land nowhere the segment is located by its text
+(nearest occurrence, any whitespace) and counted as located by text. Without a segment text the
+bytes are trusted on the named part; a segment in a part that is not answer text, empty, reversed or
+outside its part is dropped and counted.
 """
 
 from __future__ import annotations
@@ -54,18 +56,26 @@ def parse_gemini(resp: dict, where: str) -> EngineParse:
     parts = opt_list(content, "parts", where, "candidates[0].content.parts")
     bases: list[int] = []  # character offset of each part in the joined text (-1: not answer text)
     texts: list[str] = []
+    pieces: list[str] = []
     pos = 0
+    gap = False  # a thought or tool part since the last answer part: the texts are not one run of prose
     for k, raw in enumerate(parts):
         part = as_dict(raw, where, f"candidates[0].content.parts[{k}]")
         text = opt_str(part, "text", where, f"candidates[0].content.parts[{k}].text")
         if part.get("thought") is True or "text" not in part:
             bases.append(-1)  # a thought summary or a non-text part (tool call, code, image) is not the answer
             texts.append(text)
+            gap = gap or bool(pieces)
             continue
+        if gap and not pieces[-1].endswith("\n") and not text.startswith("\n"):
+            pieces.append("\n\n")
+            pos += 2
+        gap = False
         bases.append(pos)
         texts.append(text)
+        pieces.append(text)
         pos += len(text)
-    answer = "".join(t for t, b in zip(texts, bases) if b >= 0)
+    answer = "".join(pieces)
     model = pick(resp, "modelVersion", "model_version")
     rid = pick(resp, "responseId", "response_id")
     parse = EngineParse(answer, SourceList(where, dedupe=False), numbered_markers=False,

@@ -97,6 +97,8 @@ def parse_openai_responses(resp: dict, where: str) -> EngineParse:
             pos += len(text)
     parse.text = "".join(texts)
     _place(parse, pending)
+    if not pending:
+        parse.note("no_citations")
     return parse
 
 
@@ -118,6 +120,8 @@ def parse_openai_chat(resp: dict, where: str) -> EngineParse:
             body = as_dict(inner, where, f"{field}.url_citation") if inner is not None else ann  # flat: url on the annotation
             pending.append(_annotation(body, text, 0, where, f"{field}.url_citation", parse))
     _place(parse, pending)
+    if not pending:
+        parse.note("no_citations")
     return parse
 
 
