@@ -177,18 +177,20 @@ def unrecognised(obj: Any, where: str, canonical_error: InputError) -> InputErro
     per format the share of its top-level fields present; the closest one named with what it lacks)."""
     if not isinstance(obj, dict):
         return canonical_error
-    why = str(canonical_error).rsplit(": ", 1)[-1][:60]
-    field = f"{canonical_error.field} " if canonical_error.field else ""
+    why = str(canonical_error).rsplit(": ", 1)[-1][:50]
+    field = f"'{canonical_error.field[:30]}': " if canonical_error.field else ""
     scores = []
     for name, needs in _SIGNATURES.items():
         have = [n for n in needs if _has(obj, n)]
         scores.append((len(have) / len(needs), name, len(have), len(needs), [n for n in needs if n not in have]))
     best = max(scores, key=lambda sc: sc[0])
-    closest = (f"; closest: {best[1]}, lacking {', '.join(repr(m) for m in best[4][:2])}" if best[0] > 0 else "")
-    keys = ", ".join(str(k)[:20] for k in list(obj)[:5]) or "none"
-    return InputError(f"no format recognised (keys: {keys}); tried canonical ({field}{why}), "
-                      + ", ".join(f"{name} {h}/{n}" for _, name, h, n, _ in scores) + closest
-                      + "; --format NAME shows that format's own error", record=where)
+    partial = [f"{name} {h}/{n}" for share, name, h, n, _ in scores if share > 0]
+    none = [name for share, name, *_ in scores if share == 0]
+    closest = f"; closest: {best[1]}, lacking {', '.join(repr(m) for m in best[4][:2])}" if best[0] > 0 else ""
+    keys = ", ".join(str(k)[:20] for k in list(obj)[:4]) or "none"
+    return InputError(f"no format recognised (keys: {keys}); tried canonical ({field}{why})"
+                      + (", " + ", ".join(partial) if partial else "") + f", {len(none)} others 0{closest}; "
+                      "--format NAME shows that format's error", record=where)
 
 
 def engine_answer(obj: Any, where: str, fmt: str | None = None, options: ImportOptions | None = None,
