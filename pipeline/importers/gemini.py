@@ -145,6 +145,10 @@ class _Segments:
     def place(self, part: int | None, start: int, end: int, seg_text: str) -> tuple[int, int, str] | str:
         """(start, end, how) in the answer text, or the reason the segment is dropped."""
         named = 0 if part is None else part
+        if part is None and self.bases and self.bases[0] < 0:
+            # partIndex left out while part 0 is a thought or a tool call: grounding never cites those,
+            # so the segment is in the first answer part (the case python-genai issue 961 reports)
+            named = next((p for p, b in enumerate(self.bases) if b >= 0), 0)
         if not 0 <= named < len(self.texts):
             return "outside_text"
         if seg_text.strip():

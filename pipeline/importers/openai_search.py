@@ -156,7 +156,9 @@ def _annotation(ann: dict, text: str, base: int, where: str, field: str, parse: 
         start = end = start if start is not None else end
     assert start is not None and end is not None
     links = _links(text, url)
-    if links and not any(s < end and start < e or (start == end and s <= start <= e) for s, e in links):
+    # offsets are right when they hold a whole link to the URL or lie inside one; a span that only
+    # grazes the link (counted in another unit, shifted) is moved onto the link, never left to straddle
+    if links and not any(start <= s and e <= end or s <= start <= end <= e for s, e in links):
         near = min(links, key=lambda se: abs(se[0] - start))  # offsets off their link: the nearest link to the URL
         return _Pending(base + near[0], base + near[1], url, title, "text")
     return _Pending(base + start, base + end, url, title, "offsets")
