@@ -116,9 +116,9 @@ def import_report(dataset: str) -> pd.DataFrame:
     if not runs:
         return pd.DataFrame()
     latest = max(runs, key=lambda m: str(m.get("created", "")))
-    rows = [{"file": name, "formats": ", ".join(row.get("formats", {})), **{k: row.get(k, 0) for k in
+    rows = [{"file": name, **{k: row.get(k, 0) for k in
              ("answers", "statements", "sources", "by_markers", "by_offsets", "by_text", "dropped", "dangling")},
-             "why_dropped": why_text(row.get("why_dropped") or {}) or "-"}
+             "formats": ", ".join(row.get("formats", {})), "why_dropped": why_text(row.get("why_dropped") or {})}
             for name, row in latest["config"]["import_report"].items()]
     return pd.DataFrame(rows).rename(columns=COLUMN_LABELS)
 

@@ -21,8 +21,8 @@ from pipeline.records import AnnotatedAnswer
 REPORT_COLUMNS = ("answers", "statements", "sources", "by_markers", "by_offsets", "by_text", "dropped", "dangling")
 COLUMN_LABELS = {
     "file": "file", "formats": "format", "answers": "answers", "statements": "statements", "sources": "sources",
-    "by_markers": "cited by markers", "by_offsets": "placed by offsets", "by_text": "located by text",
-    "dropped": "dropped", "dangling": "dangling markers", "why_dropped": "why dropped",
+    "by_markers": "markers", "by_offsets": "offsets", "by_text": "by text",
+    "dropped": "dropped", "dangling": "dangling", "why_dropped": "why dropped",
 }
 
 
@@ -103,8 +103,8 @@ class ImportReport:
 
 
 def why_text(why: dict[str, int]) -> str:
-    """"3 point outside the answer text; 1 cover no statement" ("" when nothing was dropped)."""
-    return "; ".join(f"{n} {DROP_REASONS.get(reason, reason)}" for reason, n in sorted(why.items()) if n)
+    """"3 citation(s) point outside the answer text; 1 citation(s) cover no statement" ("" when none dropped)."""
+    return "; ".join(f"{n} citation(s) {DROP_REASONS.get(reason, reason)}" for reason, n in sorted(why.items()) if n)
 
 
 def report_lines(report: dict[str, dict]) -> list[str]:
