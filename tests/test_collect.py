@@ -188,10 +188,12 @@ def test_killed_midway_and_resumed(server, tmp_path, how):
         assert set(asked_at_stop) == saved_at_stop
     else:  # killed outright: at most the requests in flight (3) were lost
         assert len(set(asked_at_stop) - saved_at_stop) <= 3
-    assert not list(out.glob(".*.tmp"))  # no half-written file
+    if how == "SIGTERM":
+        assert not list(out.glob(".*.tmp"))  # no half-written file (a SIGKILL may leave one: the next run removes it)
     resumed = _start(qs, out, server.base_url, tmp_path)
     stdout, stderr = resumed.communicate(timeout=120)
     assert resumed.returncode == 0, stderr
+    assert not list(out.glob(".*.tmp"))
     asked = Counter(r.query for r in server.requests)
     assert len(list(out.glob("perplexity-*.json"))) == 50 == len(asked)
     assert all(asked[q] == 1 for q in saved_at_stop)  # nothing saved was asked again

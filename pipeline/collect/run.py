@@ -7,7 +7,8 @@ stopped.
 - At most `concurrency` requests are in flight. Ctrl-C (or SIGTERM) stops sending new ones and lets
   those in flight finish (within --timeout; no retry is started) and be written, so an interrupted
   run loses no paid answer. A process killed outright (SIGKILL) may lose the answers in flight:
-  those queries are asked again on the next run.
+  those queries are asked again on the next run, which also removes the temporary files such a kill
+  can leave behind (never an envelope: those appear only whole, by rename).
 - 429, 5xx and timeouts are retried with backoff (client.py); 401/403 stop the run (the key is
   wrong); other errors are recorded in `<out>/_collect.json` and retried by the next run.
 - A response the importer cannot read (no answer text, a refusal shape) is kept in `<out>/_rejected/`
@@ -121,6 +122,8 @@ def collect(config: CollectConfig) -> CollectReport:
         raise InputError(f"no API key for {config.engine}: set {names}, or api_key in the [{config.engine}] table of "
                          ".streamlit/secrets.toml", field="--engine")
     config.out.mkdir(parents=True, exist_ok=True)
+    for stale in config.out.glob(f".{config.engine}-*.json.*.tmp"):  # half-written by a run killed outright
+        stale.unlink(missing_ok=True)
     started = time.monotonic()
     stop = threading.Event()
     lock = threading.Lock()
