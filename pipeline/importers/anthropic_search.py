@@ -162,7 +162,7 @@ def join_conversation(responses: list[Any], where: str) -> dict:
             raise InputError(f"stopped with stop_reason {str(reason)[:40]!r}, not 'pause_turn': it is a complete answer, "
                              "so the next response is not its continuation (score them as separate answers)",
                              record=where, field=f"responses[{k}].stop_reason")
-    models = {m.get("model") for m in messages if m.get("model")}
+    models = {m["model"] for m in messages if isinstance(m.get("model"), str) and m["model"]}
     if len(models) > 1:
         raise InputError(f"the responses come from different models ({', '.join(sorted(map(str, models)))[:200]}): "
                          "not one conversation", record=where, field="responses")
