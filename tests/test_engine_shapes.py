@@ -213,3 +213,34 @@ def test_a_stream_inside_an_envelope_and_a_bare_stream_agree():
     events = [json.loads(line) for line in (SHAPES / "anthropic_stream.jsonl").read_text().splitlines()]
     wrapped = engine_answer({"query": "Asked by the test?", "engine": "anthropic", "response": events}, "case")
     assert cites(wrapped) == cites(load("anthropic_stream.jsonl"))
+
+
+def test_you_agents_api_batch_and_stream():
+    a = load("you_agent.json")
+    assert [(s.index, s.title, s.text) for s in a.answer.sources] == [
+        (1, "Night trains return", "New routes since 2021."), (2, "Network map", "The largest sleeper network."),
+        (3, "Fares compared", "Sleepers cost more.")]
+    assert cites(a) == {"Night trains are returning across Europe [1].": (1,),
+                        "Austria's operator runs the largest network [2].": (2,),
+                        "Sleeper fares are often higher than flights [1][3].": (1, 3)}  # the "####" heading is no statement
+    s = load("you_agent_stream.sse")
+    assert detect([{"seq_id": 0, "type": "response.created"}]) == "you"
+    assert cites(s) == {"Tides come from the moon's pull [1].": (1,), "The sun adds a smaller effect.": ()}
+
+
+def test_openai_responses_current_shape_with_reasoning_and_opened_pages():
+    a = load("openai_responses_current.json")
+    assert [(s.index, s.url, s.title) for s in a.answer.sources] == [
+        (1, "https://usgs.example.gov/cobalt", "Cobalt statistics"),  # listed by the search, cited with utm_source
+        (2, "https://mining.example.com/cobalt-2025", ""),  # found by the search, never cited
+        (3, "https://iea.example.org/batteries", "Battery outlook")]  # opened page, then cited
+    assert starting(a, "Most of the world's cobalt") == (1,) and starting(a, "Battery makers") == (3,)
+    assert "encrypted" not in a.answer.text and "can't share" not in a.answer.text  # reasoning and refusal parts
+    assert "gAAAAAB" not in a.answer.meta["raw_response"]  # the encrypted blob is not kept, its length is
+
+
+def test_chat_search_model_stream_with_annotations_on_the_last_delta():
+    a = load("openai_chat_stream.jsonl")
+    assert a.answer.engine == "openai:gpt-4o-search-preview"
+    assert [s.title for s in a.answer.sources] == ["Aspirin history"]
+    assert [s.citations for s in a.statements] == [(1,)]

@@ -53,7 +53,7 @@ FORMATS: dict[str, EngineFormat] = {f.name: f for f in (
     EngineFormat("openai-chat", parse_openai_chat, "openai", "OpenAI Chat Completions search models (url_citation spans)."),
     EngineFormat("anthropic", parse_anthropic, "anthropic", "Anthropic Messages with the web search tool (cited text blocks)."),
     EngineFormat("gemini", parse_gemini, "gemini", "Google Gemini with grounding (UTF-8 byte segments over chunks)."),
-    EngineFormat("you", parse_you, "you", "You.com Answer / Research / Smart APIs ([n] markers, citations)."),
+    EngineFormat("you", parse_you, "you", "You.com Agents / Answer / Research / Smart APIs ([n] markers, citations)."),
     EngineFormat("exa", parse_exa, "exa", "Exa /answer (answer-level citations)."),
 )}
 
@@ -92,7 +92,7 @@ def detect_response(resp: Any) -> str | None:
         if kind == "chat":
             return detect_response(resp[-1]) or detect_response(resp[0]) or "openai-chat"
         if kind is not None:
-            return {"openai-responses": "openai-responses", "anthropic": "anthropic", "gemini": "gemini"}[kind]
+            return {"openai-responses": "openai-responses", "anthropic": "anthropic", "gemini": "gemini", "you-agent": "you"}[kind]
         if all(isinstance(r, dict) and r.get("type") == "message" for r in resp):
             return "anthropic"
         return None
@@ -102,6 +102,8 @@ def detect_response(resp: Any) -> str | None:
         return "gemini"
     if resp.get("type") == "message" and isinstance(resp.get("content"), list):
         return "anthropic"
+    if isinstance(resp.get("output"), list) and "agent" in resp and resp.get("object") != "response":
+        return "you"  # You.com Agents API: output items "web_search.results" and "message.answer"
     if resp.get("object") == "response" or (isinstance(resp.get("output"), list) and "choices" not in resp):
         return "openai-responses"
     if isinstance(resp.get("output"), dict) and "content" in resp["output"]:

@@ -15,6 +15,8 @@ provider streams differently:
   (stop_reason), `message_stop`.
 - Gemini: GenerateContentResponse chunks; text parts of the same kind are joined, grounding
   metadata (usually on the last chunk) is merged.
+- You.com Agents API: `response.*` events numbered by `seq_id`, their payload under `response`
+  (`output_index`, `type` "message.answer" with a `delta`, or "web_search.results" with the list).
 
 `stream_format` says whether a list of objects is such a stream and whose; `assemble` joins it.
 """
@@ -38,6 +40,8 @@ def event_kind(obj: Any) -> str | None:
         return None
     kind = obj.get("type")
     if isinstance(kind, str):
+        if kind.startswith("response.") and "seq_id" in obj:
+            return "you-agent"  # You.com Agents API events: the payload sits under "response"
         if kind.startswith("response.") or kind == "error" and "sequence_number" in obj:
             return "openai-responses"
         if kind in _ANTHROPIC_EVENTS:
@@ -50,7 +54,7 @@ def event_kind(obj: Any) -> str | None:
 
 
 def stream_format(objects: list[Any]) -> str | None:
-    """Whose stream a list of objects is (judged by its first object that is an event), or None."""
+    """Whose stream a list of objects is ("openai-responses", "chat", "anthropic", "gemini", "you-agent"), or None."""
     if not objects:
         return None
     kinds = {event_kind(o) for o in objects[:50]} - {None}
@@ -105,6 +109,8 @@ def assemble(kind: str, events: list[Any], where: str) -> dict:
         return _anthropic(events, where)
     if kind == "gemini":
         return _gemini(events)
+    if kind == "you-agent":
+        return _you_agent(events, where)
     raise InputError(f"unknown stream kind {kind!r}", record=where)
 
 
@@ -239,6 +245,27 @@ def _gemini(chunks: list[dict]) -> dict:
     if grounding:
         candidate["groundingMetadata"] = grounding
     return {**out, "candidates": [candidate]}
+
+
+def _you_agent(events: list[dict], where: str) -> dict:
+    """You.com Agents API events -> the batch response: answer deltas joined per output item, search
+    results from any event that carries a full list of them."""
+    items: dict[int, dict] = {}
+    for e in events:
+        body = e.get("response")
+        if not isinstance(body, dict):
+            continue
+        index = _int(body.get("output_index"), 0)
+        kind = body.get("type")
+        if isinstance(body.get("delta"), str):
+            item = items.setdefault(index, {"type": kind if isinstance(kind, str) else "message.answer", "text": ""})
+            item["text"] = str(item.get("text") or "") + body["delta"]
+        for key in ("full", "content"):
+            if kind == "web_search.results" and isinstance(body.get(key), list):
+                items[index] = {"type": "web_search.results", "content": body[key]}
+    if not items:
+        raise InputError("the stream holds no answer text and no search results", record=where)
+    return {"agent": "you", "output": [items[k] for k in sorted(items)]}
 
 
 def _int(value: Any, default: int) -> int:
