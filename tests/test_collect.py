@@ -357,7 +357,7 @@ def test_a_capture_and_the_same_response_exported_by_hand_import_alike(server, t
 
     from pipeline.importers.engines import ImportOptions
 
-    for engine in ("perplexity", "openai", "anthropic", "gemini", "you"):
+    for engine in ("perplexity", "openai", "anthropic", "gemini", "you", "exa"):
         out = tmp_path / engine
         collect(CollectConfig(engine, str(queries_file(tmp_path, 1)), out, backoff=FAST, progress=False))
         (capture,) = out.glob(f"{engine}-*.json")
