@@ -244,3 +244,11 @@ def test_chat_search_model_stream_with_annotations_on_the_last_delta():
     assert a.answer.engine == "openai:gpt-4o-search-preview"
     assert [s.title for s in a.answer.sources] == ["Aspirin history"]
     assert [s.citations for s in a.statements] == [(1,)]
+
+
+def test_litellm_copy_of_a_grounded_gemini_answer():
+    a = load("litellm_gemini.json")
+    assert a.answer.meta["format"] == "gemini" and a.answer.engine == "gemini:gemini-2.5-flash"
+    assert [(s.index, s.title) for s in a.answer.sources] == [(1, "ibge.gov.br"), (2, "ibge.gov.br")]
+    assert cites(a) == {"São Paulo has about 11.9 million people.": (1,), "Its metro area counts over 22 million.": (1, 2)}
+    assert notes(a) == {"spans_placed": 2}  # byte offsets after "ã" land without help

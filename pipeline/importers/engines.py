@@ -26,7 +26,7 @@ from pipeline.errors import InputError
 from pipeline.importers.anthropic_search import join_conversation, parse_anthropic
 from pipeline.importers.canonical import MAX_ID_CHARS, MAX_QUERY_CHARS, check_values, parse_answer, read_objects
 from pipeline.importers.engine_common import EngineParse, as_dict, build_answer, digest_id, raw_for_audit
-from pipeline.importers.gemini import parse_gemini
+from pipeline.importers.gemini import litellm_grounding, parse_gemini
 from pipeline.importers.openai_search import parse_openai_chat, parse_openai_responses
 from pipeline.importers.perplexity import parse_perplexity
 from pipeline.importers.streams import assemble, event_kind, looks_like_sse, parse_sse, stream_format
@@ -52,7 +52,8 @@ FORMATS: dict[str, EngineFormat] = {f.name: f for f in (
     EngineFormat("openai-responses", parse_openai_responses, "openai", "OpenAI Responses API with web search (url_citation spans)."),
     EngineFormat("openai-chat", parse_openai_chat, "openai", "OpenAI Chat Completions search models (url_citation spans)."),
     EngineFormat("anthropic", parse_anthropic, "anthropic", "Anthropic Messages with the web search tool (cited text blocks)."),
-    EngineFormat("gemini", parse_gemini, "gemini", "Google Gemini with grounding (UTF-8 byte segments over chunks)."),
+    EngineFormat("gemini", parse_gemini, "gemini", "Google Gemini / Vertex AI with grounding (UTF-8 byte segments over chunks; "
+                 "LiteLLM's copies too)."),
     EngineFormat("you", parse_you, "you", "You.com Agents / Answer / Research / Smart APIs ([n] markers, citations)."),
     EngineFormat("exa", parse_exa, "exa", "Exa /answer (answer-level citations)."),
 )}
@@ -109,6 +110,8 @@ def detect_response(resp: Any) -> str | None:
     if isinstance(resp.get("output"), dict) and "content" in resp["output"]:
         return "you"
     if isinstance(resp.get("choices"), list):
+        if litellm_grounding(resp):
+            return "gemini"  # LiteLLM's copy of a grounded Gemini answer
         if "citations" in resp or "search_results" in resp or str(resp.get("model", "")).startswith("sonar"):
             return "perplexity"
         return "openai-chat"

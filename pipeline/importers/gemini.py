@@ -13,6 +13,8 @@ The chunks are the listed sources (chunk k is source k+1), one source per chunk 
 carry the same site as title (a support naming chunks 0 and 2 cites sources 1 and 3). Their URIs are
 redirect links and their title is the site's name, not the page's. Vertex AI answers grounded in a
 data store give `retrievedContext` ({uri, title, text}) instead of `web`, Maps grounding `maps`.
+LiteLLM returns Gemini's answer as an OpenAI-style chat completion with the grounding metadata in
+`vertex_ai_grounding_metadata` (a list, one per candidate); it is read as the candidate it came from.
 
 Segment offsets count UTF-8 BYTES of one part's text, not characters. A candidate may hold several
 parts: thought summaries (`thought: true`), tool calls and their results, and the answer in a later
@@ -28,6 +30,8 @@ outside its part is dropped and counted.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from pipeline.errors import InputError
 from pipeline.importers.engine_common import (
@@ -46,8 +50,40 @@ from pipeline.importers.engine_common import (
 )
 
 
+def litellm_grounding(resp: dict) -> Any:
+    """The grounding metadata LiteLLM puts on an OpenAI-style response of a Gemini model (on the
+    response or its message, as a list with one entry per candidate); None when there is none."""
+    found = resp.get("vertex_ai_grounding_metadata")
+    choices = resp.get("choices")
+    if found is None and isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        message = choices[0].get("message")
+        found = message.get("vertex_ai_grounding_metadata") if isinstance(message, dict) else None
+    return found
+
+
+def _from_litellm(resp: dict, where: str) -> dict:
+    """LiteLLM's OpenAI-style response of a Gemini model -> the candidate Gemini would have sent."""
+    from pipeline.importers.perplexity import message_text
+
+    choices = as_list(resp.get("choices"), where, "choices")
+    if not choices:
+        raise InputError("the response has no choices", record=where, field="choices")
+    message = as_dict(as_dict(choices[0], where, "choices[0]").get("message"), where, "choices[0].message")
+    text = message_text(message.get("content"), where, "choices[0].message.content")
+    grounding = litellm_grounding(resp)
+    if isinstance(grounding, list):
+        grounding = grounding[0] if grounding else None
+    candidate: dict[str, Any] = {"content": {"role": "model", "parts": [{"text": text}]}}
+    if grounding is not None:
+        candidate["groundingMetadata"] = grounding
+    return {"candidates": [candidate], "modelVersion": resp.get("model"), "responseId": resp.get("id")}
+
+
 def parse_gemini(resp: dict, where: str) -> EngineParse:
-    """A generateContent response -> answer text, chunks as sources, supports as span citations."""
+    """A generateContent response (or LiteLLM's OpenAI-style copy of one) -> answer text, chunks as
+    sources, supports as span citations."""
+    if "candidates" not in resp and "choices" in resp:
+        resp = _from_litellm(resp, where)
     candidates = as_list(resp.get("candidates"), where, "candidates")
     if not candidates:
         raise InputError("the response has no candidates (blocked or empty)", record=where, field="candidates")
