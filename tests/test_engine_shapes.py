@@ -252,3 +252,20 @@ def test_litellm_copy_of_a_grounded_gemini_answer():
     assert [(s.index, s.title) for s in a.answer.sources] == [(1, "ibge.gov.br"), (2, "ibge.gov.br")]
     assert cites(a) == {"São Paulo has about 11.9 million people.": (1,), "Its metro area counts over 22 million.": (1, 2)}
     assert notes(a) == {"spans_placed": 2}  # byte offsets after "ã" land without help
+
+
+def test_gemini_chunks_as_jsonl_are_one_stream_but_separate_answers_stay_separate(tmp_path):
+    chunks = json.loads((SHAPES / "gemini_stream.json").read_text())["response"]
+    for chunk in chunks:
+        chunk.pop("responseId")  # no id: the first chunk not saying why it finished makes it a stream
+    stream = tmp_path / "stream.jsonl"
+    stream.write_text("".join(json.dumps(c) + "\n" for c in chunks))
+    (a,) = iter_answers(stream, None, ImportOptions(query="q?"))
+    assert [s.citations for s in a.statements] == [(1,), (1,), (2,)]
+    one = json.loads((SHAPES.parent / "gemini_grounding.json").read_text())["response"]
+    two = {**one, "responseId": "second-answer"}
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text(json.dumps({**one, "responseId": "first-answer"}) + "\n" + json.dumps(two) + "\n")
+    assert len(list(iter_answers(answers, None, ImportOptions(query="q?")))) == 2
+    single = engine_answer({"query": "q?", "engine": "gemini", "response": [chunks[0]]}, "case")  # a list of one chunk
+    assert single.answer.text.startswith("東京")

@@ -77,6 +77,8 @@ def unwrap(response: Any, where: str, field: str = "response") -> Any:
     Anthropic responses continued after pause_turn joined; anything else as it is."""
     if not isinstance(response, list):
         return response
+    if len(response) == 1 and isinstance(response[0], dict) and event_kind(response[0]) is None:
+        return response[0]  # a list of one response (a one-chunk Gemini stream, a one-message conversation)
     kind = stream_format(response)
     if kind is not None:
         return assemble(kind, response, where)
@@ -326,15 +328,18 @@ def _file_answers(file: Path, fmt: str | None, options: ImportOptions | None, da
     if fmt is None and (release := release_format(obj)) is not None:
         yield from _release_answers(release, file)
         return
+    if isinstance(obj, list):  # server-sent events
+        yield engine_answer(obj, file.name, fmt, options, dataset, file.name)
+        return
+    pairs: Iterator[tuple[str, Any]] = _chain(first, rest=objects)
     if event_kind(obj) is not None or (isinstance(obj, dict) and isinstance(obj.get("candidates"), list)):
-        rest = [o for _, o in objects]
-        events = obj if isinstance(obj, list) else [obj, *rest]
-        if isinstance(obj, list) or (rest and stream_format(events) is not None and _one_stream(events)):
+        second = next(objects, None)
+        head = [first] if second is None else [first, second]
+        if second is not None and stream_format([o for _, o in head]) is not None and _one_stream([o for _, o in head]):
+            events = [o for _, o in head] + [o for _, o in objects]  # one stream: the whole file is one response
             yield engine_answer(events, file.name, fmt, options, dataset, file.name)
             return
-        pairs: Iterator[tuple[str, Any]] = iter([(where, obj), *((f"{file.name}:{k + 2}", o) for k, o in enumerate(rest))])
-    else:
-        pairs = _chain(first, objects)
+        pairs = _chain(*head, rest=objects) if second is not None else iter(head)
     for where, obj in pairs:
         found = fmt or detect(obj)
         if found == "canonical":
@@ -344,22 +349,25 @@ def _file_answers(file: Path, fmt: str | None, options: ImportOptions | None, da
         yield annotated
 
 
-def _chain(first: tuple[str, Any], rest: Iterator[tuple[str, Any]]) -> Iterator[tuple[str, Any]]:
-    yield first
-    yield from rest
+def _chain(*head: tuple[str, Any], rest: Iterator[tuple[str, Any]] | None = None) -> Iterator[tuple[str, Any]]:
+    yield from head
+    if rest is not None:
+        yield from rest
 
 
 def _one_stream(events: list[Any]) -> bool:
     """Objects of one file are one stream: event objects always; Gemini chunks only when they share
-    a responseId (or none has one and only the last says why it finished), not a JSONL of answers."""
+    a responseId, or carry none and the first has no finishReason (a whole response always says why
+    it finished), so a JSONL of separate Gemini answers stays separate answers."""
     if stream_format(events) != "gemini":
         return True
     ids = {e.get("responseId") or e.get("response_id") for e in events if isinstance(e, dict)}
     if len(ids) == 1 and None not in ids:
         return True
-    finished = [bool(isinstance(e.get("candidates"), list) and e["candidates"] and isinstance(e["candidates"][0], dict)
-                     and e["candidates"][0].get("finishReason")) for e in events]
-    return ids == {None} and finished[-1] and not any(finished[:-1])
+    first = events[0] if events and isinstance(events[0], dict) else {}
+    cands = first.get("candidates")
+    finished = isinstance(cands, list) and bool(cands) and isinstance(cands[0], dict) and bool(cands[0].get("finishReason"))
+    return ids == {None} and not finished
 
 
 def _canonical(obj: Any, where: str, dataset: str, source_file: str) -> AnnotatedAnswer:
