@@ -335,7 +335,7 @@ def _file_answers(file: Path, fmt: str | None, options: ImportOptions | None, da
     if event_kind(obj) is not None or (isinstance(obj, dict) and isinstance(obj.get("candidates"), list)):
         second = next(objects, None)
         head = [first] if second is None else [first, second]
-        if second is not None and stream_format([o for _, o in head]) is not None and _one_stream([o for _, o in head]):
+        if second is not None and stream_format([o for _, o in head]) is not None and one_stream([o for _, o in head]):
             events = [o for _, o in head] + [o for _, o in objects]  # one stream: the whole file is one response
             yield engine_answer(events, file.name, fmt, options, dataset, file.name)
             return
@@ -355,7 +355,7 @@ def _chain(*head: tuple[str, Any], rest: Iterator[tuple[str, Any]] | None = None
         yield from rest
 
 
-def _one_stream(events: list[Any]) -> bool:
+def one_stream(events: list[Any]) -> bool:
     """Objects of one file are one stream: event objects always; Gemini chunks only when they share
     a responseId, or carry none and the first has no finishReason (a whole response always says why
     it finished), so a JSONL of separate Gemini answers stays separate answers."""
