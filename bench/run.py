@@ -28,6 +28,9 @@ Rows (letters as in docs/benchmarks.md):
   i    One deep-research answer (200 sources x 140 statements, bench/deep_research.py) judged offline
        end to end: without vs with the judge's first pass, the time against the 10 s target, and
        ExpertQA rand_val agreement without vs with the first pass (unchanged by construction).
+  j    `aee collect` wall time for 200 answers (40 with --quick) from the fake engine server
+       (pipeline/testing/fake_engines.py, every answer 50 ms late, as a slow provider): --concurrency 1
+       vs --concurrency 4, each into a fresh folder; target ratio >= 3.
 
 Each row reads "baseline vs ours": `ratio` is how many times better `ours` is than `baseline`
 (baseline / ours for costs such as calls, tokens, seconds and MB; ours / baseline for rates such as
@@ -506,6 +509,36 @@ def bench_deep_research(quick: bool) -> list[Row]:
     return deep_research.bench_deep_research(quick, cost_row, skipped)
 
 
+def bench_collect(quick: bool) -> list[Row]:
+    from pipeline.collect.client import Backoff
+    from pipeline.collect.run import CollectConfig, collect
+    from pipeline.testing.fake_engines import FakeEngineServer
+
+    n = 40 if quick else 200
+    saved = {k: os.environ.get(k) for k in ("AEE_COLLECT_PERPLEXITY_BASE_URL", "PERPLEXITY_API_KEY")}
+    seconds: dict[int, float] = {}
+    with tempfile.TemporaryDirectory() as tmp, FakeEngineServer(delay=0.05) as server:
+        os.environ.update({"AEE_COLLECT_PERPLEXITY_BASE_URL": server.base_url, "PERPLEXITY_API_KEY": "bench-key"})
+        try:
+            queries = Path(tmp) / "q.jsonl"
+            queries.write_text("".join(json.dumps({"query": f"Bench question {k}?"}) + "\n" for k in range(n)))
+            for workers in (1, 4):
+                config = CollectConfig("perplexity", str(queries), Path(tmp) / f"c{workers}", concurrency=workers,
+                                       backoff=Backoff(base=0.01, cap=1.0, attempts=3), progress=False)
+                report, seconds[workers] = _timed(partial(collect, config))
+                if report.captured != n:
+                    raise RuntimeError(f"collected {report.captured} of {n}")
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    ratio = seconds[1] / seconds[4]
+    return [cost_row(f"j. collect {n} answers: --concurrency 1 vs 4", seconds[1], seconds[4], "s",
+                     f"fake provider answering in 50 ms; {target(ratio, 3)}")]
+
+
 # ------------------------------------------------------------------------------------------------
 # the table
 # ------------------------------------------------------------------------------------------------
@@ -519,6 +552,7 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "g": ("g. peak RSS of run --dataset demo: recorded vs offline judge", bench_memory),
     "h": ("h. scale: time and memory from 1,000 to 20,000 answers", bench_scale),
     "i": ("i. deep-research answer judged offline", bench_deep_research),
+    "j": ("j. aee collect wall time: concurrency 1 vs 4", bench_collect),
 }
 
 

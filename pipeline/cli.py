@@ -56,7 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("score", help="score answers: canonical JSON/JSONL, an engine's API response or a capture envelope")
-    p.add_argument("path", type=Path, help="a file (JSON, JSON list or JSONL) or a folder of them")
+    p.add_argument("path", type=Path, nargs="+", help="a file (JSON, JSON list, JSONL, or a saved stream) or a folder of them")
+    p.add_argument("--conversation", action="store_true",
+                   help="the files hold one conversation: an Anthropic response that stopped with pause_turn and its "
+                        "continuation, scored as one answer")
     p.add_argument("--judge", help="recorded (labels in the file), offline or openai; default: recorded for "
                                    "canonical files, offline for engine responses (they carry no labels)")
     p.add_argument("--json", action="store_true", help="print JSON (metrics and both matrices)")
@@ -164,12 +167,24 @@ def cmd_score(args: argparse.Namespace) -> int:
     fmt = args.importer or "auto"
     if fmt not in IMPORTERS:
         raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(sorted(IMPORTERS))}", field="--format")
-    if not args.path.exists():
-        raise InputError("cannot read file: no such file or folder", record=str(args.path))
-    answers = IMPORTERS[fmt].load(args.path, _import_options(args))
-    judge = get_judge(args.judge or default_judge(fmt, args.path))
+    for path in args.path:
+        if not path.exists():
+            raise InputError("cannot read file: no such file or folder", record=str(path))
+    if args.conversation:
+        from pipeline.importers.engines import conversation_answer
+
+        answers = [conversation_answer(list(args.path), _import_options(args))]
+    else:
+        answers = [a for path in args.path for a in IMPORTERS[fmt].load(path, _import_options(args))]
+        if len({a.answer.answer_id for a in answers}) < len(answers):
+            raise InputError("the same answer twice in these files (duplicate answer_id)", field="answer_id")
+    judge = get_judge(args.judge or default_judge(fmt, args.path[0]))
     formats = sorted({a.answer.meta.get("format") or fmt for a in answers})
     print(f"format: {', '.join(formats)}" + (" (detected)" if fmt == "auto" else ""), file=sys.stderr)
+    from pipeline.importers.import_report import ImportReport, report_lines
+
+    for line in report_lines(ImportReport().extend(answers, args.path[0].name).as_dict()):
+        print(one_line(line, 2000), file=sys.stderr)
     for a in answers:
         for warning in citation_warnings(a):
             print(f"warning: answer {one_line(a.answer.answer_id)}: {warning}", file=sys.stderr)
@@ -223,6 +238,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                          limit=args.limit, progress=not args.no_progress, import_options=_import_options(args))
     if result.formats:
         print("format: " + ", ".join(f"{name} ({n})" for name, n in sorted(result.formats.items())))
+    from pipeline.errors import one_line
+    from pipeline.importers.import_report import report_lines
+
+    for line in report_lines(result.import_report):
+        print(one_line(line, 2000))
     print(f"{result.answers} answers, judge {result.judge}: {result.chunks_done} chunks annotated, "
           f"{result.chunks_skipped} reused; {result.seconds:.1f} s; results in {result.out_dir}")
     if result.cache:

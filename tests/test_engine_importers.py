@@ -126,7 +126,7 @@ def test_openai_offsets_off_their_link_are_repaired_by_the_url():
     zurich["end_index"] = zurich["start_index"] + 12
     a = engine_answer(obj, "case")
     assert [c for _, c, _ in mapping(a)] == [(1,), (2, 1), (3,), (4,)]
-    assert notes(a)["offsets_repaired"] == 1
+    assert notes(a)["spans_by_text"] == 1
 
 
 def test_openai_chat_search_model():
@@ -181,7 +181,7 @@ def test_gemini_byte_offsets_after_non_ascii_text():
         ("Critics say <script>alert(1)</script> deliveries got harder.", (2,), (8,)),  # chunk 7 is not listed
     ]
     assert notes(a) == {"chunk_index_outside_list": 1, "spans_outside_text": 1, "spans_placed": 5, "spans_straddling": 1}
-    assert "offsets_repaired" not in notes(a)  # the byte mapping needed no help from segment.text
+    assert "spans_by_text" not in notes(a)  # the byte mapping needed no help from segment.text
 
 
 def test_gemini_character_offsets_would_land_elsewhere():
