@@ -56,4 +56,6 @@ def show_attribution(annotated: AnnotatedAnswer, *, key: str = "attribution_pane
         st.caption("AutoAIS asks whether one of a statement's citations backs it up on its own; NLI citation recall "
                    "whether its citations read together do. A citation is irrelevant when the citations together do "
                    "not back the statement, or when it does not back it alone while the other citations still do. "
-                   "\"unknown\": the judge gave no usable label. The Methodology page defines each metric.")
+                   "\"unknown\": no label decides it (a cited source without text, or a judge that gave no usable "
+                   "label); it is left out of the metrics, never counted as unsupported. The Methodology page "
+                   "defines each metric.")

@@ -17,7 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.metric_text import DIRECTION_WORDS, UNIT_WORDS, fmt_metric, row_label, thresholds_text
+from dashboard.metric_text import DIRECTION_WORDS, UNIT_WORDS, fmt_metric, judged_text, row_label, thresholds_text
 from dashboard.render import (
     RATING_TINTS,
     fmt_ci,
@@ -88,6 +88,8 @@ def _hover(rec: dict, engine_label: str) -> str:
         parts.append("95% CI: none (published figure or a single value)")
     if rec.get("n_answers") is not None:
         parts.append(f"answers: {int(rec['n_answers'])}")
+    if judged := judged_text(rec.get("judged_share"), name):
+        parts.append(f"judged: {plot_escape(judged)}")
     parts.append(f"unit: {UNIT_WORDS[info.unit]}; {DIRECTION_WORDS[info.direction]}")
     parts.append(f"thresholds: {thresholds_text(name)}")
     if rec.get("published_rating"):

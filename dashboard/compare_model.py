@@ -12,8 +12,9 @@ from typing import Any
 import pandas as pd
 
 from dashboard.answer_model import DIRECTION_MARKS, metric_value_text
+from pipeline.matrices import unknown_verdict_code
 from pipeline.metrics import METRICS
-from pipeline.records import AnnotatedAnswer
+from pipeline.records import SUPPORT_LABELS, AnnotatedAnswer, unchecked_text
 
 SAME, DIFFERENT = "same", "differs"
 ITEM_ORDER = {"relevance": 0, "stance": 1, "support": 2, "support_set": 3}
@@ -31,7 +32,7 @@ def _favoured(a: float | None, b: float | None, direction: str) -> str:
 
 def metrics_side_by_side(rep_a: dict, rep_b: dict, name_a: str, name_b: str) -> pd.DataFrame:
     """One row per metric: label, which direction is better, both values as shown, the side the
-    direction favours, and why a value is missing. Column names carry the two sides' names."""
+    direction favours, and why a value is missing or what it left out. Column names carry the two sides' names."""
     rows = []
     for name, ma in rep_a["metrics"].items():
         mb = rep_b["metrics"].get(name)
@@ -41,7 +42,9 @@ def metrics_side_by_side(rep_a: dict, rep_b: dict, name_a: str, name_b: str) -> 
         unit = info.unit if info else "ratio"
         direction = info.direction if info else "neutral"
         favoured = _favoured(ma["display"], mb["display"], direction)
-        notes = [f"{side}: {m['reason']}" for side, m in (("A", ma), ("B", mb)) if m["display"] is None and m["reason"]]
+        # why a value is missing, and what a value left out (units nobody judged)
+        notes = [f"{side}: {m['reason']}" for side, m in (("A", ma), ("B", mb))
+                 if (m["display"] is None or m.get("unknown")) and m["reason"]]
         if len(notes) == 2 and ma["reason"] == mb["reason"]:
             notes = [f"both: {ma['reason']}"]  # one reason for both sides reads once, not twice
         rows.append({
@@ -59,7 +62,9 @@ def _labels(annotated: AnnotatedAnswer) -> dict[tuple[str, int | None, int | Non
     for v in annotated.verdicts:
         if v.kind not in ITEM_ORDER and v.kind != "confidence":
             continue
-        if v.error:
+        if v.kind == "support" and v.label not in SUPPORT_LABELS:  # nobody decided it: say why
+            label = unchecked_text(unknown_verdict_code(v))
+        elif v.error:
             label = f"no label ({v.error} error)"
         elif v.label is None:
             label = "no label (unparsed output)"

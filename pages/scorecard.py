@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, data
-from dashboard.metric_text import ci_text, fmt_metric, na
+from dashboard.metric_text import ci_text, fmt_metric, judged_text, na
 from dashboard.render import (
     add_blank_reasons,
     engine_key,
@@ -179,6 +179,7 @@ with tab_detail:
         "value": fmt_metric(r["value"], r["metric"]) if r["value"] is not None else na(r["why_blank"]),
         "95% interval": ci_text(r["ci_low"], r["ci_high"], r["metric"], r["value"], r["n_answers"]),
         "n answers": str(int(r["n_answers"])) if r["n_answers"] is not None else "0",
+        "judged": judged_text(r.get("judged_share"), r["metric"]) or "–",
         "rating": f"{r['symbol']} {r['rating']}" if r["rating"] else ("not rated" if r["value"] is not None else "n/a"),
     } for r in records(cells)])
     st.dataframe(detail, hide_index=True, width="stretch", key="scorecard_detail")

@@ -231,9 +231,11 @@ def test_metrics_side_by_side_names_the_favoured_side():
     rep_a = answer_report(a, ScoreConfig("strict", "exact"), "j1")
     rep_b = answer_report(b, ScoreConfig("strict", "exact"), "j2")
     table = compare_model.metrics_side_by_side(rep_a, rep_b, "j1", "j2").set_index("metric")
-    # j1: both citations accurate (100 %); j2: [2] has no verdict, so 1 of 2 (50 %)
-    assert table.loc["Citation accuracy", "A: j1"] == "100.00%" and table.loc["Citation accuracy", "B: j2"] == "50.00%"
-    assert table.loc["Citation accuracy", "favours"] == "A (j1)"
+    # j1: both citations accurate (100 %); j2 gave [2] no verdict: not checked, so it is left out, not
+    # counted inaccurate: 1 of the 1 judged citation (100 %), and the note says one was left out
+    assert table.loc["Citation accuracy", "A: j1"] == "100.00%" and table.loc["Citation accuracy", "B: j2"] == "100.00%"
+    assert table.loc["Citation accuracy", "favours"] == "equal"
+    assert "B: 1 of 2 citations left out, not judged (pairs without a label)" in table.loc["Citation accuracy", "note"]
     assert table.loc["Dangling citations", "favours"] == "equal"
     assert table.loc["Statement agreement", "A: j1"] != "None"
     assert table.loc["Sources", "favours"] == ""  # a count with no better direction
