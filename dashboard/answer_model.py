@@ -27,11 +27,11 @@ from pipeline.text import find_citation_markers
 STATUS_LABELS: dict[str, str] = {
     "supported": "Supported by a cited source",
     "unsupported": "Cited, but no cited source supports it",
-    "unchecked": "Cited, but not checked: no cited source could be judged (no text, for instance)",
+    "unchecked": "Cited, not checked: no judged source supports it, and one it cites could not be judged (no text, for instance)",
     "uncited": "No citation",
     "filler": "Filler (not a claim)",
 }
-STATUS_SYMBOLS: dict[str, str] = {"supported": "✓", "unsupported": "✗", "unchecked": "–", "uncited": "?", "filler": "…"}
+STATUS_SYMBOLS: dict[str, str] = {"supported": "✓", "unsupported": "✗", "unchecked": "◌", "uncited": "?", "filler": "…"}
 
 # Per-pair classes of a citation marker.
 CITE_LABELS: dict[str, str] = {
@@ -321,14 +321,12 @@ def unchecked_flags(rep: dict) -> list[dict]:
         return []
     causes = "; ".join(f"{why}: {n}" for why, n in sorted(summary["causes"].items(), key=lambda kv: -kv[1]))
     flags = [{"kind": "not checked", "where": "answer",
-              "message": f"{summary['pairs']} of {summary['of']} (statement, source) pairs were not judged ({causes}). "
-                         "They count neither as support nor against it: the metrics leave them out and say how many, "
-                         "or are n/a when they are most."}]
+              "message": f"{summary['pairs']} of {summary['of']} (statement, source) pairs were not judged ({causes}); "
+                         "left out of the metrics, never counted as unsupported"}]
     for s in rep["statements"]:
         if s.get("status") == "unchecked":
             flags.append({"kind": "not checked", "where": f"statement {s['index'] + 1}",
-                          "message": f"{s['status_reason']}: no cited source is known to support it, and at least one "
-                                     "could not be judged, so it is neither supported nor unsupported here"})
+                          "message": f"{s['status_reason']}: neither supported nor unsupported here"})
     return flags
 
 

@@ -112,7 +112,7 @@ CELL_CITATION = {  # code: (symbol, name, colour)
     1: ("✓", "accurate citation: cited, fully supports", "#8fd19e"),
     2: ("✗", "inaccurate citation: cited, does not fully support", "#f4a3a3"),
     3: ("+", "missed citation: not cited, yet fully supports", "#ffd08a"),
-    4: ("–", "cited, not checked: nobody judged this pair (hover for why: no text, for instance)", "#dde3ea"),
+    4: ("◌", "cited, not checked: nobody judged this pair (hover for why: no text, for instance)", "#dde3ea"),
 }
 CELL_SUPPORT = {
     0: ("", "no verdict needed: an uncited pair outside what the labels cover", "#ffffff"),
@@ -120,7 +120,7 @@ CELL_SUPPORT = {
     2: ("◐", "partly supports", "#ffe08a"),
     3: ("●", "fully supports", "#8fd19e"),
     4: ("≈", "uncertain: the judge's score is close to its cut point; the symbol before ≈ is its label", "#d0bfff"),
-    5: ("–", "not checked: nobody judged this pair (hover for why: no text, for instance); "
+    5: ("◌", "not checked: nobody judged this pair (hover for why: no text, for instance); "
              "it counts neither as support nor against it", "#dde3ea"),
 }
 UNCERTAIN_CODE = 4
@@ -252,7 +252,8 @@ def graph_figure(rep: dict):
     left = [("s", r) for r in rows]
     g.add_nodes_from(left)
     g.add_nodes_from(("c", c) for c in cols)
-    kinds = {1: "accurate citation", 2: "cited, not supporting", 3: "supporting, not cited"}
+    kinds = {1: "accurate citation", 2: "cited, not supporting", UNCHECKED_CITATION: "cited, not checked",
+             3: "supporting, not cited"}
     for i, r in enumerate(rows):
         for j, c in enumerate(cols):
             if cit[i][j]:
@@ -264,7 +265,8 @@ def graph_figure(rep: dict):
         for n, y_value in zip(side, ys):
             pos[n] = (pos[n][0], y_value)
     fig = go.Figure()
-    styles = {1: ("#2f9e44", "solid", 3), 2: ("#e03131", "dash", 2), 3: ("#e8890c", "dot", 2)}
+    styles = {1: ("#2f9e44", "solid", 3), 2: ("#e03131", "dash", 2), UNCHECKED_CITATION: ("#868e96", "dashdot", 2),
+              3: ("#e8890c", "dot", 2)}
     for code, name in kinds.items():
         xs, ys = [], []
         for a, b, d in g.edges(data=True):

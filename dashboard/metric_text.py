@@ -111,3 +111,14 @@ def judged_text(share: Any, name: str) -> str:
         return ""
     unit = METRICS[name].unknown_unit or "units"
     return f"all {unit}" if float(share) >= 1 else f"{percent_text(float(share))} of {unit}"
+
+
+def cell_note(rec: dict) -> str:
+    """The small line under a scorecard value: "n=37" answers averaged, or, for a cell that is n/a
+    because too little was judged, how much was ("31% judged"); "" when neither applies."""
+    if _missing(rec.get("value")):
+        share = rec.get("judged_share")
+        if not rec.get("judged_reason") or share is None or _missing(share):
+            return ""
+        return f"{percent_text(float(share))} judged"
+    return f"n={int(rec['n_answers'])}" if not _missing(rec.get("n_answers")) and rec.get("n_answers") else ""

@@ -210,7 +210,7 @@ def wide_table(cells: pd.DataFrame, with_n: bool = True) -> pd.DataFrame:
     Table 7 thresholds (from the registry), one column per engine ("57.14% ● (n=1)", "n/a" where
     there is no value), and "Why n/a" naming the reason; then one summary row per rated group whose
     cells name each metric beside its symbol. Suitable for st.dataframe and CSV."""
-    from dashboard.metric_text import DIRECTION_SHORT, fmt_metric, thresholds_text, unit_mark
+    from dashboard.metric_text import DIRECTION_SHORT, cell_note, fmt_metric, thresholds_text, unit_mark
 
     engines = list(dict.fromkeys(cells["engine"]))
     rows = []
@@ -223,8 +223,8 @@ def wide_table(cells: pd.DataFrame, with_n: bool = True) -> pd.DataFrame:
             text = fmt_metric(rec["value"], name)
             if rec["symbol"]:
                 text += f" {rec['symbol']}"
-            if with_n and rec["n_answers"]:
-                text += f" (n={int(rec['n_answers'])})"
+            if with_n and (note := cell_note(rec)):
+                text += f" ({note})"
             row[rec["engine"]] = text
             if rec["value"] is None:
                 why.setdefault(rec.get("why_blank") or "no value", []).append(rec["engine"])

@@ -141,7 +141,9 @@ if len(summary_table(figure_cells)):
     st.markdown("**Summary ratings per group**, each symbol beside the metric it rates")
     st.table(summary_table(figure_cells))
 st.caption(rating_legend() + ". Each cell shows the value, its rating symbol and n, the number of answers the "
-           "value averages over. ↑ better: higher is better; ↓ better: lower is better; rows without an arrow "
+           "value averages over; an n/a cell built on labels nobody could give (sources without text, for instance) "
+           "shows instead how much was judged: a cell needs at least half (Methodology, \"Not checked is not "
+           "unsupported\"). ↑ better: higher is better; ↓ better: lower is better; rows without an arrow "
            "describe the answers and are not rated.")
 if key := engine_key(cells["engine"]):
     st.caption(key)
