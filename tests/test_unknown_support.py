@@ -329,3 +329,17 @@ def test_expertqa_bing_chat_and_gpt4_are_not_100_percent_unsupported_under_the_o
     # relevant statements of which 71 and 17 cite nothing
     assert cells.loc[("bing_chat", "unsupported_statements"), "judged_share"] == close(71 / 231)
     assert cells.loc[("gpt4", "unsupported_statements"), "judged_share"] == close(17 / 107)
+
+
+def test_the_judge_cache_keeps_an_unknown_verdict_and_its_reason(tmp_path):
+    cached = get_judge("scripted", cache=tmp_path / "judges.sqlite")
+    a = answer([(3,)], [], (WITH_TEXT_1, URL_ONLY_3))
+    first = cached.support(a.answer, a.statements, URL_ONLY_3)
+    again = cached.support(a.answer, a.statements, URL_ONLY_3)
+    assert (cached.hits, cached.misses) == (1, 1)  # nothing to retry: the answer is the same until there is text
+    assert [(v.label, v.raw, v.error) for v in again] == [(v.label, v.raw, v.error) for v in first] == [
+        ("unknown", "not checked: no text", "")]
+    # once the source has text it is another question, asked anew
+    texted = Source(3, url=URL_ONLY_3.url, text="The bridge opened in 1932.")
+    assert cached.support(a.answer, a.statements, texted)[0].label in ("full", "partial", "none")
+    assert cached.misses == 2
