@@ -147,6 +147,7 @@ def _matrices_html(rep: dict) -> str:
     # as in the inspector: an uncertain support verdict keeps its label's symbol, followed by ≈, on violet
     sup_codes, sup_texts = support_cell_texts(rep, sup)
     cit_texts = [[CELL_CITATION[code][0] for code in row] for row in cit]
+    reasons = rep["support_matrix"].get("reasons") or [[""] * len(cols) for _ in rows]
     out = []
     for title, codes, symbols, names, table, prefix in (
             ("Citations: what the answer cites", cit, cit_texts, cit, CELL_CITATION, "m"),
@@ -155,8 +156,8 @@ def _matrices_html(rep: dict) -> str:
         body = []
         for i, r in enumerate(rows):
             cells = "".join(
-                f'<td class="{prefix}{code}" title="{_e(_cell_title(table, names[i][j], code))}">{_e(symbols[i][j])}</td>'
-                for j, code in enumerate(codes[i]))
+                f'<td class="{prefix}{code}" title="{_e(_cell_title(table, names[i][j], code, reasons[i][j]))}">'
+                f"{_e(symbols[i][j])}</td>" for j, code in enumerate(codes[i]))
             body.append(f'<tr><th class="row">S{r + 1} {_e(texts.get(r, ""))}</th>{cells}</tr>')
         out.append(f"<h3>{_e(title)}</h3><table class=\"matrix\"><thead><tr>{head}</tr></thead>"
                    f"<tbody>{''.join(body)}</tbody></table>")
@@ -167,10 +168,13 @@ def _matrices_html(rep: dict) -> str:
     return "".join(out)
 
 
-def _cell_title(table: Mapping[int, tuple[str, str, str]], label_code: int, shown_code: int) -> str:
-    """A matrix cell's tooltip: what its label means, and that it is uncertain when it is."""
+def _cell_title(table: Mapping[int, tuple[str, str, str]], label_code: int, shown_code: int, reason: str = "") -> str:
+    """A matrix cell's tooltip: what its label means, that it is uncertain when it is, and why it
+    was not checked when it was not ("not checked: no text")."""
     name = table[label_code][1]
-    return f"{name}; {CELL_SUPPORT[UNCERTAIN_CODE][1]}" if table is CELL_SUPPORT and shown_code == UNCERTAIN_CODE else name
+    if table is CELL_SUPPORT and shown_code == UNCERTAIN_CODE:
+        name = f"{name}; {CELL_SUPPORT[UNCERTAIN_CODE][1]}"
+    return f"{reason}. {name}" if reason else name
 
 
 def _uncertain_html(rep: dict) -> str:

@@ -74,6 +74,11 @@ def _labels(annotated: AnnotatedAnswer) -> dict[tuple[str, int | None, int | Non
     return out
 
 
+def _undecided(label: str) -> bool:
+    """A shown support label that decides nothing: "no verdict", "not checked: ...", "not decided: ..."."""
+    return label == "no verdict" or label.startswith(("not checked", "not decided", "no label"))
+
+
 def _item_key(v: Any) -> tuple[str, int | None, int | None]:
     """(kind, statement, source) of a verdict; support by a set of sources (NLI citation recall and
     precision) is its own kind, keyed by a number standing for the set."""
@@ -112,7 +117,9 @@ def verdict_differences(a: AnnotatedAnswer, b: AnnotatedAnswer) -> pd.DataFrame:
         what = {"support": f"support by source [{src}]", "support_set": f"support by sources [{sources}] together",
                 "relevance": "relevance", "stance": "stance", "confidence": "confidence of the whole answer"}[kind]
         va, vb = la.get((kind, stmt, src), "no verdict"), lb.get((kind, stmt, src), "no verdict")
+        # two support labels that decide nothing (not checked, no verdict) do not disagree
+        same = va == vb or (kind.startswith("support") and _undecided(va) and _undecided(vb))
         rows.append({"statement": "" if stmt is None else f"S{stmt + 1}",
                      "text": "" if stmt is None else " ".join(texts.get(stmt, "").split()),
-                     "judged": what, "judge A": va, "judge B": vb, "agreement": SAME if va == vb else DIFFERENT})
+                     "judged": what, "judge A": va, "judge B": vb, "agreement": SAME if same else DIFFERENT})
     return pd.DataFrame(rows, columns=["statement", "text", "judged", "judge A", "judge B", "agreement"])

@@ -343,3 +343,41 @@ def test_the_judge_cache_keeps_an_unknown_verdict_and_its_reason(tmp_path):
     texted = Source(3, url=URL_ONLY_3.url, text="The bridge opened in 1932.")
     assert cached.support(a.answer, a.statements, texted)[0].label in ("full", "partial", "none")
     assert cached.misses == 2
+
+
+def test_aee_scorecard_says_why_a_cell_is_na_with_its_judged_share(tmp_path, monkeypatch, capsys):
+    import json
+
+    from pipeline.cli import main as cli_main
+
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    rows = [{"answer_id": f"{e}-{k}", "engine": e, "query": f"How do bridges carry load {k}?", "query_type": "expertise",
+             "answer": "Steel carries tension [1]. Stone carries compression [2].",
+             "sources": [{"index": 1, "url": "https://a.example.org/1", "text": "Steel carries tension" if e == "Texted" else ""},
+                         {"index": 2, "url": "https://b.example.org/2", "text": "Stone carries compression" if e == "Texted" else ""}]}
+            for k in range(2) for e in ("Texted", "Bare")]
+    path = tmp_path / "bridges.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    assert cli_main(["run", "--dataset", "bridges", "--path", str(path), "--judge", "scripted", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert cli_main(["scorecard", "--dataset", "bridges", "--judge", "scripted"]) == 0
+    out = capsys.readouterr().out
+    assert "  Unsupported statements · Bare: none of the statements judged (sources without text)" in out
+    assert "  Citation accuracy · Bare: none of the citations judged (sources without text)" in out
+    assert cli_main(["scorecard", "--dataset", "bridges", "--judge", "scripted", "--json"]) == 0
+    cells = {(c["engine"], c["metric"]): c for c in json.loads(capsys.readouterr().out)}
+    bare, texted = cells[("Bare", "unsupported_statements")], cells[("Texted", "unsupported_statements")]
+    assert bare["value"] is None and bare["judged_share"] == close(0.0)
+    assert bare["reason"] == "none of the statements judged (sources without text)"
+    assert texted["value"] == close(0.0) and texted["judged_share"] == close(1.0) and texted["reason"] == ""
+
+
+def test_two_judges_that_both_decided_nothing_do_not_disagree():
+    from dashboard import compare_model
+
+    a = answer([(3,)], [support(0, 3, "unknown")], (WITH_TEXT_1, URL_ONLY_3))
+    b = answer([(3,)], [support(0, 1, "none")], (WITH_TEXT_1, URL_ONLY_3))
+    rows = {r["judged"]: (r["judge A"], r["judge B"], r["agreement"]) for r in compare_model.verdict_differences(a, b).to_dict("records")}
+    assert rows["support by source [3]"] == ("not decided: the judge could not tell", "no verdict", "same")
+    assert rows["support by source [1]"] == ("no verdict", "none", "differs")
