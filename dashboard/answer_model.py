@@ -27,7 +27,7 @@ from pipeline.text import find_citation_markers
 STATUS_LABELS: dict[str, str] = {
     "supported": "Supported by a cited source",
     "unsupported": "Cited, but no cited source supports it",
-    "unchecked": "Cited, not checked: no judged source supports it, and one it cites could not be judged (no text, for instance)",
+    "unchecked": "Cited, not checked: a source it cites could not be judged (no text, for instance)",
     "uncited": "No citation",
     "filler": "Filler (not a claim)",
 }

@@ -52,7 +52,7 @@ export default function (component) {
     legend.appendChild(el('span', 'item', 'Hover over or click a numbered marker to see the source it points to.'));
   }
   (data.participant ? [] : ['supported', 'unsupported', 'unchecked', 'uncited', 'filler']).forEach((k) => {
-    const item = el('span', 'item');
+    const item = el('span', k === 'unchecked' ? 'item wrap' : 'item');
     const sw = el('span', 'stmt st-' + k);
     sw.appendChild(el('span', 'sym', symbols[k] || ''));
     sw.appendChild(document.createTextNode(k === 'unchecked' ? 'not checked' : k));
