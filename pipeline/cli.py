@@ -221,11 +221,17 @@ def _format_report(report: dict) -> str:
     for s in report["sources"]:
         state = {True: "page", False: "dead"}.get(s["fetch_ok"], s.get("text_origin") or "no text")
         lines.append(f"    [{s['index']}] {one_line(s['title'] or '(no title)', 80)}  <{one_line(s['url'], 120)}>  ({state})")
+    unchecked = report.get("unchecked_support") or {}
+    if unchecked.get("pairs"):
+        causes = ", ".join(f"{why}: {n}" for why, n in sorted(unchecked["causes"].items(), key=lambda kv: -kv[1]))
+        lines.append(f"  not checked: {unchecked['pairs']} of {unchecked['of']} (statement, source) pairs ({causes}); "
+                     "they count neither as support nor as its absence")
     lines.append(f"  statements ({len(report['statements'])}):")
     for s in report["statements"]:
         cites = " ".join(f"[{i}]" for i in s["citations"]) or "-"
         dangling = f"  dangling {' '.join(f'[{d}]' for d in s['dangling'])}" if s["dangling"] else ""
-        lines.append(f"    {s['index']:>2}. cites {cites}{dangling}: {one_line(s['text'], 140)}")
+        status = s.get("status_reason") or s.get("status", "")
+        lines.append(f"    {s['index']:>2}. cites {cites}{dangling} [{status}]: {one_line(s['text'], 140)}")
     return "\n".join(lines)
 
 
@@ -303,8 +309,17 @@ def _scorecard_text(summary, mode: str, necessity: str, query_type: str) -> str:
     if table.empty:
         return "(no results)"
     table.index = [METRICS[m].label for m in table.index]
-    return (f"scorecard ({mode}, necessity={necessity}, {query_type} queries; percent metrics x100; "
+    text = (f"scorecard ({mode}, necessity={necessity}, {query_type} queries; percent metrics x100; "
             f"n/a = not defined by these labels):\n{table.to_string(na_rep='n/a')}")
+    cells = part[part["query_type"] == query_type]
+    if "reason" in cells.columns:  # results built before judged shares were kept have no such column
+        judged = cells[cells["reason"].fillna("") != ""]
+        if len(judged):
+            text += ("\nn/a because too few of their units were judged (a cell needs at least half; "
+                     "docs/metrics/unknown.md):")
+            for r in judged.to_dict("records"):
+                text += f"\n  {METRICS[r['metric']].label} · {r['engine']}: {r['reason']}"
+    return text
 
 
 def cmd_compare_gold(args: argparse.Namespace) -> int:
