@@ -23,6 +23,7 @@ counted).
 
 from __future__ import annotations
 
+import warnings
 from itertools import combinations
 from typing import Any, Mapping, Sequence
 
@@ -94,9 +95,10 @@ def balanced_accuracy_from(conf: np.ndarray) -> np.ndarray:
     """Mean over human classes (columns) present of the share the judge got right."""
     totals = conf.sum(axis=1)  # per human class
     diag = np.diagonal(conf, axis1=1, axis2=2)
+    present = totals > 0
     with np.errstate(invalid="ignore", divide="ignore"):
-        recall = np.where(totals > 0, diag / totals, np.nan)
-    return np.nanmean(np.where(totals > 0, recall, np.nan), axis=1) if recall.size else np.full(conf.shape[0], np.nan)
+        recall = np.where(present, diag / np.where(present, totals, 1.0), 0.0)
+        return recall.sum(axis=1) / present.sum(axis=1)
 
 
 def kappa_from(conf: np.ndarray) -> np.ndarray:
@@ -197,11 +199,14 @@ def krippendorff_alpha(labels: Mapping[str, Mapping[str, str | None]], classes: 
     data = np.array([[code.get(str(labels[p].get(i)), np.nan) for i in shared] for p in people], dtype=np.float64)
 
     def alpha(matrix: np.ndarray) -> float:
-        try:
-            return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal",
-                                            value_domain=list(code.values())))
-        except (ValueError, ZeroDivisionError):
-            return float("nan")
+        # a bootstrap draw may hold one value only: alpha is undefined there (NaN, left out)
+        with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            try:
+                return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal",
+                                                value_domain=list(code.values())))
+            except (ValueError, ZeroDivisionError):
+                return float("nan")
 
     point = alpha(data)
     if not np.isfinite(point):

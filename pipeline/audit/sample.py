@@ -87,7 +87,7 @@ def allocate(sizes: Mapping[str, int], clusters: int, minimum: int = MIN_PER_STR
                 alloc[h] += 1
                 left -= 1
             continue
-        for h in sorted(open_strata):
+        for h in sorted(open_strata, key=lambda k: (-gaps[k], k)):  # the furthest below its share first
             give = min(whole[h], sizes[h] - alloc[h], left)
             alloc[h] += give
             left -= give
