@@ -28,6 +28,11 @@ Rows (letters as in docs/benchmarks.md):
   i    One deep-research answer (200 sources x 140 statements, bench/deep_research.py) judged offline
        end to end: without vs with the judge's first pass, the time against the 10 s target, and
        ExpertQA rand_val agreement without vs with the first pass (unchanged by construction).
+  j    Prediction-powered scorecards (bench/audit_ppi.py): on ExpertQA, samples of about 100, 200
+       and 400 (claim, cited source) pairs with the experts' labels standing in for the annotators;
+       interval width of human-only vs PPI estimates of unsupported statements and citation
+       accuracy, with the judge-only (offline) error, each estimate's mean error and how often its
+       interval covers the value from all expert labels, over 200 draws per size.
 
 Each row reads "baseline vs ours": `ratio` is how many times better `ours` is than `baseline`
 (baseline / ours for costs such as calls, tokens, seconds and MB; ours / baseline for rates such as
@@ -506,6 +511,12 @@ def bench_deep_research(quick: bool) -> list[Row]:
     return deep_research.bench_deep_research(quick, cost_row, skipped)
 
 
+def bench_audit_ppi(quick: bool) -> list[Row]:
+    import audit_ppi  # bench/ is on sys.path when this file runs as a script
+
+    return audit_ppi.bench_audit_ppi(quick, cost_row, skipped)
+
+
 # ------------------------------------------------------------------------------------------------
 # the table
 # ------------------------------------------------------------------------------------------------
@@ -519,6 +530,7 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "g": ("g. peak RSS of run --dataset demo: recorded vs offline judge", bench_memory),
     "h": ("h. scale: time and memory from 1,000 to 20,000 answers", bench_scale),
     "i": ("i. deep-research answer judged offline", bench_deep_research),
+    "j": ("j. prediction-powered scorecard on ExpertQA: human-only vs PPI", bench_audit_ppi),
 }
 
 

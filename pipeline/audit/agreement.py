@@ -50,10 +50,13 @@ def _interval(values: np.ndarray) -> tuple[float | None, float | None]:
     return float(low), float(high)
 
 
-def _stat(point: float, replicates: np.ndarray) -> dict[str, float | None]:
+MIN_FOR_INTERVAL = 10  # fewer compared items: the statistic is shown without an interval (it would mean nothing)
+
+
+def _stat(point: float, replicates: np.ndarray, n: int = MIN_FOR_INTERVAL) -> dict[str, float | None]:
     if not np.isfinite(point):
         return {"value": None, "low": None, "high": None}
-    low, high = _interval(replicates)
+    low, high = _interval(replicates) if n >= MIN_FOR_INTERVAL else (None, None)
     return {"value": float(point), "low": low, "high": high}
 
 
@@ -164,14 +167,20 @@ def judge_vs_human(items: pd.DataFrame, judge: Mapping[str, str], human: Mapping
     else:
         bal = balanced_accuracy_from(conf)
     kap = kappa_from(conf)
-    out["balanced_accuracy"] = _stat(bal[0], bal[1:])
-    out["kappa"] = _stat(kap[0], kap[1:])
-    out["auc"] = None
+    n = len(ids)
+    out["balanced_accuracy"] = _stat(bal[0], bal[1:], n)
+    out["kappa"] = _stat(kap[0], kap[1:], n)
+    out["auc"], out["auc_reason"] = None, "no score for this label"
     if positive is not None and scores is not None:
         scored = [i for i, item in enumerate(ids) if scores.get(item) is not None and scores[item] == scores[item]]
-        if len(scored) == len(ids):
+        both = {g == positive for g in gold} == {True, False}
+        if len(scored) < len(ids):
+            out["auc_reason"] = "the judge gives no score for some of these items"
+        elif not both:
+            out["auc_reason"] = f"needs items the people call '{positive}' and items they do not"
+        else:
             auc = weighted_auc(weights, [float(scores[i]) for i in ids], [g == positive for g in gold])
-            out["auc"] = _stat(auc[0], auc[1:])
+            out["auc"], out["auc_reason"] = _stat(auc[0], auc[1:], n), ""
     shares = conf / conf.sum(axis=(1, 2), keepdims=True)
     counts = weighted_confusion(np.ones(len(ids)), pred, gold, classes)[0]
     low = np.full(shares.shape[1:], np.nan)
@@ -212,8 +221,9 @@ def krippendorff_alpha(labels: Mapping[str, Mapping[str, str | None]], classes: 
     if not np.isfinite(point):
         return out | {"alpha": None, "reason": "every shared item got the same label: alpha is undefined"}
     rng = np.random.default_rng(seed)
-    reps = np.array([alpha(data[:, rng.integers(0, len(shared), len(shared))]) for _ in range(replicates)])
-    return out | {"alpha": _stat(point, reps), "reason": ""}
+    reps = np.array([alpha(data[:, rng.integers(0, len(shared), len(shared))]) for _ in range(replicates)]) \
+        if len(shared) >= MIN_FOR_INTERVAL else np.array([])
+    return out | {"alpha": _stat(point, reps, len(shared)), "reason": ""}
 
 
 def pairwise(labels: Mapping[str, Mapping[str, str | None]], classes: Sequence[str]) -> list[dict[str, Any]]:

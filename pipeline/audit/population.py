@@ -60,10 +60,10 @@ def item_id(dataset: str, unit: str, answer_id: str, statement_index: int, sourc
 
 def best_passage(statement: str, text: str) -> tuple[int, int]:
     """Character span of the source window sharing the most (rare) words with the statement;
-    (-1, -1) when the source has no text. Judge-independent, so marking it cannot anchor a person
+    (-1, -1) when the source has no text or is no longer than one window. Judge-independent, so marking it cannot anchor a person
     on the judge's own evidence."""
-    if not text.strip():
-        return (-1, -1)
+    if not text.strip() or len(text.strip()) <= PASSAGE_CHARS:
+        return (-1, -1)  # nothing to find in a source that fits in one passage: it is read whole
     spans = char_windows(text, PASSAGE_CHARS, PASSAGE_OVERLAP)
     if not spans:
         return (-1, -1)

@@ -263,21 +263,28 @@ def annotation_rows(sample: Sample) -> list[dict[str, Any]]:
     return rows
 
 
+def annotation_text(sample: Sample, kind: str = "csv") -> str:
+    """The sample for labelling by hand, as CSV (formula-safe cells) or JSON lines."""
+    rows = annotation_rows(sample)
+    columns = PAIR_FILE_COLUMNS if sample.unit == "pair" else STATEMENT_FILE_COLUMNS
+    if kind == "csv":
+        return _csv_text([{k: spreadsheet_safe(r.get(k, "")) for k in columns} for r in rows], columns)
+    return "".join(json.dumps({k: r.get(k, "") for k in columns}, ensure_ascii=False) + "\n" for r in rows)
+
+
+def design_text(sample: Sample) -> str:
+    """Each item's cluster, stratum and sampling weight, as CSV (for the researcher, not the annotator)."""
+    return _csv_text(sample.items[list(DESIGN_COLUMNS)].to_dict("records"), DESIGN_COLUMNS)
+
+
 def write_annotation_file(sample: Sample, path: Path) -> Path:
     """The sample as CSV (.csv) or JSON lines (.jsonl) for labelling by hand, plus
     `<name>.design.csv` beside it with each item's stratum and sampling weight."""
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".jsonl"):
         raise InputError("the output file must end in .csv or .jsonl", field="--out")
-    rows = annotation_rows(sample)
-    columns = PAIR_FILE_COLUMNS if sample.unit == "pair" else STATEMENT_FILE_COLUMNS
-    if suffix == ".csv":
-        text = _csv_text([{k: spreadsheet_safe(r.get(k, "")) for k in columns} for r in rows], columns)
-    else:
-        text = "".join(json.dumps({k: r.get(k, "") for k in columns}, ensure_ascii=False) + "\n" for r in rows)
-    _write_text_atomic(path, text)
-    design = sample.items[list(DESIGN_COLUMNS)].to_dict("records")
-    _write_text_atomic(design_path(path), _csv_text(design, DESIGN_COLUMNS))
+    _write_text_atomic(path, annotation_text(sample, "csv" if suffix == ".csv" else "jsonl"))
+    _write_text_atomic(design_path(path), design_text(sample))
     return path
 
 

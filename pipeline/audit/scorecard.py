@@ -118,6 +118,10 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
         sample = load_sample(sample_id, root)
         if sample.meta.get("judge") != judge:
             raise InputError(f"sample {sample_id!r} was drawn under judge {sample.meta.get('judge')!r}, not {judge!r}")
+        if human == "experts" and sample.unit != "pair":
+            rows += [_missing_row(metric, name, per_metric, mask, "ExpertQA's experts labelled support only")
+                     for name, mask in masks.items()]
+            continue
         if sample_id not in used:
             labels = human_labels(sample, human, store=store, answers=answers, root=root)
             used[sample_id] = {"sample": sample, "labels": labels}
