@@ -65,6 +65,16 @@ def _census(dataset: str, judge: str, truth_judge: str, root: Path) -> tuple[Any
     return census, labels, answers
 
 
+def _summary(est: Any, truth: float) -> tuple[float, float, float]:
+    """Mean absolute error, mean interval width (points) and coverage (%) over the draws."""
+    lo, hi = est.interval()
+    lo, hi = np.clip(lo, 0, 1), np.clip(hi, 0, 1)
+    err = float(np.mean(np.abs(est.value - truth))) * 100
+    width = float(np.mean(hi - lo)) * 100
+    cover = float(np.mean((lo <= truth) & (truth <= hi))) * 100
+    return err, width, cover
+
+
 def bench_audit_ppi(quick: bool, cost_row: Callable[..., Any], skipped: Callable[..., Any]) -> list[Any]:
     from pipeline.aggregate import bootstrap_ci
     from pipeline.audit.ppi import Stratum, stratified, unit_values
@@ -114,16 +124,8 @@ def bench_audit_ppi(quick: bool, cost_row: Callable[..., Any], skipped: Callable
             human = stratified(human_strata, const_h, use_predictions=False)
             pairs = float(np.mean(np.sum(items_drawn, axis=0)))
 
-            def summary(est) -> tuple[float, float, float]:
-                lo, hi = est.interval()
-                lo, hi = np.clip(lo, 0, 1), np.clip(hi, 0, 1)
-                err = float(np.mean(np.abs(est.value - truth))) * 100
-                width = float(np.mean(hi - lo)) * 100
-                cover = float(np.mean((lo <= truth) & (truth <= hi))) * 100
-                return err, width, cover
-
-            p_err, p_width, p_cover = summary(ppi)
-            h_err, h_width, h_cover = summary(human)
+            p_err, p_width, p_cover = _summary(ppi, truth)
+            h_err, h_width, h_cover = _summary(human, truth)
             first_lo, first_hi = (float(np.clip(b[0], 0, 1)) * 100 for b in ppi.interval())
             rows.append(cost_row(
                 f"j. {dataset} {metric}, ~{n} pairs: 95% interval width, human-only vs PPI",

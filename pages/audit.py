@@ -94,6 +94,8 @@ if mode == "Draw a sample":
     st.markdown("A sample is drawn at random, separately for each engine and for each label the judge gave, so rare "
                 "labels are there too; each item carries the weight it needs for every estimate to stay unbiased.")
     _draw_form()
+    samples = audit_data.samples(dataset)  # with the one just drawn
+    labels = {str(m["sample_id"]): audit_data.sample_label(m) for m in samples}
     if samples:
         st.subheader("Samples of this dataset")
         st.dataframe(pd.DataFrame([{"sample": m["sample_id"], "judge": m.get("judge"), "unit": m.get("unit"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-HOSTILE_TEXT = "<img src=x onerror=alert('audit')><script>alert(1)</script>"
+HOSTILE_TEXT = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
 FORMULA = "=HYPERLINK(\"http://evil.example\",\"click\")"
 
 
