@@ -9,7 +9,7 @@ import streamlit as st
 from dashboard import audit_data, data
 from dashboard.audit_view import label_panel, who_table
 from dashboard.render import ensure_router, link_to_page, md_escape, pick_dataset
-from pipeline.audit.agreement import majority_labels
+from pipeline.audit.agreement import FIELD_CLASSES, krippendorff_alpha, majority_labels
 from pipeline.audit.labels import clean_name, student_name
 from pipeline.audit.sample import annotation_text, design_text, draw_sample, register
 from pipeline.errors import InputError
@@ -90,6 +90,15 @@ def _pick_sample(key: str) -> str | None:
     return st.selectbox("Sample", ids, index=index, format_func=labels.get, key=key)
 
 
+def _class_people(sample, codes: tuple[str, ...], field: str) -> dict[str, dict[str, str]]:
+    frame = audit_data.store().labels(sample.sample_id)
+    out: dict[str, dict[str, str]] = {}
+    for r in frame.to_dict("records"):
+        if any(str(r["annotator"]).endswith(f"({c})") for c in codes) and isinstance(r.get(field), str):
+            out.setdefault(str(r["annotator"]), {})[r["item_id"]] = r[field]
+    return out
+
+
 if mode == "Draw a sample":
     st.markdown("A sample is drawn at random, separately for each engine and for each label the judge gave, so rare "
                 "labels are there too; each item carries the weight it needs for every estimate to stay unbiased.")
@@ -138,41 +147,30 @@ if mode == "Classroom":
 
         @st.fragment(run_every=10)
         def live(codes: tuple[str, ...] = tuple(part["code"]), title: str = str(name)) -> None:
+            """The class as it goes: who started, agreement with the judge and among the students."""
             field = audit_data.main_field(sample)
-            result = audit_data.agreement(sample, field, people=())
             people = {p: got for p, got in _class_people(sample, codes, field).items() if got}
             if not people:
-                st.caption(f"{title}: no labels yet (this refreshes every 10 seconds).")
+                st.caption(f"{md_escape(title)}: no labels yet (this part refreshes every 10 seconds).")
                 return
             judge, _ = audit_data.judge_item_labels(sample)
             major = majority_labels(people)
             both = [(judge.get(field, {}).get(i), v) for i, v in major.items()
                     if v not in (None, "cant_tell") and judge.get(field, {}).get(i) not in (None, "unknown")]
             same = sum(a == b for a, b in both)
-            cols = st.columns(3)
-            cols[0].metric("Students who started", len(people))
-            cols[1].metric("Class majority agrees with the judge", f"{same / len(both):.0%}" if both else "n/a",
-                           help=f"on {len(both)} items the class and the judge both labelled")
-            from pipeline.audit.agreement import FIELD_CLASSES, krippendorff_alpha
-
-            alpha = krippendorff_alpha(people, FIELD_CLASSES[field], replicates=100)
+            alpha = krippendorff_alpha(people, FIELD_CLASSES[field], replicates=0)
             value = alpha.get("alpha")
-            cols[2].metric("Students agree among themselves (Krippendorff's α)",
-                           f"{value['value']:.2f}" if value else "n/a",
-                           help=alpha.get("reason") or "1 = always the same label, 0 = no better than chance")
-            st.caption("Refreshes every 10 seconds." + (" " + md_escape(str(result.get("field"))) if False else ""))
+            cols = st.columns(3)
+            cols[0].metric("Students who started", len(people), help=f"{sum(len(g) for g in people.values())} labels so far")
+            cols[1].metric("Class majority agrees with the judge", f"{same / len(both):.0%}" if both else "n/a",
+                           help=f"on the {len(both)} items where both gave a label")
+            cols[2].metric("Students agree among themselves", f"α = {value['value']:.2f}" if value else "n/a",
+                           help=(alpha.get("reason") or "Krippendorff's alpha: 1 = always the same label, 0 = no better "
+                                 "than chance") + f"; {alpha.get('n_items', 0)} items labelled by two students or more")
+            st.caption("Refreshes every 10 seconds. The Judges page has the full comparison, item by item.")
 
         live()
     st.stop()
-
-
-def _class_people(sample, codes: tuple[str, ...], field: str) -> dict[str, dict[str, str]]:
-    frame = audit_data.store().labels(sample.sample_id)
-    out: dict[str, dict[str, str]] = {}
-    for r in frame.to_dict("records"):
-        if any(str(r["annotator"]).endswith(f"({c})") for c in codes) and isinstance(r.get(field), str):
-            out.setdefault(str(r["annotator"]), {})[r["item_id"]] = r[field]
-    return out
 
 
 # ---- Label ---------------------------------------------------------------------------------------

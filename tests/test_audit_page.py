@@ -136,6 +136,7 @@ def test_drawing_a_sample_and_creating_class_codes(app, built):
     at.number_input[0].set_value(3)
     next(b for b in at.button if "Create the codes" in str(b.label)).click()
     at.run()
+    assert not at.exception, at.exception
     codes = LabelStore(labels_path(built)).classes("demo-scripted-pair-n70-s1")
     assert len(codes) == 3
     table = next(df.value for df in at.dataframe if "code" in df.value.columns)
@@ -154,6 +155,16 @@ def test_a_student_labels_ten_items_of_a_seat(app, built):
     at.run()
     text = _text(at)
     assert f"class code {seat['code']}" in text and "Item 1 of 10" in text
+    _button(at, "audit_btn_support_none").click()
+    at.run()
+    # the teacher's view: the class's progress and agreement as it goes
+    at.segmented_control[0].set_value("Classroom")
+    at.run()
+    at.selectbox(key="audit_class_sample").set_value("demo-scripted-pair-n70-s1")
+    at.run()
+    assert not at.exception, at.exception
+    students = [m for m in at.metric if m.label == "Students who started"]
+    assert students and any(m.value == "1" for m in students)
 
 
 def test_judges_page_compares_the_judge_with_each_person(app, built):

@@ -152,3 +152,17 @@ def test_a_partial_sample_gives_an_interval_and_says_how_many_labels_halve_it(co
     assert row["ppi_low"] <= truth <= row["ppi_high"]
     assert 0 < row["labelled_units"] < row["population_units"]
     assert row["more_to_halve"] > 0
+
+
+def test_a_sample_that_no_longer_matches_the_results_says_so(corpus):
+    from pipeline.audit.ppi import with_verdicts
+    from pipeline.records import Verdict
+
+    sample = draw_sample("demo", JUDGE, 150, seed=4, unit="pair", scope="all", root=corpus)
+    answers = dict(load_annotated("demo", JUDGE, corpus))
+    cluster = sample.frame["cluster_id"].iloc[0]
+    aid, si = cluster.rsplit("#s", 1)
+    # the judge now calls that statement filler: it leaves the audited population
+    answers[aid] = with_verdicts(answers[aid], [Verdict(aid, "relevance", "filler", JUDGE, "x", statement_index=int(si))])
+    reason = unit_values("citation_accuracy", sample, answers, {})
+    assert isinstance(reason, str) and "results changed" in reason and "draw a new sample" in reason

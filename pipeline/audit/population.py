@@ -92,6 +92,19 @@ def _answer_class(a: AnnotatedAnswer) -> str:
     return "all relevant" if relevant == len(a.statements) else "some filler"
 
 
+def pair_cluster_ids(answers: Mapping[str, AnnotatedAnswer], scope: str = "cited") -> set[str]:
+    """The statement clusters `pair_frame` would build, without building them (a cheap check that a
+    sample still matches the results it was drawn from)."""
+    out = set()
+    for aid, a in answers.items():
+        view = label_view(a)
+        listed = {s.index for s in a.answer.sources}
+        for st in a.statements:
+            if is_relevant(view, st) and (any(i in listed for i in st.citations) if scope == "cited" else listed):
+                out.add(f"{aid}#s{st.index}")
+    return out
+
+
 def pair_frame(dataset: str, answers: Mapping[str, AnnotatedAnswer], scope: str = "cited") -> Frame:
     """Statement clusters of (statement, source) pairs; see the module doc."""
     clusters: list[dict] = []

@@ -47,6 +47,7 @@ import pandas as pd
 
 from pipeline.audit import CANT_TELL, definite
 from pipeline.audit.humans import audit_judge_id, human_verdicts
+from pipeline.audit.population import pair_cluster_ids
 from pipeline.audit.sample import Sample
 from pipeline.metrics import METRICS, ScoreConfig, ScoringContext
 from pipeline.records import SUPPORT_LABELS, AnnotatedAnswer, Verdict
@@ -290,6 +291,10 @@ def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
     missing = sorted(set(by_answer) - set(answers))
     if missing:
         return f"{len(missing)} answer(s) of the sample are no longer in the results (e.g. {missing[0]!r}): draw a new sample"
+    changed = set(frame["cluster_id"]) ^ pair_cluster_ids(answers, scope)
+    if changed:
+        return (f"the judge's results changed since the sample was drawn ({len(changed)} statement(s) entered or left "
+                "the audited population): draw a new sample")
     drawn: dict[str, list[tuple[str, int, int]]] = {}
     for r in items[["cluster_id", "item_id", "statement_index", "source_index"]].itertuples(index=False):
         drawn.setdefault(r.cluster_id, []).append((r.item_id, int(r.statement_index), int(r.source_index)))
