@@ -86,7 +86,7 @@ def bench_audit_ppi(quick: bool, cost_row: Callable[..., Any], skipped: Callable
         dataset, judge, truth_judge = _build(root, quick)
         census, labels, answers = _census(dataset, judge, truth_judge, root)
         values = judge_values(dataset, judge, root)
-    sizes, draws = ((60,), 40) if quick else (SIZES, DRAWS)
+    sizes, draws = ((120,), 40) if quick else (SIZES, DRAWS)
     rows = []
     for metric in METRICS:
         units = unit_values(metric, census, answers, labels)

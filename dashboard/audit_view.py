@@ -146,10 +146,10 @@ def label_panel(s: Sample, annotator: str, seat: dict | None = None) -> None:
     if answered:
         _reveal(s, item_id, mine, st, "Your answer")
     _buttons(s, annotator, row, mine, order, pos_key)
-    nav = st.columns([1, 1, 4])
-    nav[0].button("← Back", key="audit_back", shortcut="B", disabled=pos == 0, on_click=_back, args=(pos_key,),
+    nav = st.columns([1, 1, 2.2])
+    nav[0].button("Back", icon=":material/arrow_back:", key="audit_back", shortcut="B", disabled=pos == 0, on_click=_back, args=(pos_key,),
                   help="The previous item (key: B)")
-    nav[1].button("Next →" if answered else "Skip →", key="audit_skip", shortcut="S",
+    nav[1].button("Next" if answered else "Skip", icon=":material/arrow_forward:", key="audit_skip", shortcut="S",
                   on_click=_skip, args=(s, annotator, item_id, order, pos_key, answered),
                   help="Leave this item for later (key: S); a skipped item comes back at the end")
     nav[2].caption("Every answer is saved the moment you give it: you can close the tab and come back. "

@@ -9,6 +9,7 @@ import streamlit as st
 from dashboard import audit_data, data
 from dashboard.audit_view import label_panel, who_table
 from dashboard.render import ensure_router, link_to_page, md_escape, pick_dataset
+from dashboard.url_state import full_url
 from pipeline.audit.agreement import FIELD_CLASSES, krippendorff_alpha, majority_labels
 from pipeline.audit.labels import clean_name, student_name
 from pipeline.audit.sample import annotation_text, design_text, draw_sample, register
@@ -27,8 +28,8 @@ dataset = pick_dataset("audit_dataset", where=top[0])
 if dataset is None:
     st.warning("No results yet: build some first (`make run`, or `aee run --dataset demo --judge offline`).")
     st.stop()
-mode = top[1].segmented_control("What do you want to do?", ["Label", "Draw a sample", "Classroom"], default="Label",
-                                key="audit_mode") or "Label"
+mode = top[1].pills("What do you want to do?", ["Label", "Draw a sample", "Classroom"], default="Label",
+                    key="audit_mode") or "Label"  # pills wrap on a narrow screen; a segmented control is cut off
 illustrative = data.is_illustrative(dataset)
 if illustrative and not labelling:
     st.info("Illustrative teaching data: the engines and answers are invented.", icon=":material/school:")
@@ -42,16 +43,19 @@ def _draw_form() -> None:
         st.warning("This dataset has no judged results to audit.")
         return
     with st.form("audit_draw"):
-        cols = st.columns([1.2, 1.6, 1, 1, 1])
+        cols = st.columns([1, 1.4])
         judge = cols[0].selectbox("Judge to audit", judges, index=judges.index(data.default_judge(dataset) or judges[0]))
         unit = cols[1].radio("What people label", ["pair", "statement"], horizontal=True,
                              format_func={"pair": "support (statement + source)", "statement": "relevance and stance"}.get)
-        n = cols[2].number_input("Items (about)", min_value=10, max_value=5000, value=100, step=10)
-        seed = cols[3].number_input("Seed", min_value=0, max_value=10**6, value=0, step=1,
+        cols = st.columns(3)
+        n = cols[0].number_input("Items (about)", min_value=10, max_value=5000, value=100, step=10)
+        seed = cols[1].number_input("Seed", min_value=0, max_value=10**6, value=0, step=1,
                                     help="The same seed draws the same items: a sample anyone can redraw.")
-        scope = cols[4].selectbox("Sources per statement", ["cited", "all"], disabled=False,
-                                  help="Support samples: the sources the statement cites (default), or every listed "
-                                       "source (needed to correct unsupported statements when judges label uncited pairs).")
+        scope = cols[2].selectbox("Sources per statement", ["cited", "all"],
+                                  format_func={"cited": "the ones it cites", "all": "every listed source"}.get,
+                                  help="Support samples only: the sources the statement cites (default), or every "
+                                       "listed source (needed to correct unsupported statements when the judge also "
+                                       "labels uncited pairs, as on the teaching corpus).")
         go = st.form_submit_button("Draw and register the sample", type="primary")
     if go:
         try:
@@ -69,12 +73,12 @@ def _downloads(sample) -> None:
     st.markdown("**Label it elsewhere** (a spreadsheet works): the file has the ids, the texts and empty label columns; "
                 "bring it back with `aee audit import`. The design file holds each item's stratum and sampling weight.")
     cols = st.columns(3)
-    cols[0].download_button("Sample as CSV", annotation_text(sample, "csv").encode("utf-8"), f"{sample.sample_id}.csv",
+    cols[0].download_button("CSV", annotation_text(sample, "csv").encode("utf-8"), f"{sample.sample_id}.csv",
                             "text/csv", key="audit_dl_csv", on_click="ignore", icon=":material/download:")
-    cols[1].download_button("Sample as JSON lines", annotation_text(sample, "jsonl").encode("utf-8"),
+    cols[1].download_button("JSON lines", annotation_text(sample, "jsonl").encode("utf-8"),
                             f"{sample.sample_id}.jsonl", "application/jsonl", key="audit_dl_jsonl", on_click="ignore",
                             icon=":material/download:")
-    cols[2].download_button("Design (weights)", design_text(sample).encode("utf-8"), f"{sample.sample_id}.design.csv",
+    cols[2].download_button("Weights", design_text(sample).encode("utf-8"), f"{sample.sample_id}.design.csv",
                             "text/csv", key="audit_dl_design", on_click="ignore", icon=":material/download:")
     st.code(f"aee audit import --dataset {dataset} {sample.sample_id}.csv --annotator \"Your name\"\n"
             f"aee audit export --sample {sample.sample_id} --format label-studio   # or argilla", language="bash")
@@ -141,12 +145,14 @@ if mode == "Classroom":
     for name, part in seats.groupby("class_name", sort=False):
         st.subheader(f"Class: {name}")
         covered = len({i for r in part.itertuples() for i in audit_data.item_order(sample, r._asdict())})
-        st.caption(f"{len(part)} codes; together they cover {covered} of the sample's {len(sample.items)} items. "
-                   "Students open this page, choose Label, and type their code and first name.")
+        address = full_url("audit", {"dataset": dataset})
+        st.markdown(f"{len(part)} codes; together they cover {covered} of the sample's {len(sample.items)} items. "
+                    f"Students open **{md_escape(address)}**, switch on *I have a class code*, and type their code and "
+                    "first name.")
         st.dataframe(who_table(part, len(sample.items)), hide_index=True, width="stretch")
 
         @st.fragment(run_every=10)
-        def live(codes: tuple[str, ...] = tuple(part["code"]), title: str = str(name)) -> None:
+        def live(codes: tuple[str, ...] = tuple(part["code"]), title: str = str(name), seats: pd.DataFrame = part) -> None:
             """The class as it goes: who started, agreement with the judge and among the students."""
             field = audit_data.main_field(sample)
             people = {p: got for p, got in _class_people(sample, codes, field).items() if got}
@@ -167,6 +173,15 @@ if mode == "Classroom":
             cols[2].metric("Students agree among themselves", f"α = {value['value']:.2f}" if value else "n/a",
                            help=(alpha.get("reason") or "Krippendorff's alpha: 1 = always the same label, 0 = no better "
                                  "than chance") + f"; {alpha.get('n_items', 0)} items labelled by two students or more")
+            seats_done = []
+            for r in seats.itertuples():
+                mine = [p for p in people if p.endswith(f"({r.code})")]
+                items = audit_data.item_order(sample, r._asdict())
+                done = max((sum(1 for i in items if i in people[p]) for p in mine), default=0)
+                seats_done.append({"student": r.seat, "code": r.code,
+                                   "name": ", ".join(p.rsplit(" (", 1)[0] for p in mine) or "not started",
+                                   "answered": f"{done} of {len(items)}"})
+            st.dataframe(pd.DataFrame(seats_done), hide_index=True, width="stretch", key=f"audit_class_progress_{title}")
             st.caption("Refreshes every 10 seconds. The Judges page has the full comparison, item by item.")
 
         live()
@@ -211,10 +226,10 @@ if not who:
     st.stop()
 
 sample = audit_data.sample(who["sample_id"])
-head = st.columns([4, 1])
+head = st.columns([4, 1.1])
 head[0].markdown(f"Labelling as **{md_escape(who['annotator'])}** · sample {md_escape(sample.sample_id)}"
                  + (f" · class code {md_escape(who['seat']['code'])}" if who.get("seat") else ""))
-if head[1].button("Change person", key="audit_change_person"):
+if head[1].button("Not you?", key="audit_change_person", icon=":material/person:", help="Label as someone else"):
     st.session_state.pop("audit_who", None)
     st.rerun()
 label_panel(sample, who["annotator"], who.get("seat"))

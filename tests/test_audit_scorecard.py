@@ -119,7 +119,9 @@ def test_the_judge_only_column_is_the_judges_scorecard(corpus, census):
 def test_support_metrics_add_up_over_statements(corpus, census):
     pair, _ = census
     answers = load_annotated("demo", JUDGE, corpus)
-    labels = human_labels(pair, "all", root=corpus)
+    people = human_labels(pair, "all", root=corpus)
+    assert len(people) == 1  # the hand labels, as one person
+    labels = people[0]
     checked = 0
     for metric in ("unsupported_statements", "citation_accuracy"):
         units = unit_values(metric, pair, answers, labels)
@@ -166,3 +168,26 @@ def test_a_sample_that_no_longer_matches_the_results_says_so(corpus):
     answers[aid] = with_verdicts(answers[aid], [Verdict(aid, "relevance", "filler", JUDGE, "x", statement_index=int(si))])
     reason = unit_values("citation_accuracy", sample, answers, {})
     assert isinstance(reason, str) and "results changed" in reason and "draw a new sample" in reason
+
+
+def test_two_people_who_disagree_count_half_each(corpus, census):
+    """A unit's human value is the mean over the people who labelled all of it: on a census the
+    corrected value with two people is exactly the mean of the values with each alone."""
+    from pipeline.audit.ppi import ppi_rows
+    from pipeline.audit.scorecard import domains, judge_values
+
+    pair, _ = census
+    answers = load_annotated("demo", JUDGE, corpus)
+    hand = human_labels(pair, "all", root=corpus)[0]
+    lenient = {item: {"support": "full"} for item in hand}
+    values = judge_values("demo", JUDGE, corpus)
+    per_metric = values[values["metric"] == "citation_accuracy"]
+    masks = domains([], "all")
+
+    def corrected(people) -> float:
+        units = unit_values("citation_accuracy", pair, answers, people)
+        return ppi_rows("citation_accuracy", units, pair, per_metric, masks)[0].ppi
+
+    both = corrected([hand, lenient])
+    assert both == close((corrected(hand) + corrected(lenient)) / 2, 1e-9)
+    assert corrected(lenient) == close(100.0, 1e-9)  # everything "full": every citation accurate

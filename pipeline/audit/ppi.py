@@ -264,21 +264,28 @@ class UnitValues:
     answers: pd.DataFrame  # answer_id, engine, query_type, judge_const, human_const (answers in the metric's population)
 
 
+Labels = Mapping[str, Mapping[str, "str | None"]]  # item id -> field -> one person's label
+
+
 def unit_values(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnswer],
-                labels: Mapping[str, Mapping[str, str | None]]) -> UnitValues | str:
-    """Every cluster's numbers for one metric, or the reason they cannot be computed."""
+                labels: Labels | Sequence[Labels]) -> UnitValues | str:
+    """Every cluster's numbers for one metric, or the reason they cannot be computed. `labels` is
+    one person's labels, or several people's: a unit's human value is then the mean of the values
+    of the people who labelled all of it (so two people who disagree give the average of their two
+    readings, where a majority vote would have to drop the unit)."""
     unit = PPI_METRICS.get(metric)
     if unit is None:
         return "this metric reads no judge label"
     if unit != sample.unit:
         return f"needs a sample of {unit}s (this one holds {sample.unit}s)"
+    people: list[Labels] = [labels] if isinstance(labels, Mapping) else list(labels)
     if unit == "pair":
-        return _pair_units(metric, sample, answers, labels)
-    return _answer_units(metric, sample, answers, labels)
+        return _pair_units(metric, sample, answers, people)
+    return _answer_units(metric, sample, answers, people)
 
 
 def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnswer],
-                labels: Mapping[str, Mapping[str, str | None]]) -> UnitValues | str:
+                people: Sequence[Labels]) -> UnitValues | str:
     frame, items = sample.frame, sample.items
     scope = sample.meta.get("scope", "cited")
     if metric == "unsupported_statements" and scope != "all" and any(
@@ -325,15 +332,19 @@ def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
         share = g_j / len(cids)
         for cid in cids:
             row = {"cluster_id": cid, "yhat": share, "y": np.nan, "c": np.nan, "complete": False, "in_population": True}
-            pairs = drawn.get(cid)
-            if pairs:
+            pairs = drawn.get(cid) or []
+            deltas = []
+            for labels in people if pairs else ():
                 human = {(si, src): (labels.get(iid) or {}).get("support") for iid, si, src in pairs}
                 if all(definite(v) for v in human.values()):
                     relabel = _support(a, {k: str(v) for k, v in human.items()}, "human:audit")
                     with_j = _metric(metric, with_verdicts(base_j, relabel))
                     with_h = _metric(metric, with_verdicts(base_h, relabel))
                     if with_j is not None and with_h is not None:
-                        row |= {"y": share + (with_j - g_j), "c": with_h - g_h, "complete": True}
+                        deltas.append((with_j - g_j, with_h - g_h))
+            if deltas:
+                row |= {"y": share + float(np.mean([d[0] for d in deltas])),
+                        "c": float(np.mean([d[1] for d in deltas])), "complete": True}
             rows.append(row)
     return _finish(sample, rows, consts)
 
@@ -349,7 +360,7 @@ def _const(a: AnnotatedAnswer, judge_const: float, human_const: float) -> dict:
 
 
 def _answer_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnswer],
-                  labels: Mapping[str, Mapping[str, str | None]]) -> UnitValues | str:
+                  people: Sequence[Labels]) -> UnitValues | str:
     frame, items = sample.frame, sample.items
     needs = ANSWER_FIELDS[metric]
     info = METRICS[metric]
@@ -369,18 +380,23 @@ def _answer_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAn
         row = {"cluster_id": cid, "yhat": 0.0 if g_j is None else g_j, "y": np.nan, "c": np.nan, "complete": False,
                "in_population": True}
         part = drawn.get(cid)
-        if part is not None and _answer_complete(part, labels, needs):
+        values = []
+        for labels in people if part is not None else ():
+            if not _answer_complete(part, labels, needs):
+                continue
             verdicts = human_verdicts(part, labels, audit_judge_id(["audit"]), "statement")
             if "confidence" not in needs:  # only metrics that read confidence take the person's
                 verdicts = [v for v in verdicts if v.kind != "confidence"]
             g_h = _metric(metric, with_verdicts(a, verdicts))
             if g_h is not None:
-                row |= {"y": g_h, "c": g_h, "complete": True}
+                values.append(g_h)
+        if values:
+            row |= {"y": float(np.mean(values)), "c": float(np.mean(values)), "complete": True}
         rows.append(row)
     return _finish(sample, rows, consts)
 
 
-def _answer_complete(part: pd.DataFrame, labels: Mapping[str, Mapping[str, str | None]], needs: tuple[str, ...]) -> bool:
+def _answer_complete(part: pd.DataFrame, labels: Labels, needs: tuple[str, ...]) -> bool:
     """Every statement of the answer has what the metric reads: a relevance label; a stance (an
     abstention counts: it is `unknown`) for relevant statements of debate answers; the confidence."""
     debate = bool((part["query_type"] == "debate").any())
@@ -410,7 +426,7 @@ def _finish(sample: Sample, rows: list[dict], consts: list[dict]) -> UnitValues:
     return UnitValues(clusters, answers)
 
 
-def additivity_gap(metric: str, answer: AnnotatedAnswer, sample: Sample, labels: Mapping[str, Mapping[str, str | None]],
+def additivity_gap(metric: str, answer: AnnotatedAnswer, sample: Sample, labels: Labels,
                    units: UnitValues) -> float | None:
     """|sum of an answer's y_u - its value with every unit's human labels at once| for a pair
     metric (0 when the metric is a sum over statements, as the estimator assumes). None unless

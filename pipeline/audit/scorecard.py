@@ -53,9 +53,10 @@ def domains(engines: Sequence[str], query_type: str = "all") -> dict[str, Callab
 
 
 def human_labels(sample: Sample, human: str | Sequence[str] = "all", *, store: LabelStore | None = None,
-                 answers: Mapping[str, AnnotatedAnswer] | None = None, root: Path | None = None) -> dict:
-    """item id -> field -> label: `"all"` annotators' majority, a list of annotators (majority), or
-    `"experts"` (ExpertQA's carried expert labels, pair samples only)."""
+                 answers: Mapping[str, AnnotatedAnswer] | None = None, root: Path | None = None) -> list[dict]:
+    """One `item id -> field -> label` map per person: every annotator (`"all"`), the ones named,
+    or `"experts"` (ExpertQA's carried expert labels, pair samples only). `ppi.unit_values` averages
+    each unit's value over the people who labelled all of it."""
     if human == "experts":
         if sample.unit != "pair":
             raise InputError("expert labels exist for support pairs only", field="--human")
@@ -63,10 +64,11 @@ def human_labels(sample: Sample, human: str | Sequence[str] = "all", *, store: L
         if not carried:
             raise InputError(f"dataset {sample.meta['dataset']!r} has no `human` judge results to take expert labels from",
                              field="--human")
-        return expert_labels(sample.items, [v for a in carried.values() for v in a.verdicts])
+        return [expert_labels(sample.items, [v for a in carried.values() for v in a.verdicts])]
     store = store or LabelStore(labels_path(root))
     labels = store.labels(sample.sample_id)
-    return item_labels(labels, None if human == "all" else list(human))
+    names = list(labels["annotator"].unique()) if human == "all" and not labels.empty else ([] if human == "all" else list(human))
+    return [item_labels(labels, [name]) for name in names]
 
 
 def pick_samples(dataset: str, judge: str, store: LabelStore | None = None, root: Path | None = None) -> dict[str, str]:
@@ -134,9 +136,10 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
     return {
         "dataset": dataset, "judge": judge, "query_type": query_type, "mode": "strict",
         "human": human if isinstance(human, str) else list(human),
-        "human_label": EXPERTS if human == "experts" else ("every annotator's majority" if human == "all" else ", ".join(human)),
+        "human_label": EXPERTS if human == "experts" else ("every annotator (each unit: the mean over the people who "
+                                                           "labelled all of it)" if human == "all" else ", ".join(human)),
         "samples": {unit: sid for unit, sid in chosen.items()},
-        "labelled_items": {sid: len(u["labels"]) for sid, u in used.items()},
+        "labelled_items": {sid: len({i for person in u["labels"] for i in person}) for sid, u in used.items()},
         "rows": rows,
     }
 
