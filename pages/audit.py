@@ -23,13 +23,13 @@ if not labelling:  # while someone labels, every line of height goes to the item
                "label a random sample of its decisions (the judge's own label stays hidden until you answer). "
                "The Judges page then shows how often you agree, and the Scorecard corrects its numbers with your labels.")
 
-top = st.columns([1.3, 1.7])
+top = st.columns([1, 1.4])
 dataset = pick_dataset("audit_dataset", where=top[0])
 if dataset is None:
     st.warning("No results yet: build some first (`make run`, or `aee run --dataset demo --judge offline`).")
     st.stop()
-mode = top[1].pills("What do you want to do?", ["Label", "Draw a sample", "Classroom"], default="Label",
-                    key="audit_mode") or "Label"  # pills wrap on a narrow screen; a segmented control is cut off
+mode = top[1].radio("What do you want to do?", ["Label", "Draw a sample", "Classroom"], horizontal=True,
+                    key="audit_mode") or "Label"  # radio buttons wrap on a narrow screen
 illustrative = data.is_illustrative(dataset)
 if illustrative and not labelling:
     st.info("Illustrative teaching data: the engines and answers are invented.", icon=":material/school:")
@@ -149,15 +149,23 @@ if mode == "Classroom":
         st.markdown(f"{len(part)} codes; together they cover {covered} of the sample's {len(sample.items)} items. "
                     f"Students open **{md_escape(address)}**, switch on *I have a class code*, and type their code and "
                     "first name.")
-        st.dataframe(who_table(part, len(sample.items)), hide_index=True, width="stretch")
 
         @st.fragment(run_every=10)
         def live(codes: tuple[str, ...] = tuple(part["code"]), title: str = str(name), seats: pd.DataFrame = part) -> None:
             """The class as it goes: who started, agreement with the judge and among the students."""
             field = audit_data.main_field(sample)
             people = {p: got for p, got in _class_people(sample, codes, field).items() if got}
+            table = who_table(seats, len(sample.items))
+            names, answered = [], []
+            for r in seats.itertuples():
+                mine = [p for p in people if p.endswith(f"({r.code})")]
+                items = audit_data.item_order(sample, r._asdict())
+                names.append(", ".join(p.rsplit(" (", 1)[0] for p in mine) or "not started")
+                answered.append(f"{max((sum(1 for i in items if i in people[p]) for p in mine), default=0)} of {len(items)}")
+            st.dataframe(table.assign(name=names, answered=answered), hide_index=True, width="stretch",
+                         key=f"audit_class_progress_{title}")
             if not people:
-                st.caption(f"{md_escape(title)}: no labels yet (this part refreshes every 10 seconds).")
+                st.caption("No labels yet. This part refreshes every 10 seconds.")
                 return
             judge, _ = audit_data.judge_item_labels(sample)
             major = majority_labels(people)
@@ -167,21 +175,14 @@ if mode == "Classroom":
             alpha = krippendorff_alpha(people, FIELD_CLASSES[field], replicates=0)
             value = alpha.get("alpha")
             cols = st.columns(3)
-            cols[0].metric("Students who started", len(people), help=f"{sum(len(g) for g in people.values())} labels so far")
-            cols[1].metric("Class majority agrees with the judge", f"{same / len(both):.0%}" if both else "n/a",
-                           help=f"on the {len(both)} items where both gave a label")
-            cols[2].metric("Students agree among themselves", f"α = {value['value']:.2f}" if value else "n/a",
+            cols[0].metric("Started", len(people), help=f"students who gave a label; {sum(len(g) for g in people.values())} "
+                                                         "labels so far")
+            cols[1].metric("Agree with the judge", f"{same / len(both):.0%}" if both else "n/a",
+                           help=f"the class's majority label equals the judge's, on the {len(both)} items where both "
+                                "gave one")
+            cols[2].metric("Among students", f"α = {value['value']:.2f}" if value else "n/a",
                            help=(alpha.get("reason") or "Krippendorff's alpha: 1 = always the same label, 0 = no better "
                                  "than chance") + f"; {alpha.get('n_items', 0)} items labelled by two students or more")
-            seats_done = []
-            for r in seats.itertuples():
-                mine = [p for p in people if p.endswith(f"({r.code})")]
-                items = audit_data.item_order(sample, r._asdict())
-                done = max((sum(1 for i in items if i in people[p]) for p in mine), default=0)
-                seats_done.append({"student": r.seat, "code": r.code,
-                                   "name": ", ".join(p.rsplit(" (", 1)[0] for p in mine) or "not started",
-                                   "answered": f"{done} of {len(items)}"})
-            st.dataframe(pd.DataFrame(seats_done), hide_index=True, width="stretch", key=f"audit_class_progress_{title}")
             st.caption("Refreshes every 10 seconds. The Judges page has the full comparison, item by item.")
 
         live()

@@ -121,7 +121,7 @@ def test_hostile_text_never_reaches_markdown_unescaped(app):
 
 def test_drawing_a_sample_and_creating_class_codes(app, built):
     at = _goto(app, "pages/audit.py", dataset="demo")
-    at.pills(key="audit_mode").set_value("Draw a sample")
+    at.radio(key="audit_mode").set_value("Draw a sample")
     at.run()
     at.selectbox(key=next(b.key for b in at.selectbox if b.label == "Judge to audit")).set_value("scripted")
     at.number_input[0].set_value(90)
@@ -129,7 +129,7 @@ def test_drawing_a_sample_and_creating_class_codes(app, built):
     next(b for b in at.button if "Draw and register" in str(b.label)).click()
     at.run()
     assert "Sample demo-scripted-pair-n90-s5" in _text(at)
-    at.pills(key="audit_mode").set_value("Classroom")
+    at.radio(key="audit_mode").set_value("Classroom")
     at.run()
     at.selectbox(key="audit_class_sample").set_value("demo-scripted-pair-n70-s1")
     at.text_input[0].input("Class 7B")
@@ -141,6 +141,7 @@ def test_drawing_a_sample_and_creating_class_codes(app, built):
     assert len(codes) == 3
     table = next(df.value for df in at.dataframe if "code" in df.value.columns)
     assert list(table["code"]) == list(codes["code"]) and list(table["items"])[:2] == ["1–10", "6–15"]
+    assert set(table["answered"]) == {"0 of 10"} and set(table["name"]) == {"not started"}
 
 
 def test_a_student_labels_ten_items_of_a_seat(app, built):
@@ -158,12 +159,12 @@ def test_a_student_labels_ten_items_of_a_seat(app, built):
     _button(at, "audit_btn_support_none").click()
     at.run()
     # the teacher's view: the class's progress and agreement as it goes
-    at.pills(key="audit_mode").set_value("Classroom")
+    at.radio(key="audit_mode").set_value("Classroom")
     at.run()
     at.selectbox(key="audit_class_sample").set_value("demo-scripted-pair-n70-s1")
     at.run()
     assert not at.exception, at.exception
-    students = [m for m in at.metric if m.label == "Students who started"]
+    students = [m for m in at.metric if m.label == "Started"]
     assert students and any(m.value == "1" for m in students)
 
 
