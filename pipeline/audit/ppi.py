@@ -491,6 +491,8 @@ def domain_estimates(metric: str, units: UnitValues, sample: Sample, domain: Cal
     strata = []
     for name, part in c.groupby("stratum", sort=True):
         inside = keep.loc[part.index].to_numpy()
+        if not inside.any():
+            continue  # no unit of this stratum is in the domain: it adds exactly 0 and needs no label
         labelled = part["labelled"].to_numpy(dtype=bool)
         truth = np.where(inside, part["y" if use_predictions else "c"].to_numpy(dtype=float), 0.0)
         pred = np.where(inside, part[column].to_numpy(dtype=float), 0.0) if use_predictions else np.zeros(len(part))
