@@ -28,9 +28,7 @@ def store() -> LabelStore:
 
 def version() -> tuple[int, int]:
     """(events, newest event id) of the labels store: changes whenever anyone saves a label."""
-    s = store()
-    frame = s._frame("SELECT COUNT(*) AS n, COALESCE(MAX(id), 0) AS last FROM events", [])
-    return int(frame.loc[0, "n"]), int(frame.loc[0, "last"])
+    return store().version()
 
 
 def samples(dataset: str) -> list[dict[str, Any]]:

@@ -191,3 +191,21 @@ def test_two_people_who_disagree_count_half_each(corpus, census):
     both = corrected([hand, lenient])
     assert both == close((corrected(hand) + corrected(lenient)) / 2, 1e-9)
     assert corrected(lenient) == close(100.0, 1e-9)  # everything "full": every citation accurate
+
+
+def test_an_engine_is_estimated_from_its_own_strata(corpus):
+    """Labels on one engine's items only: that engine gets its corrected value; all engines together
+    cannot be estimated and say which strata lack labels."""
+    sample = draw_sample("demo", JUDGE, 150, seed=6, unit="pair", scope="all", root=corpus, sample_id="one-engine")
+    register(sample, corpus)
+    hand = load_annotated("demo", "recorded", corpus)
+    rows = []
+    for r in sample.items[sample.items["engine"] == "Lumen"].to_dict("records"):
+        label = label_view(hand[r["answer_id"]]).support.get((int(r["statement_index"]), int(r["source_index"])))
+        rows.append((sample.sample_id, r["item_id"], "hand", "support", label or "none"))
+    LabelStore(labels_path(corpus)).record_many(rows, "test")
+    out = ppi_scorecard("demo", JUDGE, samples={"pair": sample.sample_id}, root=corpus)
+    cells = {(r["metric"], r["domain"]): r for r in out["rows"]}
+    lumen, everyone = cells[("citation_accuracy", "Lumen")], cells[("citation_accuracy", ALL_ENGINES)]
+    assert lumen["ppi"] is not None and lumen["reason"] == ""
+    assert everyone["ppi"] is None and "Parrot" in everyone["reason"] and "0 of" in everyone["reason"]

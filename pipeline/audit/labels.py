@@ -182,6 +182,12 @@ class LabelStore:
             return self._frame("SELECT * FROM events WHERE sample_id = ? ORDER BY id", [sample_id])
         return self._frame("SELECT * FROM events WHERE sample_id = ? AND item_id = ? ORDER BY id", [sample_id, item_id])
 
+    def version(self) -> tuple[int, int]:
+        """(events, newest event id): changes whenever anyone saves a label (a cache key for readers)."""
+        with closing(self._connect()) as con:
+            n, last = con.execute("SELECT COUNT(*), COALESCE(MAX(id), 0) FROM events").fetchone()
+        return int(n), int(last)
+
     def event_count(self) -> int:
         with closing(self._connect()) as con:
             return int(con.execute("SELECT COUNT(*) FROM events").fetchone()[0])
