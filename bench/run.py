@@ -31,6 +31,11 @@ Rows (letters as in docs/benchmarks.md):
   j    `aee collect` wall time for 200 answers (40 with --quick) from the fake engine server
        (pipeline/testing/fake_engines.py, every answer 50 ms late, as a slow provider): --concurrency 1
        vs --concurrency 4, each into a fresh folder; target ratio >= 3.
+  k    Prediction-powered scorecards (bench/audit_ppi.py): on ExpertQA, samples of about 100, 200
+       and 400 (claim, cited source) pairs with the experts' labels standing in for the annotators;
+       interval width of human-only vs PPI estimates of unsupported statements and citation
+       accuracy, with the judge-only (offline) error, each estimate's mean error and how often its
+       interval covers the value from all expert labels, over 200 draws per size.
 
 Each row reads "baseline vs ours": `ratio` is how many times better `ours` is than `baseline`
 (baseline / ours for costs such as calls, tokens, seconds and MB; ours / baseline for rates such as
@@ -537,6 +542,10 @@ def bench_collect(quick: bool) -> list[Row]:
     ratio = seconds[1] / seconds[4]
     return [cost_row(f"j. collect {n} answers: --concurrency 1 vs 4", seconds[1], seconds[4], "s",
                      f"fake provider answering in 50 ms; {target(ratio, 3)}")]
+def bench_audit_ppi(quick: bool) -> list[Row]:
+    import audit_ppi  # bench/ is on sys.path when this file runs as a script
+
+    return audit_ppi.bench_audit_ppi(quick, cost_row, skipped)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -553,6 +562,7 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "h": ("h. scale: time and memory from 1,000 to 20,000 answers", bench_scale),
     "i": ("i. deep-research answer judged offline", bench_deep_research),
     "j": ("j. aee collect wall time: concurrency 1 vs 4", bench_collect),
+    "k": ("k. prediction-powered scorecard on ExpertQA: human-only vs PPI", bench_audit_ppi),
 }
 
 

@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, data
+from dashboard.audit_panels import scorecard_ppi_section
 from dashboard.metric_text import ci_text, fmt_metric, judged_text, na
 from dashboard.render import (
     add_blank_reasons,
@@ -197,6 +198,8 @@ with tab_variants:
                    "a vertex cover, which is a different quantity.")
         shown = variants.apply(lambda col: col.map(lambda v: fmt_metric(v, "source_necessity")))
         st.dataframe(shown.reset_index(), hide_index=True, width="stretch", key="scorecard_variants")
+
+scorecard_ppi_section(dataset, judge, query_type, mode)
 
 # ---- exports --------------------------------------------------------------------------------------
 

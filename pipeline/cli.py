@@ -14,6 +14,8 @@ import traceback
 from pathlib import Path
 from typing import Sequence
 
+from pipeline.audit.cli import add_ppi_options
+from pipeline.audit.cli import register as register_audit
 from pipeline.collect import register as register_collect
 from pipeline.conflict.cli import register as register_probe
 from pipeline.errors import InputError
@@ -105,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--query-type", choices=("all", "debate", "expertise"), default="all")
     p.add_argument("--json", action="store_true")
     _add_score_options(p)
+    add_ppi_options(p)
 
     sub.add_parser("datasets", help="list datasets known by name and those with results")
     sub.add_parser("formats", help="list the input formats (canonical, releases, engine API responses)")
@@ -120,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_judges(sub)
     register_probe(sub)
     register_collect(sub)
+    register_audit(sub)
     return parser
 
 
@@ -358,6 +362,10 @@ def cmd_scorecard(args: argparse.Namespace) -> int:
     judge = args.judge or judges[0]
     if judge not in judges:
         raise InputError(f"no results for judge {judge!r}; have {', '.join(judges)}", field="--judge")
+    if args.ppi:
+        from pipeline.audit.cli import print_ppi
+
+        return print_ppi(args, judge)
     summary = read_table(table_path(args.dataset, "summary", judge))
     from pipeline.metrics import effective_necessity
 

@@ -108,8 +108,10 @@ LAYERS: dict[str, int] = {
     "pipeline.tables": 6, "pipeline.aggregate": 6, "pipeline.compare_gold": 6,
     # 7 orchestration and workflows
     "pipeline.runner": 7, "pipeline.collect": 7, "pipeline.conflict": 7, "pipeline.study": 7, "pipeline.default_data": 7,
+    # the audit of a judge by people: samples, the label store, agreement, prediction-powered estimates
+    "pipeline.audit": 7,
     # 8 interfaces: the command lines and the shipped test doubles
-    "pipeline.cli": 8, "pipeline.__main__": 8, "pipeline.judges.cli": 8, "pipeline.testing": 8,
+    "pipeline.cli": 8, "pipeline.__main__": 8, "pipeline.judges.cli": 8, "pipeline.testing": 8, "pipeline.audit.cli": 8,
     # 9 the dashboard
     "dashboard": 9,
 }
