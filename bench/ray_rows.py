@@ -2,19 +2,19 @@
 machine's loopback for the row and stopped after it, failures included
 (pipeline/testing/ray_cluster.py: every node on 127.0.0.1, no dashboard, no usage statistics).
 
-- j: the offline judge on all of ExpertQA (`aee run --dataset expertqa --judge offline`: relevance,
+- l: the offline judge on all of ExpertQA (`aee run --dataset expertqa --judge offline`: relevance,
   confidence, support of every claim against every source with text, support by cited sets), on
   one node with 1 CPU (one worker) vs a two-node cluster (`ray start --head` and a second
   `ray start --address`, each with 1 CPU; two workers). Wall time of the whole run, each with fresh
-  results and cache folders; the ratio is the speed-up. The first `j` run also checks that both
+  results and cache folders; the ratio is the speed-up. The row also checks that both
   wrote the same rows (labels exactly; floats within 1e-6).
-- k: an LLM judge (`openai:fake-model`) against the fake OpenAI server answering every request in
+- m: an LLM judge (`openai:fake-model`) against the fake OpenAI server answering every request in
   300 ms (bench/llm_server.py's deterministic replies), on Ray with two workers and a bound of 8
   requests in flight (`--in-flight 8`): the mean number of requests the server was serving at once,
   over the time it served any, vs the bound (the ratio says how full the bound stays; the most at
   once must never exceed it).
 
-    .venv/bin/python bench/run.py --only j,k
+    .venv/bin/python bench/run.py --only l,m
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def _same_labels(a: Path, b: Path, dataset: str, judge: str) -> str:
 
 
 def bench_two_nodes(quick: bool, cost_row: Callable, skipped: Callable) -> list:
-    name = "j. offline judge on all ExpertQA: one node (1 CPU) vs two nodes (1 CPU each)"
+    name = "l. offline judge on all ExpertQA: one node (1 CPU) vs two nodes (1 CPU each)"
     from pipeline.paths import expertqa_dir
     from pipeline.testing.ray_cluster import LoopbackCluster, ray_installed
 
@@ -97,7 +97,7 @@ def bench_two_nodes(quick: bool, cost_row: Callable, skipped: Callable) -> list:
 
 
 def bench_llm_in_flight(quick: bool, rate_row: Callable, skipped: Callable) -> list:
-    name = f"k. LLM judge on Ray, {LLM_LATENCY_S * 1000:.0f} ms per reply: requests in flight vs the bound"
+    name = f"m. LLM judge on Ray, {LLM_LATENCY_S * 1000:.0f} ms per reply: requests in flight vs the bound"
     from pipeline.paths import expertqa_dir
     from pipeline.testing.fake_openai import FakeResponse
     from pipeline.testing.ray_cluster import LoopbackCluster, ray_installed

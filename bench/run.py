@@ -30,9 +30,17 @@ Rows (letters as in docs/benchmarks.md):
   i    One deep-research answer (200 sources x 140 statements, bench/deep_research.py) judged offline
        end to end: without vs with the judge's first pass, the time against the 10 s target, and
        ExpertQA rand_val agreement without vs with the first pass (unchanged by construction).
-  j    The offline judge on all of ExpertQA on Ray: one node with 1 CPU vs two nodes with 1 CPU
+  j    `aee collect` wall time for 200 answers (40 with --quick) from the fake engine server
+       (pipeline/testing/fake_engines.py, every answer 50 ms late, as a slow provider): --concurrency 1
+       vs --concurrency 4, each into a fresh folder; target ratio >= 3.
+  k    Prediction-powered scorecards (bench/audit_ppi.py): on ExpertQA, samples of about 100, 200
+       and 400 (claim, cited source) pairs with the experts' labels standing in for the annotators;
+       interval width of human-only vs PPI estimates of unsupported statements and citation
+       accuracy, with the judge-only (offline) error, each estimate's mean error and how often its
+       interval covers the value from all expert labels, over 200 draws per size.
+  l    The offline judge on all of ExpertQA on Ray: one node with 1 CPU vs two nodes with 1 CPU
        each, both on this machine's loopback (bench/ray_rows.py); the ratio is the speed-up.
-  k    An LLM judge on Ray against the fake server at 300 ms per reply: requests in flight vs the
+  m    An LLM judge on Ray against the fake server at 300 ms per reply: requests in flight vs the
        bound of 8 shared by two workers (bench/ray_rows.py).
 
 Each row reads "baseline vs ours": `ratio` is how many times better `ours` is than `baseline`
@@ -525,8 +533,42 @@ def bench_deep_research(quick: bool) -> list[Row]:
     return deep_research.bench_deep_research(quick, cost_row, skipped)
 
 
+def bench_collect(quick: bool) -> list[Row]:
+    from pipeline.collect.client import Backoff
+    from pipeline.collect.run import CollectConfig, collect
+    from pipeline.testing.fake_engines import FakeEngineServer
+
+    n = 40 if quick else 200
+    saved = {k: os.environ.get(k) for k in ("AEE_COLLECT_PERPLEXITY_BASE_URL", "PERPLEXITY_API_KEY")}
+    seconds: dict[int, float] = {}
+    with tempfile.TemporaryDirectory() as tmp, FakeEngineServer(delay=0.05) as server:
+        os.environ.update({"AEE_COLLECT_PERPLEXITY_BASE_URL": server.base_url, "PERPLEXITY_API_KEY": "bench-key"})
+        try:
+            queries = Path(tmp) / "q.jsonl"
+            queries.write_text("".join(json.dumps({"query": f"Bench question {k}?"}) + "\n" for k in range(n)))
+            for workers in (1, 4):
+                config = CollectConfig("perplexity", str(queries), Path(tmp) / f"c{workers}", concurrency=workers,
+                                       backoff=Backoff(base=0.01, cap=1.0, attempts=3), progress=False)
+                report, seconds[workers] = _timed(partial(collect, config))
+                if report.captured != n:
+                    raise RuntimeError(f"collected {report.captured} of {n}")
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    ratio = seconds[1] / seconds[4]
+    return [cost_row(f"j. collect {n} answers: --concurrency 1 vs 4", seconds[1], seconds[4], "s",
+                     f"fake provider answering in 50 ms; {target(ratio, 3)}")]
+def bench_audit_ppi(quick: bool) -> list[Row]:
+    import audit_ppi  # bench/ is on sys.path when this file runs as a script
+
+    return audit_ppi.bench_audit_ppi(quick, cost_row, skipped)
+
+
 # ------------------------------------------------------------------------------------------------
-# j, k: the annotate stage on Ray (bench/ray_rows.py)
+# l, m: the annotate stage on Ray (bench/ray_rows.py)
 # ------------------------------------------------------------------------------------------------
 
 
@@ -555,8 +597,10 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "g": ("g. peak RSS of run --dataset demo: recorded vs offline judge", bench_memory),
     "h": ("h. scale: time and memory from 1,000 to 20,000 answers", bench_scale),
     "i": ("i. deep-research answer judged offline", bench_deep_research),
-    "j": ("j. offline judge on Ray: one node vs two", bench_two_nodes),
-    "k": ("k. LLM judge on Ray: requests in flight vs the bound", bench_llm_in_flight),
+    "j": ("j. aee collect wall time: concurrency 1 vs 4", bench_collect),
+    "k": ("k. prediction-powered scorecard on ExpertQA: human-only vs PPI", bench_audit_ppi),
+    "l": ("l. offline judge on Ray: one node vs two", bench_two_nodes),
+    "m": ("m. LLM judge on Ray: requests in flight vs the bound", bench_llm_in_flight),
 }
 
 

@@ -31,7 +31,7 @@ import logging
 from pathlib import Path
 from typing import Any, Sequence
 
-from pipeline.judges.base import BaseJudge
+from pipeline.judges.base import BaseJudge, unchecked_verdicts
 from pipeline.judges.offline.cues import CUES_VERSION, confidence_level, filler_cue, stance_readings
 from pipeline.judges.offline.source_stance import RULES_VERSION as SOURCE_STANCE_RULES
 from pipeline.judges.offline.source_stance import offline_source_stance
@@ -150,6 +150,8 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
                          source.index in statement.citations)
 
     def support(self, answer: Answer, statements: Sequence[Statement], source: Source) -> list[Verdict]:
+        if not (source.text or "").strip():  # nothing to read: not checked, never "none"
+            return unchecked_verdicts(self, answer, statements, source)
         mode = self.mode
         model = self.model(mode)
         inputs = [self.pair_input(answer, s, source) for s in statements]
@@ -160,7 +162,7 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         probs = model.score([pf.features for pf in feats if not pf.ruled_out])
         scored = iter(probs)
         out = []
-        for s, pair, pf in zip(statements, inputs, feats):
+        for s, pf in zip(statements, feats):
             raw: dict[str, Any] = {"mode": mode}
             if pf.ruled_out:
                 p, raw["prefilter"] = RULED_OUT_SCORE, pf.note
@@ -178,8 +180,6 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
                     raw["note"] = pf.note
             if self._warning:
                 raw["warning"] = self._warning
-            if not pair.source.strip():
-                raw["note"] = "source has no text"
             out.append(Verdict(answer.answer_id, "support", model.label(p), self.name, self.prompt_version,
                                raw=json.dumps(raw, sort_keys=True), statement_index=s.index,
                                source_index=source.index, score=p, evidence=pf.evidence))
