@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cluster.cache import CacheServer, ClusterCache, merge_rows
+from pipeline.cluster.cache import CacheServer, ClusterCache, KeyIndex, merge_rows
 from pipeline.cluster.connect import forwarded_env, is_loopback
 from pipeline.cluster.gate import EndpointGate, chat_clients, endpoint_key
 from pipeline.executor import ChunkTask, LocalExecutor, annotate_chunk_answers, answers_in_flight
@@ -143,11 +143,22 @@ def test_a_worker_on_another_machine_reads_the_cache_through_the_server(tmp_path
 
     import types
 
+    asked: list[str] = []
+    real_get = server.get
+    server.get = lambda key: asked.append(key) or real_get(key)
     monkeypatch.setitem(sys.modules, "ray", types.SimpleNamespace(get=lambda value: value))
-    remote = ClusterCache(ScriptedJudge(), server=Handle())
+    remote = ClusterCache(ScriptedJudge(), server=Handle(), index=KeyIndex(shared))
     annotate_chunk_answers(answers, remote)
     assert remote.stats["hits"] > 0 and remote.inner.calls == 0
+    assert len(asked) == remote.stats["hits"]  # asked only for keys the cache held: every one a hit
     assert server.get("no such key") is None
+    # a cold cache: the index holds nothing, and the server is never asked
+    asked.clear()
+    empty = tmp_path / "empty.sqlite"
+    CachingJudge(ScriptedJudge(), path=empty).close()
+    cold = ClusterCache(ScriptedJudge(), server=Handle(), index=KeyIndex(empty))
+    annotate_chunk_answers(answers, cold)
+    assert asked == [] and cold.inner.calls > 0 and len(KeyIndex(empty)) == 0 and len(KeyIndex(shared)) > 0
 
 
 def test_a_worker_journal_disappears_with_the_worker(tmp_path):

@@ -8,7 +8,9 @@ uses), and it has one writer:
   journal in the worker's temporary folder. What the judge answers goes to the journal; a lookup
   tries the journal, then the run's cache: read straight from the file when the worker runs on the
   driver's machine, else through `CacheServer`, a small actor on the driver's machine that reads
-  the file for workers elsewhere;
+  the file for workers elsewhere. Such a worker first checks the key against `KeyIndex`, the
+  run's cache keys when it started (8 bytes each, sorted), and asks the actor only for keys that are
+  there: a cold cache costs no round trip at all;
 - after each chunk the worker hands its new journal rows back with the chunk's labels
   (`ClusterCache.drain`), and the driver writes them into the run's cache (`merge_rows`) before it
   saves the chunk's labels part. A worker that dies mid-chunk has written nothing to the cache,
@@ -30,7 +32,7 @@ from typing import Any, Iterable, Sequence
 
 from pipeline.judges.cache import CachingJudge
 
-__all__ = ["CacheRow", "CacheServer", "ClusterCache", "merge_rows"]
+__all__ = ["CacheRow", "CacheServer", "ClusterCache", "KeyIndex", "merge_rows"]
 
 CacheRow = tuple[str, str, str, str]  # key, judge, method, payload: one row of the `verdicts` table
 _COLUMNS = "key, judge, method, payload"
@@ -65,6 +67,39 @@ def merge_rows(path: Path, rows: Iterable[Sequence[str]]) -> int:
     return len(rows)
 
 
+class KeyIndex:
+    """Which keys the run's cache held when the run started: the first 8 bytes of each (sorted
+    uint64), 8 MB per million entries. A key not in it was not in the cache then (entries merged
+    during the run are not in it: a worker on another machine may then ask its judge again for a
+    verdict another worker gave in the same run, and gets the same answer)."""
+
+    def __init__(self, path: Path | None) -> None:
+        import numpy as np
+
+        prefixes: list[int] = []
+        if path is not None and path.exists():
+            conn = _connect(path)
+            try:
+                prefixes = [int(k[:16], 16) for (k,) in conn.execute("SELECT key FROM verdicts")]
+            except sqlite3.OperationalError:
+                prefixes = []
+            finally:
+                conn.close()
+        self.prefixes = np.unique(np.array(prefixes, dtype=np.uint64))
+
+    def __len__(self) -> int:
+        return int(self.prefixes.size)
+
+    def may_hold(self, key: str) -> bool:
+        import numpy as np
+
+        if not self.prefixes.size:
+            return False
+        value = np.uint64(int(key[:16], 16))
+        i = int(np.searchsorted(self.prefixes, value))
+        return i < self.prefixes.size and self.prefixes[i] == value
+
+
 class CacheServer:
     """Reads the run's cache for workers on other machines (a Ray actor on the driver's machine;
     `pipeline.cluster.ray_executor` starts it). Read-only: the driver is the cache's one writer."""
@@ -91,11 +126,13 @@ class ClusterCache(CachingJudge):
     since the last drain, for the driver to merge.
     """
 
-    def __init__(self, inner: Any, *, shared_path: Path | None = None, server: Any = None) -> None:
+    def __init__(self, inner: Any, *, shared_path: Path | None = None, server: Any = None,
+                 index: KeyIndex | None = None) -> None:
         self._journal_dir = Path(tempfile.mkdtemp(prefix="aee-cache-journal-"))
         super().__init__(inner, path=self._journal_dir / "journal.sqlite")
         self._shared_path = shared_path if shared_path is not None and shared_path.exists() else None
         self._server = server
+        self._index = index  # with `server`: ask it only for keys the run's cache held at the start
         self._shared_conn: sqlite3.Connection | None = None
         self._fresh: list[str] = []  # keys this worker's judge answered since the last drain
 
@@ -106,6 +143,8 @@ class ClusterCache(CachingJudge):
                     self._shared_conn = _connect(self._shared_path)
                 return _payload(self._shared_conn, key)
         if self._server is not None:
+            if self._index is not None and not self._index.may_hold(key):
+                return None
             import ray
 
             return ray.get(self._server.get.remote(key))

@@ -26,7 +26,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from pipeline.cluster.cache import CacheServer, merge_rows
+from pipeline.cluster.cache import CacheServer, KeyIndex, merge_rows
 from pipeline.cluster.connect import connected
 from pipeline.cluster.gate import EndpointGate, chat_clients, endpoint_key
 from pipeline.cluster.worker import CHUNK_SCHEMA, ChunkAnnotator, WorkerSetup, chunk_row, read_labels
@@ -129,6 +129,8 @@ class RayExecutor:
             cache_path=str(cache_path) if cache_path is not None else None,
             cache_server=(ray.remote(CacheServer).options(num_cpus=0, scheduling_strategy=here).remote(str(cache_path))
                           if cache_path is not None else None),
+            # handed over by reference: an actor holds the object, not its constructor arguments
+            cache_index=ray.put(KeyIndex(Path(cache_path))) if cache_path is not None else None,
             gates=gates, bounds={k: c.gate.bound for c in chat_clients(judge) for k in [endpoint_key(c)]})
 
         queue = Queue(maxsize=window + 1, actor_options={"num_cpus": 0, "scheduling_strategy": here})

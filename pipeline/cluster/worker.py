@@ -49,6 +49,7 @@ class WorkerSetup:
     driver_node: str  # Ray node id of the driver's machine
     cache_path: str | None  # the run's cache file on the driver's machine (None: no cache)
     cache_server: Any = None  # CacheServer actor handle (for workers on other machines)
+    cache_index: Any = None  # KeyIndex of the run's cache at the start (object ref), for those workers
     gates: Any = None  # endpoint key -> EndpointGate actor handle
     bounds: Any = None  # endpoint key -> the bound
 
@@ -87,8 +88,10 @@ class ChunkAnnotator:
         bare = get_judge(setup.spec.name, cache=False, **setup.spec.config)
         if setup.cache_path is not None and not bare.carries_labels:
             same_machine = ray.get_runtime_context().get_node_id() == setup.driver_node
+            remote = None if same_machine else setup.cache_server
+            index = ray.get(setup.cache_index) if remote is not None and setup.cache_index is not None else None
             self.judge: Any = ClusterCache(bare, shared_path=Path(setup.cache_path) if same_machine else None,
-                                           server=None if same_machine else setup.cache_server)
+                                           server=remote, index=index)
         else:
             self.judge = bare
         for client in chat_clients(self.judge):
