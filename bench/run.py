@@ -21,19 +21,33 @@ Rows (letters as in docs/benchmarks.md):
   f    Scorecard page server time (Streamlit AppTest), cold caches vs warm, largest dataset.
   g    Peak RSS of `python -m pipeline run --dataset demo`: recorded labels vs the offline judge.
   h    Scale (bench/scale.py): whole runs on resampled ExpertQA corpora (teaching corpus when
-       ExpertQA is absent) of 1,000, 5,000 and 20,000 answers with the human judge, and of 1,000
-       and 5,000 with the offline judge; wall time and peak RSS per size, each in a fresh process.
-       Linear time: size ratio / time ratio (target 20k/1k time ratio <= 22, i.e. ratio >= 0.91);
-       flat memory: peak RSS small / large.
+       ExpertQA is absent) of 1,000, 5,000 and 20,000 answers with the human judge, on the local
+       executor and on Ray (a loopback cluster of 2 CPUs; the labels the data carries then travel
+       through the actor pool too), and of 1,000 and 5,000 with the offline judge; wall time, CPU
+       time and peak RSS per size, each in a fresh process. Linear time: size ratio / time ratio
+       (target 20k/1k time ratio <= 22, i.e. ratio >= 0.91); flat memory: peak RSS small / large
+       (target 20k within 1.3x of 1k).
   i    One deep-research answer (200 sources x 140 statements, bench/deep_research.py) judged offline
        end to end: without vs with the judge's first pass, the time against the 10 s target, and
        ExpertQA rand_val agreement without vs with the first pass (unchanged by construction).
-  l    The largest answer the limits allow (bench/worst_case.py: 92 sources of 108,000 characters,
+  j    `aee collect` wall time for 200 answers (40 with --quick) from the fake engine server
+       (pipeline/testing/fake_engines.py, every answer 50 ms late, as a slow provider): --concurrency 1
+       vs --concurrency 4, each into a fresh folder; target ratio >= 3.
+  k    Prediction-powered scorecards (bench/audit_ppi.py): on ExpertQA, samples of about 100, 200
+       and 400 (claim, cited source) pairs with the experts' labels standing in for the annotators;
+       interval width of human-only vs PPI estimates of unsupported statements and citation
+       accuracy, with the judge-only (offline) error, each estimate's mean error and how often its
+       interval covers the value from all expert labels, over 200 draws per size.
+  l    The offline judge on all of ExpertQA on Ray: one node with 1 CPU vs two nodes with 1 CPU
+       each, both on this machine's loopback (bench/ray_rows.py); the ratio is the speed-up.
+  m    An LLM judge on Ray against the fake server at 300 ms per reply: requests in flight vs the
+       bound of 8 shared by two workers (bench/ray_rows.py).
+  n    The largest answer the limits allow (bench/worst_case.py: 92 sources of 108,000 characters,
        ~940 statements, ~87,000 pairs) and the same answer with 1/8, 1/4 and 1/2 of its sources:
        `aee run --judge offline` on each in a fresh process, wall time and peak RSS per size; time
        and memory per unit of input size against the smallest, so a ratio near 1 (or above: the fixed
        part of the cost) means linear.
-  m    The offline encoder: texts/s encoding each text alone vs in shared batches, and whether every
+  o    The offline encoder: texts/s encoding each text alone vs in shared batches, and whether every
        vector is bit for bit the same both ways (a resumed run embeds texts in other batches).
 
 Each row reads "baseline vs ours": `ratio` is how many times better `ours` is than `baseline`
@@ -478,7 +492,11 @@ def _scale_rows(label: str, results: list[dict]) -> list[Row]:
     small, large = results[0], results[-1]
     size_ratio = large["size"] / small["size"]
     time_ratio = large["seconds"] / small["seconds"]
-    sizes = ", ".join(f"{r['size']:,}: {r['seconds']:.1f} s / {r['peak_mb']:.0f} MB" for r in results)
+    cpu_ratio = large["cpu_seconds"] / small["cpu_seconds"] if small.get("cpu_seconds") else None
+    sizes = ", ".join(f"{r['size']:,}: {r['seconds']:.1f} s ({r['cpu_seconds']:.1f} s CPU) / {r['peak_mb']:.0f} MB"
+                      for r in results)
+    if cpu_ratio is not None:
+        sizes += f"; CPU time ratio {cpu_ratio:.1f}" + (" (the driver's)" if small.get("executor") == "ray" else "")
     hits = f"; judge cache hits/misses at the largest size {large['cache_hits']}/{large['cache_misses']}" \
         if large.get("cache_hits") is not None else ""
     limit = 22 / 20 * size_ratio
@@ -488,16 +506,25 @@ def _scale_rows(label: str, results: list[dict]) -> list[Row]:
             f"baseline = linear extrapolation of the small run; time ratio {time_ratio:.1f} for a size ratio "
             f"{size_ratio:.0f} (target <= {limit:.0f}: {'met' if time_ratio <= limit else 'NOT met'}); {sizes}{hits}"),
         cost_row(f"h. scale, {label}: peak RSS {small['size']:,} vs {large['size']:,} answers", small["peak_mb"],
-                 large["peak_mb"], "MB", "ratio ~1 = flat memory (chunked; nothing holds the whole corpus)"),
+                 large["peak_mb"], "MB", "ratio ~1 = flat memory (chunked; nothing holds the whole corpus); target "
+                 f"large within 1.3x of small: {'met' if large['peak_mb'] <= 1.3 * small['peak_mb'] else 'NOT met'}"
+                 + ("; the driver's memory (the workers hold one chunk each)" if small.get("executor") == "ray" else "")),
     ]
 
 
 def bench_scale(quick: bool) -> list[Row]:
     from scale import run_sizes  # bench/scale.py (this folder is on sys.path when run as a script)
 
+    from pipeline.testing.ray_cluster import ray_installed
+
     human = run_sizes([100, 300] if quick else [1000, 5000, 20000], None)
     rows = _scale_rows(f"{human[0]['judge']} judge", human)
     if not quick:
+        if ray_installed():
+            on_ray = run_sizes([1000, 5000, 20000], None, executor="ray")
+            rows += _scale_rows(f"{on_ray[0]['judge']} judge on Ray (2 CPUs)", on_ray)
+        else:
+            rows.append(skipped("h. scale on Ray", "Ray is not installed (pip install '.[ray]')"))
         rows += _scale_rows("offline judge", run_sizes([1000, 5000], "offline"))
     return rows
 
@@ -513,8 +540,59 @@ def bench_deep_research(quick: bool) -> list[Row]:
     return deep_research.bench_deep_research(quick, cost_row, skipped)
 
 
+def bench_collect(quick: bool) -> list[Row]:
+    from pipeline.collect.client import Backoff
+    from pipeline.collect.run import CollectConfig, collect
+    from pipeline.testing.fake_engines import FakeEngineServer
+
+    n = 40 if quick else 200
+    saved = {k: os.environ.get(k) for k in ("AEE_COLLECT_PERPLEXITY_BASE_URL", "PERPLEXITY_API_KEY")}
+    seconds: dict[int, float] = {}
+    with tempfile.TemporaryDirectory() as tmp, FakeEngineServer(delay=0.05) as server:
+        os.environ.update({"AEE_COLLECT_PERPLEXITY_BASE_URL": server.base_url, "PERPLEXITY_API_KEY": "bench-key"})
+        try:
+            queries = Path(tmp) / "q.jsonl"
+            queries.write_text("".join(json.dumps({"query": f"Bench question {k}?"}) + "\n" for k in range(n)))
+            for workers in (1, 4):
+                config = CollectConfig("perplexity", str(queries), Path(tmp) / f"c{workers}", concurrency=workers,
+                                       backoff=Backoff(base=0.01, cap=1.0, attempts=3), progress=False)
+                report, seconds[workers] = _timed(partial(collect, config))
+                if report.captured != n:
+                    raise RuntimeError(f"collected {report.captured} of {n}")
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    ratio = seconds[1] / seconds[4]
+    return [cost_row(f"j. collect {n} answers: --concurrency 1 vs 4", seconds[1], seconds[4], "s",
+                     f"fake provider answering in 50 ms; {target(ratio, 3)}")]
+def bench_audit_ppi(quick: bool) -> list[Row]:
+    import audit_ppi  # bench/ is on sys.path when this file runs as a script
+
+    return audit_ppi.bench_audit_ppi(quick, cost_row, skipped)
+
+
 # ------------------------------------------------------------------------------------------------
-# l: the worst-case answer at a few sizes (bench/worst_case.py)
+# l, m: the annotate stage on Ray (bench/ray_rows.py)
+# ------------------------------------------------------------------------------------------------
+
+
+def bench_two_nodes(quick: bool) -> list[Row]:
+    import ray_rows  # bench/ is on sys.path when this file runs as a script
+
+    return ray_rows.bench_two_nodes(quick, cost_row, skipped)
+
+
+def bench_llm_in_flight(quick: bool) -> list[Row]:
+    import ray_rows
+
+    return ray_rows.bench_llm_in_flight(quick, rate_row, skipped)
+
+
+# ------------------------------------------------------------------------------------------------
+# n: the worst-case answer at a few sizes (bench/worst_case.py)
 # ------------------------------------------------------------------------------------------------
 
 
@@ -523,8 +601,8 @@ def bench_worst_case(quick: bool) -> list[Row]:
     from scale import measured_run
 
     if quick:  # four runs of a 10 MB answer take minutes: the smoke test only sees the row's shape
-        return [skipped("l. worst-case answer: time and peak RSS at four sizes",
-                        "full run only (minutes): bench/run.py --only l")]
+        return [skipped("n. worst-case answer: time and peak RSS at four sizes",
+                        "full run only (minutes): bench/run.py --only n")]
     fractions = (1 / 8, 1 / 4, 1 / 2, 1.0)
     results = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -543,11 +621,11 @@ def bench_worst_case(quick: bool) -> list[Row]:
     what = (f"{large['statements']} statements, sources of {worst_case.SOURCE_CHARS:,} characters"
             f"{' (--quick)' if quick else ''}; `aee run --judge offline`, fresh process each, model load included")
     return [
-        Row(f"l. worst-case answer: time, {small['bytes'] / 1e6:.1f} MB vs {large['bytes'] / 1e6:.1f} MB", small["seconds"] * size_ratio,
+        Row(f"n. worst-case answer: time, {small['bytes'] / 1e6:.1f} MB vs {large['bytes'] / 1e6:.1f} MB", small["seconds"] * size_ratio,
             large["seconds"], small["seconds"] * size_ratio / large["seconds"], "s",
             f"baseline = the smallest size's time scaled to the largest size (linear); ratio >= 1: at most linear. "
             f"Time per byte against the smallest: {per_size}. {sizes}. {what}"),
-        Row(f"l. worst-case answer: peak RSS, {small['bytes'] / 1e6:.1f} MB vs {large['bytes'] / 1e6:.1f} MB",
+        Row(f"n. worst-case answer: peak RSS, {small['bytes'] / 1e6:.1f} MB vs {large['bytes'] / 1e6:.1f} MB",
             small["peak_mb"] * size_ratio, large["peak_mb"], small["peak_mb"] * size_ratio / large["peak_mb"], "MB",
             f"baseline = the smallest size's peak scaled to the largest size; ratio >= 1: memory grows at most linearly "
             f"(peak MB per input MB: {peak_per_mb})"),
@@ -555,14 +633,14 @@ def bench_worst_case(quick: bool) -> list[Row]:
 
 
 # ------------------------------------------------------------------------------------------------
-# m: the encoder, texts alone vs in shared batches
+# o: the encoder, texts alone vs in shared batches
 # ------------------------------------------------------------------------------------------------
 
 
 def bench_encoder(quick: bool) -> list[Row]:
     from pipeline.judges.offline import embedding
 
-    name = "m. offline encoder: each text alone vs texts in shared batches"
+    name = "o. offline encoder: each text alone vs texts in shared batches"
     try:
         encoder = embedding.get_encoder()
     except embedding.ModelUnavailable as exc:
@@ -597,8 +675,12 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "g": ("g. peak RSS of run --dataset demo: recorded vs offline judge", bench_memory),
     "h": ("h. scale: time and memory from 1,000 to 20,000 answers", bench_scale),
     "i": ("i. deep-research answer judged offline", bench_deep_research),
-    "l": ("l. the worst-case answer at four sizes", bench_worst_case),
-    "m": ("m. the offline encoder alone vs batched", bench_encoder),
+    "j": ("j. aee collect wall time: concurrency 1 vs 4", bench_collect),
+    "k": ("k. prediction-powered scorecard on ExpertQA: human-only vs PPI", bench_audit_ppi),
+    "l": ("l. offline judge on Ray: one node vs two", bench_two_nodes),
+    "m": ("m. LLM judge on Ray: requests in flight vs the bound", bench_llm_in_flight),
+    "n": ("n. the worst-case answer at four sizes", bench_worst_case),
+    "o": ("o. the offline encoder alone vs batched", bench_encoder),
 }
 
 

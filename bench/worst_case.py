@@ -15,7 +15,7 @@ page (the first pass cannot rule out many pairs cheaply: the case the cap on unc
 full, offline.judge.MAX_UNCITED_JUDGED, exists for). The file goes to a temporary folder; nothing
 is written to the repository.
 
-    .venv/bin/python bench/run.py --only l
+    .venv/bin/python bench/run.py --only n
 """
 
 from __future__ import annotations

@@ -18,7 +18,15 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
 
 from dashboard import answer_model
-from dashboard.answer_view import CELL_CITATION, CELL_SUPPORT, UNCERTAIN_CODE, matrix_cells, matrix_key, support_cell_texts
+from dashboard.answer_view import (
+    CELL_CITATION,
+    CELL_SUPPORT,
+    UNCERTAIN_CODE,
+    matrix_cells,
+    matrix_key,
+    support_cell_texts,
+    unchecked_headline,
+)
 from pipeline import __version__
 from pipeline.metrics import MODE_LABELS
 from pipeline.records import AnnotatedAnswer
@@ -37,13 +45,15 @@ vertical-align:top;text-align:left}th{background:#f6f8fa}
 .answer{border-left:3px solid #d0d7de;padding:4px 12px;white-space:pre-wrap}
 .stmt{border-radius:3px;padding:1px 2px}.st-supported{background:#dafbe1;border-bottom:2px solid #1a7f37}
 .st-unsupported{background:#ffebe9;border-bottom:2px dashed #cf222e}.st-uncited{background:#fff1d6;
-border-bottom:2px dotted #9a6700}.st-filler{color:#6e7781;font-style:italic}.sym{font-weight:700;font-size:.8em}
+border-bottom:2px dotted #9a6700}.st-unchecked{background:#eef1f4;border-bottom:2px dotted #6e7781}
+.st-filler{color:#6e7781;font-style:italic}.sym{font-weight:700;font-size:.8em}
 .cite{font-size:.8em;border:1px solid #8c959f;border-radius:4px;padding:0 3px;vertical-align:2px}
 .c-full{border:2px solid #1a7f37}.c-partial{border:2px dashed #9a6700}.c-none{border:2px solid #cf222e;
 text-decoration:line-through}.c-dangling{border:2px dotted #cf222e;font-style:italic}
+.c-unknown{border:2px dotted #6e7781;color:#57606a}.unchecked{color:#57606a}
 .matrix td{text-align:center;min-width:2.2em;font-size:1.05em}.matrix th.row{font-weight:400;max-width:360px}
-.m1{background:#8fd19e}.m2{background:#f4a3a3}.m3{background:#ffd08a}.m0{background:#f1f3f5}
-.s3{background:#8fd19e}.s2{background:#ffe08a}.s1{background:#e9ecef}.s0{background:#fff}
+.m1{background:#8fd19e}.m2{background:#f4a3a3}.m3{background:#ffd08a}.m0{background:#f1f3f5}.m4{background:#dde3ea}
+.s3{background:#8fd19e}.s2{background:#ffe08a}.s1{background:#e9ecef}.s0{background:#fff}.s5{background:#dde3ea}
 blockquote{margin:4px 0;padding:4px 8px;border-left:3px solid #d0d7de;background:#f6f8fa;white-space:pre-wrap}
 .url{word-break:break-all;font-size:.9em}.small{font-size:.85em;color:#57606a}
 .cite.unc{background:#efe6fd;outline:1px dotted #803df5;outline-offset:1px}.unc-mark{font-weight:700;color:#6d28d9;
@@ -86,15 +96,17 @@ def _answer_html(data: Mapping[str, Any]) -> str:
         if b["t"] == "gap":
             out.append("".join(inner))
         else:
-            status = statuses.get(str(b["i"]), {}).get("status", "uncited")
-            out.append(f'<span class="stmt st-{_e(status)}" title="statement {b["i"] + 1}">'
+            info = statuses.get(str(b["i"]), {})
+            status = info.get("status", "uncited")
+            why = f': {info["reason"]}' if info.get("reason") else ""
+            out.append(f'<span class="stmt st-{_e(status)}" title="statement {b["i"] + 1}{_e(why)}">'
                        f'<span class="sym">{_e(symbols.get(status, ""))}S{b["i"] + 1}</span> {"".join(inner)}</span>'
                        + ("\n" if b.get("own_line") else ""))
     return f'<div class="answer">{"".join(out)}</div>'
 
 
 def _statements_html(annotated: AnnotatedAnswer, rep: dict, data: Mapping[str, Any]) -> str:
-    pairs = answer_model.pair_verdicts(annotated)
+    pairs = answer_model.pair_verdicts(annotated, rep)
     labels = data["status_labels"]
     rows = []
     for s in rep["statements"]:
@@ -104,6 +116,9 @@ def _statements_html(annotated: AnnotatedAnswer, rep: dict, data: Mapping[str, A
             v = pairs.get((s["index"], src))
             if v is None:
                 verdicts.append(f"<div>[{_e(src)}] no verdict</div>")
+                continue
+            if v["label"] == "unknown":  # nobody judged it: the reason, never a label it does not have
+                verdicts.append(f'<div class="unchecked">[{_e(src)}] <b>{_e(v["reason"])}</b></div>')
                 continue
             score = f" (score {v['score']:.2f})" if isinstance(v["score"], (int, float)) else ""
             evidence = f"<blockquote>{_e(v['evidence'])}</blockquote>" if v["evidence"] else ""
@@ -115,7 +130,8 @@ def _statements_html(annotated: AnnotatedAnswer, rep: dict, data: Mapping[str, A
         for d in s["dangling"]:
             verdicts.append(f"<div>[{_e(d)}] matches no listed source</div>")
         stance = s["stance"] or ""
-        rows.append(f"<tr><td>S{s['index'] + 1}</td><td>{_e(s['text'])}</td><td>{_e(labels.get(status, status))}"
+        shown = s.get("status_reason") or labels.get(status, status)
+        rows.append(f"<tr><td>S{s['index'] + 1}</td><td>{_e(s['text'])}</td><td>{_e(shown)}"
                     f"{'<br><span class=small>stance: ' + _e(stance) + '</span>' if stance else ''}</td>"
                     f"<td>{''.join(verdicts) or 'no citation'}</td></tr>")
     return ("<table><thead><tr><th>#</th><th>statement</th><th>status</th><th>cited sources: judge's verdict</th>"
@@ -131,6 +147,7 @@ def _matrices_html(rep: dict) -> str:
     # as in the inspector: an uncertain support verdict keeps its label's symbol, followed by ≈, on violet
     sup_codes, sup_texts = support_cell_texts(rep, sup)
     cit_texts = [[CELL_CITATION[code][0] for code in row] for row in cit]
+    reasons = rep["support_matrix"].get("reasons") or [[""] * len(cols) for _ in rows]
     out = []
     for title, codes, symbols, names, table, prefix in (
             ("Citations: what the answer cites", cit, cit_texts, cit, CELL_CITATION, "m"),
@@ -139,8 +156,8 @@ def _matrices_html(rep: dict) -> str:
         body = []
         for i, r in enumerate(rows):
             cells = "".join(
-                f'<td class="{prefix}{code}" title="{_e(_cell_title(table, names[i][j], code))}">{_e(symbols[i][j])}</td>'
-                for j, code in enumerate(codes[i]))
+                f'<td class="{prefix}{code}" title="{_e(_cell_title(table, names[i][j], code, reasons[i][j]))}">'
+                f"{_e(symbols[i][j])}</td>" for j, code in enumerate(codes[i]))
             body.append(f'<tr><th class="row">S{r + 1} {_e(texts.get(r, ""))}</th>{cells}</tr>')
         out.append(f"<h3>{_e(title)}</h3><table class=\"matrix\"><thead><tr>{head}</tr></thead>"
                    f"<tbody>{''.join(body)}</tbody></table>")
@@ -151,10 +168,13 @@ def _matrices_html(rep: dict) -> str:
     return "".join(out)
 
 
-def _cell_title(table: Mapping[int, tuple[str, str, str]], label_code: int, shown_code: int) -> str:
-    """A matrix cell's tooltip: what its label means, and that it is uncertain when it is."""
+def _cell_title(table: Mapping[int, tuple[str, str, str]], label_code: int, shown_code: int, reason: str = "") -> str:
+    """A matrix cell's tooltip: what its label means, that it is uncertain when it is, and why it
+    was not checked when it was not ("not checked: no text")."""
     name = table[label_code][1]
-    return f"{name}; {CELL_SUPPORT[UNCERTAIN_CODE][1]}" if table is CELL_SUPPORT and shown_code == UNCERTAIN_CODE else name
+    if table is CELL_SUPPORT and shown_code == UNCERTAIN_CODE:
+        name = f"{name}; {CELL_SUPPORT[UNCERTAIN_CODE][1]}"
+    return f"{reason}. {name}" if reason else name
 
 
 def _uncertain_html(rep: dict) -> str:
@@ -218,8 +238,10 @@ def answer_report_html(annotated: AnnotatedAnswer, rep: dict, source_rows: list[
         "<h2>How far to trust the judge</h2>",
         "<ul>" + "".join(f"<li>{_e(line)}</li>" for line in reliability) + "</ul>",
         "<h2>Answer</h2>",
+        f'<p class="unchecked"><b>{_e(unchecked_headline(rep))}</b></p>' if unchecked_headline(rep) else "",
         f"<p class=small>{_e(legend)}. Markers: solid border = the source supports the statement, dashed = partly, "
-        f"struck through = does not, dotted = no verdict or no such source.{uncertain_key}</p>",
+        f"struck through = does not, grey dotted = not checked (no text, for instance), red dotted = no such "
+        f"source.{uncertain_key}</p>",
         _answer_html(data),
         "<h2>Statements and verdicts</h2>",
         _statements_html(annotated, rep, data),

@@ -17,7 +17,15 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from dashboard.metric_text import DIRECTION_WORDS, UNIT_WORDS, fmt_metric, row_label, thresholds_text
+from dashboard.metric_text import (
+    DIRECTION_WORDS,
+    UNIT_WORDS,
+    cell_note,
+    fmt_metric,
+    judged_text,
+    row_label,
+    thresholds_text,
+)
 from dashboard.render import (
     RATING_TINTS,
     fmt_ci,
@@ -70,8 +78,9 @@ def _cell_text(rec: dict, with_n: bool = True) -> str:
         text += f" {RATING_SYMBOLS[shown]}"
     if rec.get("disagrees") and rec.get("rating"):
         text += f"{FLAG}{RATING_SYMBOLS[rec['rating']]}"
-    if with_n and rec.get("n_answers"):
-        text += f"<br><span style='font-size:10px'>n={int(rec['n_answers'])}</span>"
+    # n, or for a cell that is n/a because too little was judged, how much was
+    if with_n and (note := cell_note(rec)):
+        text += f"<br><span style='font-size:10px'>{plot_escape(note)}</span>"
     return text
 
 
@@ -88,6 +97,8 @@ def _hover(rec: dict, engine_label: str) -> str:
         parts.append("95% CI: none (published figure or a single value)")
     if rec.get("n_answers") is not None:
         parts.append(f"answers: {int(rec['n_answers'])}")
+    if judged := judged_text(rec.get("judged_share"), name):
+        parts.append(f"judged: {plot_escape(judged)}")
     parts.append(f"unit: {UNIT_WORDS[info.unit]}; {DIRECTION_WORDS[info.direction]}")
     parts.append(f"thresholds: {thresholds_text(name)}")
     if rec.get("published_rating"):
@@ -228,7 +239,7 @@ def _layout(cells: pd.DataFrame, title: str, illustrative: bool = False) -> tupl
             for e in engines:
                 r = recs[e]
                 shown = _shown_rating(r)
-                note = f"n={int(r['n_answers'])}" if r.get("n_answers") else ""
+                note = cell_note(r)
                 syms = [shown] if shown else []
                 if r.get("disagrees") and r.get("rating"):
                     syms.append("flag:" + r["rating"])

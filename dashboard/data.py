@@ -130,6 +130,23 @@ def manifest(dataset: str, judge: str) -> dict:
     return _json(str(path), _mtime(path)) if path.exists() and _shown(dataset) else {}
 
 
+def import_report(dataset: str) -> pd.DataFrame:
+    """The import report of a dataset's latest run (one row per input file; empty when its runs
+    predate the report), with the column names people read and "why dropped" in words."""
+    from pipeline.importers.import_report import COLUMN_LABELS, why_text
+
+    runs = [manifest(dataset, j) for j in judges(dataset)]
+    runs = [m for m in runs if (m.get("config") or {}).get("import_report")]
+    if not runs:
+        return pd.DataFrame()
+    latest = max(runs, key=lambda m: str(m.get("created", "")))
+    rows = [{"file": name, **{k: row.get(k, 0) for k in
+             ("answers", "statements", "sources", "by_markers", "by_offsets", "by_text", "dropped", "dangling")},
+             "formats": ", ".join(row.get("formats", {})), "why_dropped": why_text(row.get("why_dropped") or {})}
+            for name, row in latest["config"]["import_report"].items()]
+    return pd.DataFrame(rows).rename(columns=COLUMN_LABELS)
+
+
 def is_illustrative(dataset: str) -> bool:
     """True for teaching data that is not real engine output (from the manifest or the registry)."""
     for judge in judges(dataset):

@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, data
+from dashboard.audit_panels import judges_audit_section
 from dashboard.metric_text import na
 from dashboard.render import engine_key, ensure_router, md_escape
 from pipeline.judges import JUDGES
@@ -143,6 +144,8 @@ else:
             col.plotly_chart(charts.confusion_figure(m["rows"], m["cols"], m["matrix"], TASK_TITLES.get(task, task),
                                                      row_title=f"judge: {judge}", col_title="experts"),
                              key=f"judges_confusion_{dataset}_{judge}_{task}", config={"displayModeBar": False})
+
+judges_audit_section()
 
 st.subheader("Uncertain labels")
 st.caption("A support verdict whose score sits close to one of the judge's cut points (between full and partial, "

@@ -319,7 +319,9 @@ if result:
                     answer_html.report_filename(annotated.answer.answer_id), key="rs_report")
     summary = data.judge_reliability_summary(result["judge"])
     reliability_header(summary)
-    show_report_views(annotated, rep, source_view, key="rs_view", reliability=summary)
+    show_report_views(annotated, rep, source_view, key="rs_view", reliability=summary,
+                      unchecked_hint="To judge them, paste each source's text into the form above (or tick "
+                                     "\"Fetch the page\"), then score again.")
 
     st.markdown("#### Second opinion")
     st.caption("Label the same answer with another judge and see both side by side: every metric with the "

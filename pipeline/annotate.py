@@ -4,7 +4,8 @@ A judge that carries its labels (`recorded`, `human`) keeps the verdicts the imp
 data. A computed judge labels the statements the data carries (AEE core statements, ExpertQA
 claims) or, when there are none, the statements our splitter finds; it judges support only for
 relevant statements against sources that have text, and support by several cited sources taken
-together only where a metric needs it (`pipeline.set_support`). On debate queries it also asks
+together only where a metric needs it (`pipeline.set_support`). A pair whose source has no text or
+could not be fetched gets an `unknown` support verdict saying so (`unchecked_support`), never "none". On debate queries it also asks
 each listed source's own stance on the question (sources with text only).
 
 Whatever the judge, an answer that carries gold answers also gets its BERTScore-style similarity
@@ -17,7 +18,7 @@ from __future__ import annotations
 from typing import Callable, Iterable, Sequence
 
 from pipeline.judges import Judge
-from pipeline.records import AnnotatedAnswer, Answer, Statement, Verdict
+from pipeline.records import SUPPORT_UNKNOWN, AnnotatedAnswer, Answer, Statement, Verdict, unchecked_text, unreadable_code
 from pipeline.set_support import leave_one_out_groups, union_groups
 from pipeline.similarity import gold_similarity_verdicts
 from pipeline.text import statements_for
@@ -63,7 +64,7 @@ def _judged(annotated: AnnotatedAnswer, judge: Judge, progress: Callable[[str], 
                 progress("source stance")
             verdicts.extend(judge.source_stance(answer, with_text))
     verdicts.append(judge.confidence(answer))
-    judged = [s for s in answer.sources if relevant and s.text.strip() and s.fetch_ok is not False]
+    judged = [s for s in answer.sources if relevant and not unreadable_code(s)]
     support: list[Verdict] = []
     if len(judged) > 1:
         # the judge decides how to group sources into calls (an LLM judge packs short ones); a long
@@ -81,7 +82,23 @@ def _judged(annotated: AnnotatedAnswer, judge: Judge, progress: Callable[[str], 
     verdicts.extend(support)
     # support by several cited sources together, only where the attribution metrics read it
     verdicts.extend(set_support_verdicts(judge, answer, relevant, support, progress))
+    verdicts.extend(unchecked_support(judge, answer, relevant))
     return AnnotatedAnswer(answer, statements, tuple(verdicts))
+
+
+def unchecked_support(judge: Judge, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:
+    """An `unknown` support verdict, with the reason in raw, for each (statement, source) pair the
+    judge was not asked about because the source has no text or could not be fetched: such a pair
+    is not checked, never "does not support"."""
+    out: list[Verdict] = []
+    for source in answer.sources:
+        code = unreadable_code(source)
+        if not code:
+            continue
+        out.extend(Verdict(answer.answer_id, "support", SUPPORT_UNKNOWN, judge.name, judge.prompt_version,
+                           raw=unchecked_text(code), statement_index=s.index, source_index=source.index)
+                   for s in statements)
+    return out
 
 
 def annotate(answers: Iterable[AnnotatedAnswer], judge: Judge,

@@ -12,8 +12,10 @@ import os
 import sys
 import traceback
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
+from pipeline.audit.cli import add_ppi_options
+from pipeline.audit.cli import register as register_audit
 from pipeline.collect import register as register_collect
 from pipeline.conflict.cli import register as register_probe
 from pipeline.errors import InputError
@@ -56,7 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("score", help="score answers: canonical JSON/JSONL, an engine's API response or a capture envelope")
-    p.add_argument("path", type=Path, help="a file (JSON, JSON list or JSONL) or a folder of them")
+    p.add_argument("path", type=Path, nargs="+", help="a file (JSON, JSON list, JSONL, or a saved stream) or a folder of them")
+    p.add_argument("--conversation", action="store_true",
+                   help="the files hold one conversation: an Anthropic response that stopped with pause_turn and its "
+                        "continuation, scored as one answer")
     p.add_argument("--judge", help="recorded (labels in the file), offline or openai; default: recorded for "
                                    "canonical files, offline for engine responses (they carry no labels)")
     p.add_argument("--json", action="store_true", help="print JSON (metrics and both matrices)")
@@ -73,6 +78,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="only the first N answers (sorted by id)")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--dry-run", action="store_true", help="with an LLM judge: print calls, tokens and cost, call nothing")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="where the judge runs: this process (default) or a Ray actor pool (pip install '.[ray]'; docs/scaling.md)")
+    p.add_argument("--address", help="with --executor ray: a running cluster this machine is a node of (auto or HOST:PORT); "
+                                     "default: a Ray instance on this machine for this run, on 127.0.0.1 only")
+    p.add_argument("--workers", type=int, help="with --executor ray: judge actors, one CPU each (default: the cluster's CPUs)")
+    p.add_argument("--in-flight", type=int, help="with a judge behind an endpoint (openai, minicheck): requests in flight "
+                                                 "at once, across all workers (default: the judge's own, 4 for openai)")
     p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                    help="when another run is writing this dataset, wait up to this long for it (default: stop at once)")
 
@@ -104,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--query-type", choices=("all", "debate", "expertise"), default="all")
     p.add_argument("--json", action="store_true")
     _add_score_options(p)
+    add_ppi_options(p)
 
     sub.add_parser("datasets", help="list datasets known by name and those with results")
     sub.add_parser("formats", help="list the input formats (canonical, releases, engine API responses)")
@@ -119,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_judges(sub)
     register_probe(sub)
     register_collect(sub)
+    register_audit(sub)
     return parser
 
 
@@ -185,12 +199,24 @@ def cmd_score(args: argparse.Namespace) -> int:
     fmt = args.importer or "auto"
     if fmt not in IMPORTERS:
         raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(sorted(IMPORTERS))}", field="--format")
-    if not args.path.exists():
-        raise InputError("cannot read file: no such file or folder", record=str(args.path))
-    answers = IMPORTERS[fmt].load(args.path, _import_options(args))
-    judge = get_judge(args.judge or default_judge(fmt, args.path))
+    for path in args.path:
+        if not path.exists():
+            raise InputError("cannot read file: no such file or folder", record=str(path))
+    if args.conversation:
+        from pipeline.importers.engines import conversation_answer
+
+        answers = [conversation_answer(list(args.path), _import_options(args))]
+    else:
+        answers = [a for path in args.path for a in IMPORTERS[fmt].load(path, _import_options(args))]
+        if len({a.answer.answer_id for a in answers}) < len(answers):
+            raise InputError("the same answer twice in these files (duplicate answer_id)", field="answer_id")
+    judge = get_judge(args.judge or default_judge(fmt, args.path[0]))
     formats = sorted({a.answer.meta.get("format") or fmt for a in answers})
     print(f"format: {', '.join(formats)}" + (" (detected)" if fmt == "auto" else ""), file=sys.stderr)
+    from pipeline.importers.import_report import ImportReport, report_lines
+
+    for line in report_lines(ImportReport().extend(answers, args.path[0].name).as_dict()):
+        print(one_line(line, 2000), file=sys.stderr)
     for a in answers:
         for warning in citation_warnings(a):
             print(f"warning: answer {one_line(a.answer.answer_id)}: {warning}", file=sys.stderr)
@@ -227,11 +253,17 @@ def _format_report(report: dict) -> str:
     for s in report["sources"]:
         state = {True: "page", False: "dead"}.get(s["fetch_ok"], s.get("text_origin") or "no text")
         lines.append(f"    [{s['index']}] {one_line(s['title'] or '(no title)', 80)}  <{one_line(s['url'], 120)}>  ({state})")
+    unchecked = report.get("unchecked_support") or {}
+    if unchecked.get("pairs"):
+        causes = ", ".join(f"{why}: {n}" for why, n in sorted(unchecked["causes"].items(), key=lambda kv: -kv[1]))
+        lines.append(f"  not checked: {unchecked['pairs']} of {unchecked['of']} (statement, source) pairs ({causes}); "
+                     "they count neither as support nor as its absence")
     lines.append(f"  statements ({len(report['statements'])}):")
     for s in report["statements"]:
         cites = " ".join(f"[{i}]" for i in s["citations"]) or "-"
         dangling = f"  dangling {' '.join(f'[{d}]' for d in s['dangling'])}" if s["dangling"] else ""
-        lines.append(f"    {s['index']:>2}. cites {cites}{dangling}: {one_line(s['text'], 140)}")
+        status = s.get("status_reason") or s.get("status", "")
+        lines.append(f"    {s['index']:>2}. cites {cites}{dangling} [{status}]: {one_line(s['text'], 140)}")
     return "\n".join(lines)
 
 
@@ -243,10 +275,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     _terminate_as_interrupt()
     result = run_dataset(args.dataset, args.path, judge_name=args.judge, importer=args.importer,
                          limit=args.limit, progress=not args.no_progress, import_options=_import_options(args),
-                         wait=args.wait)
+                         judge_config=_in_flight_config(args), executor=_executor(args), wait=args.wait)
     if result.formats:
         print("format: " + ", ".join(f"{name} ({n})" for name, n in sorted(result.formats.items())))
-    print(f"{result.answers} answers, judge {result.judge}: {result.chunks_done} chunks annotated, "
+    from pipeline.errors import one_line
+    from pipeline.importers.import_report import report_lines
+
+    for line in report_lines(result.import_report):
+        print(one_line(line, 2000))
+    where = "" if result.executor == "local" else f" on {result.executor}"
+    print(f"{result.answers} answers, judge {result.judge}{where}: {result.chunks_done} chunks annotated, "
           f"{result.chunks_skipped} reused; {result.seconds:.1f} s; results in {result.out_dir}")
     if result.cache:
         print(f"judge cache: {result.cache.get('hits', 0)} hits, {result.cache.get('misses', 0)} misses")
@@ -265,6 +303,33 @@ def _terminate_as_interrupt() -> None:
             raise KeyboardInterrupt
 
         signal.signal(signal.SIGTERM, interrupt)
+
+
+def _executor(args: argparse.Namespace) -> Any:
+    """The annotate stage's executor chosen on the command line (None: the local default)."""
+    if args.executor == "local":
+        if args.address or args.workers:
+            raise InputError("--address and --workers go with --executor ray")
+        return None
+    if args.workers is not None and args.workers < 1:
+        raise InputError(f"--workers must be at least 1 (got {args.workers})")
+    from pipeline.cluster import ray_executor
+
+    return ray_executor(address=args.address, workers=args.workers)
+
+
+def _in_flight_config(args: argparse.Namespace) -> dict[str, Any] | None:
+    """`--in-flight N` as the judge's `concurrency` (judges behind an endpoint only)."""
+    if args.in_flight is None:
+        return None
+    from pipeline.judges import registry_entry
+
+    info = registry_entry(args.judge or "")
+    if info is None or not info.needs_network:
+        raise InputError(f"--in-flight applies to judges behind an endpoint (openai, minicheck), not {args.judge or 'the default judge'!r}")
+    if args.in_flight < 1:
+        raise InputError(f"--in-flight must be at least 1 (got {args.in_flight})")
+    return {"concurrency": args.in_flight}
 
 
 def _dry_run(args: argparse.Namespace) -> int:
@@ -319,8 +384,17 @@ def _scorecard_text(summary, mode: str, necessity: str, query_type: str) -> str:
     if table.empty:
         return "(no results)"
     table.index = [METRICS[m].label for m in table.index]
-    return (f"scorecard ({mode}, necessity={necessity}, {query_type} queries; percent metrics x100; "
+    text = (f"scorecard ({mode}, necessity={necessity}, {query_type} queries; percent metrics x100; "
             f"n/a = not defined by these labels):\n{table.to_string(na_rep='n/a')}")
+    cells = part[part["query_type"] == query_type]
+    if "reason" in cells.columns:  # results built before judged shares were kept have no such column
+        judged = cells[cells["reason"].fillna("") != ""]
+        if len(judged):
+            text += ("\nn/a because too few of their units were judged (a cell needs at least half; "
+                     "docs/metrics/unknown.md):")
+            for r in judged.to_dict("records"):
+                text += f"\n  {METRICS[r['metric']].label} · {r['engine']}: {r['reason']}"
+    return text
 
 
 def cmd_compare_gold(args: argparse.Namespace) -> int:
@@ -360,6 +434,10 @@ def cmd_scorecard(args: argparse.Namespace) -> int:
     judge = args.judge or judges[0]
     if judge not in judges:
         raise InputError(f"no results for judge {judge!r}; have {', '.join(judges)}", field="--judge")
+    if args.ppi:
+        from pipeline.audit.cli import print_ppi
+
+        return print_ppi(args, judge)
     summary = read_table(table_path(args.dataset, "summary", judge))
     if results_unverified(args.dataset):
         print(f"note: the results of {args.dataset!r} were written before result sets were checked; "

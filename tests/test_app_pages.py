@@ -116,7 +116,7 @@ def test_router_lists_registry_pages_that_exist():
 
     titles = [p.title for p in PAGES]
     assert titles == ["Overview", "Start here", "Scorecard", "Confidence", "Answer inspector", "Compare", "Re-score", "Judges",
-                      "Usability study", "Conflicting evidence", "Methodology"]
+                      "Audit the judge", "Usability study", "Conflicting evidence", "Methodology"]
     assert all(p.path.is_file() for p in PAGES)
     assert sorted(p.script for p in PAGES) == sorted(f.name for f in (ROOT / "pages").glob("*.py"))
     for f in MY_PAGES:
@@ -394,3 +394,38 @@ def test_heatmap_colour_matches_rating():
 
     for rating, code in charts._RATING_CODE.items():
         assert colour_at(code) == RATING_TINTS[rating], rating
+
+
+def test_scorecard_cell_on_sources_without_text_says_how_little_was_judged(tmp_path, monkeypatch):
+    """One engine's sources have text, the other's are URLs only: the second's support cells are
+    n/a with the judged share and the reason in the table, the hover and the detail tab."""
+    from pipeline.runner import run_dataset
+
+    def answer(k: int, engine: str, with_text: bool) -> dict:
+        return {"answer_id": f"{engine}-{k}", "engine": engine, "query": f"How do bridges carry load {k}?",
+                "query_type": "expertise", "answer": "Steel carries tension [1]. Stone carries compression [2].",
+                "sources": [{"index": 1, "url": "https://a.example.org/steel", "text": "Steel carries tension" if with_text else ""},
+                            {"index": 2, "url": "https://b.example.org/stone", "text": "Stone carries compression" if with_text else ""}]}
+
+    path = tmp_path / "bridges.jsonl"
+    path.write_text("\n".join(json.dumps(answer(k, e, e == "Texted")) for k in range(3) for e in ("Texted", "Bare")) + "\n")
+    root = tmp_path / "results"
+    run_dataset("bridges", path, judge_name="scripted", root=root, progress=False, use_cache=False)
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(root))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    at = AppTest.from_file(str(ROOT / "pages" / "scorecard.py"), default_timeout=60)
+    at.query_params.update({"dataset": "bridges", "judge": "scripted"})
+    at.run()
+    assert not at.exception, at.exception
+    table = _scorecard_table(at).set_index("Metric")
+    # the scripted judge finds every statement fully supported by the source it cites (word overlap)
+    assert table.loc["Unsupported statements", "Texted"].startswith("0.00% ▲ (n=3)")
+    assert table.loc["Unsupported statements", "Bare"] == "n/a (0% judged)"
+    assert table.loc["Unsupported statements", "Why n/a"] == "Bare: none of the statements judged (sources without text)"
+    assert table.loc["Citation accuracy", "Why n/a"] == "Bare: none of the citations judged (sources without text)"
+    detail = next(df.value for df in at.dataframe if "judged" in df.value.columns).set_index(["metric", "engine"])
+    assert detail.loc[("Unsupported statements", "Bare"), "value"] == "n/a: none of the statements judged (sources without text)"
+    assert detail.loc[("Unsupported statements", "Bare"), "judged"] == "0% of statements"
+    assert detail.loc[("Unsupported statements", "Texted"), "judged"] == "all statements"
+    hover = " ".join(_plotly_specs(at))
+    assert "why: none of the statements judged (sources without text)" in hover and "0% judged" in hover

@@ -168,13 +168,14 @@ def test_inputs_are_bounded(models):
     assert raw["window"][1] <= 1000 and 0.0 <= v.score <= 1.0
 
 
-def test_no_text_or_no_words_is_none_with_a_number(models):
+def test_no_text_is_unknown_and_no_words_is_none_with_a_number(models):
     judge = get_judge(f"nli:{models['random']}", cache=False)
     answer, statements = _answer(Source(1, text="  "))
     empty = Statement("a1", 5, "[1]")
     verdicts = judge.support_many(answer, [statements[0], empty], [answer.sources[0], Source(2, text=SHORT_SOURCE)])
     got = {(v.source_index, v.statement_index): v for v in verdicts}
-    assert (got[1, 0].label, got[1, 0].score, json.loads(got[1, 0].raw)["note"]) == close(("none", 0.0, "source has no text"), ENCODER)
+    # a source without text is not checked (unknown, no score), never "none"
+    assert (got[1, 0].label, got[1, 0].score, got[1, 0].raw) == ("unknown", None, "not checked: no text")
     assert (got[2, 5].label, got[2, 5].score, json.loads(got[2, 5].raw)["note"]) == close(("none", 0.0, "statement has no words"), ENCODER)
     assert got[2, 0].score > 0 and got[2, 0].error == ""
 

@@ -38,7 +38,7 @@ MAX_SOURCES = 500
 MAX_STATEMENTS = 1_000  # given in the labels, or found by the splitter (each one is embedded and judged)
 # One answer's size as the stages see it: statements x sources (one support label each) and the
 # characters of all its sources together (read by the judge, the injection scan, the duplicate
-# search). Below these limits an answer's cost grows linearly with its size (bench/run.py, row l);
+# search). Below these limits an answer's cost grows linearly with its size (bench/run.py, row n);
 # the single-field limits alone allowed 500 sources x 5,000 statements and a billion characters.
 MAX_PAIRS_PER_ANSWER = 100_000
 MAX_ANSWER_SOURCE_CHARS = 10_000_000

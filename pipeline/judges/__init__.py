@@ -59,7 +59,9 @@ JUDGES: dict[str, JudgeInfo] = {
         JudgeInfo("recorded", "pipeline.judges.carried:CarriedLabels",
                   "Labels recorded in the data (AEE release, canonical `labels`).", carried=True),
         JudgeInfo("human", "pipeline.judges.carried:CarriedLabels",
-                  "Expert human labels carried by the data (ExpertQA).", carried=True),
+                  "Human labels: the experts' carried by the data (ExpertQA), and the labels people give a sample "
+                  "in an audit (`aee audit`, the Audit the judge page: verdicts `human:audit/<name>`), which the "
+                  "Judges page compares with every judge and the Scorecard uses to correct them.", carried=True),
         JudgeInfo("scripted", "pipeline.judges.scripted:ScriptedJudge",
                   "Deterministic rules for tests and demos (word overlap); its labels mean nothing."),
     )

@@ -41,7 +41,7 @@ from pipeline.judges.backends.llm_client import ChatCaller, ChatReply, TokenChoi
 from pipeline.judges.backends.llm_config import resolve_endpoint
 from pipeline.judges.backends.support_only import SupportOnlyJudge, SupportThresholds, statement_text
 from pipeline.judges.backends.windows import char_windows, rank_windows
-from pipeline.judges.base import JudgeError
+from pipeline.judges.base import JudgeError, unchecked_verdicts
 from pipeline.prompts import load_prompt, render_prompt, split_prompt
 from pipeline.records import Answer, Source, Statement, Verdict
 
@@ -198,9 +198,11 @@ class MiniCheckJudge(SupportOnlyJudge):
             return Verdict(answer.answer_id, "support", label, self.name, self.prompt_version, raw=raw,
                            statement_index=statement.index, source_index=source.index, **extra)
 
+        if not spans:  # a source without text: nothing read, so not checked (never "none")
+            return unchecked_verdicts(self, answer, [statement], source)[0]
         if not replies:
-            note = "source has no text" if not spans else "statement has no words"
-            return verdict(self.thresholds.label(0.0), json.dumps({"model": self.model, "note": note}), score=0.0)
+            return verdict(self.thresholds.label(0.0), json.dumps({"model": self.model, "note": "statement has no words"}),
+                           score=0.0)
         read: list[tuple[float, int, str, str]] = []
         failed: list[str] = []
         unreadable: list[str] = []

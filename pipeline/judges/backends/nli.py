@@ -42,7 +42,7 @@ import numpy as np
 
 from pipeline.judges.backends.support_only import SupportOnlyJudge, SupportThresholds, statement_text
 from pipeline.judges.backends.windows import char_windows, plan_windows, rank_windows, sentence_starts
-from pipeline.judges.base import JudgeError
+from pipeline.judges.base import JudgeError, unchecked_verdicts
 from pipeline.records import Answer, Source, Statement, Verdict
 
 __all__ = ["NLIJudge", "entailment_class"]
@@ -315,8 +315,10 @@ class NLIJudge(SupportOnlyJudge):
             raw["source_read_chars"] = self.max_source_chars
         if cut_to:
             raw["statement_cut_to_tokens"] = cut_to
+        if not spans:  # a source without text: nothing read, so not checked (never "none")
+            return unchecked_verdicts(self, answer, [statement], source)[0]
         if not chosen:
-            raw["note"] = "source has no text" if not spans else "statement has no words"
+            raw["note"] = "statement has no words"
             return Verdict(answer.answer_id, "support", self.thresholds.label(0.0), self.name, self.prompt_version,
                            raw=json.dumps(raw, sort_keys=True), statement_index=statement.index,
                            source_index=source.index, score=0.0)

@@ -33,7 +33,7 @@ import json
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -62,7 +62,7 @@ from pipeline.judges.backends.llm_requests import (
 from pipeline.judges.backends.llm_retry import RetryingChat
 from pipeline.judges.backends.passages import Passage, locate_quote
 from pipeline.judges.backends.source_stance_llm import plan_source_stance
-from pipeline.judges.base import BaseJudge, JudgeError, text_digest
+from pipeline.judges.base import BaseJudge, JudgeError, text_digest, unchecked_verdicts
 from pipeline.prompts import load_prompt
 from pipeline.records import Answer, Source, Statement, Verdict
 from pipeline.redact import redact
@@ -303,13 +303,10 @@ class OpenAIJudge(RetryingChat, BaseJudge):
         )
 
     def _no_text_verdicts(self, answer: Answer, statements: Sequence[Statement], source: Source) -> list[Verdict]:
-        """Support verdicts for a source without text: nothing to judge, recorded as a failure."""
+        """Support verdicts for a source without text: nothing to judge, so `unknown` with the reason
+        (not a failed call: there is nothing to retry until the source has text)."""
         prompt_id = prompt_parts("support")[2]
-        return [
-            self._verdict(answer, "support", prompt_id, None, f"source {source.index} has no text",
-                          statement_index=st.index, source_index=source.index, error="call")
-            for st in statements
-        ]
+        return [replace(v, prompt_version=prompt_id) for v in unchecked_verdicts(self, answer, statements, source)]
 
     # ------------------------------------------------------------------ key material
     def cache_material(self, method: str, answer: Answer, statements: Sequence[Statement],

@@ -32,7 +32,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
-from pipeline.judges.base import BaseJudge, text_digest
+from pipeline.judges.base import BaseJudge, text_digest, unchecked_verdicts
 from pipeline.judges.offline.cues import CUES_VERSION, confidence_level, filler_cue, stance_readings
 from pipeline.judges.offline.source_stance import RULES_VERSION as SOURCE_STANCE_RULES
 from pipeline.judges.offline.source_stance import offline_source_stance
@@ -48,7 +48,7 @@ from pipeline.judges.offline.support import (
 )
 from pipeline.judges.offline.text import strip_markers
 from pipeline.judges.source_sets import WindowedSetSupport
-from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
+from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict, unreadable_code
 from pipeline.text import statements_for
 
 log = logging.getLogger(__name__)
@@ -193,7 +193,7 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         asks about, so a call for some sources decides as a call for all of them."""
         if not self.prefilter:
             return frozenset()
-        judged = [s for s in answer.sources if (s.text or "").strip() and s.fetch_ok is not False]
+        judged = [s for s in answer.sources if not unreadable_code(s)]  # what the annotate stage judges
         uncited = sum(1 for st in statements for src in judged if src.index not in st.citations)
         if uncited <= MAX_UNCITED_JUDGED:
             return frozenset()
@@ -215,6 +215,8 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         return held
 
     def support(self, answer: Answer, statements: Sequence[Statement], source: Source) -> list[Verdict]:
+        if not (source.text or "").strip():  # nothing to read: not checked, never "none"
+            return unchecked_verdicts(self, answer, statements, source)
         mode = self.mode
         model = self.model(mode)
         inputs = [self.pair_input(answer, s, source) for s in statements]
@@ -234,7 +236,7 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         probs = model.score([f.features for f in feats if f is not None and not f.ruled_out])
         scored = iter(probs)
         out = []
-        for s, pair, pf in zip(statements, inputs, feats):
+        for s, pf in zip(statements, feats):
             raw: dict[str, Any] = {"mode": mode}
             evidence = ""
             if pf is None:  # held back: more uncited pairs passed the first pass than are judged in full
@@ -256,8 +258,6 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
                     raw["note"] = pf.note
             if self._warning:
                 raw["warning"] = self._warning
-            if not pair.source.strip():
-                raw["note"] = "source has no text"
             out.append(Verdict(answer.answer_id, "support", model.label(p), self.name, self.prompt_version,
                                raw=json.dumps(raw, sort_keys=True), statement_index=s.index,
                                source_index=source.index, score=p, evidence=evidence))
