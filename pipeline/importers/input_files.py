@@ -58,11 +58,11 @@ def _open_fd(path: Path) -> int:
     raise InputError(f"not a regular file but {kind}; give a JSON or JSONL file, or a folder of them", record=str(path))
 
 
-def open_input(path: Path, newline: str | None = "\n", encoding: str = "utf-8-sig") -> IO[str]:
+def open_input(path: Path, newline: str | None = "\n", encoding: str = "utf-8-sig", errors: str = "strict") -> IO[str]:
     """A text handle on a regular file (or a character device with data); InputError for anything
     else. `newline="\\n"` splits lines on line feeds only (U+2028 may stand raw in a JSON string)."""
     fd = _open_fd(path)
-    return io.open(fd, "r", encoding=encoding, newline=newline, closefd=True)
+    return io.open(fd, "r", encoding=encoding, errors=errors, newline=newline, closefd=True)
 
 
 def read_document(path: Path, limit: int = MAX_RECORD_BYTES) -> bytes:
