@@ -601,7 +601,7 @@ def bench_worst_case(quick: bool) -> list[Row]:
     from scale import measured_run
 
     if quick:  # four runs of a 10 MB answer take minutes: the smoke test only sees the row's shape
-        return [skipped("n. worst-case answer: time and peak RSS at four sizes",
+        return [skipped("o. worst-case answer: time and peak RSS at four sizes",
                         "full run only (minutes): bench/run.py --only n")]
     fractions = (1 / 8, 1 / 4, 1 / 2, 1.0)
     results = []
@@ -621,11 +621,11 @@ def bench_worst_case(quick: bool) -> list[Row]:
     what = (f"{large['statements']} statements, sources of {worst_case.SOURCE_CHARS:,} characters"
             f"{' (--quick)' if quick else ''}; `aee run --judge offline`, fresh process each, model load included")
     return [
-        Row(f"n. worst-case answer: time, {small['bytes'] / 1e6:.1f} MB vs {large['bytes'] / 1e6:.1f} MB", small["seconds"] * size_ratio,
+        Row(f"o. worst-case answer: time, {small['bytes'] / 1e6:.1f} MB vs {large['bytes'] / 1e6:.1f} MB", small["seconds"] * size_ratio,
             large["seconds"], small["seconds"] * size_ratio / large["seconds"], "s",
             f"baseline = the smallest size's time scaled to the largest size (linear); ratio >= 1: at most linear. "
             f"Time per byte against the smallest: {per_size}. {sizes}. {what}"),
-        Row(f"n. worst-case answer: peak RSS, {small['bytes'] / 1e6:.1f} MB vs {large['bytes'] / 1e6:.1f} MB",
+        Row(f"o. worst-case answer: peak RSS, {small['bytes'] / 1e6:.1f} MB vs {large['bytes'] / 1e6:.1f} MB",
             small["peak_mb"] * size_ratio, large["peak_mb"], small["peak_mb"] * size_ratio / large["peak_mb"], "MB",
             f"baseline = the smallest size's peak scaled to the largest size; ratio >= 1: memory grows at most linearly "
             f"(peak MB per input MB: {peak_per_mb})"),
@@ -640,7 +640,7 @@ def bench_worst_case(quick: bool) -> list[Row]:
 def bench_encoder(quick: bool) -> list[Row]:
     from pipeline.judges.offline import embedding
 
-    name = "o. offline encoder: each text alone vs texts in shared batches"
+    name = "p. offline encoder: each text alone vs texts in shared batches"
     try:
         encoder = embedding.get_encoder()
     except embedding.ModelUnavailable as exc:
@@ -679,8 +679,8 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "k": ("k. prediction-powered scorecard on ExpertQA: human-only vs PPI", bench_audit_ppi),
     "l": ("l. offline judge on Ray: one node vs two", bench_two_nodes),
     "m": ("m. LLM judge on Ray: requests in flight vs the bound", bench_llm_in_flight),
-    "n": ("n. the worst-case answer at four sizes", bench_worst_case),
-    "o": ("o. the offline encoder alone vs batched", bench_encoder),
+    "o": ("o. the worst-case answer at four sizes", bench_worst_case),
+    "p": ("p. the offline encoder alone vs batched", bench_encoder),
 }
 
 
