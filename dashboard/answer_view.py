@@ -7,7 +7,9 @@ becomes a link only when it parses as http(s), and then with `rel="noopener nore
 
 When `report_events` is on, hovers and clicks on citation markers are sent back to Python
 (batched: a click at once, hovers after a short pause) as a cumulative list with sequence
-numbers, so a rerun that arrives late never loses or repeats an event.
+numbers, so a rerun that arrives late never loses or repeats an event. The component also measures
+how long the answer stays visible and reports it (a "dwell" event) when the reader moves to another
+answer or hides the tab; the inspector records, besides, a "shown" row for every answer it shows.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import streamlit as st
 
 from dashboard.render import md_escape
 from pipeline.metrics import MODE_LABELS
+from pipeline.study.log import MAX_DWELL_SECONDS
 
 # The component's code lives in static files (no build step); it is a constant, never formatted
 # with answer or source text.
@@ -38,7 +41,8 @@ def answer_view(data: dict[str, Any], *, key: str) -> list[dict]:
     """Mount the answer component and return the events not seen in earlier runs.
 
     Each event: {"event": "hover"|"click", "statement": int|None, "source": int,
-    "timestamp": datetime (UTC), "answer_id": str}. Empty unless data["report_events"].
+    "timestamp": datetime (UTC), "answer_id": str}, or {"event": "dwell", "seconds": float, "source":
+    None, ...} when the reader leaves an answer or hides the tab. Empty unless data["report_events"].
     """
     result = _component(data=data, key=key, default={"events": None}, on_events_change=_noop)
     payload = None
@@ -75,6 +79,13 @@ def _parse_event(ev: Any) -> dict | None:
         return None
     kind = ev.get("type")
     seq, src, stmt, ts = ev.get("seq"), ev.get("source"), ev.get("statement"), ev.get("ts")
+    if kind == "dwell":  # how long an answer stayed on screen, in milliseconds
+        ms = ev.get("ms")
+        if not isinstance(seq, int) or isinstance(ms, bool) or not isinstance(ms, (int, float)) \
+                or not 0 <= ms <= MAX_DWELL_SECONDS * 1000:
+            return None
+        return {"seq": seq, "event": "dwell", "statement": None, "source": None, "seconds": round(float(ms) / 1000, 1),
+                "timestamp": _event_time(ts), "answer_id": str(ev.get("answer") or "")[:200]}
     if kind not in ("hover", "click") or not isinstance(seq, int) or isinstance(src, bool) or not isinstance(src, int):
         return None
     if stmt is not None and (isinstance(stmt, bool) or not isinstance(stmt, int)):
@@ -95,11 +106,34 @@ def _event_time(ts: object) -> datetime:
 
 def study_rows(events: list[dict], *, participant: str, session: str, alignment: str,
                context: dict[str, str]) -> list[dict]:
-    """Component events as rows of the study log (participant code only, no other person data)."""
-    return [{"participant": participant, "session": session, "engine": context["engine"],
-             "query_id": context["query_id"], "query_type": context["query_type"], "alignment": alignment,
-             "event": e["event"], "source_rank": e["source"], "timestamp": e["timestamp"]}
-            for e in events if e["source"] >= 1]
+    """Component events as rows of the study log (participant code only, no other person data):
+    hovers and clicks on a source, and dwell times of the answer."""
+    base = {"participant": participant, "session": session, "engine": context["engine"],
+            "query_id": context["query_id"], "query_type": context["query_type"], "alignment": alignment}
+    rows = []
+    for e in events:
+        if e["event"] == "dwell":
+            rows.append({**base, "event": "dwell", "source_rank": None, "timestamp": e["timestamp"],
+                         "dwell_seconds": e["seconds"]})
+        elif e["source"] is not None and e["source"] >= 1:
+            rows.append({**base, "event": e["event"], "source_rank": e["source"], "timestamp": e["timestamp"]})
+    return rows
+
+
+def shown_rows(annotated, *, participant: str, session: str, alignment: str, context: dict[str, str],
+               when: datetime | None = None) -> list[dict]:
+    """The rows that say an answer was on a participant's screen, whether or not they touch it:
+    "shown", one "displayed" per listed source and one "cited" per listed source a statement cites.
+    With them a participant who reads without hovering leaves counts of zero, which is data."""
+    stamp = when or datetime.now(timezone.utc)
+    base = {"participant": participant, "session": session, "engine": context["engine"],
+            "query_id": context["query_id"], "query_type": context["query_type"], "alignment": alignment,
+            "timestamp": stamp}
+    listed = sorted({s.index for s in annotated.answer.sources if s.index >= 1})
+    cited = sorted({i for st_ in annotated.statements for i in st_.citations if i in set(listed)})
+    return ([{**base, "event": "shown", "source_rank": None}]
+            + [{**base, "event": "displayed", "source_rank": i} for i in listed]
+            + [{**base, "event": "cited", "source_rank": i} for i in cited])
 
 
 # ---- charts and the shared block of views ---------------------------------------------------

@@ -473,3 +473,47 @@ def confusion_figure(rows: list[str], cols: list[str], matrix: list[list[int]], 
     fig.update_xaxes(title_text=plot_escape(col_title), side="bottom")
     fig.update_layout(title={"text": plot_escape(title), "x": 0}, height=340, margin={"l": 10, "r": 10, "t": 50, "b": 10})
     return fig
+
+
+# ---- usability study -----------------------------------------------------------------------------
+
+STUDY_COLOURS = {"hovered": "#1f77b4", "clicked": "#d62728"}
+MIN_ROWS_FOR_VIOLIN = 20  # below this (or with few distinct counts) a violin's shape is an artefact
+
+
+def _violin_fits(values: pd.Series) -> bool:
+    return len(values) >= MIN_ROWS_FOR_VIOLIN and values.nunique() > 3
+
+
+def study_counts_figure(counts: pd.DataFrame, label: str, engines: list[str]) -> go.Figure:
+    """Sources hovered and clicked per participant x query row, per engine (the seed study's Figure 6).
+
+    Split violins only where an engine has enough rows with enough distinct counts to give a shape;
+    otherwise a box with every row drawn as a jittered point, so a class of five where every
+    student hovered twice shows five points at 2, not a violin collapsed to a flat line."""
+    fig = go.Figure()
+    shown_legend: set[str] = set()
+    for engine in engines:
+        part = counts[counts["engine"] == engine]
+        for measure in STUDY_COLOURS:
+            values = part[measure].dropna().astype(float)
+            colour = STUDY_COLOURS[measure]
+            common = dict(name=measure, legendgroup=measure, showlegend=measure not in shown_legend,
+                          y=values, x=[plot_escape(engine)] * len(values))
+            shown_legend.add(measure)
+            if _violin_fits(values):
+                fig.add_trace(go.Violin(**common, side="negative" if measure == "hovered" else "positive",
+                                        box_visible=True, meanline_visible=True, points=False, spanmode="hard",
+                                        line_color=colour))
+            else:
+                fig.add_trace(go.Box(**common, boxpoints="all", jitter=0.5, pointpos=0, offsetgroup=measure,
+                                     marker={"color": colour, "size": 8, "opacity": 0.75}, line_color=colour,
+                                     fillcolor="rgba(0,0,0,0)",
+                                     hovertemplate=f"{measure}: %{{y}}<extra>{plot_escape(engine)}: {len(values)} row(s)</extra>"))
+    small = any(not _violin_fits(counts.loc[counts["engine"] == e, m].dropna()) for e in engines for m in STUDY_COLOURS)
+    how = "boxes with every row as a point" if small else "violins with the box and mean line inside"
+    fig.update_layout(violinmode="overlay", boxmode="group", yaxis_title="sources per answer", xaxis_title="engine",
+                      title={"text": plot_escape(f"Sources hovered and clicked per engine ({how}): {label}"), "x": 0},
+                      legend={"orientation": "h", "y": -0.2}, margin={"l": 10, "r": 10, "t": 60, "b": 40})
+    fig.update_yaxes(rangemode="tozero", dtick=1 if counts[list(STUDY_COLOURS)].max().max() <= 10 else None)
+    return fig

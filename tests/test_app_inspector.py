@@ -128,8 +128,18 @@ def test_inspector_study_mode_validates_codes():
     assert _component(at)["report_events"] is False
     at.text_input(key="ins_participant").set_value("P07").run()
     assert not at.exception
-    assert "Recording hovers and clicks for participant P07" in _texts(at)
+    assert "Recording for participant P07 into study pilot-1" in _texts(at)
     assert _component(at)["report_events"] is True
+    # the answer on screen is recorded at once, before any hover: a zero-hover answer is a row
+    from pipeline.study import recorder
+
+    counts = recorder.load_study("pilot-1").counts
+    assert len(counts) == 1 and counts[["hovered", "clicked"]].iloc[0].tolist() == [0, 0]
+    assert counts["displayed"].iloc[0] == 5  # the worked example lists five sources
+    assert "1 answer(s) shown" in _texts(at)
+    at.run()  # a rerun of the same answer records nothing more
+    assert len(recorder.load_study_log("pilot-1")) == len(recorder.load_study_log("pilot-1").drop_duplicates())
+    assert int((recorder.load_study_log("pilot-1")["event"] == "shown").sum()) == 1
 
 
 @pytest.mark.skipif(not DEMO.is_file(), reason="teaching corpus data/demo/answers.jsonl not present")
@@ -168,6 +178,40 @@ def test_study_rows_fit_the_log(tmp_path):
     recorder.append_events("t1", rows)
     log = recorder.load_study_log("t1")
     assert list(log["event"]) == ["hover", "click"] and list(log["source_rank"]) == [2, 1]
+
+    # the time an answer stayed on screen arrives as a dwell event and becomes an answer-level row
+    dwell = _parse_event({"seq": 4, "type": "dwell", "ms": 12_345, "ts": 1_700_000_030_000, "answer": "a"})
+    assert dwell["event"] == "dwell" and dwell["seconds"] == pytest.approx(12.3, abs=1e-9)
+    for bad in ({"seq": 5, "type": "dwell", "ms": -1}, {"seq": 5, "type": "dwell", "ms": True},
+                {"seq": 5, "type": "dwell", "ms": 10**12}, {"seq": "5", "type": "dwell", "ms": 10}):
+        assert _parse_event(bad) is None
+    rows = study_rows([dwell], participant="P1", session="s1", alignment="none",
+                      context={"engine": "Example engine", "query_id": "q-1", "query_type": "debate"})
+    recorder.append_events("t1", rows)
+    counts = recorder.load_study("t1").counts
+    assert counts["dwell_seconds"].iloc[0] == pytest.approx(12.3, abs=1e-9)
+
+
+def test_every_answer_shown_is_recorded_with_its_sources(tmp_path):
+    """shown_rows: the answer, each listed source as displayed and each cited one as cited, so a
+    participant who never hovers still leaves a row of zeros."""
+    from dashboard.answer_view import shown_rows
+    from pipeline.importers.canonical import parse_answer
+    from pipeline.study import recorder
+
+    obj = {"answer_id": "s", "engine": "Lumen", "query": "Do trees cool streets?", "query_type": "expertise",
+           "answer": "Trees shade streets [2]. They cool the air [2][9].",
+           "sources": [{"index": 1, "url": "https://a.example.org", "title": "A", "text": "x"},
+                       {"index": 2, "url": "https://b.example.org", "title": "B", "text": "y"},
+                       {"index": 3, "url": "https://c.example.org", "title": "C", "text": "z"}]}
+    annotated = parse_answer(obj, "test")
+    rows = shown_rows(annotated, participant="P4", session="s1", alignment="none",
+                      context={"engine": "Lumen", "query_id": "q-7", "query_type": "expertise"})
+    assert [(r["event"], r["source_rank"]) for r in rows] == [
+        ("shown", None), ("displayed", 1), ("displayed", 2), ("displayed", 3), ("cited", 2)]  # [9] is dangling
+    recorder.append_events("t2", rows)
+    counts = recorder.load_study("t2").counts
+    assert counts[["displayed", "cited", "hovered", "clicked"]].iloc[0].tolist() == [3, 1, 0, 0]
 
 
 def test_component_code_never_parses_data_as_html():
