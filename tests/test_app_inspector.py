@@ -362,6 +362,41 @@ def test_rescore_paste_fills_the_form_for_review():
     assert "3 source(s)" in _texts(at).replace("\\", "") and not at.get("bidi_component")  # parsed, not scored yet
 
 
+def test_rescore_plain_paste_of_question_answer_and_urls():
+    """The journalist's paste from the issue: the question fills the Query (not the answer), a factual
+    question gets the expertise type, and what was understood is shown before anything is scored."""
+    text = (ROOT / "tests" / "fixtures" / "paste" / "plain_question_urls.txt").read_text(encoding="utf-8")
+    at = _rescore()
+    at.radio(key="rs_qtype").set_value("debate").run()  # a previous answer's type must not stick
+    at.text_area(key="rs_paste").set_value(text).run()
+    at.button(key="rs_parse").click().run()
+    assert not at.exception
+    assert at.text_input(key="rs_query").value == "How much of the world's electricity came from wind power in 2023?"
+    assert at.radio(key="rs_qtype").value == "expertise"
+    assert at.text_area(key="rs_answer").value.startswith("Wind turbines produced a little under 8%")
+    assert "?" not in at.text_area(key="rs_answer").value.splitlines()[0]
+    shown = _texts(at).replace("\\", "")
+    assert "What was understood" in shown and "(from the first line)" in shown and "a question of fact" in shown
+    understood = next(d.value for d in at.dataframe if "address" in d.value.columns)
+    assert list(understood["source"]) == ["[1]", "[2]", "[3]"]
+    assert set(understood["text"]) == {"none yet: fetched on Score when “Fetch the page” is ticked"}
+    assert not at.get("bidi_component")  # nothing scored yet
+
+
+@pytest.mark.parametrize("pasted, says", [
+    ('{"answer_id": "a", "engine": "e", "query": "q", "answer": "Trees cool streets [1].", "sources": [{"index": 1, "url"',
+     "the JSON is cut off"),
+    ('{"id": "resp_1", "usage": {"input_tokens": 10}}', "not a shape this form reads (an object with keys id, usage)"),
+])
+def test_rescore_json_that_cannot_be_read_says_why(pasted, says):
+    at = _rescore()
+    at.text_area(key="rs_paste").set_value(pasted).run()
+    at.button(key="rs_parse").click().run()
+    assert not at.exception
+    assert at.error and says in _err(at).replace("\\", "")
+    assert at.text_area(key="rs_answer").value != pasted  # never taken in as answer text
+
+
 def test_rescore_upload_of_a_capture_fills_query_engine_and_markers():
     at = _rescore()
     data = (ROOT / "tests" / "fixtures" / "engines" / "gemini_grounding.json").read_bytes()
