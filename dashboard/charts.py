@@ -63,16 +63,30 @@ def wrap_label(name: str, width: int = 14) -> str:
     return "<br>".join(plot_escape(chunk) for chunk in lines)
 
 
-def _cell_text(rec: dict, with_n: bool = True) -> str:
+def _wrapped_row_label(name: str, width: int = 26) -> str:
+    """The row label of a metric, escaped, its unit and direction on a second line when long."""
+    label = row_label(name)
+    head, sep, tail = label.rpartition(" (")
+    if not sep or len(label) <= width:
+        return plot_escape(label)
+    return f"{plot_escape(head)}<br>({plot_escape(tail)}"
+
+
+def _cell_text(rec: dict, with_n: bool = True, compact: bool = False) -> str:
+    """A cell's value, rating symbol (and a flag when the printed rating disagrees) and n. `compact`
+    (many engines, narrow columns): the symbol moves to the second line beside n, so the widest
+    line is the value alone."""
     shown = _shown_rating(rec)
     text = fmt_metric(rec["value"], rec["metric"])
-    if shown:
-        text += f" {RATING_SYMBOLS[shown]}"
+    marks = f"{RATING_SYMBOLS[shown]}" if shown else ""
     if rec.get("disagrees") and rec.get("rating"):
-        text += f"{FLAG}{RATING_SYMBOLS[rec['rating']]}"
-    if with_n and rec.get("n_answers"):
-        text += f"<br><span style='font-size:10px'>n={int(rec['n_answers'])}</span>"
-    return text
+        marks += f"{FLAG}{RATING_SYMBOLS[rec['rating']]}"
+    n = f"n={int(rec['n_answers'])}" if with_n and rec.get("n_answers") else ""
+    if not compact:
+        text += f" {marks}" if marks else ""
+        return text + (f"<br><span style='font-size:10px'>{n}</span>" if n else "")
+    second = " ".join(part for part in (marks, f"<span style='font-size:10px'>{n}</span>" if n else "") if part)
+    return text + (f"<br>{second}" if second else "")
 
 
 def _hover(rec: dict, engine_label: str) -> str:
@@ -117,44 +131,67 @@ def scorecard_figure(cells: pd.DataFrame, title: str = "", with_n: bool = True, 
     engines = list(dict.fromkeys(cells["engine"]))
     no_n = set(no_n_for)
     crowded = len(engines) > 4
-    x = [wrap_label(e, 9 if crowded else 14) for e in engines]
-    y_group: list[str] = []
+    # names break only at "_", " ", "-" or "/", never inside a word; narrow columns get short lines
+    x = [wrap_label(e, 7 if crowded else 14) for e in engines]
+    # One label column: a bold header row per group, then its metrics with the label wrapped over two
+    # lines ("Unsupported statements<br>(%, ↓ better)"). A second axis level for the groups took
+    # about 200 px beside the labels, which left the cells unreadable in a window 800 px wide.
     y_label: list[str] = []
     z: list[list[float | None]] = []  # None (a rating with no code) leaves the cell blank
     text: list[list[str]] = []
     hover: list[list[str]] = []
+    header_rows: list[int] = []
+
+    def header(title: str) -> None:
+        header_rows.append(len(y_label))
+        y_label.append(f"<b>{plot_escape(title)}</b>")
+        z.append([None for _ in engines])
+        text.append(["" for _ in engines])
+        hover.append([plot_escape(title) for _ in engines])
+
+    last_group = None
     for (group, name), part in cells.groupby(["group", "metric"], sort=False):
+        if group != last_group:
+            header(group_title(group))
+            last_group = group
         recs = {r["engine"]: r for r in records(part)}
         row = [recs.get(e) or _blank(e, name) for e in engines]
-        y_group.append(plot_escape(group_title(group)))
-        y_label.append(plot_escape(row_label(name)))
+        y_label.append(_wrapped_row_label(name))
         z.append([_RATING_CODE.get(_shown_rating(r)) for r in row])
-        text.append([_cell_text(r, with_n and r["engine"] not in no_n) for r in row])
+        text.append([_cell_text(r, with_n and r["engine"] not in no_n, compact=crowded) for r in row])
         hover.append([_hover(r, plot_escape(r["engine"])) for r in row])
     if with_summary:
+        header("Summary")
         for group, part in group_summaries(cells).groupby("group", sort=False):
             by_engine = dict(zip(part["engine"], part["symbols"]))
             named = dict(zip(part["engine"], part["named"]))
-            y_group.append("Summary")
             y_label.append(plot_escape(f"{group_title(group)} ratings"))
             z.append([0 for _ in engines])
             text.append([f"<span style='font-size:17px'>{by_engine.get(e, '')}</span>" for e in engines])
             hover.append([f"<b>{plot_escape(group_title(group))}</b> · {plot_escape(e)}<br>"
                           + "<br>".join(plot_escape(item) for item in named.get(e, '').split(" · ")) for e in engines])
+    # plotly needs distinct category names: a zero-width space per repeat keeps equal labels apart
+    seen: dict[str, int] = {}
+    y_unique = []
+    for label in y_label:
+        seen[label] = seen.get(label, -1) + 1
+        y_unique.append(label + "\u200b" * seen[label])
     fig = go.Figure(go.Heatmap(
-        x=x, y=[y_group, y_label], z=z, zmin=0, zmax=3, colorscale=_SCALE, showscale=False,
+        x=x, y=y_unique, z=z, zmin=0, zmax=3, colorscale=_SCALE, showscale=False,
         text=text, texttemplate="%{text}", textfont={"color": "#111111", "size": 11 if crowded else 13},
         customdata=hover, hovertemplate="%{customdata}<extra></extra>", xgap=2, ygap=2,
     ))
+    for k in header_rows[1:]:  # a rule above each group after the first
+        fig.add_hline(y=k - 0.5, line_width=1, line_color="#9ca3af")
     if divider_after:
         fig.add_vline(x=divider_after - 0.5, line_width=3, line_color="#6b7280")
-    fig.update_yaxes(autorange="reversed", showdividers=True, tickson="boundaries")
-    fig.update_xaxes(side="top", tickangle=0)
+    fig.update_yaxes(autorange="reversed", tickson="boundaries", ticks="")
+    fig.update_xaxes(side="top", tickangle=0, tickfont={"size": 11 if crowded else 13})
     lines = max((x_.count("<br>") + 1 for x_ in x), default=1)
     top = 24 + 16 * lines + (34 if title else 0)
     fig.update_layout(
         title={"text": plot_escape(title), "x": 0, "y": 0.995, "yanchor": "top", "font": {"size": 15}} if title else None,
-        height=top + 20 + 36 * len(y_label), margin={"l": 10, "r": 10, "t": top, "b": 10},
+        height=top + 20 + 38 * len(y_label), margin={"l": 10, "r": 10, "t": top, "b": 10},
         plot_bgcolor="rgba(0,0,0,0)",
     )
     return fig

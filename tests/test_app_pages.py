@@ -233,16 +233,23 @@ def test_field_filter_recomputes(app):
 
 
 def test_published_toggle_flags_deeptrace_disagreement(app):
+    """The disagreements listed are the chosen published scorecard's: AEE's printed ratings all match,
+    DeepTRACE's do not (and the AEE view only says that other scorecards have some)."""
     at = _scorecard(app)
     at.toggle(key="scorecard_published").set_value(True).run()
     assert not at.exception
-    text = _text(at)
-    assert "disagree" in text
+    text = _text(at).replace("\\", "")
+    assert "Every rating printed in AEE (Venkit et al. 2024), Fig. 8a matches" in text
+    assert not any("thresholds give" in df.value.columns for df in at.dataframe)  # no DeepTRACE rows under AEE
+    assert "Other published scorecards with printed ratings that disagree: DeepTRACE 2025" in text
+    at.selectbox(key="scorecard_published_source").set_value("deeptrace_gs").run()
+    assert not at.exception
     flagged = next(df.value for df in at.dataframe if "thresholds give" in df.value.columns)
-    assert ((flagged["engine"] == "YouChat (ARI)") & (flagged["metric"] == "Relevant statements")).any()
-    assert flagged["scorecard"].str.contains("DeepTRACE").all()
+    assert sorted(flagged["engine"]) == ["Bing Copilot", "You.com"] and set(flagged["metric"]) == {"One-sided answer"}
     at.selectbox(key="scorecard_published_source").set_value("deeptrace_dr").run()
     assert not at.exception
+    flagged = next(df.value for df in at.dataframe if "thresholds give" in df.value.columns)
+    assert flagged[["engine", "metric"]].values.tolist() == [["YouChat (ARI)", "Relevant statements"]]
     assert any("⚑" in spec for spec in _plotly_specs(at))
 
 
@@ -394,3 +401,38 @@ def test_heatmap_colour_matches_rating():
 
     for rating, code in charts._RATING_CODE.items():
         assert colour_at(code) == RATING_TINTS[rating], rating
+
+
+# ---- ExpertQA opens on the metric groups that have values --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def expertqa_results(tmp_path_factory) -> Path:
+    from pipeline.runner import run_dataset
+
+    root = tmp_path_factory.mktemp("eqa") / "results"
+    run_dataset("expertqa", ROOT / "tests" / "fixtures" / "expertqa_mini.jsonl", root=root, progress=False)
+    return root
+
+
+def test_expertqa_scorecard_opens_on_groups_with_values(expertqa_results, monkeypatch, tmp_path):
+    """No gold answers and no debate questions in ExpertQA: those groups start hidden, one line says
+    which and why, rows without any value leave the grid (they stay listed with their reason), and
+    turning a group on is kept in the address."""
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(expertqa_results))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    at = AppTest.from_file(str(ROOT / "pages" / "scorecard.py"), default_timeout=60).run()
+    assert not at.exception
+    groups = at.get("button_group")[0].value
+    assert "correctness" not in groups and "source stance" not in groups and "citation" in groups
+    hidden = next(c.value for c in at.caption if c.value.startswith("Not shown:")).replace("\\", "")
+    assert "Answer correctness against gold answers** (no engine has a value here: no gold answer" in hidden
+    assert "Source stance (debate queries)** (no engine has a value here: defined for debate queries only" in hidden
+    spec = " ".join(_plotly_specs(at))
+    assert "Citation accuracy" in spec and "BLEU" not in spec and "Pro sources" not in spec
+    assert "Statement agreement" not in spec  # n/a for every engine: listed below, not a grey row
+    listed = "\n".join(m.value for m in at.markdown).replace("\\", "")
+    assert "Metrics without a value here, and why" in listed and "- Statement agreement: defined for debate" in listed
+    assert "- BLEU" not in listed  # its group is off: the caption above already says why
+    at.toggle(key="scorecard_show_empty").set_value(True).run()
+    assert "Statement agreement" in " ".join(_plotly_specs(at)) and at.query_params["empty"] == "show"
