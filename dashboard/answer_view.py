@@ -370,7 +370,7 @@ def report_download(where, report_html: Callable[[], str], file_name: str, key: 
 
 def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str,
                       report_events: bool = False, participant: bool = False,
-                      reliability: dict[str, str] | None = None) -> list[dict]:
+                      reliability: dict[str, str] | None = None, no_text: str = "") -> list[dict]:
     """The answer component, flags, metrics, matrices and graph for one answer (inspector,
     re-score). `participant` shows only what a study participant may see: the answer and its
     sources. `reliability`: the judge's reliability line and the Judges page address, for the
@@ -380,7 +380,7 @@ def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str
     from dashboard import answer_model
 
     data = answer_model.component_data(annotated, rep, source_rows, report_events=report_events,
-                                       participant=participant, reliability=reliability)
+                                       participant=participant, reliability=reliability, no_text=no_text)
     st.markdown("#### Answer")
     events = answer_view(data, key=key)
     if participant:

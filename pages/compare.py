@@ -90,7 +90,8 @@ def _side(column, annotated, rep, title: str, key: str) -> None:
                    f"{answer_model.statement_count_text(annotated, rep)} · {len(annotated.answer.sources)} sources")
     rows = answer_model.source_view_rows(data.answer_source_rows(dataset, annotated.answer.answer_id))
     with column:
-        answer_view(answer_model.component_data(annotated, rep, rows), key=key)
+        answer_view(answer_model.component_data(annotated, rep, rows, no_text=answer_model.no_text_hint(dataset)),
+                    key=key)
         flags = answer_model.answer_flags(annotated, rep, rows)
         if flags:
             st.dataframe([{"kind": f["kind"], "where": f["where"], "message": f["message"]} for f in flags],

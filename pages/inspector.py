@@ -141,7 +141,8 @@ if not participant_view:
             st.markdown(f"- {answer_model.md_text(line, 600)}")
 
 events = show_report_views(annotated, rep, sources, key="ins_answer", report_events=study_ready,
-                           participant=participant_view, reliability=summary)
+                           participant=participant_view, reliability=summary,
+                           no_text=answer_model.no_text_hint(dataset))
 if not participant_view:  # labels are what a study participant must not see
     show_attribution(annotated, key="ins_attribution")
 rows: list[dict] = []

@@ -160,7 +160,7 @@ def _show_understood() -> None:
     ]
     st.markdown("\n".join(f"- {line}" for line in lines))
     if seen["sources"]:
-        rows = [{"source": f"[{s['n']}]", "title": s["title"] or "(none)",
+        rows = [{"source": f"[{s['n']}]", "title": s["title"] or f"(none; shown as {answer_model.source_title('', s['url'])})",
                  "address": s["url"] or "none: paste it, or its text",
                  "text": (f"snippet: {s['text'][:80]}…" if len(s["text"]) > 80 else f"snippet: {s['text']}") if s["text"]
                  else ("none yet: fetched on Score when “Fetch the page” is ticked" if s["url"] else "none")}
@@ -365,7 +365,8 @@ if result:
                     answer_html.report_filename(annotated.answer.answer_id), key="rs_report")
     summary = data.judge_reliability_summary(result["judge"])
     reliability_header(summary)
-    show_report_views(annotated, rep, source_view, key="rs_view", reliability=summary)
+    show_report_views(annotated, rep, source_view, key="rs_view", reliability=summary,
+                      no_text=answer_model.NO_TEXT_RESCORE)
 
     st.markdown("#### Second opinion")
     st.caption("Label the same answer with another judge and see both side by side: every metric with the "

@@ -73,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="only the first N answers (sorted by id)")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--dry-run", action="store_true", help="with an LLM judge: print calls, tokens and cost, call nothing")
+    p.add_argument("--fetch-missing", action="store_true",
+                   help="fetch the page of every listed source that has a URL but no text (public http(s) only, cached) "
+                        "before labelling: a computed judge then checks statements against it; pages that cannot be "
+                        "fetched count as dead sources; labels that come with the data do not change")
 
     p = sub.add_parser("import", help="import a release with its own labels and print the scorecard")
     p.add_argument("format", choices=("aee", "expertqa", "hagrid", "canonical"))
@@ -219,8 +223,15 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.dry_run:
         return _dry_run(args)
+    extra = {}
+    transform = None
+    if getattr(args, "fetch_missing", False):
+        from pipeline.fill_sources import fill_missing_texts
+
+        transform, extra = fill_missing_texts, {"fetch_missing": True}
     result = run_dataset(args.dataset, args.path, judge_name=args.judge, importer=args.importer,
-                         limit=args.limit, progress=not args.no_progress, import_options=_import_options(args))
+                         limit=args.limit, progress=not args.no_progress, import_options=_import_options(args),
+                         transform=transform, config_extra=extra)
     if result.formats:
         print("format: " + ", ".join(f"{name} ({n})" for name, n in sorted(result.formats.items())))
     print(f"{result.answers} answers, judge {result.judge}: {result.chunks_done} chunks annotated, "

@@ -171,7 +171,11 @@ export default function (component) {
     const excerpt = () => {
       const row = addRow(pop, 'Start of the source text', null);
       if (s.excerpt) { row.appendChild(el('blockquote', 'excerpt', s.excerpt)); }
-      else { row.appendChild(document.createTextNode('(no text: the page was not fetched)')); }
+      else {
+        const why = el('div', 'no-text', s.no_text || '(no text)');
+        why.setAttribute('data-testid', 'popover-no-text');
+        row.appendChild(why);
+      }
     };
     if (s.type) { addRow(pop, 'Type', s.type); }
     (s.flags || []).forEach((f) => addRow(pop, 'Flag', f, 'flag'));
