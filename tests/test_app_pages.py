@@ -436,3 +436,37 @@ def test_expertqa_scorecard_opens_on_groups_with_values(expertqa_results, monkey
     assert "- BLEU" not in listed  # its group is off: the caption above already says why
     at.toggle(key="scorecard_show_empty").set_value(True).run()
     assert "Statement agreement" in " ".join(_plotly_specs(at)) and at.query_params["empty"] == "show"
+
+
+def test_judges_page_opens_with_its_verdict_and_explains_the_relevance_row(results, monkeypatch, tmp_path):
+    """The conclusion comes first (not after ~7,000 px of tables), with the measured numbers, and the
+    relevance row, near chance against the experts while every behavioural check passes, is explained."""
+    import shutil
+
+    from pipeline.judge_checks import checks_path
+    from pipeline.judges.agreement import save_agreement
+
+    root = tmp_path / "results_with_checks"
+    shutil.copytree(results, root)
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(root))
+    save_agreement({"judge": "offline", "prompt_version": "offline-v1",
+                    "support": {"n": 803, "n_positive": 400, "auc": 0.666, "balanced_accuracy": 0.640},
+                    "relevance": {"n": 889, "n_positive": 147, "recall": 6 / 147, "kappa": 0.047,
+                                  "balanced_accuracy": 0.515}}, "expertqa-rand_val", "offline")
+    import pandas as pd
+
+    checks = pd.DataFrame([{"id": f"r{k}", "kind": "relevance", "capability": "greeting or pleasantry", "decidable": True,
+                            "expected": "filler", "label": "filler", "passed": True, "abstained": False, "score": None,
+                            "raw": "", "judge": "offline", "prompt_version": "offline-v1"} for k in range(4)])
+    path = checks_path("offline", root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    checks.to_parquet(path, index=False)
+    at = AppTest.from_file(str(ROOT / "pages" / "judges.py"), default_timeout=60).run()
+    assert not at.exception
+    assert [h.value for h in at.subheader][0] == "In short"
+    verdict = at.markdown[0].value.replace("\\", "")
+    assert "offline** on expertqa-rand_val: support agreement is fair, well short of the experts (AUC 0.67, " \
+           "balanced accuracy 0.64, 803 pairs)" in verdict
+    comment = at.info[0].body.replace("\\", "")
+    assert "recall 0.04, 6 of 147 claims, kappa 0.05" in comment and "pass 100% of 4 relevance cases" in comment
+    assert "conversational filler" in comment
