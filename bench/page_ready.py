@@ -34,7 +34,7 @@ QUIET_CHECKS, QUIET_STEP = 3, 0.2
 
 
 def start_server(port: int) -> subprocess.Popen:
-    """`streamlit run app.py` on 127.0.0.1:port; returns once /_stcore/health answers."""
+    """The dashboard (`streamlit run dashboard/serve.py`) on 127.0.0.1:port; returns once /_stcore/health answers."""
     try:
         return start_app(port, root=ROOT)
     except RuntimeError as exc:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard import charts, data
-from dashboard.render import ensure_router, md_escape, pick_dataset_and_judge
+from dashboard.render import ensure_router, md_escape, pick_dataset_and_judge, url_forget, url_remember
 from pipeline.aggregate import QUERY_TYPES
 from pipeline.records import CONFIDENCE_NAMES
 
@@ -17,7 +17,16 @@ st.caption("How confident each answer's wording sounds, from 1 (strongly not con
 
 cols = st.columns([1.2, 1, 2])
 dataset, judge = pick_dataset_and_judge("confidence", cols[0], cols[1])
-show_published = cols[2].toggle("Show the published distribution (AEE Fig. 8b)", value=True, key="confidence_published")
+# shown by default: a link says ?published=off when the reader hid it
+linked = st.query_params.get("published")
+if linked in ("off", "aee") and st.session_state.get("_url_published") != linked:
+    st.session_state["confidence_published"] = linked != "off"
+st.session_state.setdefault("confidence_published", True)
+show_published = cols[2].toggle("Show the published distribution (AEE Fig. 8b)", key="confidence_published")
+if show_published:
+    url_forget("published")
+else:
+    url_remember("published", "off")
 
 counts = data.confidence_counts(dataset, judge)
 missing = data.unscored_confidence(dataset, judge)

@@ -288,7 +288,9 @@ for _key, _default in (("rs_engine", "pasted"), ("rs_n", 3), ("rs_qtype", "exper
 ensure_router()
 st.title("Re-score an answer")
 st.caption("Paste an answer with its citation markers and the sources it lists; a judge labels it and "
-           "the inspector's views show the result. Nothing you paste is stored unless you save it.")
+           "the inspector's views show the result. Nothing you paste is stored unless you save it, and it stays in "
+           "this browser session: a link to this page opens an empty form (to share a scored answer, download its "
+           "HTML report below the result).")
 
 examples_path = _examples_file()
 examples = _examples(str(examples_path), examples_path.stat().st_mtime if examples_path.exists() else 0.0)

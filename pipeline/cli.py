@@ -379,14 +379,14 @@ def cmd_app(args: argparse.Namespace) -> int:
 
     from pipeline.paths import REPO_ROOT, is_checkout
 
-    # In a checkout the top-level app.py is the entry (as `streamlit run app.py`); an installed
-    # wheel runs the router module itself.
-    if is_checkout() and (REPO_ROOT / "app.py").is_file():
-        script = REPO_ROOT / "app.py"
+    # dashboard/serve.py: Streamlit's ASGI app running the router (the checkout's app.py, or the
+    # wheel's dashboard/app.py), plus the middleware that spares a directly opened page two 404s.
+    if is_checkout() and (REPO_ROOT / "dashboard" / "serve.py").is_file():
+        script = REPO_ROOT / "dashboard" / "serve.py"
     else:  # located, not imported: the pipeline never imports the dashboard
         import importlib.util
 
-        spec = importlib.util.find_spec("dashboard.app")
+        spec = importlib.util.find_spec("dashboard.serve")
         if spec is None or spec.origin is None:
             raise InputError("the dashboard is not installed with this package")
         script = Path(spec.origin)
