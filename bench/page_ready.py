@@ -81,6 +81,40 @@ def server_side(slugs: list[str]) -> int:
     return 1 if failed else 0
 
 
+def measure(url: str, slugs: list[str], query: str = "", warm_visits: int = 1, shots: Path | None = None,
+            width: int = 1280) -> tuple[dict[str, list[float]], list[str]]:
+    """{page: [cold, warm, warm, ...]} seconds until each page is ready, every visit in a fresh
+    browser context (no session: the server runs the page's script from the start), cold visits of
+    all pages first, then the warm ones; and every request that left 127.0.0.1."""
+    from playwright.sync_api import sync_playwright
+
+    outside: list[str] = []
+    times: dict[str, list[float]] = {s: [] for s in slugs}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        for visit in range(1 + warm_visits):
+            for slug in slugs:
+                ctx = browser.new_context(viewport={"width": width, "height": 1000})
+                pg = ctx.new_page()
+                pg.on("request", lambda r: outside.append(r.url)
+                      if urlparse(r.url).hostname not in {"127.0.0.1", "localhost", None} and
+                      not r.url.startswith(("data:", "blob:")) else None)
+                target = f"{url}/{'' if slug == 'home' else slug}" + (f"?{query}" if query else "")
+                start = time.perf_counter()
+                pg.goto(target)
+                wait_ready(pg)
+                times[slug].append(time.perf_counter() - start - QUIET_CHECKS * QUIET_STEP)
+                if shots and visit == warm_visits:
+                    height = pg.evaluate("Math.max(1000, document.querySelector('[data-testid=stMain]')"
+                                         "?.scrollHeight || 0)")
+                    pg.set_viewport_size({"width": width, "height": min(int(height) + 40, 9000)})
+                    time.sleep(0.8)
+                    pg.screenshot(path=str(shots / f"{slug}.png"), full_page=True)
+                ctx.close()
+        browser.close()
+    return times, outside
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="a running app (default: start one on a free port)")
@@ -92,8 +126,6 @@ def main() -> int:
     if args.server_side:
         return server_side(args.pages.split(",") if args.pages else page_slugs())
 
-    from playwright.sync_api import sync_playwright
-
     proc = None
     url = args.url
     if not url:
@@ -104,37 +136,14 @@ def main() -> int:
     shots = Path(args.shots) if args.shots else None
     if shots:
         shots.mkdir(parents=True, exist_ok=True)
-    outside: list[str] = []
-    times: dict[str, list[float]] = {s: [] for s in slugs}
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-            for visit in ("cold", "warm"):
-                for slug in slugs:
-                    ctx = browser.new_context(viewport={"width": 1280, "height": 1000})
-                    pg = ctx.new_page()
-                    pg.on("request", lambda r: outside.append(r.url)
-                          if urlparse(r.url).hostname not in {"127.0.0.1", "localhost", None} and
-                          not r.url.startswith(("data:", "blob:")) else None)
-                    target = f"{url}/{'' if slug == 'home' else slug}" + (f"?{args.query}" if args.query else "")
-                    start = time.perf_counter()
-                    pg.goto(target)
-                    wait_ready(pg)
-                    times[slug].append(time.perf_counter() - start - QUIET_CHECKS * QUIET_STEP)
-                    if shots and visit == "warm":
-                        height = pg.evaluate("Math.max(1000, document.querySelector('[data-testid=stMain]')"
-                                             "?.scrollHeight || 0)")
-                        pg.set_viewport_size({"width": 1280, "height": min(int(height) + 40, 9000)})
-                        time.sleep(0.8)
-                        pg.screenshot(path=str(shots / f"{slug}.png"), full_page=True)
-                    ctx.close()
-            browser.close()
+        times, outside = measure(url, slugs, args.query, 1, shots)
     finally:
         if proc is not None:
             stop_app(proc)
     print(f"{'page':<14} {'cold s':>7} {'warm s':>7}")
     for slug in slugs:
-        cold, warm = times[slug]
+        cold, warm = times[slug][:2]
         print(f"{slug:<14} {cold:7.2f} {warm:7.2f}")
     print(f"requests outside 127.0.0.1: {len(outside)}")
     for u in sorted(set(outside)):

@@ -28,6 +28,12 @@ Rows (letters as in docs/benchmarks.md):
   i    One deep-research answer (200 sources x 140 statements, bench/deep_research.py) judged offline
        end to end: without vs with the judge's first pass, the time against the 10 s target, and
        ExpertQA rand_val agreement without vs with the first pass (unchanged by construction).
+  j    Every dashboard page in a real browser (Debian's chromium, bench/page_ready.py), a row per
+       page: seconds from navigation until the page's title is shown and its script run is over
+       (server + render), each visit in a fresh browser context; cold = first visit after the
+       server started, warm = median of three later visits (target: under 2 s warm). The server
+       reads the default build (`aee build-default`: teaching corpus, ExpertQA with its experts'
+       labels, judge agreement and checks) and every page opens on ExpertQA (?dataset=expertqa).
 
 Each row reads "baseline vs ours": `ratio` is how many times better `ours` is than `baseline`
 (baseline / ours for costs such as calls, tokens, seconds and MB; ours / baseline for rates such as
@@ -507,6 +513,68 @@ def bench_deep_research(quick: bool) -> list[Row]:
 
 
 # ------------------------------------------------------------------------------------------------
+# j: page times in a real browser
+# ------------------------------------------------------------------------------------------------
+
+PAGE_TARGET_S = 2.0
+
+
+def bench_pages(quick: bool) -> list[Row]:
+    title = "j. page time in a browser (server + render): cold vs warm"
+    from page_ready import measure, page_slugs  # bench/page_ready.py
+
+    from pipeline.testing.app_server import CHROMIUM, free_port, start_app, stop_app
+
+    if not CHROMIUM.exists():
+        return [skipped(title, "no /usr/bin/chromium (apt-get install -y chromium)")]
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        return [skipped(title, "the playwright package is not installed")]
+    from pipeline.default_data import build_default
+    from pipeline.paths import expertqa_dir
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ)
+        env.update({"AEE_RESULTS_DIR": str(Path(tmp) / "results"), "AEE_CACHE_DIR": str(Path(tmp) / "cache"),
+                    "AEE_STUDIES_DIR": str(Path(tmp) / "studies"), "OMP_NUM_THREADS": env.get("OMP_NUM_THREADS", "1")})
+        old = {k: os.environ.get(k) for k in ("AEE_RESULTS_DIR", "AEE_CACHE_DIR")}
+        os.environ.update({k: env[k] for k in old})
+        try:
+            if quick:
+                from pipeline.runner import run_dataset
+
+                run_dataset("demo", root=Path(env["AEE_RESULTS_DIR"]), progress=False)
+                dataset, how = "demo", "teaching corpus only (--quick)"
+            else:
+                list(build_default(force=True, progress=False))
+                dataset = "expertqa" if expertqa_dir() is not None else "demo"
+                how = "default build" + ("" if dataset == "expertqa" else " (ExpertQA absent: teaching corpus)")
+        finally:
+            for k, v in old.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        slugs = ["home", "scorecard", "study"] if quick else page_slugs()
+        port = free_port()
+        proc = start_app(port, root=ROOT, env=env)
+        try:
+            times, outside = measure(f"http://127.0.0.1:{port}", slugs, f"dataset={dataset}", 1 if quick else 3)
+        finally:
+            stop_app(proc)
+    rows = []
+    for slug in slugs:
+        cold, *warm = times[slug]
+        mid = statistics.median(warm)
+        verdict = "under" if mid < PAGE_TARGET_S else "OVER"
+        rows.append(cost_row(f"j. page {slug}", cold, mid, "s",
+                             f"{verdict} the {PAGE_TARGET_S:g} s target warm; warm visits {', '.join(f'{w:.2f}' for w in warm)}"
+                             f" s; ?dataset={dataset}, {how}; requests outside 127.0.0.1: {len(outside)}"))
+    return rows
+
+
+# ------------------------------------------------------------------------------------------------
 # the table
 # ------------------------------------------------------------------------------------------------
 
@@ -519,6 +587,7 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "g": ("g. peak RSS of run --dataset demo: recorded vs offline judge", bench_memory),
     "h": ("h. scale: time and memory from 1,000 to 20,000 answers", bench_scale),
     "i": ("i. deep-research answer judged offline", bench_deep_research),
+    "j": ("j. page time in a browser (server + render): cold vs warm", bench_pages),
 }
 
 

@@ -200,9 +200,9 @@ else:
         st.markdown(f"**{md_escape(judge)}** on {md_escape(dataset)}")
         cols = st.columns(len(matrices))
         for col, (task, m) in zip(cols, matrices.items()):
-            col.plotly_chart(charts.confusion_figure(m["rows"], m["cols"], m["matrix"], TASK_TITLES.get(task, task),
-                                                     row_title=f"judge: {judge}", col_title="experts"),
-                             key=f"judges_confusion_{dataset}_{judge}_{task}", config={"displayModeBar": False})
+            col.markdown(f"*{md_escape(TASK_TITLES.get(task, task))}*")
+            col.table(charts.confusion_table(m["rows"], m["cols"], m["matrix"], row_title=f"judge {judge}",
+                                             col_title="experts"))
 
 st.subheader("Uncertain labels")
 st.caption("A support verdict whose score sits close to one of the judge's cut points (between full and partial, "

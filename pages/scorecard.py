@@ -27,6 +27,7 @@ from dashboard.render import (
     url_remember_list,
     wide_table,
 )
+from dashboard.scorecard_grid import scorecard_html
 from pipeline.aggregate import QUERY_TYPES
 from pipeline.metrics import METRICS, MODE_LABELS, NECESSITY_METHODS, PARITY_NECESSITY
 
@@ -34,7 +35,7 @@ ensure_router()
 st.title("Scorecard")
 st.caption("Corpus values per engine, rated against the paper's Table 7 thresholds. Each row names its unit "
            "(% = share from 0 to 100; per answer = a count averaged over answers) and which way is better. "
-           "Hover a cell for its 95% bootstrap interval and thresholds.")
+           "Hover a cell for its 95% bootstrap interval and thresholds; the Values with intervals tab lists them all.")
 
 # ---- filters ------------------------------------------------------------------------------------
 
@@ -187,8 +188,7 @@ if show_published:
 if not show_published:
     url_forget("published")
 st.markdown(f"**Computed** · {md_escape(context)}")
-st.plotly_chart(charts.scorecard_figure(figure_cells, divider_after=divider, no_n_for=paper_engines, with_summary=False),
-                key="scorecard_chart", config={"displayModeBar": False})
+st.html(scorecard_html(figure_cells, divider_after=divider, no_n_for=paper_engines))
 ratings = summary_table(summary_cells)
 if len(ratings):
     st.markdown("**Summary ratings per group**, each symbol beside the metric it rates")

@@ -1,4 +1,4 @@
-"""Usability study: descriptive tables, Figure 6 style violins, tests between any two conditions
+"""Usability study: descriptive tables, Figure 6 (as a dot and box plot), tests between any two conditions
 of a log (or the paper's families), a log template, and the reproduction of the paper's Tables
 4-5. All statistics come from pipeline.study; this page only displays (dashboard.study_view
 formats)."""
@@ -8,7 +8,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import charts, url_state
+from dashboard import url_state
+from dashboard.light_charts import study_dots
 from dashboard.render import ensure_router, md_escape
 from dashboard.study_view import descriptive_view, flags_view, pairs_text, reproduction_view, rows_view, significance_view
 from pipeline import study
@@ -160,7 +161,7 @@ with tab_data:
             st.table(descriptive_view(study.descriptive_table(counts, measures=("dwell_seconds",))))
 
         engines_in_log = study.engine_order(counts["engine"])
-        st.plotly_chart(charts.study_counts_figure(counts, log.label, engines_in_log), key="violins")
+        st.html(study_dots(counts, engines_in_log, log.label))
 
         with st.expander(f"Every participant x question row ({len(counts)})"):
             st.dataframe(rows_view(counts), hide_index=True, width="stretch", key="study_rows")

@@ -104,7 +104,7 @@ def test_teacher_walks_the_four_steps(page, classroom):
     assert "dataset=demo" in page.url and "judge=recorded" in page.url
     main = _main_text(page)
     assert "Teaching corpus · judge recorded" in main
-    grid = page.locator(".js-plotly-plot").first.inner_text()
+    grid = page.locator("table.aee-grid").first.inner_text()
     assert "Uncited sources" in grid and "(%, ↓ better)" in grid
     sidebar = page.locator("[data-testid=stSidebar]").inner_text()
     assert "Teaching corpus is illustrative" in sidebar

@@ -44,7 +44,9 @@ def test_page_renders_with_simulated_log():
     at = _run()
     assert not at.exception
     assert "simulated from published summary statistics" in _texts(at)
-    assert len(at.get("plotly_chart")) == 1
+    figure = [e.proto.body for e in at.get("html")]
+    assert len(figure) == 1 and figure[0].count('class="dot"') == len(
+        study.validate_counts(study.simulate_counts(0))) * 2  # a dot per row and measure
     assert "cited | All" in _df(at, "displayed | All").columns
     assert len(_df(at, "reason")) >= 5
     tests = _df(at, "p, Holm")
@@ -220,7 +222,7 @@ def test_open_recorded_before_anything_is_recorded_says_so():
     assert "Study class\\-20261125 has nothing recorded yet" in text
     assert "simulated from published" not in text  # no simulated log in its place
     assert "Nothing to show until a study is recorded" in text
-    assert not at.get("plotly_chart") and not any("participant x question" in str(c.value) for c in at.caption)
+    assert not at.get("html") and not any("participant x question" in str(c.value) for c in at.caption)
 
 
 def test_address_reopens_the_same_view():
