@@ -127,8 +127,9 @@ if comment := (_relevance_comment(reports) if not reports.empty else ""):
 st.caption("The details follow: agreement with the experts, whether each measurement is held out, confusion "
            "matrices, the uncertain band, the behavioural checks and what the papers report.")
 
-with st.expander("The judges this toolkit has", expanded=False):
-    st.dataframe(pd.DataFrame([{"judge": j.name, "how it works": j.description, "needs network": j.needs_network}
+judges_list = st.expander("The judges this toolkit has", key="judges_list", on_change="rerun")
+if judges_list.open:  # drawn only when opened (a table on a long page costs the first view)
+    judges_list.dataframe(pd.DataFrame([{"judge": j.name, "how it works": j.description, "needs network": j.needs_network}
                                for j in JUDGES.values()]), hide_index=True, width="stretch")
 
 if reports.empty:
@@ -243,11 +244,13 @@ for name in checked:
         "abstained (unknown)": summary["abstained"].astype(int).astype(str)})
     _text_table(table)
     failed = results.loc[~results["passed"].astype(bool)]
-    with st.expander(f"Failed cases of {judge_label} ({len(failed)})", expanded=False):
+    box = st.expander(f"Failed cases of {judge_label} ({len(failed)})", key=f"judges_failed_box_{name}",
+                      on_change="rerun")
+    if box.open:  # drawn only when opened
         if failed.empty:
-            st.caption("Every case passed.")
+            box.caption("Every case passed.")
         else:
-            st.dataframe(pd.DataFrame({"case": failed["id"], "kind": failed["kind"], "capability": failed["capability"],
+            box.dataframe(pd.DataFrame({"case": failed["id"], "kind": failed["kind"], "capability": failed["capability"],
                                        "expected": failed["expected"].str.replace("|", " or ", regex=False),
                                        "got": failed["label"].fillna("no label (unparsed)")}),
                          hide_index=True, width="stretch", key=f"judges_failed_{name}")

@@ -238,34 +238,37 @@ if st.session_state.get("scorecard_tab", TABS[0]) == TABS[0]:
     url_forget("tab")
 else:
     url_remember("tab", st.session_state["scorecard_tab"])
-with tab_table:
-    table = wide_table(cells)
-    column_help = {e: st.column_config.TextColumn(e, help="value, rating symbol and (n = answers averaged)")
-                   for e in table.columns[4:-2]}
-    column_help |= {"Group": st.column_config.TextColumn(width=120), "Metric": st.column_config.TextColumn(width=170, pinned=True),
-                    "Unit": st.column_config.TextColumn(width=80), "Better": st.column_config.TextColumn(width=95)}
-    st.dataframe(table, hide_index=True, width="stretch", column_config=column_help, key="scorecard_table")
-with tab_detail:
-    detail = pd.DataFrame([{
-        "group": group_title(r["group"]), "metric": METRICS[r["metric"]].label, "engine": r["engine"],
-        "value": fmt_metric(r["value"], r["metric"]) if r["value"] is not None else na(r["why_blank"]),
-        "95% interval": ci_text(r["ci_low"], r["ci_high"], r["metric"], r["value"], r["n_answers"]),
-        "n answers": str(int(r["n_answers"])) if r["n_answers"] is not None else "0",
-        "rating": f"{r['symbol']} {r['rating']}" if r["rating"] else ("not rated" if r["value"] is not None else "n/a"),
-    } for r in records(cells)])
-    st.dataframe(detail, hide_index=True, width="stretch", key="scorecard_detail")
-with tab_variants:
-    variants = data.necessity_comparison(dataset, judge)
-    if variants.empty or variants.isna().all().all():
-        st.info("No source-necessity values to compare: "
-                + (cells.loc[cells["metric"] == "source_necessity", "why_blank"].iloc[0]
-                   if (cells["metric"] == "source_necessity").any() else "this selection has none") + ".")
-    else:
-        st.caption("Source necessity (all queries, strict rules, % of answers' sources) under each way of finding "
-                   "the smallest supporting source set. Greedy can only overestimate the minimum; bipartite counts "
-                   "a vertex cover, which is a different quantity.")
-        shown = variants.apply(lambda col: col.map(lambda v: fmt_metric(v, "source_necessity")))
-        st.dataframe(shown.reset_index(), hide_index=True, width="stretch", key="scorecard_variants")
+if tab_table.open is not False:  # only the open tab is drawn (the others cost a rerun to open)
+    with tab_table:
+        table = wide_table(cells)
+        column_help = {e: st.column_config.TextColumn(e, help="value, rating symbol and (n = answers averaged)")
+                       for e in table.columns[4:-2]}
+        column_help |= {"Group": st.column_config.TextColumn(width=120), "Metric": st.column_config.TextColumn(width=170, pinned=True),
+                        "Unit": st.column_config.TextColumn(width=80), "Better": st.column_config.TextColumn(width=95)}
+        st.dataframe(table, hide_index=True, width="stretch", column_config=column_help, key="scorecard_table")
+if tab_detail.open is not False:  # only the open tab is drawn (the others cost a rerun to open)
+    with tab_detail:
+        detail = pd.DataFrame([{
+            "group": group_title(r["group"]), "metric": METRICS[r["metric"]].label, "engine": r["engine"],
+            "value": fmt_metric(r["value"], r["metric"]) if r["value"] is not None else na(r["why_blank"]),
+            "95% interval": ci_text(r["ci_low"], r["ci_high"], r["metric"], r["value"], r["n_answers"]),
+            "n answers": str(int(r["n_answers"])) if r["n_answers"] is not None else "0",
+            "rating": f"{r['symbol']} {r['rating']}" if r["rating"] else ("not rated" if r["value"] is not None else "n/a"),
+        } for r in records(cells)])
+        st.dataframe(detail, hide_index=True, width="stretch", key="scorecard_detail")
+if tab_variants.open is not False:  # only the open tab is drawn (the others cost a rerun to open)
+    with tab_variants:
+        variants = data.necessity_comparison(dataset, judge)
+        if variants.empty or variants.isna().all().all():
+            st.info("No source-necessity values to compare: "
+                    + (cells.loc[cells["metric"] == "source_necessity", "why_blank"].iloc[0]
+                       if (cells["metric"] == "source_necessity").any() else "this selection has none") + ".")
+        else:
+            st.caption("Source necessity (all queries, strict rules, % of answers' sources) under each way of finding "
+                       "the smallest supporting source set. Greedy can only overestimate the minimum; bipartite counts "
+                       "a vertex cover, which is a different quantity.")
+            shown = variants.apply(lambda col: col.map(lambda v: fmt_metric(v, "source_necessity")))
+            st.dataframe(shown.reset_index(), hide_index=True, width="stretch", key="scorecard_variants")
 
 # ---- exports --------------------------------------------------------------------------------------
 

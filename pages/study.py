@@ -132,101 +132,103 @@ def _show_tests(tests: pd.DataFrame, notes: list[str]) -> None:
         st.table(more, hide_index=True)
 
 
-with tab_data:
-    if log is None:
-        st.info("Nothing to show until a study is recorded." if source == RECORDED and not studies
-                else "Choose or upload a log to see its tables and tests.")
-    elif log.counts.empty:
-        st.info("The log has no rows yet.")
-    else:
-        counts = log.counts
-        st.subheader("Sources hovered and clicked")
-        st.caption(f"{log.label}. Mean, median, sample SD, max, min and n (participant x question rows) per engine. "
-                   "A row is an answer a participant was shown, whether or not they touched a citation.")
-        st.table(descriptive_view(study.descriptive_table(counts)))
-
-        st.subheader("Sources displayed versus cited (answer engines)")
-        if counts["displayed"].notna().any():
-            st.caption("How many sources each answer listed (displayed) and how many its statements cite; the cited "
-                       "share is mean cited over mean displayed.")
-            st.table(descriptive_view(study.sources_table(counts)))
+if tab_data.open is not False:  # only the open tab is drawn (the others cost a rerun to open)
+    with tab_data:
+        if log is None:
+            st.info("Nothing to show until a study is recorded." if source == RECORDED and not studies
+                    else "Choose or upload a log to see its tables and tests.")
+        elif log.counts.empty:
+            st.info("The log has no rows yet.")
         else:
-            st.caption("This log does not record which sources were displayed or cited (a count log may leave those "
-                       "columns blank; the inspector's study mode records them for every answer shown).")
+            counts = log.counts
+            st.subheader("Sources hovered and clicked")
+            st.caption(f"{log.label}. Mean, median, sample SD, max, min and n (participant x question rows) per engine. "
+                       "A row is an answer a participant was shown, whether or not they touched a citation.")
+            st.table(descriptive_view(study.descriptive_table(counts)))
 
-        if counts["dwell_seconds"].notna().any():
-            st.subheader("Time on each answer (seconds)")
-            st.caption("How long each answer stayed on screen, measured in the browser while the tab was visible; "
-                       "rows whose time was not measured (the tab was closed first) are left out.")
-            st.table(descriptive_view(study.descriptive_table(counts, measures=("dwell_seconds",))))
-
-        engines_in_log = study.engine_order(counts["engine"])
-        st.html(study_dots(counts, engines_in_log, log.label))
-
-        with st.expander(f"Every participant x question row ({len(counts)})"):
-            st.dataframe(rows_view(counts), hide_index=True, width="stretch", key="study_rows")
-
-        st.subheader("Two-sample tests")
-        has_baseline = study.BASELINE in set(counts["engine"]) and counts["engine"].nunique() > 1
-        options = [PAIR, *study.COMPARISONS] if has_baseline else [PAIR, "aligned_vs_disaligned"]
-        url_state.seed("comparison", options, wanted.get(url_state.TEST),
-                       fallback="google_vs_engines" if has_baseline else PAIR)
-        comparison = st.selectbox("Comparison", options, format_func=COMPARE_LABELS.get, key="comparison")
-        state[url_state.TEST] = comparison
-        if comparison == PAIR:
-            available = {c: v for c, v in study.conditions(counts).items() if len(v) >= 2}
-            if not available:
-                st.warning("No test is possible: "
-                           + "; ".join(study.comparison_unavailable(counts, c) for c in study.CONDITION_COLUMNS) + ".")
+            st.subheader("Sources displayed versus cited (answer engines)")
+            if counts["displayed"].notna().any():
+                st.caption("How many sources each answer listed (displayed) and how many its statements cite; the cited "
+                           "share is mean cited over mean displayed.")
+                st.table(descriptive_view(study.sources_table(counts)))
             else:
-                p1, p2, p3 = st.columns([1, 1.4, 1.4])
-                url_state.seed("pair_column", list(available), wanted.get(url_state.CONDITION))
-                column = p1.selectbox("Compare", list(available), format_func=study.CONDITION_COLUMNS.get, key="pair_column")
-                values = available[column]
-                url_state.seed(f"pair_first_{column}", values, wanted.get(url_state.FIRST))
-                first = p2.selectbox("First condition", values, key=f"pair_first_{column}")
-                rest = [v for v in values if v != first]
-                url_state.seed(f"pair_second_{column}", rest, wanted.get(url_state.SECOND))
-                second = p3.selectbox("Second condition", rest, key=f"pair_second_{column}")
-                state.update({url_state.CONDITION: column, url_state.FIRST: first, url_state.SECOND: second})
-                tests = study.pair_tests(counts, column, first, second, alpha=alpha)
-                st.caption(f"{md_escape(first)} vs {md_escape(second)}: Student's t test on participant x query rows "
-                           f"(as in the paper), Holm correction over the {len(tests)} measures shown; significant = "
-                           f"Holm-adjusted p < {alpha}. Rows from one participant are not independent: with few "
-                           "participants, read p values with care.")
-                _show_tests(tests, [f"{r['measure']}: {r['note']}" for r in tests.to_dict("records") if r["note"]])
-                skipped = [study.comparison_unavailable(counts, c) for c in study.CONDITION_COLUMNS if c not in available]
-                if skipped:
-                    st.caption("Not offered: " + md_escape("; ".join(skipped)) + ".")
-        else:
-            tests = study.test_table(counts, comparison, alpha=alpha)
-            if tests.empty:
-                st.info("This log has no rows for this comparison.")
-            else:
-                st.caption(f"Holm correction over the {len(tests)} tests shown; significant = Holm-adjusted Student "
-                           f"p < {alpha}.")
-                _show_tests(tests, study.test_notes(tests))
+                st.caption("This log does not record which sources were displayed or cited (a count log may leave those "
+                           "columns blank; the inspector's study mode records them for every answer shown).")
 
-with tab_repro:
-    st.caption("Recomputed from the printed means and SDs; the paper does not print sample sizes, so they are inferred.")
-    rep = _reproduction(float(alpha))
-    inf4, inf5 = rep["n_inference"]["table4"], rep["n_inference"]["table5"]
-    st.markdown(
-        "**Inferred sample sizes (queries):** "
-        + ", ".join(f"{md_escape(k)} {v}" for k, v in rep["inferred_n"].items())
-    )
-    st.caption(
-        f"Table 4: {inf4['constraints_satisfied']} of {inf4['constraints_total']} printed t and p values fit within "
-        f"rounding; {inf4['tuples_tied']} candidate(s) on the grid fit as well. Table 5: the (aligned + disaligned) "
-        f"sizes that fit both printed p values are {pairs_text(inf5['pairs_fitting'])}."
-    )
-    repro_main, repro_more = reproduction_view(rep["tests"])
-    st.table(repro_main, hide_index=True)
-    with st.expander("Welch's t test and Cohen's d for the same rows"):
-        st.table(repro_more, hide_index=True)
-    st.subheader(f"Flags ({len(rep['flags'])})")
-    st.table(flags_view(rep["flags"]), hide_index=True)
-    for note in rep["notes"]:
-        st.caption(note)
+            if counts["dwell_seconds"].notna().any():
+                st.subheader("Time on each answer (seconds)")
+                st.caption("How long each answer stayed on screen, measured in the browser while the tab was visible; "
+                           "rows whose time was not measured (the tab was closed first) are left out.")
+                st.table(descriptive_view(study.descriptive_table(counts, measures=("dwell_seconds",))))
+
+            engines_in_log = study.engine_order(counts["engine"])
+            st.html(study_dots(counts, engines_in_log, log.label))
+
+            with st.expander(f"Every participant x question row ({len(counts)})"):
+                st.dataframe(rows_view(counts), hide_index=True, width="stretch", key="study_rows")
+
+            st.subheader("Two-sample tests")
+            has_baseline = study.BASELINE in set(counts["engine"]) and counts["engine"].nunique() > 1
+            options = [PAIR, *study.COMPARISONS] if has_baseline else [PAIR, "aligned_vs_disaligned"]
+            url_state.seed("comparison", options, wanted.get(url_state.TEST),
+                           fallback="google_vs_engines" if has_baseline else PAIR)
+            comparison = st.selectbox("Comparison", options, format_func=COMPARE_LABELS.get, key="comparison")
+            state[url_state.TEST] = comparison
+            if comparison == PAIR:
+                available = {c: v for c, v in study.conditions(counts).items() if len(v) >= 2}
+                if not available:
+                    st.warning("No test is possible: "
+                               + "; ".join(study.comparison_unavailable(counts, c) for c in study.CONDITION_COLUMNS) + ".")
+                else:
+                    p1, p2, p3 = st.columns([1, 1.4, 1.4])
+                    url_state.seed("pair_column", list(available), wanted.get(url_state.CONDITION))
+                    column = p1.selectbox("Compare", list(available), format_func=study.CONDITION_COLUMNS.get, key="pair_column")
+                    values = available[column]
+                    url_state.seed(f"pair_first_{column}", values, wanted.get(url_state.FIRST))
+                    first = p2.selectbox("First condition", values, key=f"pair_first_{column}")
+                    rest = [v for v in values if v != first]
+                    url_state.seed(f"pair_second_{column}", rest, wanted.get(url_state.SECOND))
+                    second = p3.selectbox("Second condition", rest, key=f"pair_second_{column}")
+                    state.update({url_state.CONDITION: column, url_state.FIRST: first, url_state.SECOND: second})
+                    tests = study.pair_tests(counts, column, first, second, alpha=alpha)
+                    st.caption(f"{md_escape(first)} vs {md_escape(second)}: Student's t test on participant x query rows "
+                               f"(as in the paper), Holm correction over the {len(tests)} measures shown; significant = "
+                               f"Holm-adjusted p < {alpha}. Rows from one participant are not independent: with few "
+                               "participants, read p values with care.")
+                    _show_tests(tests, [f"{r['measure']}: {r['note']}" for r in tests.to_dict("records") if r["note"]])
+                    skipped = [study.comparison_unavailable(counts, c) for c in study.CONDITION_COLUMNS if c not in available]
+                    if skipped:
+                        st.caption("Not offered: " + md_escape("; ".join(skipped)) + ".")
+            else:
+                tests = study.test_table(counts, comparison, alpha=alpha)
+                if tests.empty:
+                    st.info("This log has no rows for this comparison.")
+                else:
+                    st.caption(f"Holm correction over the {len(tests)} tests shown; significant = Holm-adjusted Student "
+                               f"p < {alpha}.")
+                    _show_tests(tests, study.test_notes(tests))
+
+if tab_repro.open is not False:  # only the open tab is drawn (the others cost a rerun to open)
+    with tab_repro:
+        st.caption("Recomputed from the printed means and SDs; the paper does not print sample sizes, so they are inferred.")
+        rep = _reproduction(float(alpha))
+        inf4, inf5 = rep["n_inference"]["table4"], rep["n_inference"]["table5"]
+        st.markdown(
+            "**Inferred sample sizes (queries):** "
+            + ", ".join(f"{md_escape(k)} {v}" for k, v in rep["inferred_n"].items())
+        )
+        st.caption(
+            f"Table 4: {inf4['constraints_satisfied']} of {inf4['constraints_total']} printed t and p values fit within "
+            f"rounding; {inf4['tuples_tied']} candidate(s) on the grid fit as well. Table 5: the (aligned + disaligned) "
+            f"sizes that fit both printed p values are {pairs_text(inf5['pairs_fitting'])}."
+        )
+        repro_main, repro_more = reproduction_view(rep["tests"])
+        st.table(repro_main, hide_index=True)
+        with st.expander("Welch's t test and Cohen's d for the same rows"):
+            st.table(repro_more, hide_index=True)
+        st.subheader(f"Flags ({len(rep['flags'])})")
+        st.table(flags_view(rep["flags"]), hide_index=True)
+        for note in rep["notes"]:
+            st.caption(note)
 
 url_state.publish(PAGE, state)

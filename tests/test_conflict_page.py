@@ -106,6 +106,10 @@ def test_page_shows_side_table_and_probe_run():
     assert shown.loc[("Engine A", "government"), "share (%)"] == close(0.0)
     assert shown.loc[("Engine B", "encyclopedia"), "share (%)"] == close(100.0)
     assert shown.loc[("Engine A", "news"), "95% interval (%)"] == "[20.7, 100.0]"
+    assert len(at.get("plotly_chart")) == 1  # only the open tab is drawn
+    at.session_state["cf_tab"] = "Convincingness probe"
+    at.run()
+    assert not at.exception and at.query_params["tab"] == "Convincingness probe"
     effects = next(d.value for d in at.dataframe if "effect (points)" in d.value.columns).set_index(["perturbation", "baseline"])
     # the scripted model always takes the prefixed passage's side: yes paragraphs then win every time
     assert effects.loc[("relevance_prefix", "control"), "effect (points)"] == close(50.0)
@@ -113,11 +117,13 @@ def test_page_shows_side_table_and_probe_run():
     assert any("illustrative question set" in w.body for w in at.warning)
     winrates = next(d.value for d in at.dataframe if "win-rate (%)" in d.value.columns)
     assert list(winrates["win-rate (%)"]) == close([50.0] * len(winrates))  # original variant: pure order bias cancels over both orders
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("plotly_chart")) == 2
     at.selectbox(key="cf_variant").set_value("relevance_prefix").run()
     winrates = next(d.value for d in at.dataframe if "win-rate (%)" in d.value.columns)
     by_stance = winrates.groupby("stance")["win-rate (%)"]
     assert by_stance.min().to_dict() == close({"yes": 100.0, "no": 0.0}) and by_stance.max().to_dict() == close({"yes": 100.0, "no": 0.0})
+    at.session_state["cf_tab"] = "Sources the answers side with"
+    at.run()
     at.radio(key="cf_by").set_value("domain").run()
     assert not at.exception
     assert "en.wikipedia.org" in next(d.value for d in at.dataframe if "domain" in d.value.columns)["domain"].tolist()
@@ -128,8 +134,10 @@ def test_page_without_results_says_what_to_run(tmp_path, monkeypatch):
     at = AppTest.from_file(PAGE, default_timeout=60)
     at.run()
     assert not at.exception
-    text = "\n".join(i.body for i in at.info) + "\n".join(c.value for c in at.code)
-    assert "--judge offline" in text and "probe conflict" in text
+    assert "--judge offline" in "\n".join(i.body for i in at.info)
+    at.session_state["cf_tab"] = "Convincingness probe"
+    at.run()
+    assert "probe conflict" in "\n".join(c.value for c in at.code)
 
 
 def test_inspector_panel_lists_sources_by_stance():
