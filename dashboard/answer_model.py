@@ -214,7 +214,7 @@ def no_text_hint(dataset: str) -> str:
     that fetches it, and what that changes."""
     from pipeline.fill_sources import WHAT_IT_CHANGES, fetch_command
 
-    return (f"No text: the dataset carries none for this source, so no judge could check it. "
+    return (f"No text: the dataset carries none for this source, so a computed judge cannot check it here. "
             f"`{fetch_command(dataset)}` fetches the page; {WHAT_IT_CHANGES}.")
 
 

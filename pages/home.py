@@ -20,8 +20,7 @@ st.markdown(
     "precision in the style of Liu et al. Every number comes from the pipeline's exported results; "
     "the pages only display them."
 )
-link_to_page("tour.py", "New here, or teaching a class? **Start here**: a 15-minute guided tour with the teaching "
-             "corpus", ":material/school:")
+link_to_page("tour.py", "New here or teaching? **Start here** (a 15-minute tour)", ":material/school:")
 
 names = data.datasets()
 if not names:

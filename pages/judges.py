@@ -160,7 +160,9 @@ else:
     _text_table(stats.reset_index())
     st.caption("Kappa corrects for chance agreement: 0 is chance, 1 is perfect; above 0.6 is usually called "
                "substantial. AUC is the chance that a randomly chosen expert-'Complete' pair gets a higher "
-               "score than a randomly chosen other pair.")
+               "score than a randomly chosen other pair. The relevance rows ask whether a claim is important to "
+               "an expert, a different question from the filler checks below: \"In short\" at the top says why "
+               "the two disagree.")
 
     st.subheader("Held out or not")
     st.caption("A judge fitted on expert labels is only tested fairly on answers to questions it never saw. "
@@ -185,7 +187,7 @@ else:
             "measurement": f"{judge} on {dataset}", "held out": held, "status": status,
             "AUC, unseen pairs": _num(unseen_auc, "no pair from unseen questions" if seen else "no AUC in this report"),
             "cross-validated AUC / bal. acc.": cv,
-            "calibrated on": (f"{cal.get('fit_pairs')} pairs of {cal.get('fit_splits')}" if cal
+            "calibrated on": (f"{cal.get('fit_pairs')} pairs of {str(cal.get('fit_splits')).replace('+', ' + ')}" if cal
                               else na("judge not fitted on expert labels")),
         })
     st.table(pd.DataFrame(held_rows), hide_index=True)

@@ -165,7 +165,12 @@ def _show_understood() -> None:
                  "text": (f"snippet: {s['text'][:80]}…" if len(s["text"]) > 80 else f"snippet: {s['text']}") if s["text"]
                  else ("none yet: fetched on Score when “Fetch the page” is ticked" if s["url"] else "none")}
                 for s in seen["sources"]]
-        st.dataframe(rows, hide_index=True, width="stretch", key="rs_understood_sources")
+        import pandas as pd
+
+        from dashboard.render import md_escape
+
+        table = pd.DataFrame(rows).map(md_escape)  # a static table wraps long addresses instead of cutting them
+        st.table(table, hide_index=True)
 
 
 def _clear_all() -> None:

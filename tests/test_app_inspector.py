@@ -377,7 +377,7 @@ def test_rescore_plain_paste_of_question_answer_and_urls():
     assert "?" not in at.text_area(key="rs_answer").value.splitlines()[0]
     shown = _texts(at).replace("\\", "")
     assert "What was understood" in shown and "(from the first line)" in shown and "a question of fact" in shown
-    understood = next(d.value for d in at.dataframe if "address" in d.value.columns)
+    understood = next(t.value for t in at.table if "address" in t.value.columns).map(lambda v: v.replace("\\", ""))
     assert list(understood["source"]) == ["[1]", "[2]", "[3]"]
     assert set(understood["text"]) == {"none yet: fetched on Score when “Fetch the page” is ticked"}
     assert not at.get("bidi_component")  # nothing scored yet
