@@ -556,7 +556,7 @@ def bench_pages(quick: bool) -> list[Row]:
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
-        slugs = ["home", "scorecard", "study"] if quick else page_slugs()
+        slugs = ["scorecard"] if quick else page_slugs()
         port = free_port()
         proc = start_app(port, root=ROOT, env=env)
         try:
