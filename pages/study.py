@@ -164,8 +164,10 @@ if tab_data.open is not False:  # only the open tab is drawn (the others cost a 
             engines_in_log = study.engine_order(counts["engine"])
             st.html(study_dots(counts, engines_in_log, log.label))
 
-            with st.expander(f"Every participant x question row ({len(counts)})"):
-                st.dataframe(rows_view(counts), hide_index=True, width="stretch", key="study_rows")
+            every_row = st.expander(f"Every participant x question row ({len(counts)})", key="study_rows_box",
+                                    on_change="rerun")
+            if every_row.open:  # drawn only when opened
+                every_row.dataframe(rows_view(counts), hide_index=True, width="stretch", key="study_rows")
 
             st.subheader("Two-sample tests")
             has_baseline = study.BASELINE in set(counts["engine"]) and counts["engine"].nunique() > 1

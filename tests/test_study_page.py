@@ -212,6 +212,8 @@ def test_untouched_answers_count_in_every_table_and_test():
     assert sources.loc["Mean", "displayed | All"] == "4.00" and sources.loc["Cited share", "cited | All"] == "75% of displayed"
     dwell = _df(at, "dwell_seconds | Lumen")
     assert dwell.loc["n", "dwell_seconds | Lumen"] == "6"
+    at.session_state["study_rows_box"] = True  # the rows are drawn once their box is opened
+    at.run()
     rows = _df(at, "time on screen")
     assert len(rows) == 12 and (rows["hovered"] == "0").sum() == 7
 
