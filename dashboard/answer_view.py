@@ -168,22 +168,6 @@ def _plain(text: str, limit: int = 160) -> str:
     return html.escape(text, quote=True)
 
 
-def _wrapped(text: str, limit: int = 600, width: int = 70) -> str:
-    """Escaped text for a plotly hover box, broken into lines of about `width` characters."""
-    import textwrap
-
-    return "<br>".join(_plain(line, limit) for line in textwrap.wrap(" ".join(str(text).split())[:limit], width)) or "(empty)"
-
-
-def _discrete_scale(colours: list[str]) -> list:
-    n = len(colours)
-    scale = []
-    for k, c in enumerate(colours):
-        scale.append([k / n, c])
-        scale.append([(k + 1) / n, c])
-    return scale
-
-
 def matrix_cells(rep: dict) -> tuple[list[list[int]], list[list[int]]]:
     """Category codes of each (statement, source) cell of the two matrices (see CELL_*)."""
     c = rep["citation_matrix"]["values"]
@@ -227,38 +211,55 @@ def row_labels(rep: dict) -> list[str]:
     return out
 
 
-def matrices_figure(rep: dict):
-    """Citation matrix and support matrix side by side on shared rows (statements) and columns."""
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
+_MATRIX_CSS = """
+<style>
+.aee-mx-wrap { overflow-x: auto; max-width: 100%; margin: 2px 0 8px 0; }
+table.aee-mx { border-collapse: separate; border-spacing: 2px; font-size: 13px; }
+table.aee-mx th { font-weight: 600; color: #31333f; padding: 2px 4px; text-align: center; }
+table.aee-mx th.lab { text-align: left; font-weight: 400; color: #31333f; position: sticky; left: 0; background: #ffffff;
+  max-width: 280px; min-width: 150px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+table.aee-mx th.panel { border-bottom: 1px solid #d0d3da; }
+table.aee-mx td { width: 30px; min-width: 30px; height: 26px; text-align: center; font-size: 15px; color: #111111;
+  border-radius: 2px; cursor: default; }
+table.aee-mx td.gap, table.aee-mx th.gap { width: 14px; min-width: 14px; background: transparent; }
+</style>
+"""
+
+
+def matrices_html(rep: dict) -> str:
+    """Citation matrix and support matrix side by side on shared rows (statements), as an HTML
+    table: a symbol and a tint per cell, the statement, the source and the verdict on hover (the
+    cell's title). Plain HTML: no chart bundle to load before the answer's page is usable."""
+    import html
 
     rows, cols = rep["citation_matrix"]["rows"], rep["citation_matrix"]["columns"]
-    texts = {s["index"]: s["text"] for s in rep["statements"]}
+    texts = {s["index"]: " ".join(str(s["text"]).split()) for s in rep["statements"]}
     titles = {s["index"]: s["title"] or s["url"] for s in rep["sources"]}
-    y = [_plain(label, 80) for label in row_labels(rep)]
-    x = [f"[{c}]" for c in cols]
+    labels = row_labels(rep)
     cit, sup = matrix_cells(rep)
     sup_codes, sup_texts = support_cell_texts(rep, sup)
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=("Citations: what the answer cites", "Support: what the judge found"))
-    cit_texts = [[CELL_CITATION[v][0] for v in row] for row in cit]
-    for k, (codes, shown, base, table) in enumerate(((cit, cit_texts, cit, CELL_CITATION),
-                                                    (sup_codes, sup_texts, sup, CELL_SUPPORT)), start=1):
-        hover = [[f"<b>S{rows[i] + 1}</b>: {_wrapped(texts.get(rows[i], ''))}<br><br>"
-                  f"<b>source {x[j]}</b> {_plain(titles.get(cols[j], ''), 80)}<br>{table[base[i][j]][0]} {table[base[i][j]][1]}"
-                  + (f"<br>{table[UNCERTAIN_CODE][0]} {table[UNCERTAIN_CODE][1]}" if codes[i][j] != base[i][j] else "")
-                  for j in range(len(cols))] for i in range(len(rows))]
-        fig.add_trace(go.Heatmap(
-            z=codes, x=x, y=y, zmin=-0.5, zmax=len(table) - 0.5, showscale=False,
-            colorscale=_discrete_scale([table[c][2] for c in sorted(table)]),
-            text=shown, texttemplate="%{text}",
-            textfont={"size": 16, "color": "#111111"}, hovertext=hover, hoverinfo="text",
-            xgap=2, ygap=2), row=1, col=k)
-    fig.update_yaxes(autorange="reversed", type="category", tickfont={"size": 12})
-    fig.update_xaxes(type="category", side="bottom", title_text="source")
-    fig.update_layout(height=max(220, 110 + 34 * len(rows)), margin={"l": 10, "r": 10, "t": 40, "b": 10},
-                      showlegend=False, plot_bgcolor="rgba(0,0,0,0)", hoverlabel={"align": "left"})
-    return fig
+    heads = "".join(f"<th>[{html.escape(str(c))}]</th>" for c in cols)
+    out = [_MATRIX_CSS, '<div class="aee-mx-wrap"><table class="aee-mx"><thead><tr><th class="lab"></th>',
+           f'<th class="panel" colspan="{len(cols)}">Citations: what the answer cites</th><th class="gap"></th>',
+           f'<th class="panel" colspan="{len(cols)}">Support: what the judge found</th></tr>',
+           f'<tr><th class="lab">statement</th>{heads}<th class="gap"></th>{heads}</tr></thead><tbody>']
+    for i, r in enumerate(rows):
+        cells = []
+        for panel, (codes, shown, base, table) in enumerate(((cit, [[CELL_CITATION[v][0] for v in row] for row in cit], cit,
+                                                              CELL_CITATION), (sup_codes, sup_texts, sup, CELL_SUPPORT))):
+            if panel:
+                cells.append('<td class="gap"></td>')
+            for j, c in enumerate(cols):
+                meaning = f"{table[base[i][j]][0]} {table[base[i][j]][1]}".strip()
+                if codes[i][j] != base[i][j]:
+                    meaning += f"\n{table[UNCERTAIN_CODE][0]} {table[UNCERTAIN_CODE][1]}"
+                tip = f"S{r + 1}: {texts.get(r, '')[:400]}\nsource [{c}] {str(titles.get(c, ''))[:120]}\n{meaning}"
+                cells.append(f'<td style="background:{table[codes[i][j]][2]}" title="{html.escape(tip, quote=True)}">'
+                             f"{html.escape(shown[i][j])}</td>")
+        out.append(f'<tr><th class="lab" title="{html.escape(texts.get(r, ""), quote=True)}">{html.escape(labels[i])}</th>'
+                   f'{"".join(cells)}</tr>')
+    out.append("</tbody></table></div>")
+    return "".join(out)
 
 
 def graph_figure(rep: dict):
@@ -416,7 +417,7 @@ def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str
     if not rep["citation_matrix"]["rows"] or not rep["citation_matrix"]["columns"]:
         st.info("No relevant statement or no usable source: the matrices are empty.")
     else:
-        st.plotly_chart(matrices_figure(rep), key=f"{key}_matrices", width="stretch")
+        st.html(matrices_html(rep))
         k1, k2 = st.columns(2)
         k1.markdown(matrix_legend_markdown(CELL_CITATION, (1, 2, 3, 0), "Citations panel"))
         k2.markdown(matrix_legend_markdown(CELL_SUPPORT, (3, 2, 1, 0, UNCERTAIN_CODE), "Support panel"))
@@ -426,5 +427,7 @@ def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str
         st.markdown("#### Statements and sources")
         nec = ", ".join(f"[{c}]" for c in rep["necessary_sources"]) or "none"
         st.caption(f"Minimum set of sources that together support every supported statement: {nec}.")
-        st.plotly_chart(graph_figure(rep), key=f"{key}_graph", width="stretch")
+        graph = st.expander("The statements and sources as a graph", key=f"{key}_graph_box", on_change="rerun")
+        if graph.open:  # a chart: drawn only when asked for, so the page is usable before its bundle loads
+            graph.plotly_chart(graph_figure(rep), key=f"{key}_graph", width="stretch")
     return events
