@@ -31,7 +31,7 @@ Rows (letters as in docs/benchmarks.md):
   j    Every dashboard page in a real browser (Debian's chromium, bench/page_ready.py), a row per
        page: seconds from navigation until the page's title is shown and its script run is over
        (server + render), each visit in a fresh browser context; cold = first visit after the
-       server started, warm = median of three later visits (target: under 2 s warm). The server
+       server started, warm = median of five later visits (target: under 2 s warm). The server
        reads the default build (`aee build-default`: teaching corpus, ExpertQA with its experts'
        labels, judge agreement and checks) and every page opens on ExpertQA (?dataset=expertqa).
 
@@ -560,7 +560,7 @@ def bench_pages(quick: bool) -> list[Row]:
         port = free_port()
         proc = start_app(port, root=ROOT, env=env)
         try:
-            times, outside = measure(f"http://127.0.0.1:{port}", slugs, f"dataset={dataset}", 1 if quick else 3)
+            times, outside = measure(f"http://127.0.0.1:{port}", slugs, f"dataset={dataset}", 1 if quick else 5)
         finally:
             stop_app(proc)
     rows = []
