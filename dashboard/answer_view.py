@@ -146,15 +146,21 @@ CELL_CITATION = {  # code: (symbol, name, colour)
     1: ("✓", "accurate citation: cited, fully supports", "#8fd19e"),
     2: ("✗", "inaccurate citation: cited, does not fully support", "#f4a3a3"),
     3: ("+", "missed citation: not cited, yet fully supports", "#ffd08a"),
+    4: ("◌", "cited, not checked: nobody judged this pair (hover for why: no text, for instance)", "#dde3ea"),
 }
 CELL_SUPPORT = {
-    0: ("?", "no verdict (no source text, or the statement was not judged)", "#ffffff"),
+    0: ("", "no verdict needed: an uncited pair outside what the labels cover", "#ffffff"),
     1: ("○", "does not support", "#e9ecef"),
     2: ("◐", "partly supports", "#ffe08a"),
     3: ("●", "fully supports", "#8fd19e"),
     4: ("≈", "uncertain: the judge's score is close to its cut point; the symbol before ≈ is its label", "#d0bfff"),
+    5: ("◌", "not checked: nobody judged this pair (hover for why: no text, for instance); "
+             "it counts neither as support nor against it", "#dde3ea"),
 }
 UNCERTAIN_CODE = 4
+UNCHECKED_CITATION, UNCHECKED_SUPPORT = 4, 5
+CITATION_ORDER = (1, 2, UNCHECKED_CITATION, 3, 0)  # the legends' order
+SUPPORT_ORDER = (3, 2, 1, UNCHECKED_SUPPORT, 0, UNCERTAIN_CODE)
 ROW_LABEL_CHARS = 42
 
 
@@ -175,8 +181,11 @@ def matrix_cells(rep: dict) -> tuple[list[list[int]], list[list[int]]]:
     labels = rep["support_matrix"]["labels"]
     cit, sup = [], []
     for i in range(len(c)):
-        cit.append([1 if c[i][j] and s[i][j] else 2 if c[i][j] else 3 if s[i][j] else 0 for j in range(len(c[i]))])
-        sup.append([{None: 0, "none": 1, "partial": 2, "full": 3}.get(labels[i][j], 0) for j in range(len(c[i]))])
+        unchecked = [labels[i][j] == "unknown" for j in range(len(c[i]))]
+        cit.append([1 if c[i][j] and s[i][j] else UNCHECKED_CITATION if c[i][j] and unchecked[j] else 2 if c[i][j]
+                    else 3 if s[i][j] else 0 for j in range(len(c[i]))])
+        sup.append([{None: 0, "none": 1, "partial": 2, "full": 3, "unknown": UNCHECKED_SUPPORT}.get(labels[i][j], 0)
+                    for j in range(len(c[i]))])
     return cit, sup
 
 
@@ -192,8 +201,8 @@ def support_cell_texts(rep: dict, sup: list[list[int]]) -> tuple[list[list[int]]
 
 def matrix_key() -> str:
     """The symbols of both matrices in words, and why "partly supports" shows ✗ on the left."""
-    cit = " · ".join(f"{sym or 'blank'} {name}" for sym, name, _ in (CELL_CITATION[k] for k in (1, 2, 3, 0)))
-    sup = " · ".join(f"{sym} {name}" for sym, name, _ in (CELL_SUPPORT[k] for k in (3, 2, 1, 0, UNCERTAIN_CODE)))
+    cit = " · ".join(f"{sym or 'blank'} {name}" for sym, name, _ in (CELL_CITATION[k] for k in CITATION_ORDER))
+    sup = " · ".join(f"{sym or 'blank'} {name}" for sym, name, _ in (CELL_SUPPORT[k] for k in SUPPORT_ORDER))
     return (f"Citations panel: {cit}. Support panel: {sup}. "
             "Partly supports: the source backs only part of the statement. The citation metrics count a source "
             "as supporting only when it fully supports, so a cited source that partly supports is ◐ on the right "
@@ -238,6 +247,7 @@ def matrices_html(rep: dict) -> str:
     labels = row_labels(rep)
     cit, sup = matrix_cells(rep)
     sup_codes, sup_texts = support_cell_texts(rep, sup)
+    reasons = rep["support_matrix"].get("reasons") or [[""] * len(cols) for _ in rows]  # why a pair is not checked
     heads = "".join(f"<th>[{html.escape(str(c))}]</th>" for c in cols)
     out = [_MATRIX_CSS, '<div class="aee-mx-wrap"><table class="aee-mx"><thead><tr><th class="lab"></th>',
            f'<th class="panel" colspan="{len(cols)}">Citations: what the answer cites</th><th class="gap"></th>',
@@ -253,6 +263,8 @@ def matrices_html(rep: dict) -> str:
                 meaning = f"{table[base[i][j]][0]} {table[base[i][j]][1]}".strip()
                 if codes[i][j] != base[i][j]:
                     meaning += f"\n{table[UNCERTAIN_CODE][0]} {table[UNCERTAIN_CODE][1]}"
+                if panel and reasons[i][j]:
+                    meaning += f"\n{reasons[i][j]}"
                 tip = f"S{r + 1}: {texts.get(r, '')[:400]}\nsource [{c}] {str(titles.get(c, ''))[:120]}\n{meaning}"
                 cells.append(f'<td style="background:{table[codes[i][j]][2]}" title="{html.escape(tip, quote=True)}">'
                              f"{html.escape(shown[i][j])}</td>")
@@ -276,7 +288,8 @@ def graph_figure(rep: dict):
     left = [("s", r) for r in rows]
     g.add_nodes_from(left)
     g.add_nodes_from(("c", c) for c in cols)
-    kinds = {1: "accurate citation", 2: "cited, not supporting", 3: "supporting, not cited"}
+    kinds = {1: "accurate citation", 2: "cited, not supporting", UNCHECKED_CITATION: "cited, not checked",
+             3: "supporting, not cited"}
     for i, r in enumerate(rows):
         for j, c in enumerate(cols):
             if cit[i][j]:
@@ -288,7 +301,8 @@ def graph_figure(rep: dict):
         for n, y_value in zip(side, ys):
             pos[n] = (pos[n][0], y_value)
     fig = go.Figure()
-    styles = {1: ("#2f9e44", "solid", 3), 2: ("#e03131", "dash", 2), 3: ("#e8890c", "dot", 2)}
+    styles = {1: ("#2f9e44", "solid", 3), 2: ("#e03131", "dash", 2), UNCHECKED_CITATION: ("#868e96", "dashdot", 2),
+              3: ("#e8890c", "dot", 2)}
     for code, name in kinds.items():
         xs, ys = [], []
         for a, b, d in g.edges(data=True):
@@ -369,19 +383,37 @@ def report_download(where, report_html: Callable[[], str], file_name: str, key: 
                                "judge's reliability. No scripts, nothing loaded from the web; safe to open offline.")
 
 
+def unchecked_headline(rep: dict) -> str:
+    """One sentence when some (statement, source) pairs were not checked: how many, why, and what
+    that means for the chips and the metrics ("" when every pair that must be was judged)."""
+    summary = rep.get("unchecked_support") or {}
+    if not summary.get("pairs"):
+        return ""
+    causes = "; ".join(f"{why}: {n}" for why, n in sorted(summary["causes"].items(), key=lambda kv: -kv[1]))
+    every = summary["pairs"] == summary["of"]
+    return (f"Not checked: {'all ' if every else ''}{summary['pairs']} of {summary['of']} (statement, source) pairs "
+            f"({causes}). Statements that rest on them read \"not checked\", never \"unsupported\"; the metrics "
+            "leave them out and say how many, or are n/a when most are unchecked.")
+
+
 def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str,
                       report_events: bool = False, participant: bool = False,
-                      reliability: dict[str, str] | None = None, no_text: str = "") -> list[dict]:
+                      reliability: dict[str, str] | None = None, unchecked_hint: str = "",
+                      no_text: str = "") -> list[dict]:
     """The answer component, flags, metrics, matrices and graph for one answer (inspector,
     re-score). `participant` shows only what a study participant may see: the answer and its
     sources. `reliability`: the judge's reliability line and the Judges page address, for the
-    verdict popovers. Returns the component's new events."""
+    verdict popovers. `unchecked_hint`: how to get pairs checked here, after the line saying some
+    were not. `no_text`: what a popover says of a source without text. Returns the component's new events."""
     import pandas as pd
 
     from dashboard import answer_model
 
     data = answer_model.component_data(annotated, rep, source_rows, report_events=report_events,
                                        participant=participant, reliability=reliability, no_text=no_text)
+    headline = unchecked_headline(rep)
+    if headline and not participant:
+        st.info(md_escape(headline + (" " + unchecked_hint if unchecked_hint else "")), icon=":material/visibility_off:")
     st.markdown("#### Answer")
     events = answer_view(data, key=key)
     if participant:
@@ -419,8 +451,8 @@ def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str
     else:
         st.html(matrices_html(rep))
         k1, k2 = st.columns(2)
-        k1.markdown(matrix_legend_markdown(CELL_CITATION, (1, 2, 3, 0), "Citations panel"))
-        k2.markdown(matrix_legend_markdown(CELL_SUPPORT, (3, 2, 1, 0, UNCERTAIN_CODE), "Support panel"))
+        k1.markdown(matrix_legend_markdown(CELL_CITATION, CITATION_ORDER, "Citations panel"))
+        k2.markdown(matrix_legend_markdown(CELL_SUPPORT, SUPPORT_ORDER, "Support panel"))
         st.caption("Partly supports (◐): the source backs only part of the statement. The citation metrics count "
                    "a source as supporting only when it fully supports, so a cited source that partly supports "
                    "shows ◐ on the right and ✗ on the left. Hover a cell for the whole statement.")

@@ -16,7 +16,7 @@ from pipeline.records import AnnotatedAnswer
 
 COLUMNS = ("#", "statement", "cites", "AutoAIS: a citation supports it alone",
            "NLI recall: its citations together support it", "irrelevant citations (NLI precision)")
-WORDS = {True: "yes", False: "no", None: "unknown"}
+WORDS = {True: "yes", False: "no", None: "not checked"}  # None: no label decides it
 
 
 def _sources(indexes: tuple[int, ...]) -> str:
@@ -41,7 +41,7 @@ def _row(row: StatementAttribution, text: str, cited: tuple[int, ...]) -> dict:
     recall = WORDS[row.citations_support] if cited else "no (cites nothing)"
     irrelevant = _sources(row.irrelevant_citations)
     if row.undecided_citations:
-        irrelevant += f" (undecided: {_sources(row.undecided_citations)})"
+        irrelevant += f" (not checked: {_sources(row.undecided_citations)})"
     return dict(zip(COLUMNS, (number, text, _sources(cited), autoais, recall, irrelevant)))
 
 
@@ -56,4 +56,6 @@ def show_attribution(annotated: AnnotatedAnswer, *, key: str = "attribution_pane
         st.caption("AutoAIS asks whether one of a statement's citations backs it up on its own; NLI citation recall "
                    "whether its citations read together do. A citation is irrelevant when the citations together do "
                    "not back the statement, or when it does not back it alone while the other citations still do. "
-                   "\"unknown\": the judge gave no usable label. The Methodology page defines each metric.")
+                   "\"not checked\": no label decides it (a cited source without text, or a judge that gave no "
+                   "usable label); it is left out of the metrics, never counted as unsupported. The Methodology page "
+                   "defines each metric.")

@@ -14,7 +14,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from dashboard.metric_text import DIRECTION_WORDS, UNIT_WORDS, fmt_metric, row_label, thresholds_text
+from dashboard.metric_text import (
+    DIRECTION_WORDS,
+    UNIT_WORDS,
+    cell_note,
+    fmt_metric,
+    judged_text,
+    row_label,
+    thresholds_text,
+)
 from dashboard.render import (
     RATING_TINTS,
     fmt_ci,
@@ -53,6 +61,8 @@ def _hover_parts(rec: dict, engine_label: str, esc) -> list[str]:
         parts.append("95% CI: none (published figure or a single value)")
     if rec.get("n_answers") is not None:
         parts.append(f"answers: {int(rec['n_answers'])}")
+    if judged := judged_text(rec.get("judged_share"), name):
+        parts.append(f"judged: {esc(judged)}")
     parts.append(f"unit: {UNIT_WORDS[info.unit]}; {DIRECTION_WORDS[info.direction]}")
     parts.append(f"thresholds: {thresholds_text(name)}")
     if rec.get("published_rating"):
@@ -133,7 +143,7 @@ def _layout(cells: pd.DataFrame, title: str, illustrative: bool = False) -> tupl
             for e in engines:
                 r = recs[e]
                 shown = _shown_rating(r)
-                note = f"n={int(r['n_answers'])}" if r.get("n_answers") else ""
+                note = cell_note(r)
                 syms = [shown] if shown else []
                 if r.get("disagrees") and r.get("rating"):
                     syms.append("flag:" + r["rating"])

@@ -12,8 +12,9 @@ from typing import Any
 import pandas as pd
 
 from dashboard.answer_model import DIRECTION_MARKS, metric_value_text
+from pipeline.matrices import unknown_verdict_code
 from pipeline.metrics import METRICS
-from pipeline.records import AnnotatedAnswer
+from pipeline.records import SUPPORT_LABELS, AnnotatedAnswer, unchecked_text
 
 SAME, DIFFERENT = "same", "differs"
 ITEM_ORDER = {"relevance": 0, "stance": 1, "support": 2, "support_set": 3}
@@ -31,7 +32,7 @@ def _favoured(a: float | None, b: float | None, direction: str) -> str:
 
 def metrics_side_by_side(rep_a: dict, rep_b: dict, name_a: str, name_b: str) -> pd.DataFrame:
     """One row per metric: label, which direction is better, both values as shown, the side the
-    direction favours, and why a value is missing. Column names carry the two sides' names."""
+    direction favours, and why a value is missing or what it left out. Column names carry the two sides' names."""
     rows = []
     for name, ma in rep_a["metrics"].items():
         mb = rep_b["metrics"].get(name)
@@ -41,7 +42,9 @@ def metrics_side_by_side(rep_a: dict, rep_b: dict, name_a: str, name_b: str) -> 
         unit = info.unit if info else "ratio"
         direction = info.direction if info else "neutral"
         favoured = _favoured(ma["display"], mb["display"], direction)
-        notes = [f"{side}: {m['reason']}" for side, m in (("A", ma), ("B", mb)) if m["display"] is None and m["reason"]]
+        # why a value is missing, and what a value left out (units nobody judged)
+        notes = [f"{side}: {m['reason']}" for side, m in (("A", ma), ("B", mb))
+                 if (m["display"] is None or m.get("unknown")) and m["reason"]]
         if len(notes) == 2 and ma["reason"] == mb["reason"]:
             notes = [f"both: {ma['reason']}"]  # one reason for both sides reads once, not twice
         rows.append({
@@ -59,7 +62,9 @@ def _labels(annotated: AnnotatedAnswer) -> dict[tuple[str, int | None, int | Non
     for v in annotated.verdicts:
         if v.kind not in ITEM_ORDER and v.kind != "confidence":
             continue
-        if v.error:
+        if v.kind == "support" and v.label not in SUPPORT_LABELS:  # nobody decided it: say why
+            label = unchecked_text(unknown_verdict_code(v))
+        elif v.error:
             label = f"no label ({v.error} error)"
         elif v.label is None:
             label = "no label (unparsed output)"
@@ -67,6 +72,11 @@ def _labels(annotated: AnnotatedAnswer) -> dict[tuple[str, int | None, int | Non
             label = v.label
         out[_item_key(v)] = label
     return out
+
+
+def _undecided(label: str) -> bool:
+    """A shown support label that decides nothing: "no verdict", "not checked: ...", "not decided: ..."."""
+    return label == "no verdict" or label.startswith(("not checked", "not decided", "no label"))
 
 
 def _item_key(v: Any) -> tuple[str, int | None, int | None]:
@@ -107,7 +117,9 @@ def verdict_differences(a: AnnotatedAnswer, b: AnnotatedAnswer) -> pd.DataFrame:
         what = {"support": f"support by source [{src}]", "support_set": f"support by sources [{sources}] together",
                 "relevance": "relevance", "stance": "stance", "confidence": "confidence of the whole answer"}[kind]
         va, vb = la.get((kind, stmt, src), "no verdict"), lb.get((kind, stmt, src), "no verdict")
+        # two support labels that decide nothing (not checked, no verdict) do not disagree
+        same = va == vb or (kind.startswith("support") and _undecided(va) and _undecided(vb))
         rows.append({"statement": "" if stmt is None else f"S{stmt + 1}",
                      "text": "" if stmt is None else " ".join(texts.get(stmt, "").split()),
-                     "judged": what, "judge A": va, "judge B": vb, "agreement": SAME if va == vb else DIFFERENT})
+                     "judged": what, "judge A": va, "judge B": vb, "agreement": SAME if same else DIFFERENT})
     return pd.DataFrame(rows, columns=["statement", "text", "judged", "judge A", "judge B", "agreement"])

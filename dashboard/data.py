@@ -106,6 +106,23 @@ def manifest(dataset: str, judge: str) -> dict:
     return _json(str(path), _mtime(path)) if path.exists() else {}
 
 
+def import_report(dataset: str) -> pd.DataFrame:
+    """The import report of a dataset's latest run (one row per input file; empty when its runs
+    predate the report), with the column names people read and "why dropped" in words."""
+    from pipeline.importers.import_report import COLUMN_LABELS, why_text
+
+    runs = [manifest(dataset, j) for j in judges(dataset)]
+    runs = [m for m in runs if (m.get("config") or {}).get("import_report")]
+    if not runs:
+        return pd.DataFrame()
+    latest = max(runs, key=lambda m: str(m.get("created", "")))
+    rows = [{"file": name, **{k: row.get(k, 0) for k in
+             ("answers", "statements", "sources", "by_markers", "by_offsets", "by_text", "dropped", "dangling")},
+             "formats": ", ".join(row.get("formats", {})), "why_dropped": why_text(row.get("why_dropped") or {})}
+            for name, row in latest["config"]["import_report"].items()]
+    return pd.DataFrame(rows).rename(columns=COLUMN_LABELS)
+
+
 def is_illustrative(dataset: str) -> bool:
     """True for teaching data that is not real engine output (from the manifest or the registry)."""
     for judge in judges(dataset):
@@ -463,7 +480,7 @@ def published_confidence() -> pd.DataFrame:
 
 
 def agreement_dir() -> Path:
-    """Where `pipeline.judges.agreement.save_agreement` writes its Parquet."""
+    """Where `pipeline.judges.measure.agreement.save_agreement` writes its Parquet."""
     return results_root() / "agreement"
 
 
@@ -518,7 +535,7 @@ def agreement_provenance(report: pd.DataFrame) -> dict[str, Any]:
 
 def judge_checks(judge: str) -> pd.DataFrame:
     """A judge's saved behavioural-check results (`aee judges check`; empty when never run)."""
-    from pipeline.judge_checks import checks_path
+    from pipeline.judges.measure.checks import checks_path
 
     path = checks_path(judge, results_root())
     return parquet(path) if path.exists() else pd.DataFrame()
@@ -526,22 +543,22 @@ def judge_checks(judge: str) -> pd.DataFrame:
 
 def judge_reliability(dataset: str, judge: str) -> list[str]:
     """Sentences on how far a judge's labels can be trusted (agreement with experts, checks)."""
-    from dashboard.answer_html import reliability_lines
+    from dashboard.reliability_text import reliability_lines
 
     return reliability_lines(judge, agreement(), judge_checks(judge), illustrative=is_illustrative(dataset))
 
 
 def judge_reliability_summary(judge: str) -> dict[str, str]:
     """A judge's measured reliability in one line and the Judges page's address (for popovers)."""
-    from dashboard.answer_html import reliability_summary
     from dashboard.pages_registry import page
+    from dashboard.reliability_text import reliability_summary
 
     return {"line": reliability_summary(judge, agreement(), judge_checks(judge)), "url": page("judges.py").url_path}
 
 
 def saved_check_judges() -> list[str]:
     """Judges whose behavioural-check results are saved (results folder names, sorted)."""
-    from pipeline.judge_checks import checks_path
+    from pipeline.judges.measure.checks import checks_path
 
     folder = checks_path("offline", results_root()).parent
     return sorted(p.stem for p in folder.glob("*.parquet")) if folder.is_dir() else []

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.metrics import METRICS, RATING_SYMBOLS
+from pipeline.metrics.registry import percent_text
 
 # Short unit marks for row labels, and the words the legend and Methodology use for them.
 UNIT_MARKS = {"percent": "%", "count": "per answer", "ratio": "ratio", "likert": "1–5"}
@@ -101,3 +102,23 @@ def ci_text(low: Any, high: Any, name: str, value: Any, n_answers: Any) -> str:
     if n_answers is not None and not _missing(n_answers) and int(n_answers) == 1:
         return na("one answer only")
     return f"[{fmt_metric(low, name)}, {fmt_metric(high, name)}]"
+
+
+def judged_text(share: Any, name: str) -> str:
+    """How much of what a scorecard cell needed was judged: "85% of statements", "all citations";
+    "" when the metric needs no label that can be missing (or the share was not recorded)."""
+    if _missing(share):
+        return ""
+    unit = METRICS[name].unknown_unit or "units"
+    return f"all {unit}" if float(share) >= 1 else f"{percent_text(float(share))} of {unit}"
+
+
+def cell_note(rec: dict) -> str:
+    """The small line under a scorecard value: "n=37" answers averaged, or, for a cell that is n/a
+    because too little was judged, how much was ("31% judged"); "" when neither applies."""
+    if _missing(rec.get("value")):
+        share = rec.get("judged_share")
+        if not rec.get("judged_reason") or share is None or _missing(share):
+            return ""
+        return f"{percent_text(float(share))} judged"
+    return f"n={int(rec['n_answers'])}" if not _missing(rec.get("n_answers")) and rec.get("n_answers") else ""

@@ -45,6 +45,7 @@ PAGES: tuple[PageInfo, ...] = (
     PageInfo("Compare", "compare.py", ":material/compare_arrows:"),
     PageInfo("Re-score", "rescore.py", ":material/tune:"),
     PageInfo("Judges", "judges.py", ":material/gavel:"),
+    PageInfo("Audit the judge", "audit.py", ":material/fact_check:", shows_dataset=True),
     PageInfo("Usability study", "study.py", ":material/groups:"),
     PageInfo("Conflicting evidence", "conflict.py", ":material/balance:"),
     PageInfo("Methodology", "methodology.py", ":material/menu_book:"),

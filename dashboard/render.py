@@ -166,9 +166,13 @@ def scorecard_cells(summary: pd.DataFrame, query_type: str, groups: Iterable[str
                     "rating": rating, "symbol": symbol(rating),
                     "published_rating": _clean(rec.get("published_rating")),
                     "disagrees": bool(rec.get("disagrees")),
+                    # share of the units the metric needed that a label decided, and why the cell is
+                    # null when too few were (absent from summaries built before they were kept)
+                    "judged_share": _clean(rec.get("judged_share")), "judged_reason": _clean(rec.get("reason")) or "",
                 })
     return pd.DataFrame(rows, columns=["group", "metric", "label", "engine", "value", "ci_low", "ci_high",
-                                       "n_answers", "rating", "symbol", "published_rating", "disagrees"])
+                                       "n_answers", "rating", "symbol", "published_rating", "disagrees",
+                                       "judged_share", "judged_reason"])
 
 
 def add_blank_reasons(cells: pd.DataFrame, reasons: dict[tuple[str, str], str], *, has_debate: bool) -> pd.DataFrame:
@@ -176,8 +180,9 @@ def add_blank_reasons(cells: pd.DataFrame, reasons: dict[tuple[str, str], str], 
     from the reasons the pipeline stored per answer (`data.blank_reasons`); "" where there is a value."""
     from dashboard.metric_text import blank_reason
 
-    why = [blank_reason(r["metric"], r["engine"], reasons, has_debate=has_debate, n_answers=r["n_answers"])
-           if r["value"] is None else "" for r in records(cells)]
+    why = [("" if r["value"] is not None else r.get("judged_reason")
+            or blank_reason(r["metric"], r["engine"], reasons, has_debate=has_debate, n_answers=r["n_answers"]))
+           for r in records(cells)]
     return cells.assign(why_blank=why)
 
 
@@ -205,7 +210,7 @@ def wide_table(cells: pd.DataFrame, with_n: bool = True) -> pd.DataFrame:
     Table 7 thresholds (from the registry), one column per engine ("57.14% ● (n=1)", "n/a" where
     there is no value), and "Why n/a" naming the reason; then one summary row per rated group whose
     cells name each metric beside its symbol. Suitable for st.dataframe and CSV."""
-    from dashboard.metric_text import DIRECTION_SHORT, fmt_metric, thresholds_text, unit_mark
+    from dashboard.metric_text import DIRECTION_SHORT, cell_note, fmt_metric, thresholds_text, unit_mark
 
     engines = list(dict.fromkeys(cells["engine"]))
     rows = []
@@ -218,8 +223,8 @@ def wide_table(cells: pd.DataFrame, with_n: bool = True) -> pd.DataFrame:
             text = fmt_metric(rec["value"], name)
             if rec["symbol"]:
                 text += f" {rec['symbol']}"
-            if with_n and rec["n_answers"]:
-                text += f" (n={int(rec['n_answers'])})"
+            if with_n and (note := cell_note(rec)):
+                text += f" ({note})"
             row[rec["engine"]] = text
             if rec["value"] is None:
                 why.setdefault(rec.get("why_blank") or "no value", []).append(rec["engine"])

@@ -18,7 +18,7 @@ from typing import Iterable
 import pandas as pd
 
 from dashboard.charts import FLAG, hover_lines
-from dashboard.metric_text import fmt_metric, row_label
+from dashboard.metric_text import cell_note, fmt_metric, row_label
 from dashboard.render import RATING_TINTS, group_title, records
 from pipeline.metrics import METRICS, RATING_SYMBOLS
 
@@ -61,8 +61,9 @@ def _cell(rec: dict | None, engine: str, metric: str, with_n: bool) -> tuple[str
     if rec.get("disagrees") and rec.get("rating"):
         marks += f"{FLAG}{RATING_SYMBOLS[rec['rating']]}"
     value = html.escape(fmt_metric(rec["value"], metric))
-    second = " ".join(part for part in (html.escape(marks),
-                                        f"n={int(rec['n_answers'])}" if with_n and rec.get("n_answers") else "") if part)
+    # n, or for a cell that is n/a because too little was judged, how much was
+    note = cell_note(rec) if with_n else ""
+    second = " ".join(part for part in (html.escape(marks), html.escape(note)) if part)
     text = value + (f"<br><small>{second}</small>" if second else "")
     tooltip = "\n".join(hover_lines(rec, engine))
     return text, RATING_TINTS.get(shown, RATING_TINTS[None]), tooltip

@@ -175,8 +175,9 @@ def show_second_opinion(first: AnnotatedAnswer, first_judge: str, config: ScoreC
     unsure = [{(u["statement"], u["source"]) for u in r.get("uncertain_support") or []} for r in diff["reports"]]
     labels = [{"statement": f"S{x['statement'] + 1}: {' '.join(x['text'].split())[:90]}",
                "source": f"[{x['source']}]" if x["source"] is not None else "",
-               "label": x["kind"], a: _label(x["first"], x.get("first_score"), (x["statement"], x["source"]) in unsure[0]),
-               b: _label(x["second"], x.get("second_score"), (x["statement"], x["source"]) in unsure[1]),
+               "label": x["kind"],
+               a: _label(x["first"], x.get("first_score"), (x["statement"], x["source"]) in unsure[0], x["kind"]),
+               b: _label(x["second"], x.get("second_score"), (x["statement"], x["source"]) in unsure[1], x["kind"]),
                "differs": "≠ differs" if x["differs"] else "same"}
               for x in diff["labels"]]
     frame = _differing_table(pd.DataFrame(labels, columns=["statement", "source", "label", a, b, "differs"]), "labels",
@@ -189,8 +190,10 @@ def show_second_opinion(first: AnnotatedAnswer, first_judge: str, config: ScoreC
                        f"that judge's uncertain band, close to a cut point, where its labels are least reliable.")
 
 
-def _label(label: str | None, score: float | None, uncertain: bool = False) -> str:
+def _label(label: str | None, score: float | None, uncertain: bool = False, kind: str = "") -> str:
     if label is None:
         return "no label"
+    if kind == "support" and label == "unknown":  # nobody judged the pair: never shown as a label
+        return "not checked"
     return (label + (f" ({score:.2f})" if score is not None and score == score else "")
             + (f" {UNCERTAIN_MARK}" if uncertain else ""))

@@ -7,11 +7,12 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, data
+from dashboard.audit_panels import judges_audit_section
 from dashboard.metric_text import na
 from dashboard.render import engine_key, ensure_router, md_escape
-from pipeline.judge_checks import summarize_checks
 from pipeline.judges import JUDGES
-from pipeline.judges.reliability import SCORED_JUDGES, support_band
+from pipeline.judges.measure.checks import summarize_checks
+from pipeline.judges.measure.reliability import SCORED_JUDGES, support_band
 
 STAT_LABELS = {
     "n": "pairs compared",
@@ -206,6 +207,8 @@ else:
             col.markdown(f"*{md_escape(TASK_TITLES.get(task, task))}*")
             col.table(charts.confusion_table(m["rows"], m["cols"], m["matrix"], row_title=f"judge {judge}",
                                              col_title="experts"))
+
+judges_audit_section()
 
 st.subheader("Uncertain labels")
 st.caption("A support verdict whose score sits close to one of the judge's cut points (between full and partial, "

@@ -12,12 +12,17 @@ from dashboard.render import ensure_router, group_title, md_escape
 from pipeline.importers import IMPORTERS, known_datasets
 from pipeline.judges import JUDGES
 from pipeline.metrics import GROUP_ORDER, METRICS
+from pipeline.metrics.registry import MAX_UNKNOWN_SHARE
 
 # Our own summary of how paper-parity differs from strict (spec: METRICS.md, "Paper-parity details").
 PARITY_DIFFERENCES: tuple[tuple[str, str, str], ...] = (
     ("Which sources count",
      "Only sources whose page text was fetched enter the citation and support matrices and the necessity denominator.",
-     "Every listed source counts; a source nobody could fetch simply supports nothing."),
+     "Every listed source counts. A pair whose source has no text (or was not judged for any other reason) is "
+     "not checked: it counts neither as support nor against it, and a metric built mostly on such pairs is n/a."),
+    ("A pair without a label",
+     "Counts as not supporting (the notebook's matrices start at 0).",
+     "Not checked: statements and citations that rest on it are left out, and the value says how many."),
     ("Answers that cannot be analysed",
      "An answer with no relevant statement or no fetched source is dropped from every metric and count "
      "(only the confidence distribution keeps it).",
@@ -93,12 +98,31 @@ for group in GROUP_ORDER:
             lines.append(f"- Why it matters (Table 6): study finding {md_escape(info.finding or '–')}, "
                          f"design recommendation: {md_escape(info.recommendation or '–')}")
         if info.max_unknown_share is not None:
-            lines.append(f"- Judge abstentions: statements whose label is `unknown` are left out; when they are "
-                         f"more than {info.max_unknown_share:.0%} of the labelled ones, the answer's value is "
-                         "not scorable (shown with the reason) rather than built on guesses")
+            unit = md_escape(info.unknown_unit or "units")
+            lines.append(f"- Labels nobody gave: {unit} that no label decides (a source without text, a judge that "
+                         f"could not tell) are left out; when they are more than {info.max_unknown_share:.0%} of the "
+                         f"{unit}, the value is n/a with the judged share and the reason, for one answer and for a "
+                         "scorecard cell alike, rather than built on guesses")
         if info.reference_column:
             lines.append(f"- Column in the published scorecards: `{info.reference_column}`")
         st.markdown("\n".join(lines))
+
+st.header("Not checked is not unsupported")
+st.markdown(
+    "A (statement, source) pair is **judged** when a judge (or the data's annotators) labelled it *full*, "
+    "*partial* or *none*. A pair nobody could judge is **not checked**, with the reason: the source has no text "
+    "here (only its address), the page could not be fetched, the judge's call failed or it could not tell, the "
+    "data carries no label for it (ExpertQA's *N/A*: the expert could not open the page). Not checked never "
+    "means \"does not support\": the page may well back the statement; nobody here has read it.\n\n"
+    "So a statement is **unsupported** only when every pair that could support it was judged and none does; a "
+    "citation is **inaccurate** only when its pair was judged. Units that rest on a pair not checked are left out "
+    f"of a metric's value, and the note says how many. When more than {MAX_UNKNOWN_SHARE:.0%} of the units a "
+    "metric needs are not judged, it is **n/a** with the judged share and the reason (\"only 12% of statements "
+    "judged (sources without text)\"), for one answer and for a scorecard cell alike: a value built on the few "
+    "judged ones would describe which sources had text, not the engine. Stance metrics use their own, stricter "
+    "share (a third), listed with each metric above. Paper parity keeps the released notebook's rule instead: "
+    "only sources whose text was fetched count, and a pair without a label counts as not supporting."
+)
 
 st.header("Paper parity versus strict")
 st.markdown(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import answer_html, answer_model, data, second_opinion_view
+from dashboard import answer_html, answer_model, data, reliability_text, second_opinion_view
 from dashboard.answer_view import reliability_header, report_download, scoring_controls, show_report_views
 from dashboard.render import ensure_router
 from pipeline import paths
@@ -366,13 +366,15 @@ if result:
     mode, necessity = scoring_controls("rs", (o1, o2))
     rep = answer_report(annotated, ScoreConfig(mode, effective_necessity(mode, necessity)), result["judge"])
     source_view = answer_model.computed_source_rows(annotated)
-    reliability = answer_html.reliability_lines(result["judge"], data.agreement(), data.judge_checks(result["judge"]))
+    reliability = reliability_text.reliability_lines(result["judge"], data.agreement(), data.judge_checks(result["judge"]))
     report_download(o3, partial(answer_html.answer_report_html,  # built only when someone downloads it
                                 annotated, rep, source_view, dataset="pasted (not saved)", reliability=reliability),
                     answer_html.report_filename(annotated.answer.answer_id), key="rs_report")
     summary = data.judge_reliability_summary(result["judge"])
     reliability_header(summary)
     show_report_views(annotated, rep, source_view, key="rs_view", reliability=summary,
+                      unchecked_hint="To judge them, paste each source's text into the form above (or tick "
+                                     "\"Fetch the page\"), then score again.",
                       no_text=answer_model.NO_TEXT_RESCORE)
 
     st.markdown("#### Second opinion")

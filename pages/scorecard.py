@@ -7,7 +7,8 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, data
-from dashboard.metric_text import ci_text, fmt_metric, na
+from dashboard.audit_panels import scorecard_ppi_section
+from dashboard.metric_text import ci_text, fmt_metric, judged_text, na
 from dashboard.render import (
     add_blank_reasons,
     engine_key,
@@ -199,7 +200,9 @@ if len(ratings):
     shown.columns = [md_escape(c) for c in shown.columns]
     st.table(shown)
 st.caption(rating_legend() + ". Each cell shows the value, its rating symbol and n, the number of answers the "
-           "value averages over. ↑ better: higher is better; ↓ better: lower is better; rows without an arrow "
+           "value averages over; an n/a cell built on labels nobody could give (sources without text, for instance) "
+           "shows instead how much was judged: a cell needs at least half (Methodology, \"Not checked is not "
+           "unsupported\"). ↑ better: higher is better; ↓ better: lower is better; rows without an arrow "
            "describe the answers and are not rated.")
 if key := engine_key(cells["engine"]):
     st.caption(key)
@@ -253,6 +256,7 @@ if tab_detail.open is not False:  # only the open tab is drawn (the others cost 
             "value": fmt_metric(r["value"], r["metric"]) if r["value"] is not None else na(r["why_blank"]),
             "95% interval": ci_text(r["ci_low"], r["ci_high"], r["metric"], r["value"], r["n_answers"]),
             "n answers": str(int(r["n_answers"])) if r["n_answers"] is not None else "0",
+            "judged": judged_text(r.get("judged_share"), r["metric"]) or "–",
             "rating": f"{r['symbol']} {r['rating']}" if r["rating"] else ("not rated" if r["value"] is not None else "n/a"),
         } for r in records(cells)])
         st.dataframe(detail, hide_index=True, width="stretch", key="scorecard_detail")
@@ -269,6 +273,8 @@ if tab_variants.open is not False:  # only the open tab is drawn (the others cos
                        "a vertex cover, which is a different quantity.")
             shown = variants.apply(lambda col: col.map(lambda v: fmt_metric(v, "source_necessity")))
             st.dataframe(shown.reset_index(), hide_index=True, width="stretch", key="scorecard_variants")
+
+scorecard_ppi_section(dataset, judge, query_type, mode)
 
 # ---- exports --------------------------------------------------------------------------------------
 

@@ -2,17 +2,25 @@
 
 Input is the long per-answer metric table (one row per answer x metric); output is the summary
 table the scorecard shows. Null per-answer values are left out of a mean, never counted as 0.
+
+Each cell also carries its judged share: of the units its metric needed over the cell's answers
+(statements, citations, pairs, sources: `MetricResult.units`), the share a label decided. A metric
+registered with `max_unknown_share` whose cell has more undecided units than that is null, with the
+reason in words ("only 12% of statements judged (sources without text)"): a mean over the few
+answers whose sources had text would describe which sources had text, not the engine.
 """
 
 from __future__ import annotations
 
 from array import array
+from collections import Counter
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from pipeline.metrics import METRICS, RATING_SYMBOLS
+from pipeline.metrics.registry import MetricInfo, percent_text
 
 QUERY_TYPES: tuple[str, ...] = ("all", "debate", "expertise")
 BOOTSTRAP_SAMPLES = 1000
@@ -55,6 +63,19 @@ class SummaryAccumulator:
         self.keys = tuple(keys)
         self.groups: set[tuple[tuple, str]] = set()  # (group key values, query type) seen
         self.values: dict[tuple[tuple, str, str], array] = {}
+        # per (group, query type, metric): [units needed, units no label decided], and the causes
+        self.judged: dict[tuple[tuple, str, str], list[int]] = {}
+        self.causes: dict[tuple[tuple, str, str], Counter] = {}
+
+    def _count_units(self, key: tuple[tuple, str, str], units: Any, unknown: Any, why: Any) -> None:
+        units, unknown = _int(units), _int(unknown)
+        if not units:
+            return
+        slot = self.judged.setdefault(key, [0, 0])
+        slot[0] += units
+        slot[1] += unknown
+        if unknown and why == why and why:
+            self.causes.setdefault(key, Counter())[str(why)] += unknown
 
     def add_rows(self, rows: Iterable[Mapping[str, Any]]) -> None:
         """Add per-answer metric rows (dicts with the keys, query_type, metric and value)."""
@@ -68,10 +89,13 @@ class SummaryAccumulator:
                     slot = self.values[(group, query_type, row["metric"])] = array("d")
                 if value is not None and value == value:
                     slot.append(float(value))
+                self._count_units((group, query_type, row["metric"]), row.get("units"), row.get("unknown"),
+                                  row.get("unknown_why"))
 
     def add_frame(self, scores: pd.DataFrame) -> None:
         """Add a per-answer metric table at once (the dashboard's filtered recomputation)."""
-        frame = scores[[*self.keys, "query_type", "metric", "value"]]
+        counted = [c for c in ("units", "unknown", "unknown_why") if c in scores.columns]  # absent in older results
+        frame = scores[[*self.keys, "query_type", "metric", "value", *counted]]
         for query_type in QUERY_TYPES:
             part = frame if query_type == "all" else frame[frame["query_type"] == query_type]
             if part.empty:
@@ -79,12 +103,21 @@ class SummaryAccumulator:
             for group, sub in part.groupby(list(self.keys), dropna=False, sort=False, observed=True):
                 key = group if isinstance(group, tuple) else (group,)
                 self.groups.add((key, query_type))
-                for metric, values in sub.groupby("metric", sort=False, observed=True)["value"]:
-                    self.values[(key, query_type, str(metric))] = array("d", values.dropna().to_numpy(dtype=float))
+                for metric, part_rows in sub.groupby("metric", sort=False, observed=True):
+                    slot_key = (key, query_type, str(metric))
+                    self.values[slot_key] = array("d", part_rows["value"].dropna().to_numpy(dtype=float))
+                    if "units" in counted and "unknown" in counted:
+                        self._count_units(slot_key, part_rows["units"].fillna(0).sum(), part_rows["unknown"].fillna(0).sum(), "")
+                        if "unknown_why" in counted:
+                            why = part_rows[part_rows["unknown"].fillna(0) > 0].groupby("unknown_why")["unknown"].sum()
+                            for cause, count in why.items():
+                                if cause:
+                                    self.causes.setdefault(slot_key, Counter())[str(cause)] += int(count)
 
     def summary(self) -> pd.DataFrame:
         """Summary rows (keys, query_type, metric, value, ci_low, ci_high, n_answers, rating, symbol)."""
-        columns = [*self.keys, "query_type", "metric", "value", "ci_low", "ci_high", "n_answers", "rating", "symbol"]
+        columns = [*self.keys, "query_type", "metric", "value", "ci_low", "ci_high", "n_answers", "rating", "symbol",
+                   "judged_share", "reason"]
         if not self.groups:
             return pd.DataFrame(columns=columns)
         rows: list[dict] = []
@@ -93,31 +126,60 @@ class SummaryAccumulator:
             base = dict(zip(self.keys, group)) | {"query_type": query_type}
             means: dict[str, float | None] = {}
             counts: dict[str, int] = {}
+            reasons: dict[str, str] = {}
             for name, info in METRICS.items():
                 if info.harmonic_of:
                     continue
-                values = np.asarray(self.values.get((group, query_type, name), array("d")), dtype=float)
+                key = (group, query_type, name)
+                values = np.asarray(self.values.get(key, array("d")), dtype=float)
                 counts[name] = len(values)
-                if len(values) == 0:
-                    rows.append(base | {"metric": name, "value": None, "ci_low": None, "ci_high": None, "n_answers": 0})
+                share, reasons[name] = self._judged(key, info)
+                judged = {"judged_share": share, "reason": reasons[name]}
+                if len(values) == 0 or reasons[name]:
+                    rows.append(base | {"metric": name, "value": None, "ci_low": None, "ci_high": None,
+                                        "n_answers": int(len(values))} | judged)
                     means[name] = None
                     continue
                 low, high = bootstrap_ci(values)
                 mean = float(values.mean())
                 means[name] = mean
                 rows.append(base | {"metric": name, "value": info.scale(mean), "ci_low": info.scale(low),
-                                    "ci_high": info.scale(high), "n_answers": int(len(values))})
+                                    "ci_high": info.scale(high), "n_answers": int(len(values))} | judged)
             for name, info in METRICS.items():
                 if not info.harmonic_of:
                     continue
                 p, r = (means.get(m) for m in info.harmonic_of)
                 value = None if p is None or r is None else (0.0 if p + r == 0 else 2 * p * r / (p + r))
+                why = next((f"{METRICS[m].label.lower()}: {reasons[m]}" for m in info.harmonic_of if reasons.get(m)), "")
                 rows.append(base | {"metric": name, "value": info.scale(value), "ci_low": None, "ci_high": None,
-                                    "n_answers": counts.get(info.harmonic_of[0], 0)})
-        out = pd.DataFrame(rows)
+                                    "n_answers": counts.get(info.harmonic_of[0], 0), "judged_share": None, "reason": why})
+        out = pd.DataFrame(rows, columns=columns)
         out["rating"] = [METRICS[m].rate(v) if v is not None and v == v else None for m, v in zip(out["metric"], out["value"])]
         out["symbol"] = out["rating"].map(lambda r: RATING_SYMBOLS.get(r, "") if r else "")
         return out
+
+
+    def _judged(self, key: tuple[tuple, str, str], info: MetricInfo) -> tuple[float | None, str]:
+        """(judged share of the cell's units or None when the metric tracks none, the reason the cell
+        is null because too few were judged or "")."""
+        units, unknown = self.judged.get(key, (0, 0))
+        if not units:
+            return None, ""
+        share = (units - unknown) / units
+        if info.max_unknown_share is None or unknown <= info.max_unknown_share * units:
+            return share, ""
+        causes = self.causes.get(key)
+        cause = f" ({causes.most_common(1)[0][0]})" if causes else ""
+        unit = info.unknown_unit or "units"
+        judged = f"none of the {unit} judged" if share == 0 else f"only {percent_text(share)} of {unit} judged"
+        return share, judged + cause
+
+
+def _int(value: Any) -> int:
+    """A count from a metrics row: 0 for None / NaN (rows written before counts were kept)."""
+    if value is None or value != value:
+        return 0
+    return int(value)
 
 
 def _sort_key(group: tuple) -> tuple:

@@ -4,7 +4,8 @@ A judge that carries its labels (`recorded`, `human`) keeps the verdicts the imp
 data. A computed judge labels the statements the data carries (AEE core statements, ExpertQA
 claims) or, when there are none, the statements our splitter finds; it judges support only for
 relevant statements against sources that have text, and support by several cited sources taken
-together only where a metric needs it (`pipeline.set_support`). On debate queries it also asks
+together only where a metric needs it (`pipeline.set_support`). A pair whose source has no text or
+could not be fetched gets an `unknown` support verdict saying so (`unchecked_support`), never "none". On debate queries it also asks
 each listed source's own stance on the question (sources with text only).
 
 Whatever the judge, an answer that carries gold answers also gets its BERTScore-style similarity
@@ -14,11 +15,11 @@ taken here because metrics never run models.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 from pipeline.judges import Judge
-from pipeline.records import AnnotatedAnswer, Verdict
-from pipeline.set_support import set_support_verdicts
+from pipeline.records import SUPPORT_UNKNOWN, AnnotatedAnswer, Answer, Statement, Verdict, unchecked_text, unreadable_code
+from pipeline.set_support import leave_one_out_groups, union_groups
 from pipeline.similarity import gold_similarity_verdicts
 from pipeline.text import statements_for
 
@@ -61,7 +62,7 @@ def _judged(annotated: AnnotatedAnswer, judge: Judge, progress: Callable[[str], 
                 progress("source stance")
             verdicts.extend(judge.source_stance(answer, with_text))
     verdicts.append(judge.confidence(answer))
-    judged = [s for s in answer.sources if relevant and s.text.strip() and s.fetch_ok is not False]
+    judged = [s for s in answer.sources if relevant and not unreadable_code(s)]
     support: list[Verdict] = []
     if len(judged) > 1:
         # the judge decides how to group sources into calls (an LLM judge packs short ones)
@@ -75,7 +76,23 @@ def _judged(annotated: AnnotatedAnswer, judge: Judge, progress: Callable[[str], 
     verdicts.extend(support)
     # support by several cited sources together, only where the attribution metrics read it
     verdicts.extend(set_support_verdicts(judge, answer, relevant, support, progress))
+    verdicts.extend(unchecked_support(judge, answer, relevant))
     return AnnotatedAnswer(answer, statements, tuple(verdicts))
+
+
+def unchecked_support(judge: Judge, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:
+    """An `unknown` support verdict, with the reason in raw, for each (statement, source) pair the
+    judge was not asked about because the source has no text or could not be fetched: such a pair
+    is not checked, never "does not support"."""
+    out: list[Verdict] = []
+    for source in answer.sources:
+        code = unreadable_code(source)
+        if not code:
+            continue
+        out.extend(Verdict(answer.answer_id, "support", SUPPORT_UNKNOWN, judge.name, judge.prompt_version,
+                           raw=unchecked_text(code), statement_index=s.index, source_index=source.index)
+                   for s in statements)
+    return out
 
 
 def annotate(answers: Iterable[AnnotatedAnswer], judge: Judge,
@@ -93,3 +110,22 @@ def annotate(answers: Iterable[AnnotatedAnswer], judge: Judge,
 def prompt_versions(answers: Iterable[AnnotatedAnswer]) -> set[str]:
     """Every prompt / rule-set version used in these verdicts."""
     return {v.prompt_version for a in answers for v in a.verdicts}
+
+
+def set_support_verdicts(judge: Judge, answer: Answer, statements: Sequence[Statement], single_verdicts: Sequence[Verdict],
+                         progress: Callable[[str], None] | None = None) -> list[Verdict]:
+    """Ask the judge every set verdict the attribution metrics need for these (relevant) statements,
+    given the single-source support verdicts already given for them."""
+    out: list[Verdict] = []
+    for sources, group in union_groups(answer, statements):
+        if progress:
+            progress(f"sources {', '.join(str(s.index) for s in sources)} together")
+        out.extend(judge.support_set(answer, group, sources))
+    union = {v.statement_index: v.label for v in out if v.statement_index is not None}
+    single = {(v.statement_index, v.source_index): v.label for v in single_verdicts
+              if v.kind == "support" and v.statement_index is not None and v.source_index is not None}
+    for sources, group in leave_one_out_groups(answer, statements, single, union):
+        if progress:
+            progress(f"sources {', '.join(str(s.index) for s in sources)} together")
+        out.extend(judge.support_set(answer, group, sources))
+    return out

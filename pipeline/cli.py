@@ -14,6 +14,8 @@ import traceback
 from pathlib import Path
 from typing import Sequence
 
+from pipeline.audit.cli import add_ppi_options
+from pipeline.audit.cli import register as register_audit
 from pipeline.collect import register as register_collect
 from pipeline.conflict.cli import register as register_probe
 from pipeline.errors import InputError
@@ -56,7 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("score", help="score answers: canonical JSON/JSONL, an engine's API response or a capture envelope")
-    p.add_argument("path", type=Path, help="a file (JSON, JSON list or JSONL) or a folder of them")
+    p.add_argument("path", type=Path, nargs="+", help="a file (JSON, JSON list, JSONL, or a saved stream) or a folder of them")
+    p.add_argument("--conversation", action="store_true",
+                   help="the files hold one conversation: an Anthropic response that stopped with pause_turn and its "
+                        "continuation, scored as one answer")
     p.add_argument("--judge", help="recorded (labels in the file), offline or openai; default: recorded for "
                                    "canonical files, offline for engine responses (they carry no labels)")
     p.add_argument("--json", action="store_true", help="print JSON (metrics and both matrices)")
@@ -106,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--query-type", choices=("all", "debate", "expertise"), default="all")
     p.add_argument("--json", action="store_true")
     _add_score_options(p)
+    add_ppi_options(p)
 
     sub.add_parser("datasets", help="list datasets known by name and those with results")
     sub.add_parser("formats", help="list the input formats (canonical, releases, engine API responses)")
@@ -121,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_judges(sub)
     register_probe(sub)
     register_collect(sub)
+    register_audit(sub)
     return parser
 
 
@@ -168,12 +175,24 @@ def cmd_score(args: argparse.Namespace) -> int:
     fmt = args.importer or "auto"
     if fmt not in IMPORTERS:
         raise InputError(f"unknown format {fmt!r}; choose one of {', '.join(sorted(IMPORTERS))}", field="--format")
-    if not args.path.exists():
-        raise InputError("cannot read file: no such file or folder", record=str(args.path))
-    answers = IMPORTERS[fmt].load(args.path, _import_options(args))
-    judge = get_judge(args.judge or default_judge(fmt, args.path))
+    for path in args.path:
+        if not path.exists():
+            raise InputError("cannot read file: no such file or folder", record=str(path))
+    if args.conversation:
+        from pipeline.importers.engines import conversation_answer
+
+        answers = [conversation_answer(list(args.path), _import_options(args))]
+    else:
+        answers = [a for path in args.path for a in IMPORTERS[fmt].load(path, _import_options(args))]
+        if len({a.answer.answer_id for a in answers}) < len(answers):
+            raise InputError("the same answer twice in these files (duplicate answer_id)", field="answer_id")
+    judge = get_judge(args.judge or default_judge(fmt, args.path[0]))
     formats = sorted({a.answer.meta.get("format") or fmt for a in answers})
     print(f"format: {', '.join(formats)}" + (" (detected)" if fmt == "auto" else ""), file=sys.stderr)
+    from pipeline.importers.import_report import ImportReport, report_lines
+
+    for line in report_lines(ImportReport().extend(answers, args.path[0].name).as_dict()):
+        print(one_line(line, 2000), file=sys.stderr)
     for a in answers:
         for warning in citation_warnings(a):
             print(f"warning: answer {one_line(a.answer.answer_id)}: {warning}", file=sys.stderr)
@@ -210,11 +229,17 @@ def _format_report(report: dict) -> str:
     for s in report["sources"]:
         state = {True: "page", False: "dead"}.get(s["fetch_ok"], s.get("text_origin") or "no text")
         lines.append(f"    [{s['index']}] {one_line(s['title'] or '(no title)', 80)}  <{one_line(s['url'], 120)}>  ({state})")
+    unchecked = report.get("unchecked_support") or {}
+    if unchecked.get("pairs"):
+        causes = ", ".join(f"{why}: {n}" for why, n in sorted(unchecked["causes"].items(), key=lambda kv: -kv[1]))
+        lines.append(f"  not checked: {unchecked['pairs']} of {unchecked['of']} (statement, source) pairs ({causes}); "
+                     "they count neither as support nor as its absence")
     lines.append(f"  statements ({len(report['statements'])}):")
     for s in report["statements"]:
         cites = " ".join(f"[{i}]" for i in s["citations"]) or "-"
         dangling = f"  dangling {' '.join(f'[{d}]' for d in s['dangling'])}" if s["dangling"] else ""
-        lines.append(f"    {s['index']:>2}. cites {cites}{dangling}: {one_line(s['text'], 140)}")
+        status = s.get("status_reason") or s.get("status", "")
+        lines.append(f"    {s['index']:>2}. cites {cites}{dangling} [{status}]: {one_line(s['text'], 140)}")
     return "\n".join(lines)
 
 
@@ -234,6 +259,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                          transform=transform, config_extra=extra)
     if result.formats:
         print("format: " + ", ".join(f"{name} ({n})" for name, n in sorted(result.formats.items())))
+    from pipeline.errors import one_line
+    from pipeline.importers.import_report import report_lines
+
+    for line in report_lines(result.import_report):
+        print(one_line(line, 2000))
     print(f"{result.answers} answers, judge {result.judge}: {result.chunks_done} chunks annotated, "
           f"{result.chunks_skipped} reused; {result.seconds:.1f} s; results in {result.out_dir}")
     if result.cache:
@@ -244,7 +274,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _dry_run(args: argparse.Namespace) -> int:
     from pipeline.importers import IMPORTERS, resolve_dataset
-    from pipeline.judges.cost import estimate_run
+    from pipeline.judges.backends.cost import estimate_run
 
     info = resolve_dataset(args.dataset, args.path, args.importer)
     answers = IMPORTERS[info.importer].load(info.path, _import_options(args))  # type: ignore[arg-type]
@@ -294,8 +324,17 @@ def _scorecard_text(summary, mode: str, necessity: str, query_type: str) -> str:
     if table.empty:
         return "(no results)"
     table.index = [METRICS[m].label for m in table.index]
-    return (f"scorecard ({mode}, necessity={necessity}, {query_type} queries; percent metrics x100; "
+    text = (f"scorecard ({mode}, necessity={necessity}, {query_type} queries; percent metrics x100; "
             f"n/a = not defined by these labels):\n{table.to_string(na_rep='n/a')}")
+    cells = part[part["query_type"] == query_type]
+    if "reason" in cells.columns:  # results built before judged shares were kept have no such column
+        judged = cells[cells["reason"].fillna("") != ""]
+        if len(judged):
+            text += ("\nn/a because too few of their units were judged (a cell needs at least half; "
+                     "docs/metrics/unknown.md):")
+            for r in judged.to_dict("records"):
+                text += f"\n  {METRICS[r['metric']].label} · {r['engine']}: {r['reason']}"
+    return text
 
 
 def cmd_compare_gold(args: argparse.Namespace) -> int:
@@ -334,6 +373,10 @@ def cmd_scorecard(args: argparse.Namespace) -> int:
     judge = args.judge or judges[0]
     if judge not in judges:
         raise InputError(f"no results for judge {judge!r}; have {', '.join(judges)}", field="--judge")
+    if args.ppi:
+        from pipeline.audit.cli import print_ppi
+
+        return print_ppi(args, judge)
     summary = read_table(table_path(args.dataset, "summary", judge))
     from pipeline.metrics import effective_necessity
 

@@ -45,10 +45,14 @@ def build_default(force: bool = False, progress: bool = True) -> Iterator[str]:
             # results from an older version of the judge (new prompts or calibration) are rebuilt
             current = current_prompt_version(judge)
             built = built_prompt_versions(name, judge)
-            if current is None or current in built:
+            stale = stale_metrics(name, judge)
+            if (current is None or current in built) and not stale:
                 yield f"ok   {name} ({judge}): results already built"
                 continue
-            yield f"note {name} ({judge}): built with {', '.join(sorted(built)) or 'an unknown version'}, now {current}: rebuilding"
+            if stale:  # the labels are kept (saved parts, cache): only the scoring runs again
+                yield f"note {name} ({judge}): {', '.join(stale[:4])}{' ...' if len(stale) > 4 else ''} scored by an older metric version: rescoring"
+            else:
+                yield f"note {name} ({judge}): built with {', '.join(sorted(built)) or 'an unknown version'}, now {current}: rebuilding"
         try:
             result = run_dataset(name, judge_name=judge, progress=progress)
         except Exception as exc:  # noqa: BLE001 - one dataset failing must not stop the app from starting
@@ -66,6 +70,27 @@ def build_default(force: bool = False, progress: bool = True) -> Iterator[str]:
             yield f"fail checks ({judge}): {type(exc).__name__}: {str(exc)[:200]}"
 
 
+def stale_metrics(dataset: str, judge: str) -> list[str]:
+    """Metrics whose stored per-answer values came from an older version of the metric than the
+    registry's (a rule changed, e.g. unknown support no longer counted as unsupported); [] when the
+    results are current or cannot be read."""
+    import pyarrow.parquet as pq
+
+    from pipeline.metrics import METRICS
+    from pipeline.store import table_path
+
+    have = [j for j in list_judges(dataset) if j == judge or j.startswith(judge + ":")]
+    out: set[str] = set()
+    for name in have:
+        try:
+            rows = pq.read_table(table_path(dataset, "metrics", name), columns=["metric", "metric_version"]).to_pylist()
+        except (OSError, ValueError, KeyError):
+            continue
+        built = {(r["metric"], r["metric_version"]) for r in rows}
+        out |= {m for m, v in built if m in METRICS and v != METRICS[m].version}
+    return sorted(out)
+
+
 def build_checks(force: bool = False, judge_name: str = "offline") -> Iterator[str]:
     """Run the behavioural check suite for a judge that needs nothing (a few seconds) and save the
     results for the Judges page, unless results of the current judge version are saved already."""
@@ -73,8 +98,8 @@ def build_checks(force: bool = False, judge_name: str = "offline") -> Iterator[s
 
     import pyarrow.parquet as pq
 
-    from pipeline.judge_checks import checks_path, load_cases, run_checks, save_checks
     from pipeline.judges import get_judge
+    from pipeline.judges.measure.checks import checks_path, load_cases, run_checks, save_checks
 
     judge = get_judge(judge_name, cache=False)
     saved = checks_path(judge.name)
@@ -98,7 +123,7 @@ def build_agreement(force: bool = False, judge_name: str = "offline") -> Iterato
     """Measure a judge that needs nothing against ExpertQA's experts on the held-out rand_val split."""
     from pipeline.importers.expertqa import load_expertqa
     from pipeline.judges import get_judge
-    from pipeline.judges.agreement import agreement_path, evaluate_support, save_agreement
+    from pipeline.judges.measure.agreement import agreement_path, evaluate_support, save_agreement
 
     path = known_datasets()["expertqa"].path
     if path is None:

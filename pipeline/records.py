@@ -10,7 +10,9 @@ from dataclasses import field as dataclass_field
 from typing import Literal, Mapping
 
 QueryType = Literal["debate", "expertise"]
-Support = Literal["full", "partial", "none"]
+# "unknown": the pair was not judged (the source has no text, the judge call failed, the data has
+# no label for it...); raw says why. Never the same as "none": metrics leave it out or become null.
+Support = Literal["full", "partial", "none", "unknown"]
 Stance = Literal["agree", "disagree", "neutral", "unknown"]
 VerdictError = Literal["", "call", "parse"]
 # gold_similarity is a measurement, not a judge's opinion: the BERTScore-style similarity of an
@@ -18,7 +20,8 @@ VerdictError = Literal["", "call", "parse"]
 LabelKind = Literal["relevance", "stance", "confidence", "support", "worthiness", "reliability", "source_stance", "gold_similarity"]
 
 TEXT_ORIGINS: tuple[str, ...] = ("", "page", "snippet")
-SUPPORT_LABELS: tuple[str, ...] = ("full", "partial", "none")
+SUPPORT_LABELS: tuple[str, ...] = ("full", "partial", "none")  # the decided support labels
+SUPPORT_UNKNOWN = "unknown"
 # "unknown": the judge could not tell (an abstention, not a side); metrics leave it out or become null
 STANCE_LABELS: tuple[str, ...] = ("agree", "disagree", "neutral", "unknown")
 # A listed source's stance on a debate query's proposition (verdict kind "source_stance", with
@@ -34,6 +37,36 @@ CONFIDENCE_LEVELS: dict[int, str] = {
 CONFIDENCE_NAMES: tuple[str, ...] = tuple(CONFIDENCE_LEVELS.values())
 
 
+# Why a (statement, source) pair has no support decision. Each cause has a code (stored nowhere but
+# derived again from the verdicts and the sources), the words a pair or statement shows ("not
+# checked: no text") and the words a count of them takes ("sources without text").
+UNCHECKED: dict[str, tuple[str, str]] = {
+    "no_text": ("not checked: no text", "sources without text"),
+    "dead": ("not checked: the page could not be fetched", "pages that could not be fetched"),
+    "call_failed": ("not checked: the judge could not be asked", "judge calls that failed"),
+    "unreadable": ("not checked: the judge's reply could not be read", "judge replies that could not be read"),
+    "undecided": ("not decided: the judge could not tell", "pairs the judge could not decide"),
+    "no_label": ("not checked: no label for this pair", "pairs without a label"),
+    "expert_na": ("not checked: the expert could not open the page (N/A)", "pages the experts could not open"),
+    "expert_unlabelled": ("not checked: the expert gave no support label", "claims the experts did not label"),
+}
+
+
+def unchecked_text(code: str) -> str:
+    """What a pair or statement not checked for this reason reads: "not checked: no text"."""
+    return UNCHECKED.get(code, UNCHECKED["no_label"])[0]
+
+
+def unchecked_cause(code: str) -> str:
+    """A count's cause for this reason: "sources without text"."""
+    return UNCHECKED.get(code, UNCHECKED["no_label"])[1]
+
+
+def unchecked_code(text: str) -> str | None:
+    """The code of a pair's "not checked: ..." words (a verdict's raw), None when they are not ours."""
+    return next((code for code, (words, _) in UNCHECKED.items() if words == text), None)
+
+
 @dataclass(frozen=True, slots=True)
 class Source:
     """A document listed by an answer, addressed by its 1-based marker index."""
@@ -46,6 +79,18 @@ class Source:
     # where `text` came from: "page" (fetched by the toolkit), "snippet" (the engine's own excerpt
     # or cited text, not the page), "" (carried by the dataset; origin not recorded)
     text_origin: str = ""
+
+
+def unreadable_code(source: Source | None) -> str:
+    """Why a judge cannot read this source ("dead", "no_text"), "" when it has text to judge.
+    A source that is not listed (None) has nothing to read either."""
+    if source is None:
+        return "no_text"
+    if source.fetch_ok is False:
+        return "dead"
+    if not (source.text or "").strip():
+        return "no_text"
+    return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,3 +182,10 @@ class MetricResult:
     value: float | None
     n: int = 0  # units the value is computed over (statements, citations, sources...)
     reason: str = ""  # why the value is None, or a note on how it was computed
+    # For metrics built on labels a judge may not give (support of a pair, a stance): how many
+    # units the metric needed (`units`, 0 when it does not track this), how many of them no label
+    # decides (`unknown`, left out of the value), and the commonest cause in words
+    # (`records.unchecked_cause`). The judged share is (units - unknown) / units.
+    units: int = 0
+    unknown: int = 0
+    unknown_why: str = ""

@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 from pipeline.aggregate import SummaryAccumulator, summary_keys
 from pipeline.annotate import annotate_answer, prompt_versions
 from pipeline.importers import IMPORTERS, resolve_dataset
+from pipeline.importers.import_report import ImportReport
 from pipeline.judges import Judge, get_judge, with_cache
 from pipeline.records import AnnotatedAnswer, Verdict
 from pipeline.similarity import SIMILARITY_JUDGE, SIMILARITY_VERSION
@@ -71,6 +72,7 @@ class RunResult:
     summary: pd.DataFrame = field(default_factory=pd.DataFrame)
     cache: dict[str, int] = field(default_factory=dict)  # judge-cache hits/misses of this run
     formats: dict[str, int] = field(default_factory=dict)  # answers per input format found
+    import_report: dict[str, dict] = field(default_factory=dict)  # per input file (pipeline.importers.import_report)
 
 
 def _chunk_key(judge: Judge, chunk: Sequence[AnnotatedAnswer]) -> str:
@@ -158,6 +160,7 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
     summary_values = SummaryAccumulator(summary_keys(SCHEMAS["metrics"].names))
     versions: set[str] = set()
     source_modes: dict[str, int] = {}
+    imported = ImportReport()
     bar = _progress_bar(total, f"{name}:{judge_id}", progress)
     try:
         for chunk in _chunks(stream, CHUNK_SIZE):
@@ -175,6 +178,7 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
             ids_done.update(a.answer.answer_id for a in annotated)
             versions |= prompt_versions(annotated)
             for a in annotated:
+                imported.add(a, default_file=data_path.name)
                 fmt = a.answer.meta.get("format") or info.importer
                 result.formats[fmt] = result.formats.get(fmt, 0) + 1
                 mode = a.answer.meta.get("sources")
@@ -191,6 +195,7 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
     finally:
         bar(0, close=True)
     result.answers = len(ids_done)
+    result.import_report = imported.as_dict()
     result.cache = dict(getattr(judge, "stats", {}) or {})
 
     # answers/sources are shared by every judge of the dataset: keep the rows of answers this run
@@ -209,6 +214,7 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
               # input formats found, and where engine answers' source text came from (collect --sources):
               # "snippet" = the provider's excerpts, "fetch" = pages fetched by the toolkit
               "formats": dict(sorted(result.formats.items())), "sources": dict(sorted(source_modes.items())),
+              "import_report": result.import_report,
               "judge_config": {k: v for k, v in (judge_config or {}).items() if "key" not in k.lower()},
               **(config_extra or {})}
     write_json_atomic(table_path(name, "summary", judge_id, root).with_name("manifest.json"),

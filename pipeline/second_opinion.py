@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pipeline.matrices import label_view
+from pipeline.matrices import label_view, unknown_pairs
 from pipeline.metrics import METRICS, ScoreConfig
-from pipeline.records import AnnotatedAnswer
+from pipeline.records import SUPPORT_UNKNOWN, AnnotatedAnswer
 from pipeline.scoring import answer_report
 
 
@@ -55,8 +55,14 @@ def compare_judges(first: AnnotatedAnswer, second: AnnotatedAnswer, config: Scor
             if a_st is not None or b_st is not None:
                 labels.append({"statement": s.index, "source": None, "kind": "stance", "first": a_st, "second": b_st,
                                "differs": a_st != b_st, "text": texts[s.index]})
+    # a pair a judge did not decide shows as "unknown" (not checked), never as a missing label
+    unknown = (unknown_pairs(first, views[0]), unknown_pairs(second, views[1]))
+
+    def pair_label(k: int, key: tuple[int, int]) -> str | None:
+        return views[k].support.get(key) or (SUPPORT_UNKNOWN if key in unknown[k] else None)
+
     for key in sorted(set(views[0].support) | set(views[1].support)):
-        a_lab, b_lab = views[0].support.get(key), views[1].support.get(key)
+        a_lab, b_lab = pair_label(0, key), pair_label(1, key)
         labels.append({"statement": key[0], "source": key[1], "kind": "support", "first": a_lab, "second": b_lab,
                        "first_score": views[0].support_score.get(key), "second_score": views[1].support_score.get(key),
                        "differs": a_lab != b_lab, "text": texts.get(key[0], "")})

@@ -1,4 +1,6 @@
-"""Which sets of sources the annotate stage asks a judge about, and asking it.
+"""Which sets of sources the annotate stage asks a judge about (pure planning; asking is
+`pipeline.annotate.set_support_verdicts`, so this module needs no judge and the LLM cost estimate
+can plan with it from below).
 
 Support by a set of sources (`Judge.support_set`) costs a call per set, so it is asked only where a
 metric reads it:
@@ -12,19 +14,18 @@ metric reads it:
   the union supports the statement (otherwise precision never reads it) and only for citations
   whose own verdict is not "full".
 
-Statements that cite the same set are asked in one call. Pure planning plus the calls; the
-verdicts are ordinary support verdicts with `source_index` None and `source_set` the members.
+Statements that cite the same set are asked in one call. The verdicts are ordinary support
+verdicts with `source_index` None and `source_set` the members.
 """
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Sequence
 
-from pipeline.judges.base import Judge
 from pipeline.matrices import readable_citations
-from pipeline.records import Answer, Source, Statement, Verdict
+from pipeline.records import Answer, Source, Statement
 
-__all__ = ["union_groups", "leave_one_out_groups", "set_support_verdicts"]
+__all__ = ["union_groups", "leave_one_out_groups"]
 
 SetGroup = tuple[tuple[Source, ...], list[Statement]]
 
@@ -67,22 +68,3 @@ def leave_one_out_groups(answer: Answer, statements: Sequence[Statement], single
             if single.get((statement.index, index)) != "full":
                 wanted.append((tuple(i for i in cited if i != index), statement))
     return _group(answer, wanted)
-
-
-def set_support_verdicts(judge: Judge, answer: Answer, statements: Sequence[Statement], single_verdicts: Sequence[Verdict],
-                         progress: Callable[[str], None] | None = None) -> list[Verdict]:
-    """Ask the judge every set verdict the attribution metrics need for these (relevant) statements,
-    given the single-source support verdicts already given for them."""
-    out: list[Verdict] = []
-    for sources, group in union_groups(answer, statements):
-        if progress:
-            progress(f"sources {', '.join(str(s.index) for s in sources)} together")
-        out.extend(judge.support_set(answer, group, sources))
-    union = {v.statement_index: v.label for v in out if v.statement_index is not None}
-    single = {(v.statement_index, v.source_index): v.label for v in single_verdicts
-              if v.kind == "support" and v.statement_index is not None and v.source_index is not None}
-    for sources, group in leave_one_out_groups(answer, statements, single, union):
-        if progress:
-            progress(f"sources {', '.join(str(s.index) for s in sources)} together")
-        out.extend(judge.support_set(answer, group, sources))
-    return out

@@ -12,7 +12,7 @@ version (SIMILARITY_VERSION); `score` is F, `label` F to four decimals, `raw` th
 When the model is not installed each verdict has `error="call"`, no label, and the reason in `raw`.
 
 The measure: each word piece of both texts (citation markers removed) gets its contextual vector
-from all-MiniLM-L6-v2 (`pipeline.judges.embedding.token_vectors`); precision = mean over the
+from all-MiniLM-L6-v2 (`pipeline.judges.offline.embedding.token_vectors`); precision = mean over the
 answer's pieces of the best cosine with a gold piece, recall = the same from the gold side, F =
 their harmonic mean. Not the original BERTScore (another, much smaller model; no idf weighting, no
 baseline rescaling). Word-piece vectors are cached per text for the process, so a gold answer
@@ -26,7 +26,7 @@ from functools import lru_cache
 import numpy as np
 
 from pipeline.gold import GOLD_SIMILARITY, GoldSimilarity, comparable_text, text_digest
-from pipeline.judges.embedding import ModelUnavailable, token_vectors
+from pipeline.judges.offline.embedding import ModelUnavailable, token_vectors
 from pipeline.records import Answer, Verdict
 
 __all__ = ["SIMILARITY_JUDGE", "SIMILARITY_VERSION", "bertscore_style", "gold_similarity_verdicts"]

@@ -58,18 +58,24 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("dataset", pa.string()), ("judge", pa.string()), ("answer_id", pa.string()),
         ("statement_index", pa.int32()), ("source_index", pa.int32()), ("cited", pa.bool_()),
         ("support", pa.string()), ("score", pa.float64()), ("injection_flagged", pa.bool_()),
+        ("support_reason", pa.string()),  # why support is "unknown" ("not checked: no text"); "" otherwise
     ]),
     "metrics": pa.schema([
         ("dataset", pa.string()), ("judge", pa.string()), ("mode", pa.string()), ("necessity", pa.string()),
         ("answer_id", pa.string()), ("engine", pa.string()), ("query_type", pa.string()), ("field", pa.string()),
         ("metric", pa.string()), ("metric_version", pa.int32()), ("value", pa.float64()), ("n", pa.int32()),
         ("reason", pa.string()),
+        # units the metric needed, how many no label decided, and the commonest cause (MetricResult)
+        ("units", pa.int32()), ("unknown", pa.int32()), ("unknown_why", pa.string()),
     ]),
     "summary": pa.schema([
         ("dataset", pa.string()), ("judge", pa.string()), ("mode", pa.string()), ("necessity", pa.string()),
         ("engine", pa.string()), ("query_type", pa.string()), ("metric", pa.string()), ("value", pa.float64()),
         ("ci_low", pa.float64()), ("ci_high", pa.float64()), ("n_answers", pa.int32()),
         ("rating", pa.string()), ("symbol", pa.string()),
+        # share of the units the metric needed that a label decided, over the cell's answers (null
+        # when the metric tracks none), and why the cell is null when too few were ("" otherwise)
+        ("judged_share", pa.float64()), ("reason", pa.string()),
     ]),
 }
 

@@ -15,9 +15,9 @@ import pandas as pd
 
 from pipeline.gold import gold_from_json, gold_to_json
 from pipeline.injection import injection_flags
-from pipeline.matrices import is_relevant, label_view
+from pipeline.matrices import is_relevant, label_view, unknown_pairs
 from pipeline.metrics import METRICS, ScoreConfig, score_answer
-from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
+from pipeline.records import SUPPORT_UNKNOWN, AnnotatedAnswer, Answer, Source, Statement, Verdict, unchecked_text
 from pipeline.sources import duplicate_pairs, source_type
 from pipeline.store import read_table, table_path
 
@@ -105,18 +105,23 @@ def row_verdict(row: dict) -> Verdict:
 
 
 def pair_rows(dataset: str, judge: str, answers: Sequence[AnnotatedAnswer], flagged: dict[tuple[str, int], bool]) -> list[dict]:
-    """Rows of the pairs table: every relevant statement x listed source with citation and support."""
+    """Rows of the pairs table: every relevant statement x listed source with citation and support
+    (full / partial / none, "unknown" with `support_reason` saying why for a pair that must be
+    decided and is not, null for an uncited pair outside a cited-only labels' scope)."""
     rows = []
     for a in answers:
         view = label_view(a)
+        unknown = unknown_pairs(a, view)
         for s in a.statements:
             if not is_relevant(view, s):
                 continue
             for src in a.answer.sources:
                 key = (s.index, src.index)
+                support = view.support.get(key) or (SUPPORT_UNKNOWN if key in unknown else None)
                 rows.append({"dataset": dataset, "judge": judge, "answer_id": a.answer.answer_id,
                              "statement_index": s.index, "source_index": src.index, "cited": src.index in s.citations,
-                             "support": view.support.get(key), "score": view.support_score.get(key),
+                             "support": support, "score": view.support_score.get(key),
+                             "support_reason": unchecked_text(unknown[key]) if key in unknown else "",
                              "injection_flagged": flagged.get((a.answer.answer_id, src.index), False)})
     return rows
 
@@ -132,7 +137,8 @@ def metric_rows(dataset: str, judge: str, answers: Sequence[AnnotatedAnswer],
                     "field": a.answer.field}
             for name, result in score_answer(a, config).items():
                 rows.append(base | {"metric": name, "metric_version": METRICS[name].version, "value": result.value,
-                                    "n": result.n, "reason": result.reason})
+                                    "n": result.n, "reason": result.reason, "units": result.units,
+                                    "unknown": result.unknown, "unknown_why": result.unknown_why})
     return rows
 
 

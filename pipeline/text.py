@@ -578,7 +578,8 @@ def _sentence_spans(
         q = m.end()
         while q < be and text[q] in _CLOSERS:
             q += 1
-        if q < be and not (text[q].isspace() or q in marker_at or term[-1] in _CJK_END):
+        if q < be and not (text[q].isspace() or q in marker_at or term[-1] in _CJK_END
+                           or (text[q] == "[" and q + 1 in marker_at)):  # You.com's "claim.[[1]] Next"
             continue  # "3.14", "example.com", "a.b": no break
         # Take the markers (and the spaces between them) that follow the punctuation.
         end, j = q, q

@@ -136,7 +136,7 @@ def make_judge(fake_openai: FakeOpenAIServer, tmp_path: Path, monkeypatch: pytes
         monkeypatch.delenv(var, raising=False)
 
     def make(cls: Any = None, **overrides: Any):
-        from pipeline.judges.openai_judge import OpenAIJudge
+        from pipeline.judges.backends.openai_judge import OpenAIJudge
 
         cls = cls or OpenAIJudge
         config: dict[str, Any] = dict(

@@ -126,10 +126,17 @@ def test_parity_aggregate_matches_hand_computation(aee_release):
 def test_strict_mode_differs_where_the_spec_says(aee_release):
     answers = load_aee(aee_release)
     rows = pd.DataFrame(metric_rows("aee", "recorded", answers, (ScoreConfig("strict", "exact"),)))
-    one = rows[rows["answer_id"] == "1:YouCom"].set_index("metric")["value"]
-    assert one["citation_accuracy"] == pytest.approx(2 / 3)  # the citation to dead S3 counts, unsupported
+    one = rows[rows["answer_id"] == "1:YouCom"].set_index("metric")
+    # the citation to dead S3 was never judged: unknown, left out (2 of the 3 citations decided, both full)
+    assert one.loc["citation_accuracy", "value"] == pytest.approx(1.0)
+    assert (one.loc["citation_accuracy", "units"], one.loc["citation_accuracy", "unknown"]) == (3, 1)
+    assert "1 of 3 citations left out" in one.loc["citation_accuracy", "reason"]
+    # A and B are supported; C has no full pair but its pair with dead S3 is unknown: undecided
+    assert one.loc["unsupported_statements", "value"] == pytest.approx(0.0)
+    assert one.loc["unsupported_statements", "n"] == 2
+    one = one["value"]
     assert one["uncited_sources"] == 0  # listed 1..3 all cited; the dangling [5] does not add a slot
-    assert one["source_necessity"] == pytest.approx(2 / 3)
+    assert one["source_necessity"] == pytest.approx(2 / 3)  # 3 of 9 pairs unknown: below the threshold
     four = rows[rows["answer_id"] == "4:Perplexity"].set_index("metric")["value"]
     assert four["relevant_statements"] == 0 and pd.isna(four["citation_accuracy"])
 

@@ -6,7 +6,8 @@ import pyarrow.parquet as pq
 import pytest
 from tolerances import close
 
-from pipeline.judges.agreement import (
+from pipeline.judges.base import BaseJudge
+from pipeline.judges.measure.agreement import (
     auc,
     balanced_accuracy,
     cohen_kappa,
@@ -16,7 +17,6 @@ from pipeline.judges.agreement import (
     question_fingerprint,
     save_agreement,
 )
-from pipeline.judges.base import BaseJudge
 from pipeline.paths import expertqa_dir
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
 

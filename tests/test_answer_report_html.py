@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dashboard import answer_html, answer_model, compare_model
+from dashboard import answer_html, answer_model, compare_model, reliability_text
 from pipeline.importers.canonical import parse_answer
 from pipeline.metrics import ScoreConfig
 from pipeline.records import Verdict
@@ -119,12 +119,12 @@ def test_reliability_lines_use_the_saved_agreement():
         {"dataset": "expertqa-rand_val", "judge": "other", "metric": "support.n", "value": 5.0},
     ])
     checks = pd.DataFrame({"kind": ["support", "support", "stance"], "passed": [True, False, True]})
-    lines = answer_html.reliability_lines("offline", agreement, checks)
+    lines = reliability_text.reliability_lines("offline", agreement, checks)
     assert any("AUC 0.696" in line and "Cohen's kappa 0.198" in line and "803 pairs" in line for line in lines)
     assert "Behavioural checks passed: stance 1/1, support 1/2." in lines
-    assert any("unchecked" in line for line in answer_html.reliability_lines("scripted", agreement))
-    assert not any("`" in line for line in answer_html.reliability_lines("recorded"))  # plain sentences
-    human = answer_html.reliability_lines("human", agreement)
+    assert any("unchecked" in line for line in reliability_text.reliability_lines("scripted", agreement))
+    assert not any("`" in line for line in reliability_text.reliability_lines("recorded"))  # plain sentences
+    human = reliability_text.reliability_lines("human", agreement)
     assert any("reference" in line for line in human) and not any("AUC" in line for line in human)
 
 
@@ -231,11 +231,33 @@ def test_metrics_side_by_side_names_the_favoured_side():
     rep_a = answer_report(a, ScoreConfig("strict", "exact"), "j1")
     rep_b = answer_report(b, ScoreConfig("strict", "exact"), "j2")
     table = compare_model.metrics_side_by_side(rep_a, rep_b, "j1", "j2").set_index("metric")
-    # j1: both citations accurate (100 %); j2: [2] has no verdict, so 1 of 2 (50 %)
-    assert table.loc["Citation accuracy", "A: j1"] == "100.00%" and table.loc["Citation accuracy", "B: j2"] == "50.00%"
-    assert table.loc["Citation accuracy", "favours"] == "A (j1)"
+    # j1: both citations accurate (100 %); j2 gave [2] no verdict: not checked, so it is left out, not
+    # counted inaccurate: 1 of the 1 judged citation (100 %), and the note says one was left out
+    assert table.loc["Citation accuracy", "A: j1"] == "100.00%" and table.loc["Citation accuracy", "B: j2"] == "100.00%"
+    assert table.loc["Citation accuracy", "favours"] == "equal"
+    assert "B: 1 of 2 citations left out, not judged (pairs without a label)" in table.loc["Citation accuracy", "note"]
     assert table.loc["Dangling citations", "favours"] == "equal"
     assert table.loc["Statement agreement", "A: j1"] != "None"
     assert table.loc["Sources", "favours"] == ""  # a count with no better direction
     # the same reason on both sides reads once
     assert table.loc["BLEU", "A: j1"] == "n/a" and table.loc["BLEU", "note"] == "both: no gold answer for this query"
+
+
+def test_sources_without_text_read_not_checked_in_the_report():
+    from pipeline.annotate import annotate_answer
+    from pipeline.judges import get_judge
+
+    obj = {"answer_id": "u", "engine": "E", "query": "Do street trees cool cities?", "query_type": "expertise",
+           "answer": "Trees cool streets [1]. Shade saves energy [2].",
+           "sources": [{"index": 1, "url": "https://a.example.org/trees"}, {"index": 2, "url": "https://b.example.org/shade"}]}
+    annotated = annotate_answer(parse_answer(obj, "test"), get_judge("scripted", cache=False))
+    rep = answer_report(annotated, ScoreConfig("strict", "exact"), "scripted")
+    doc = answer_html.answer_report_html(annotated, rep, answer_model.computed_source_rows(annotated), dataset="pasted",
+                                         reliability=["A line."])
+    text = " ".join(" ".join(_assert_inert(doc).text).split())
+    assert "Not checked: all 4 of 4 (statement, source) pairs (sources without text: 4)." in text
+    assert text.count("[1] not checked: no text") == 1 and text.count("[2] not checked: no text") == 1
+    assert text.count("S1 Trees cool streets [1]. not checked: no text") == 1  # the statements table's status
+    assert "none of 2 statements judged (sources without text)" in text  # the metrics table's note
+    assert 'class="stmt st-unchecked"' in doc and "st-unsupported" not in doc.split("</style>", 1)[1]
+    assert 'class="cite c-unknown"' in doc

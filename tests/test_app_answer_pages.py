@@ -272,3 +272,47 @@ def test_rescore_result_shows_no_raw_missing_values(monkeypatch):
     assert metrics.loc["Statement agreement", "value"] != "None"
     at.radio(key="rs_mode").set_value("parity").run()
     assert at.radio(key="rs_necessity_parity").value == "greedy" and at.radio(key="rs_necessity_parity").disabled
+
+
+URL_ONLY_PASTE = """Street trees lower summer surface temperatures by several degrees [1]. Shade from trees cuts the energy used for cooling [2].
+
+Sources:
+[1] https://example.org/trees
+[2] https://example.com/shade
+"""
+
+
+def test_rescore_sources_without_text_read_not_checked_in_every_view():
+    """A pasted answer whose sources are URLs only (the judge has nothing to read): the chips, the
+    popovers' pairs, the metrics and the flags all say "not checked: no text", never "unsupported"."""
+    at = AppTest.from_file(RESCORE, default_timeout=120).run()
+    at.text_area(key="rs_paste").set_value(URL_ONLY_PASTE).run()
+    at.button(key="rs_parse").click().run()
+    at.text_input(key="rs_query").set_value("Do street trees cool cities?")
+    at.radio(key="rs_qtype").set_value("expertise")
+    at.button(key="rs_score").click().run()
+    assert not at.exception, at.exception
+    data = _component(at)
+    # the chips: both cited statements are "not checked", with the reason
+    assert {k: (v["status"], v["reason"]) for k, v in data["statements"].items()} == {
+        "0": ("unchecked", "not checked: no text"), "1": ("unchecked", "not checked: no text")}
+    # every citation marker and the pair its popover shows
+    assert {p["cls"] for b in data["blocks"] for p in b.get("parts", []) if p["t"] == "cite"} == {"unknown"}
+    assert {(k, v["label"], v["reason"]) for k, v in data["pairs"].items()} == {
+        ("0:1", "unknown", "not checked: no text"), ("0:2", "unknown", "not checked: no text"),
+        ("1:1", "unknown", "not checked: no text"), ("1:2", "unknown", "not checked: no text")}
+    # the metrics: n/a with the judged share and the reason, not 100% unsupported
+    metrics = _table(at, "metric").set_index("metric")
+    assert metrics.loc["Unsupported statements", "value"] == "n/a"
+    assert metrics.loc["Unsupported statements", "note"] == "none of 2 statements judged (sources without text)"
+    assert metrics.loc["Citation accuracy", "note"] == "none of 2 citations judged (sources without text)"
+    assert metrics.loc["Uncited sources", "value"] == "0.00%"  # what does not need a judge still has its value
+    # the flags and the line above the answer say the same
+    flags = next(d.value for d in at.dataframe if list(d.value.columns) == ["kind", "where", "message"])
+    assert list(flags["kind"]) == ["not checked", "not checked", "not checked"]
+    assert flags["message"].iloc[0].startswith("4 of 4 (statement, source) pairs were not judged (sources without text: 4)")
+    assert list(flags["where"]) == ["answer", "statement 1", "statement 2"]
+    assert any(str(i.body).replace("\\", "").startswith(
+        "Not checked: all 4 of 4 (statement, source) pairs (sources without text: 4)") for i in at.info)
+    assert not any("unsupported" == v["status"] for v in data["statements"].values())
+    _assert_no_raw_missing(at)

@@ -123,7 +123,7 @@ def test_router_lists_registry_pages_that_exist():
 
     titles = [p.title for p in PAGES]
     assert titles == ["Overview", "Start here", "Scorecard", "Confidence", "Answer inspector", "Compare", "Re-score", "Judges",
-                      "Usability study", "Conflicting evidence", "Methodology"]
+                      "Audit the judge", "Usability study", "Conflicting evidence", "Methodology"]
     assert all(p.path.is_file() for p in PAGES)
     assert sorted(p.script for p in PAGES) == sorted(f.name for f in (ROOT / "pages").glob("*.py"))
     for f in MY_PAGES:
@@ -328,7 +328,7 @@ def test_judges_with_saved_agreement_shows_confusion(results, monkeypatch, tmp_p
 
     shutil.copytree(results, agree_root)
     monkeypatch.setenv("AEE_RESULTS_DIR", str(agree_root))
-    from pipeline.judges.agreement import save_agreement
+    from pipeline.judges.measure.agreement import save_agreement
 
     report = {"judge": "offline", "prompt_version": "offline-v1",
               "support": {"n": 10, "n_positive": 5, "auc": 0.8, "balanced_accuracy": 0.7, "kappa": 0.4, "kappa_3way": 0.3,
@@ -364,7 +364,7 @@ def test_judges_says_whether_each_measurement_is_held_out(results, monkeypatch, 
 
     shutil.copytree(results, agree_root)
     monkeypatch.setenv("AEE_RESULTS_DIR", str(agree_root))
-    from pipeline.judges.agreement import save_agreement
+    from pipeline.judges.measure.agreement import save_agreement
 
     confusion = {"rows": ["full", "partial", "none"], "cols": ["Complete", "Partial", "Incomplete"],
                  "matrix": [[4, 1, 0], [1, 1, 0], [0, 1, 2]]}
@@ -489,3 +489,40 @@ def test_judges_page_opens_with_its_verdict_and_explains_the_relevance_row(resul
     comment = at.info[0].body.replace("\\", "")
     assert "recall 0.04, 6 of 147 claims, kappa 0.05" in comment and "pass 100% of 4 relevance cases" in comment
     assert "conversational filler" in comment
+
+
+def test_scorecard_cell_on_sources_without_text_says_how_little_was_judged(tmp_path, monkeypatch):
+    """One engine's sources have text, the other's are URLs only: the second's support cells are
+    n/a with the judged share and the reason in the table, the hover and the detail tab."""
+    from pipeline.runner import run_dataset
+
+    def answer(k: int, engine: str, with_text: bool) -> dict:
+        return {"answer_id": f"{engine}-{k}", "engine": engine, "query": f"How do bridges carry load {k}?",
+                "query_type": "expertise", "answer": "Steel carries tension [1]. Stone carries compression [2].",
+                "sources": [{"index": 1, "url": "https://a.example.org/steel", "text": "Steel carries tension" if with_text else ""},
+                            {"index": 2, "url": "https://b.example.org/stone", "text": "Stone carries compression" if with_text else ""}]}
+
+    path = tmp_path / "bridges.jsonl"
+    path.write_text("\n".join(json.dumps(answer(k, e, e == "Texted")) for k in range(3) for e in ("Texted", "Bare")) + "\n")
+    root = tmp_path / "results"
+    run_dataset("bridges", path, judge_name="scripted", root=root, progress=False, use_cache=False)
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(root))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    at = AppTest.from_file(str(ROOT / "pages" / "scorecard.py"), default_timeout=60)
+    at.query_params.update({"dataset": "bridges", "judge": "scripted"})
+    at.run()
+    assert not at.exception, at.exception
+    table = _scorecard_table(at).set_index("Metric")
+    # the scripted judge finds every statement fully supported by the source it cites (word overlap)
+    assert table.loc["Unsupported statements", "Texted"].startswith("0.00% ▲ (n=3)")
+    assert table.loc["Unsupported statements", "Bare"] == "n/a (0% judged)"
+    assert table.loc["Unsupported statements", "Why n/a"] == "Bare: none of the statements judged (sources without text)"
+    assert table.loc["Citation accuracy", "Why n/a"] == "Bare: none of the citations judged (sources without text)"
+    hover = _grid(at)
+    assert "why: none of the statements judged (sources without text)" in hover and "0% judged" in hover
+    at.session_state["scorecard_tab"] = "Values with intervals"  # only the open tab is drawn
+    at.run()
+    detail = next(df.value for df in at.dataframe if "judged" in df.value.columns).set_index(["metric", "engine"])
+    assert detail.loc[("Unsupported statements", "Bare"), "value"] == "n/a: none of the statements judged (sources without text)"
+    assert detail.loc[("Unsupported statements", "Bare"), "judged"] == "0% of statements"
+    assert detail.loc[("Unsupported statements", "Texted"), "judged"] == "all statements"

@@ -12,8 +12,8 @@ import pytest
 from openai_fixtures import TEST_KEY, _server_module, fake_openai, smart_reply  # noqa: F401 - pytest fixtures
 from streamlit.testing.v1 import AppTest
 
-from pipeline.judge_checks import checks_path
 from pipeline.judges import get_judge
+from pipeline.judges.measure.checks import checks_path
 
 ROOT = Path(__file__).resolve().parent.parent
 INSPECTOR = str(ROOT / "pages" / "inspector.py")
@@ -27,7 +27,7 @@ def results(tmp_path_factory) -> Path:
     """The teaching corpus under the offline judge, and the check results of both offline judges
     (as `aee build-default` saves them)."""
     from pipeline.importers import known_datasets
-    from pipeline.judge_checks import load_cases, run_checks, save_checks
+    from pipeline.judges.measure.checks import load_cases, run_checks, save_checks
     from pipeline.runner import run_dataset
 
     root = tmp_path_factory.mktemp("uncertainty") / "results"

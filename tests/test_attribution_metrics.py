@@ -125,7 +125,9 @@ def test_failed_verdicts_are_left_out_and_too_many_make_the_metric_null():
                    [support(0, 1, "full"), support(1, 1, None), support(2, 1, None)], sources=(FOUNDED,))
     result = score_answer(worse)["autoais_citations"]
     assert MAX_UNKNOWN_SHARE == 0.5
-    assert result.value is None and result.reason == "2 of 3 cited statements have no support decision"
+    assert result.value is None
+    assert result.reason == "only 1 of 3 cited statements (33%) judged (judge replies that could not be read)"
+    assert (result.units, result.unknown) == (3, 2)
 
 
 def test_missing_set_verdict_is_unknown_unless_a_member_supports_alone():
@@ -136,11 +138,21 @@ def test_missing_set_verdict_is_unknown_unless_a_member_supports_alone():
     assert value(b, "nli_citation_recall") == close(1.0)  # [1] alone supports, so the pair does
 
 
-def test_a_source_without_text_supports_nothing():
+def test_a_source_without_text_is_unknown_not_unsupporting():
     dead = Source(2, url="https://gone.example", fetch_ok=False)
     a = answer([("Founded in 1990 [1][2].", (1, 2))], [support(0, 1, "full")], sources=(FOUNDED, dead))
-    assert value(a, "nli_citation_recall") == close(1.0)
-    assert value(a, "nli_citation_precision") == close(0.5)  # [2] adds nothing and [1] alone suffices
+    assert value(a, "nli_citation_recall") == close(1.0)  # [1] alone supports it, whatever [2] says
+    # [1] is relevant; [2] is irrelevant only if it does not support alone, which nobody could read:
+    # undecided, left out (1 of 2 citations, not more than half)
+    precision = score_answer(a)["nli_citation_precision"]
+    assert precision.value == close(1.0) and precision.n == 1
+    assert precision.reason == "1 of 2 citations left out, not judged (pages that could not be fetched)"
+    # a statement that only a text-less source could back is undecided, not unsupported
+    b = answer([("Founded in 1990 [2].", (2,)), ("Founded in 1990 [1].", (1,))], [support(1, 1, "full")],
+               sources=(FOUNDED, Source(2, url="https://x.example")))
+    recall = score_answer(b)["nli_citation_recall"]
+    assert recall.value == close(1.0) and (recall.units, recall.unknown) == (2, 1)
+    assert recall.unknown_why == "sources without text"
 
 
 def test_no_citations_and_filler_give_reasons_not_zero():
@@ -264,5 +276,8 @@ def test_registry_groups_directions_and_reference_columns():
                      "rouge_l_recall", "rouge_l_f", "bertscore_precision", "bertscore_recall", "bertscore_f"}
     for name in names:
         info = METRICS[name]
-        assert info.direction == "higher_is_better" and info.unit == "percent" and info.version == 1
+        assert info.direction == "higher_is_better" and info.unit == "percent"
+        # version 2: a pair whose source has no text is unknown, no longer "does not support"
+        assert info.version == (2 if name in ("autoais_citations", "autoais_passages", "nli_citation_recall",
+                                              "nli_citation_precision") else 1)
         assert info.description and info.formula and info.reference_column

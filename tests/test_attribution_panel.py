@@ -35,7 +35,7 @@ def test_rows_in_words():
     assert table.values.tolist() == [
         [1, "Both needed [1][2].", "[1] [2]", "no", "yes", "–"],
         [2, "One is redundant [1][3].", "[1] [3]", "yes", "yes", "[3]"],
-        [3, "No label yet [2].", "[2]", "unknown", "unknown", "– (undecided: [2])"],
+        [3, "No label yet [2].", "[2]", "not checked", "not checked", "– (not checked: [2])"],
         [4, "Uncited <b>claim</b>.", "–", "no citation", "no (cites nothing)", "–"],
         [5, "Hope this helps!", "–", "filler: not scored", "filler: not scored", "–"],
     ]

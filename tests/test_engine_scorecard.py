@@ -42,3 +42,17 @@ def test_scorecard_names_the_source_text_of_engine_answers(results, monkeypatch,
 
 def test_no_source_line_for_canonical_data(results, monkeypatch, tmp_path):
     assert "Source text judged" not in _captions(results, monkeypatch, tmp_path, "fig7")
+
+
+def test_overview_shows_the_import_report(results, monkeypatch, tmp_path):
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(results))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception
+    frames = [d.value for d in at.dataframe if "file" in d.value.columns]
+    (report,) = [f for f in frames if "openai_responses.json" in set(f["file"])]
+    row = report.set_index("file").loc["openai_responses.json"]
+    assert (row["answers"], row["sources"], row["offsets"], row["by text"], row["dropped"]) == (1, 5, 5, 0, 1)
+    assert report.set_index("file").loc["perplexity_sonar.json", "markers"] == 6
+    text = "\n".join(str(m.value) for m in at.markdown).replace("\\", "")  # markdown escapes
+    assert "**openai_responses.json**, dropped: 1 citation(s) point outside the answer text" in text

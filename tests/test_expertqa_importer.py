@@ -84,8 +84,10 @@ def test_golden_gpt4_multi_citation_and_na(all_answers):
     assert [s.citations for s in a.statements] == [(1, 2), (3,)]
     support = sorted((v.statement_index, v.source_index, v.label, v.raw) for v in a.verdicts
                      if v.kind == "support" and v.source_index is not None)
-    # one claim label, given to each of its two cited sources; the N/A claim has no support verdict
-    assert support == [(0, 1, "partial", "Partial"), (0, 2, "partial", "Partial")]
+    # one claim label, given to each of its two cited sources; the N/A claim's pair was not judged
+    # by the expert (the page could not be opened): unknown with the reason, never "none"
+    assert support == [(0, 1, "partial", "Partial"), (0, 2, "partial", "Partial"),
+                       (1, 3, "unknown", "not checked: the expert could not open the page (N/A)")]
     # ... and kept once as what the expert judged: the two sources together
     union = [(v.statement_index, v.source_set, v.label) for v in a.verdicts if v.kind == "support" and v.source_index is None]
     assert union == [(0, (1, 2), "partial")]

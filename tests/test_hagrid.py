@@ -93,7 +93,7 @@ def test_human_metrics_on_the_fixture_by_hand(answers):
     assert first["autoais_passages"].value is None and "only cited" in first["autoais_passages"].reason
     second = score_answer(answers["dev:1:1"])
     assert second["autoais_citations"].value is None  # its one cited sentence is unlabelled
-    assert second["autoais_citations"].reason == "1 of 1 cited statements have no support decision"
+    assert second["autoais_citations"].reason == "none of 1 cited statements judged (pairs without a label)"
     assert second["nli_citation_recall"].value == close(0.0) and "1 of 2 statements left out" in second["nli_citation_recall"].reason
 
 

@@ -588,7 +588,7 @@ def test_rescore_pasted_fields(fields):
 @pytest.fixture(scope="module")
 def offline_judge():
     try:
-        from pipeline.judges.offline import OfflineJudge
+        from pipeline.judges.offline.judge import OfflineJudge
     except ImportError as exc:  # pragma: no cover
         pytest.skip(f"offline judge not importable: {exc}")
     return OfflineJudge()

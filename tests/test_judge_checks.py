@@ -1,4 +1,4 @@
-"""The behavioural check runner (pipeline.judge_checks.py) on a handful of cases with the scripted judge,
+"""The behavioural check runner (pipeline.judges.measure.checks.py) on a handful of cases with the scripted judge,
 whose rules are known, so every pass and failure below is hand-checked."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import InputError
-from pipeline.judge_checks import load_cases, run_checks, save_checks, summarize_checks
 from pipeline.judges import get_judge
+from pipeline.judges.measure.checks import load_cases, run_checks, save_checks, summarize_checks
 
 MINI = Path(__file__).resolve().parent / "fixtures" / "checks_mini.jsonl"
 

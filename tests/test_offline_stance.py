@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.judges.offline_cues import confidence_level, filler_cue
-from pipeline.judges.offline_stance import parse_query, statement_stance
+from pipeline.judges.offline.cues import confidence_level, filler_cue
+from pipeline.judges.offline.stance import parse_query, statement_stance
 from pipeline.records import STANCE_LABELS
 
 

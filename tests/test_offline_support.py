@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 from tolerances import close
 
-from pipeline.judges.calibration import fit_logistic
-from pipeline.judges.offline_align import clause_conflicts
-from pipeline.judges.offline_numbers import conflicting_figures, figure_token, figures, kin, same_figure
-from pipeline.judges.offline_support import (
+from pipeline.judges.measure.calibration import fit_logistic
+from pipeline.judges.measure.synthetic_pairs import contradictions, make_pairs, paraphrase
+from pipeline.judges.offline.align import clause_conflicts
+from pipeline.judges.offline.numbers import conflicting_figures, figure_token, figures, kin, same_figure
+from pipeline.judges.offline.support import (
     PREFILTER_MIN_WINDOW,
     PairInput,
     SourceIndex,
@@ -24,8 +25,7 @@ from pipeline.judges.offline_support import (
     prefilter_reason,
     statement_words,
 )
-from pipeline.judges.offline_words import directions, forms, negated, norm, words
-from pipeline.judges.synthetic_pairs import contradictions, make_pairs, paraphrase
+from pipeline.judges.offline.words import directions, forms, negated, norm, words
 
 # --------------------------------------------------------------------------------------------
 # figures
@@ -225,7 +225,7 @@ def test_term_swap_not_a_candidate(statement, source):
 
 
 def test_term_swaps_settled_by_rarity_and_meaning():
-    from pipeline.judges.offline_support import PairFeatures, TermSwap, settle_term_swaps, word_zipf
+    from pipeline.judges.offline.support import PairFeatures, TermSwap, settle_term_swaps, word_zipf
 
     vectors = {"spelt": np.array([1.0, 0.0]), "rye": np.array([0.0, 1.0]),  # far apart
                "generate": np.array([1.0, 0.0]), "produce": np.array([0.0, 1.0]),

@@ -30,15 +30,15 @@ from openai_fixtures import (  # (fixtures are used by name)
 )
 
 from pipeline.judges import get_judge
+from pipeline.judges.backends.cost import estimate_run
+from pipeline.judges.backends.fencing import fence, fence_markers
+from pipeline.judges.backends.llm_output import parse_json_loose
+from pipeline.judges.backends.openai_judge import OpenAIJudge, PairwiseReferenceJudge
+from pipeline.judges.backends.passages import locate_quote, select_passages, split_passages
 from pipeline.judges.base import Judge, JudgeError
 from pipeline.judges.cache import CachingJudge
-from pipeline.judges.cost import estimate_run
-from pipeline.judges.fencing import fence, fence_markers
-from pipeline.judges.llm_config import redact
-from pipeline.judges.llm_output import parse_json_loose
-from pipeline.judges.openai_judge import OpenAIJudge, PairwiseReferenceJudge
-from pipeline.judges.passages import locate_quote, select_passages, split_passages
 from pipeline.records import AnnotatedAnswer, Source, Statement, Verdict
+from pipeline.redact import redact
 
 FENCE_OPEN, FENCE_CLOSE = fence_markers()
 

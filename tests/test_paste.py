@@ -359,3 +359,18 @@ def test_uploads_cut_off_or_broken_say_which():
     good = json.dumps(json.loads(whole))
     with pytest.raises(InputError, match="line 2 is not a JSON object"):
         parse_upload(f"{good}\n{good[:40]}\n".encode(), "two.jsonl")
+
+
+def test_a_pasted_stream_is_one_response():
+    """A saved stream pasted or uploaded as a JSON list (here Anthropic's events) is one answer, not
+    its first event."""
+    import json as _json
+    from pathlib import Path as _Path
+
+    from pipeline.importers.paste import parse_json_value
+
+    shapes = _Path(__file__).resolve().parent / "fixtures" / "engines" / "shapes"
+    events = [_json.loads(line) for line in (shapes / "anthropic_stream.jsonl").read_text().splitlines() if line.strip()]
+    pasted = parse_json_value(events, "upload.json")
+    assert pasted.answer == "The bridge opened in 1937 after four years of work [1]."
+    assert not any("holds" in note for note in pasted.notes)

@@ -12,9 +12,9 @@ from openai_fixtures import _server_module, fake_openai, make_judge, request_ids
 
 from pipeline.annotate import annotate_answer
 from pipeline.judges import JudgeError, get_judge
+from pipeline.judges.backends.cost import estimate_run
 from pipeline.judges.base import BaseJudge
 from pipeline.judges.cache import CachingJudge, cache_key
-from pipeline.judges.cost import estimate_run
 from pipeline.judges.source_sets import JOINED_INDEX, joined_source
 from pipeline.matrices import label_view
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict

@@ -16,7 +16,8 @@ from tolerances import ENCODER, close
 from pipeline import similarity as sim
 from pipeline.annotate import annotate_answer
 from pipeline.gold import GoldSimilarity, read_gold_similarity, text_digest
-from pipeline.judges import embedding, get_judge
+from pipeline.judges import get_judge
+from pipeline.judges.offline import embedding
 from pipeline.metrics import score_answer
 from pipeline.records import AnnotatedAnswer, Answer, GoldAnswer, Source, Statement, Verdict
 from pipeline.runner import _chunk_key

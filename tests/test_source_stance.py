@@ -22,8 +22,8 @@ from pipeline.importers.canonical import parse_answer
 from pipeline.judges import get_judge
 from pipeline.judges.base import JudgeError
 from pipeline.judges.cache import CachingJudge
+from pipeline.judges.offline.source_stance import RULES_VERSION, offline_source_stance, parse_query, source_side
 from pipeline.judges.scripted import ScriptedJudge
-from pipeline.judges.source_stance import RULES_VERSION, offline_source_stance, parse_query, source_side
 from pipeline.metrics import METRICS, ScoringContext, score_answer
 from pipeline.metrics.source_stance import source_stance_rows
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
@@ -114,7 +114,10 @@ def test_null_with_reasons():
                                _v("stance", "agree", statement=0)))
     s = _scores(too_few)
     for name in ("pro_source_share", "con_source_share", "source_balance", "side_picked"):
-        assert s[name].value is None and "stance known for only 1 of 4 listed sources" in s[name].reason, name
+        assert s[name].value is None, name
+        assert s[name].reason == ("only 1 of 4 listed sources (25%) judged "
+                                  "(sources whose stance the judge could not tell)"), name
+        assert (s[name].units, s[name].unknown) == (4, 3), name
     unlabelled = AnnotatedAnswer(_answer(), _statements([(1,)]), (_v("stance", "agree", statement=0),))
     s = _scores(unlabelled)
     assert s["pro_source_share"].reason == "no source stance labels"

@@ -10,12 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tolerances import close
 
+from pipeline.judges.backends.llm_client import ChatReply, TokenChoice
+from pipeline.judges.backends.minicheck import read_reply
+from pipeline.judges.backends.nli import entailment_class
+from pipeline.judges.backends.support_only import SupportThresholds
+from pipeline.judges.backends.windows import char_windows, plan_windows, rank_windows, sentence_starts
 from pipeline.judges.base import JudgeError
-from pipeline.judges.llm_client import ChatReply, TokenChoice
-from pipeline.judges.minicheck import read_reply
-from pipeline.judges.nli import entailment_class
-from pipeline.judges.support_only import SupportThresholds
-from pipeline.judges.windows import char_windows, plan_windows, rank_windows, sentence_starts
 
 # ---------------------------------------------------------------- windows
 

@@ -1,4 +1,4 @@
-"""The uncertain band (pipeline/judges/reliability.py), the report's uncertain flags, the one-line
+"""The uncertain band (pipeline/judges/measure/reliability.py), the report's uncertain flags, the one-line
 reliability summary and the second-opinion comparison: hand-checked values at the band's edges."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import pandas as pd
 import pytest
 from tolerances import close
 
-from dashboard.answer_html import reliability_summary
 from dashboard.answer_model import component_data, uncertain_summary
+from dashboard.reliability_text import reliability_summary
 from pipeline.importers.canonical import load_canonical
-from pipeline.judges import reliability
-from pipeline.judges.reliability import UncertainBand, is_uncertain, offline_thresholds, support_band
+from pipeline.judges.measure import reliability
+from pipeline.judges.measure.reliability import UncertainBand, is_uncertain, offline_thresholds, support_band
 from pipeline.records import Verdict
 from pipeline.scoring import answer_report
 from pipeline.second_opinion import compare_judges
@@ -41,7 +41,7 @@ def test_overlapping_bands_merge_and_stay_inside_zero_one():
 
 
 def test_offline_band_reads_the_judges_own_thresholds(tmp_path):
-    shipped = json.loads((ROOT / "pipeline" / "judges" / "offline_params.json").read_text())
+    shipped = json.loads((ROOT / "pipeline" / "judges" / "offline" / "params.json").read_text())
     assert offline_thresholds("embed") == (shipped["embed"]["threshold_partial"], shipped["embed"]["threshold_full"])
     assert offline_thresholds("lexical") == (shipped["lexical"]["threshold_partial"], shipped["lexical"]["threshold_full"])
     own = tmp_path / "params.json"

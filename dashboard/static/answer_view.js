@@ -95,17 +95,17 @@ export default function (component) {
   if (data.participant) {
     legend.appendChild(el('span', 'item', 'Hover over or click a numbered marker to see the source it points to.'));
   }
-  (data.participant ? [] : ['supported', 'unsupported', 'uncited', 'filler']).forEach((k) => {
-    const item = el('span', 'item');
+  (data.participant ? [] : ['supported', 'unsupported', 'unchecked', 'uncited', 'filler']).forEach((k) => {
+    const item = el('span', k === 'unchecked' ? 'item wrap' : 'item');
     const sw = el('span', 'stmt st-' + k);
     sw.appendChild(el('span', 'sym', symbols[k] || ''));
-    sw.appendChild(document.createTextNode(k === 'filler' ? 'filler' : k === 'unsupported' ? 'unsupported' : k));
+    sw.appendChild(document.createTextNode(k === 'unchecked' ? 'not checked' : k));
     item.appendChild(sw);
     item.appendChild(document.createTextNode(' ' + (labels[k] || '')));
     legend.appendChild(item);
   });
   if (!data.participant) {
-    legend.appendChild(el('span', 'item wrap', 'Markers: solid = supports, dashed = partly, struck = does not, dotted = no verdict / no such source'));
+    legend.appendChild(el('span', 'item wrap', 'Markers: solid = supports, dashed = partly, struck = does not, grey dotted = not checked (no text, for instance), red dotted = no such source'));
   }
   if (!data.participant && data.uncertain_count > 0) {
     const item = el('span', 'item wrap');
@@ -187,8 +187,14 @@ export default function (component) {
     }
     const v = pairs[String(stmt) + ':' + String(src)];
     const st = statuses[String(stmt)] || {};
-    addRow(pop, 'Statement', String(Number(stmt) + 1) + ' (' + (labels[st.status] || st.status || '') + ')');
-    if (v) {
+    addRow(pop, 'Statement', String(Number(stmt) + 1) + ' (' + (st.reason || labels[st.status] || st.status || '') + ')');
+    if (v && v.label === 'unknown') {
+      // nobody judged this pair: say why, never a label it does not have
+      const row = addRow(pop, 'Judge label', (v.reason || 'not checked') + (v.judge ? ' \u2014 ' + v.judge : ''), 'unchecked');
+      row.setAttribute('data-testid', 'popover-unchecked');
+      addRow(pop, null, 'It counts neither as support nor against it: the metrics leave it out and say how many.', 'hint');
+      excerpt();
+    } else if (v) {
       let lab = v.label;
       if (v.score !== null && v.score !== undefined) { lab += ' (score ' + Number(v.score).toFixed(2) + ')'; }
       addRow(pop, 'Judge label', lab + ' \u2014 ' + v.judge);
@@ -292,7 +298,7 @@ export default function (component) {
     const span = el('span', 'stmt st-' + info.status + (b.own_line ? ' own-line' : ''));
     span.setAttribute('data-statement', String(b.i));
     if (!data.participant) {
-      span.setAttribute('title', 'Statement ' + (b.i + 1) + ': ' + (labels[info.status] || info.status));
+      span.setAttribute('title', 'Statement ' + (b.i + 1) + ': ' + (info.reason || labels[info.status] || info.status));
       span.appendChild(el('span', 'sym', symbols[info.status] || ''));
     }
     addParts(span, b.parts, b.i);

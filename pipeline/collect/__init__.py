@@ -30,7 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--sources", choices=("snippet", "fetch"), default="snippet",
                    help="snippet: the provider's excerpts are the source text; fetch: fetch the cited pages (safe fetcher)")
     p.add_argument("--query-type", choices=("debate", "expertise"), help="for queries whose set gives none")
-    p.add_argument("--concurrency", type=int, default=4, help="requests in flight at once (default 4)")
+    p.add_argument("--concurrency", type=int, default=4, help="requests in flight at once, across answers (default 4)")
+    p.add_argument("--rpm", type=float, help="at most this many requests a minute (your key's limit; default: no limit "
+                                             "beyond --concurrency and the provider's 429 + Retry-After, which pauses every worker)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per request before it counts as timed out")
     p.add_argument("--retries", type=int, default=5, help="retries per query after 429/5xx/timeouts (default 5)")
     p.add_argument("--backoff", type=float, default=2.0, help="first retry delay in seconds, doubled each time (default 2)")
@@ -49,10 +51,13 @@ def cmd_collect(args: argparse.Namespace) -> int:
         raise InputError("must be 0 or more", field="--limit")
     if not 1 <= args.concurrency <= 32:
         raise InputError("must be from 1 to 32", field="--concurrency")
+    if args.rpm is not None and not 0 < args.rpm <= 100_000:
+        raise InputError("must be more than 0 and at most 100,000", field="--rpm")
     if not 0 <= args.retries <= 20 or not 0 <= args.backoff <= 600 or not 0 < args.timeout <= 3600:
         raise InputError("--retries 0..20, --backoff 0..600 s and --timeout up to 3600 s", field="--retries/--backoff/--timeout")
     config = CollectConfig(engine=args.engine, queries=args.queries, out=args.out, model=args.model, limit=args.limit,
-                           query_type=args.query_type, sources=args.sources, concurrency=args.concurrency, timeout=args.timeout,
+                           query_type=args.query_type, sources=args.sources, concurrency=args.concurrency,
+                           requests_per_minute=args.rpm, timeout=args.timeout,
                            backoff=Backoff(base=args.backoff, cap=max(60.0, args.backoff), attempts=args.retries + 1),
                            progress=not args.no_progress, price_per_call=args.price_per_call,
                            fetch_allow_hosts=tuple(args.fetch_allow_host))

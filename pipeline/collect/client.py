@@ -14,7 +14,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.judges.llm_config import redact
+from pipeline.redact import redact
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 FATAL_STATUSES = frozenset({401, 403})  # the key is missing, wrong or not allowed: stop the whole run
@@ -35,6 +35,42 @@ class Backoff:
         return min(self.cap, self.base * 2 ** attempt) * (0.5 + random.random() / 2)
 
 
+class RateGate:
+    """One provider's rate limit, shared by every worker of a run: request starts spaced at least
+    60 / per_minute seconds apart, and, when the provider answers 429 (Retry-After honoured), no
+    worker starts a request until the pause is over. The concurrency bound itself is the pool's."""
+
+    def __init__(self, per_minute: float | None = None, cap: float = 60.0) -> None:
+        self.interval = 60.0 / per_minute if per_minute and per_minute > 0 else 0.0
+        self.cap = cap
+        self.pauses = 0  # how many times a 429 paused every worker
+        self._lock = threading.Lock()
+        self._next = 0.0
+        self._paused_until = 0.0
+
+    def wait(self, stop: threading.Event | None = None) -> bool:
+        """Block until this worker may start a request; False when the run was stopped meanwhile."""
+        with self._lock:
+            now = time.monotonic()
+            slot = max(now, self._next, self._paused_until)
+            self._next = slot + self.interval
+        delay = slot - now
+        if delay <= 0:
+            return True
+        if stop is not None:
+            return not stop.wait(delay)
+        time.sleep(delay)
+        return True
+
+    def pause(self, seconds: float) -> None:
+        """Nobody starts a request for `seconds` (at most `cap`)."""
+        with self._lock:
+            until = time.monotonic() + min(max(seconds, 0.0), self.cap)
+            if until > self._paused_until:
+                self._paused_until = until
+                self.pauses += 1
+
+
 @dataclass
 class CallResult:
     """What one question cost: the parsed body when it succeeded, else why not (redacted)."""
@@ -51,12 +87,17 @@ class CallResult:
 
 
 def post_json(url: str, headers: dict[str, str], body: dict, *, timeout: float, backoff: Backoff,
-              stop: threading.Event | None = None, secret: str | None = None) -> CallResult:
-    """POST body as JSON; retry what can succeed later; never raise for HTTP or network trouble."""
+              stop: threading.Event | None = None, secret: str | None = None, gate: RateGate | None = None) -> CallResult:
+    """POST body as JSON; retry what can succeed later; never raise for HTTP or network trouble.
+    With a gate, every attempt waits for its turn and a 429 pauses every worker sharing the gate."""
     started = time.monotonic()
     result = CallResult(ok=False)
     data = json.dumps(body, ensure_ascii=False).encode("utf-8")
     for attempt in range(backoff.attempts):
+        if gate is not None and not gate.wait(stop):
+            result.error = f"{result.error}; stopped before retrying" if result.error else "stopped before sending"
+            result.stopped = True
+            break
         result.attempts = attempt + 1
         retry_after: float | None = None
         cause = ""
@@ -100,6 +141,9 @@ def post_json(url: str, headers: dict[str, str], body: dict, *, timeout: float, 
             break
         result.retries[cause] = result.retries.get(cause, 0) + 1
         wait = backoff.delay(attempt, retry_after)
+        if gate is not None and cause == "429":
+            gate.pause(wait)  # the provider's limit holds for every worker, not only this one
+            continue
         if stop is not None:
             if stop.wait(wait):  # interrupted while waiting: give the question up for this run
                 result.error = f"{result.error}; stopped before retrying"

@@ -7,7 +7,8 @@ stopped.
 - At most `concurrency` requests are in flight. Ctrl-C (or SIGTERM) stops sending new ones and lets
   those in flight finish (within --timeout; no retry is started) and be written, so an interrupted
   run loses no paid answer. A process killed outright (SIGKILL) may lose the answers in flight:
-  those queries are asked again on the next run.
+  those queries are asked again on the next run, which also removes the temporary files such a kill
+  can leave behind (never an envelope: those appear only whole, by rename).
 - 429, 5xx and timeouts are retried with backoff (client.py); 401/403 stop the run (the key is
   wrong); other errors are recorded in `<out>/_collect.json` and retried by the next run.
 - A response the importer cannot read (no answer text, a refusal shape) is kept in `<out>/_rejected/`
@@ -31,14 +32,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pipeline.collect.client import Backoff, post_json
+from pipeline.collect.client import Backoff, RateGate, post_json
 from pipeline.collect.providers import PRICES_NOTE, PROVIDERS, Endpoint, resolve
 from pipeline.collect.queries import Query, load_queries, load_query_set
 from pipeline.errors import InputError
 from pipeline.importers.canonical import MAX_SOURCE_CHARS
 from pipeline.importers.engine_common import digest_id
 from pipeline.importers.engines import FORMATS
-from pipeline.judges.llm_config import redact
+from pipeline.redact import redact
 
 SUMMARY_FILE = "_collect.json"
 REJECTED_DIR = "_rejected"
@@ -54,6 +55,7 @@ class CollectConfig:
     query_type: str | None = None
     sources: str = "snippet"  # "snippet": keep the provider's text; "fetch": fetch the pages
     concurrency: int = 4
+    requests_per_minute: float | None = None  # the provider's limit for this key (None: only --concurrency and 429s)
     timeout: float = 120.0
     backoff: Backoff = field(default_factory=Backoff)
     progress: bool = True
@@ -75,6 +77,7 @@ class CollectReport:
     unfinished: int = 0  # interrupted while waiting to retry: asked again by the next run
     requests: int = 0  # HTTP requests sent, retries included
     retries: dict[str, int] = field(default_factory=dict)
+    rate_pauses: int = 0  # times a 429 paused every worker
     pages_fetched: int = 0
     pages_dead: int = 0
     seconds: float = 0.0
@@ -90,6 +93,7 @@ class CollectReport:
                 + (f", {self.unfinished} left for the next run" if self.unfinished else "") + "; "
                 f"{self.requests} HTTP requests ({retries} retries{': ' + why if why else ''}); "
                 + (f"{self.pages_fetched} pages fetched, {self.pages_dead} dead; " if self.pages_fetched or self.pages_dead else "")
+                + (f"{self.rate_pauses} rate-limit pause(s) shared by all workers; " if self.rate_pauses else "")
                 + f"{self.seconds:.1f} s" + ("; interrupted" if self.interrupted else ""))
 
 
@@ -118,9 +122,12 @@ def collect(config: CollectConfig) -> CollectReport:
         raise InputError(f"no API key for {config.engine}: set {names}, or api_key in the [{config.engine}] table of "
                          ".streamlit/secrets.toml", field="--engine")
     config.out.mkdir(parents=True, exist_ok=True)
+    for stale in config.out.glob(f".{config.engine}-*.json.*.tmp"):  # half-written by a run killed outright
+        stale.unlink(missing_ok=True)
     started = time.monotonic()
     stop = threading.Event()
     lock = threading.Lock()
+    gate = RateGate(config.requests_per_minute, cap=config.backoff.cap)
     bar = _bar(len(todo), config)
 
     def finish(outcome: dict[str, Any]) -> None:
@@ -152,7 +159,7 @@ def collect(config: CollectConfig) -> CollectReport:
                     if q is None:
                         break
                     report.asked += 1
-                    pending.add(pool.submit(_safe_ask, q, config, endpoint, model, stop))
+                    pending.add(pool.submit(_safe_ask, q, config, endpoint, model, stop, gate))
                 if not pending:
                     break
                 finished, pending = cf.wait(pending, timeout=0.2, return_when=cf.FIRST_COMPLETED)
@@ -168,6 +175,7 @@ def collect(config: CollectConfig) -> CollectReport:
             pending = set()
         finally:
             bar(0, close=True)
+    report.rate_pauses = gate.pauses
     if config.sources == "fetch" and not stop.is_set():
         _fetch_missing_pages(config, report)
     report.seconds = time.monotonic() - started
@@ -200,6 +208,9 @@ def plan(config: CollectConfig) -> list[str]:
              f"{len(todo)} to ask ({types['debate']} debate, {types['expertise']} expertise)",
              f"calls: {len(todo)} (more only if some are retried after 429/5xx/timeouts)",
              f"estimated cost: ${len(todo) * price:,.2f} ({len(todo)} x ${price:g}; {basis})",
+             f"pace: at most {max(1, config.concurrency)} request(s) in flight"
+             + (f", at most {config.requests_per_minute:g} a minute (at least {len(todo) / config.requests_per_minute:.1f} min)"
+                if config.requests_per_minute else "") + "; a 429 pauses every worker for its Retry-After",
              f"key: {key}",
              f"sources: {config.sources} (" + ("the cited pages are fetched after each answer; the fetch costs no API call)"
                                               if config.sources == "fetch" else "the provider's snippets are the source text)")]
@@ -209,29 +220,33 @@ def plan(config: CollectConfig) -> list[str]:
 # ---- one question --------------------------------------------------------------------------------
 
 
-def _safe_ask(q: Query, config: CollectConfig, endpoint: Endpoint, model: str, stop: threading.Event) -> dict[str, Any]:
+def _safe_ask(q: Query, config: CollectConfig, endpoint: Endpoint, model: str, stop: threading.Event,
+              gate: RateGate | None = None) -> dict[str, Any]:
     try:
-        return _ask(q, config, endpoint, model, stop)
+        return _ask(q, config, endpoint, model, stop, gate)
     except Exception as exc:  # noqa: BLE001 - one odd answer (a disk error, a fetcher bug) must not end the run
         error = redact(f"{type(exc).__name__}: {exc}", [endpoint.key])
         return {"query": q.query, "id": answer_file_id(config.engine, model, q.query), "kind": "failed", "error": error}
 
 
-def _ask(q: Query, config: CollectConfig, endpoint: Endpoint, model: str, stop: threading.Event) -> dict[str, Any]:
+def _ask(q: Query, config: CollectConfig, endpoint: Endpoint, model: str, stop: threading.Event,
+         gate: RateGate | None = None) -> dict[str, Any]:
     provider = endpoint.provider
     answer_id = answer_file_id(config.engine, model, q.query)
     path, headers, body = provider.request(q.query, model)
     key = endpoint.key or ""
     result = post_json(endpoint.url(path), {**headers, **provider.auth_headers(key)}, body,
-                       timeout=config.timeout, backoff=config.backoff, stop=stop, secret=key)
+                       timeout=config.timeout, backoff=config.backoff, stop=stop, secret=key, gate=gate)
     outcome: dict[str, Any] = {"query": q.query, "id": answer_id, "attempts": result.attempts, "retries": result.retries}
     if not result.ok:
         kind = "unfinished" if result.stopped else "failed"
         return outcome | {"kind": kind, "error": redact(result.error, [key]), "fatal": result.fatal}
+    # No "id": the answer id comes from the query and the response's own id, exactly as for the same
+    # response exported by hand, so both import to the same records. The file name keeps the capture id.
     envelope: dict[str, Any] = {
-        "id": answer_id, "query": q.query, "query_type": q.query_type, "engine": config.engine, "format": provider.response_format,
+        "query": q.query, "query_type": q.query_type, "engine": config.engine, "format": provider.response_format,
         "model": model, "captured_at": _now(), "request": body, "response": result.body,
-        "collector": {"tool": "aee collect", "attempts": result.attempts, "seconds": round(result.seconds, 3),
+        "collector": {"tool": "aee collect", "file_id": answer_id, "attempts": result.attempts, "seconds": round(result.seconds, 3),
                       **({"query_id": q.query_id} if q.query_id else {})},
     }
     try:

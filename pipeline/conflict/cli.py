@@ -51,8 +51,8 @@ def cmd_conflict(args: argparse.Namespace) -> int:
     from pipeline.conflict import probe_ask, probe_run
     from pipeline.conflict.perturb import parse_perturbations
     from pipeline.conflict.probe_data import load_probe_data
-    from pipeline.judges.cost import DEFAULT_PRICES_PER_1M
-    from pipeline.judges.llm_config import DEFAULT_MODEL, resolve_endpoint
+    from pipeline.judges.backends.cost import DEFAULT_PRICES_PER_1M
+    from pipeline.judges.backends.llm_config import DEFAULT_MODEL, resolve_endpoint
 
     try:
         perturbations = parse_perturbations(args.perturb)

@@ -24,8 +24,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.judges.llm_config import redact
 from pipeline.prompts import load_prompt, render_prompt, split_prompt
+from pipeline.redact import redact
 
 PROMPT_NAME = "conflict_probe"
 TOP_LOGPROBS = 10

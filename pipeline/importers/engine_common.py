@@ -16,13 +16,23 @@ import json
 import math
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from pipeline.errors import InputError
 from pipeline.importers.canonical import MAX_ANSWER_CHARS, MAX_SOURCE_CHARS, MAX_SOURCES
+from pipeline.importers.placement import (  # noqa: F401 - re-exported: the mappers' one import
+    DROP_REASONS,
+    SpanCitation,
+    Utf8Offsets,
+    attach_spans,
+    locate_text,
+    nearest_occurrence,
+    reattach_leading_markers,
+    squash,
+)
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement
-from pipeline.text import CitationMarker, find_citation_markers, split_statements
+from pipeline.text import find_citation_markers, split_statements
 
 MAX_SPANS = 20_000  # span citations per answer; more is not a real response
 MAX_SNIPPET_CHARS = 20_000  # provider text kept per source (all its snippets together)
@@ -87,19 +97,6 @@ def pick(obj: dict, *keys: str) -> Any:
         if key in obj:
             return obj[key]
     return None
-
-
-def nearest_occurrence(text: str, needle: str, near: int) -> int | None:
-    """Where `needle` occurs in `text` closest to position `near`, among its first 100
-    occurrences (a mapper repairing offsets a provider got wrong); None when it is empty or absent."""
-    if not needle:
-        return None
-    hits: list[int] = []
-    pos = text.find(needle)
-    while pos >= 0 and len(hits) < 100:
-        hits.append(pos)
-        pos = text.find(needle, pos + 1)
-    return min(hits, key=lambda h: abs(h - near)) if hits else None
 
 
 def _kind(value: Any) -> str:
@@ -194,15 +191,6 @@ class SourceList:
 # ---- spans ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SpanCitation:
-    """A citation given as a character span of the answer text (end exclusive) and the sources it names."""
-
-    start: int
-    end: int
-    indexes: tuple[int, ...]
-
-
 @dataclass
 class EngineParse:
     """One response read by a provider mapper, before statements are made."""
@@ -217,115 +205,6 @@ class EngineParse:
 
     def note(self, name: str, n: int = 1) -> None:
         self.notes[name] = self.notes.get(name, 0) + n
-
-
-class Utf8Offsets:
-    """Map UTF-8 byte offsets of a text to character offsets (Gemini counts bytes, Python counts
-    characters: any non-ASCII character before a segment shifts the two apart)."""
-
-    def __init__(self, text: str) -> None:
-        self.n = len(text)
-        self.starts: list[int] | None = None
-        if not text.isascii():
-            starts, pos = [], 0
-            for ch in text:
-                starts.append(pos)
-                pos += len(ch.encode("utf-8", "surrogatepass"))
-            starts.append(pos)
-            self.starts = starts
-
-    @property
-    def total(self) -> int:
-        return self.n if self.starts is None else self.starts[-1]
-
-    def char(self, byte: int) -> int | None:
-        """The character at which this byte offset falls (a byte inside a character counts as the
-        character's start); None when the offset lies outside the text."""
-        if not 0 <= byte <= self.total:
-            return None
-        if self.starts is None:
-            return byte
-        return bisect_right(self.starts, byte) - 1
-
-
-def attach_spans(text: str, spans: list[tuple[int, int]], citations: Iterable[SpanCitation]) -> tuple[list[list[tuple[int, int]]], dict[str, int]]:
-    """For each statement span, the (position, source index) citations that land in it.
-
-    A citation lands in every statement whose non-space characters it overlaps; a zero-length one
-    in the statement that contains (or ends at) its position. Citations outside the text, reversed
-    or touching no statement (a heading, the space between paragraphs) are counted, not placed."""
-    hits: list[list[tuple[int, int]]] = [[] for _ in spans]
-    counts = {"placed": 0, "straddling": 0, "outside_text": 0, "not_in_a_statement": 0}
-    starts = [s for s, _ in spans]
-    n = len(text)
-    for cit in citations:
-        a, b = cit.start, cit.end
-        if not (0 <= a <= b <= n):
-            counts["outside_text"] += 1
-            continue
-        landed: list[int] = []
-        i = max(bisect_right(starts, a) - 1, 0)
-        while i < len(spans) and spans[i][0] <= b:
-            s, e = spans[i]
-            if a == b:
-                if s <= a <= e:
-                    landed.append(i)
-                    break
-            else:
-                lo, hi = max(a, s), min(b, e)
-                if lo < hi and text[lo:hi].strip():
-                    landed.append(i)
-            i += 1
-        if not landed:
-            counts["not_in_a_statement"] += 1
-            continue
-        counts["placed"] += 1
-        counts["straddling"] += len(landed) > 1
-        for i in landed:
-            hits[i].extend((max(a, spans[i][0]), index) for index in cit.indexes)
-    return hits, counts
-
-
-def _reattach_leading_markers(text: str, spans: list[tuple[int, int]], markers: list[CitationMarker]) -> list[tuple[int, int]]:
-    """Give markers that open a statement to the statement before it on the same line.
-
-    Engines cite after the claim: "Paris is the capital. ([wikipedia.org](https://...))" - the
-    splitter ends the sentence at the full stop, so the parenthesised link would open the next
-    statement (and so would You.com's "claim. [[1]] Next"). Here it moves back to the sentence it
-    cites."""
-    ends = {m.start: m.end for m in markers}
-    out: list[tuple[int, int]] = []
-    for s, e in spans:
-        if not out or "\n" in text[out[-1][1]:s]:
-            out.append((s, e))
-            continue
-        j, closer, consumed = s, "", False
-        if text[j] in "([" and j + 1 < e and (text[j + 1] in "[(" or (j + 1) in ends):
-            j, closer = j + 1, ")" if text[j] == "(" else "]"  # "([site](url))", You.com's "[[1, 2]]"
-        while True:
-            while j < e and text[j] in " \t":
-                j += 1
-            if j in ends and ends[j] <= e:
-                j, consumed = ends[j], True
-            elif consumed and j < e and text[j] in ",;":
-                j += 1
-            else:
-                break
-        if closer and consumed:
-            if j < e and text[j] == closer:
-                j += 1
-            else:
-                consumed = False  # the bracket opens more than markers: a real parenthesis
-        if not consumed:
-            out.append((s, e))
-            continue
-        rest = j
-        while rest < e and text[rest].isspace():
-            rest += 1
-        out[-1] = (out[-1][0], j)
-        if rest < e:
-            out.append((rest, e))
-    return out
 
 
 # ---- the canonical record ------------------------------------------------------------------------
@@ -345,26 +224,49 @@ def build_answer(parse: EngineParse, *, answer_id: str, engine: str, query: str,
     urls = {s.url: s.index for s in sources if s.url}
     markers = [m for m in find_citation_markers(text, urls) if parse.numbered_markers or m.form == "link"]
     statements = split_statements(answer_id, text, listed, urls)
-    spans = _reattach_leading_markers(text, [(s.start, s.end) for s in statements], markers)
+    spans = reattach_leading_markers(text, [(s.start, s.end) for s in statements], markers)
     hits, counts = attach_spans(text, spans, parse.spans)
     mstarts = [m.start for m in markers]
     made: list[Statement] = []
+    marker_cites = marker_dangling = 0
     for k, ((s, e), span_hits) in enumerate(zip(spans, hits)):
         cited = list(span_hits)
+        by_span = {index for _, index in span_hits}  # a link a span already cites is not counted twice
         i = bisect_right(mstarts, s - 1)
         while i < len(markers) and markers[i].start < e:
             if markers[i].end <= e:
                 cited.extend((markers[i].start, index) for index in markers[i].indexes)
+                marker_cites += sum(1 for index in markers[i].indexes if index in listed and index not in by_span)
+                marker_dangling += sum(1 for index in markers[i].indexes if index not in listed)
             i += 1
         order = list(dict.fromkeys(index for _, index in sorted(cited)))
         made.append(Statement(answer_id, k, text[s:e], s, e, tuple(i for i in order if i in listed),
                               tuple(i for i in order if i not in listed)))
     notes = {**parse.notes, **{f"spans_{k}": v for k, v in counts.items() if v}}
+    if marker_cites:
+        notes["markers_placed"] = marker_cites
+    if marker_dangling:
+        notes["markers_dangling"] = marker_dangling
     info = {**(meta or {}), "model": parse.model, "response_id": parse.response_id,
             "citation_notes": json.dumps(notes, sort_keys=True) if notes else ""}
     answer = Answer(answer_id=answer_id, engine=engine, query=query, query_type=query_type, text=text,  # type: ignore[arg-type]
                     sources=sources, dataset=dataset, meta={k: v for k, v in info.items() if v})
     return AnnotatedAnswer(answer, tuple(made))
+
+
+_NOTE_WORDS = {
+    **{f"spans_{reason}": f"citation span(s) {words}; dropped" for reason, words in DROP_REASONS.items()},
+    "spans_by_text": "citation(s) had no usable offsets and were located by their text or URL instead",
+    "spans_in_paragraph": "citation link(s) stood outside any sentence and were given to the sentence before them in "
+                          "the same paragraph",
+    "chunk_index_outside_list": "citation(s) name a source number the response does not list; kept as dangling",
+    "search_errors": "web search call(s) in the response failed",
+    "reasoning_removed": "reasoning block(s) (<think>...</think>) removed from the answer text",
+    "paused_turn": "the response stopped with pause_turn: its continuation is another response (import both with "
+                   "--conversation, or put both in one envelope's \"responses\")",
+    "no_citations": "response(s) carry no citations (no url_citation annotations): the answer has no sources",
+    "document_citations": "citation(s) point at documents that are not web pages; not counted as sources",
+}
 
 
 def citation_warnings(annotated: AnnotatedAnswer) -> list[str]:
@@ -373,15 +275,7 @@ def citation_warnings(annotated: AnnotatedAnswer) -> list[str]:
         notes = json.loads(annotated.answer.meta.get("citation_notes") or "{}")
     except ValueError:
         return []
-    words = {
-        "spans_outside_text": "citation span(s) point outside the answer text or are reversed; dropped",
-        "spans_not_in_a_statement": "citation span(s) cover no statement (a heading or blank space); dropped",
-        "offsets_repaired": "citation offset(s) did not match the cited text and were located by that text instead",
-        "chunk_index_outside_list": "citation(s) name a source number the response does not list; kept as dangling",
-        "search_errors": "web search call(s) in the response failed",
-        "reasoning_removed": "reasoning block(s) (<think>...</think>) removed from the answer text",
-    }
-    return [f"{n} {words[k]}" for k, n in sorted(notes.items()) if k in words and n]
+    return [f"{n} {_NOTE_WORDS[k]}" for k, n in sorted(notes.items()) if k in _NOTE_WORDS and n]
 
 
 # ---- raw response kept for audit -----------------------------------------------------------------

@@ -23,15 +23,16 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from pipeline.errors import InputError
-from pipeline.importers.anthropic_search import parse_anthropic
+from pipeline.importers.anthropic_search import join_conversation, parse_anthropic
 from pipeline.importers.canonical import MAX_ID_CHARS, MAX_QUERY_CHARS, check_values, parse_answer, read_objects
 from pipeline.importers.engine_common import EngineParse, as_dict, build_answer, digest_id, raw_for_audit
-from pipeline.importers.gemini import parse_gemini
+from pipeline.importers.gemini import litellm_grounding, parse_gemini
 from pipeline.importers.openai_search import parse_openai_chat, parse_openai_responses
 from pipeline.importers.perplexity import parse_perplexity
+from pipeline.importers.streams import assemble, event_kind, looks_like_sse, parse_sse, stream_format
 from pipeline.importers.you_exa import parse_exa, parse_you
-from pipeline.judges.llm_config import redact
 from pipeline.records import AnnotatedAnswer
+from pipeline.redact import redact
 
 DEFAULT_QUERY_TYPE = "expertise"
 
@@ -51,8 +52,9 @@ FORMATS: dict[str, EngineFormat] = {f.name: f for f in (
     EngineFormat("openai-responses", parse_openai_responses, "openai", "OpenAI Responses API with web search (url_citation spans)."),
     EngineFormat("openai-chat", parse_openai_chat, "openai", "OpenAI Chat Completions search models (url_citation spans)."),
     EngineFormat("anthropic", parse_anthropic, "anthropic", "Anthropic Messages with the web search tool (cited text blocks)."),
-    EngineFormat("gemini", parse_gemini, "gemini", "Google Gemini with grounding (UTF-8 byte segments over chunks)."),
-    EngineFormat("you", parse_you, "you", "You.com Answer / Research / Smart APIs ([n] markers, citations)."),
+    EngineFormat("gemini", parse_gemini, "gemini", "Google Gemini / Vertex AI with grounding (UTF-8 byte segments over chunks; "
+                 "LiteLLM's copies too)."),
+    EngineFormat("you", parse_you, "you", "You.com Agents / Answer / Research / Smart APIs ([n] markers, citations)."),
     EngineFormat("exa", parse_exa, "exa", "Exa /answer (answer-level citations)."),
 )}
 
@@ -67,22 +69,51 @@ class ImportOptions:
 
 
 def is_envelope(obj: Any) -> bool:
-    return isinstance(obj, dict) and "response" in obj and ("query" in obj or "engine" in obj)
+    return isinstance(obj, dict) and ("response" in obj or "responses" in obj) and ("query" in obj or "engine" in obj)
+
+
+def unwrap(response: Any, where: str, field: str = "response") -> Any:
+    """A response as one object: a saved stream (list of events or chunks) joined, a conversation of
+    Anthropic responses continued after pause_turn joined; anything else as it is."""
+    if not isinstance(response, list):
+        return response
+    if len(response) == 1 and isinstance(response[0], dict) and event_kind(response[0]) is None:
+        return response[0]  # a list of one response (a one-chunk Gemini stream, a one-message conversation)
+    kind = stream_format(response)
+    if kind is not None:
+        return assemble(kind, response, where)
+    if response and all(isinstance(r, dict) and r.get("type") == "message" for r in response):
+        return join_conversation(response, where)
+    raise InputError("a list that is neither a saved stream of one response nor a conversation of Anthropic responses",
+                     record=where, field=field)
 
 
 def detect_response(resp: Any) -> str | None:
     """The engine format of a bare response, from its shape; None when it is none of them."""
+    if isinstance(resp, list) and resp:
+        kind = stream_format(resp)
+        if kind == "chat":
+            return detect_response(resp[-1]) or detect_response(resp[0]) or "openai-chat"
+        if kind is not None:
+            return {"openai-responses": "openai-responses", "anthropic": "anthropic", "gemini": "gemini", "you-agent": "you"}[kind]
+        if all(isinstance(r, dict) and r.get("type") == "message" for r in resp):
+            return "anthropic"
+        return None
     if not isinstance(resp, dict):
         return None
     if isinstance(resp.get("candidates"), list):
         return "gemini"
     if resp.get("type") == "message" and isinstance(resp.get("content"), list):
         return "anthropic"
+    if isinstance(resp.get("output"), list) and "agent" in resp and resp.get("object") != "response":
+        return "you"  # You.com Agents API: output items "web_search.results" and "message.answer"
     if resp.get("object") == "response" or (isinstance(resp.get("output"), list) and "choices" not in resp):
         return "openai-responses"
     if isinstance(resp.get("output"), dict) and "content" in resp["output"]:
         return "you"
     if isinstance(resp.get("choices"), list):
+        if litellm_grounding(resp):
+            return "gemini"  # LiteLLM's copy of a grounded Gemini answer
         if "citations" in resp or "search_results" in resp or str(resp.get("model", "")).startswith("sonar"):
             return "perplexity"
         return "openai-chat"
@@ -103,8 +134,70 @@ def detect(obj: Any) -> str:
         fmt = obj.get("format")
         if isinstance(fmt, str) and fmt in FORMATS:
             return fmt
-        return detect_response(obj.get("response")) or "canonical"
-    return detect_response(obj) or "canonical"
+        return detect_response(obj.get("response", obj.get("responses"))) or "canonical"
+    return detect_response(obj) or release_format(obj) or "canonical"
+
+
+def release_format(obj: Any) -> str | None:
+    """"expertqa", "hagrid" or "aee" for one record of those releases, else None."""
+    if not isinstance(obj, dict) or "answer_id" in obj:
+        return None
+    answers = obj.get("answers")
+    if isinstance(obj.get("question"), str) and isinstance(answers, dict) and any(
+            isinstance(a, dict) and "answer_string" in a for a in answers.values()):
+        return "expertqa"
+    if "query_id" in obj and isinstance(obj.get("quotes"), list) and isinstance(answers, list):
+        return "hagrid"
+    if "answer_engine" in obj and "Output" in obj and "Question" in obj:
+        return "aee"
+    return None
+
+
+# What each format needs at the top of a record, to say how far an unrecognised record got.
+_SIGNATURES: dict[str, tuple[str, ...]] = {
+    "expertqa": ("question", "answers", "answers.<system>.answer_string"),
+    "hagrid": ("query_id", "query", "quotes", "answers"),
+    "aee": ("id", "Question", "Output", "answer_engine"),
+    "perplexity / openai-chat": ("choices", "choices[0].message"),
+    "openai-responses": ("output",),
+    "anthropic": ("type: message", "content"),
+    "gemini": ("candidates",),
+    "you / exa": ("answer",),
+    "capture envelope": ("response", "query"),
+}
+
+
+def _has(obj: dict, need: str) -> bool:
+    if need == "answers.<system>.answer_string":
+        answers = obj.get("answers")
+        return isinstance(answers, dict) and any(isinstance(a, dict) and "answer_string" in a for a in answers.values())
+    if need == "choices[0].message":
+        choices = obj.get("choices")
+        return isinstance(choices, list) and bool(choices) and isinstance(choices[0], dict) and "message" in choices[0]
+    if need == "type: message":
+        return obj.get("type") == "message"
+    return need in obj
+
+
+def unrecognised(obj: Any, where: str, canonical_error: InputError) -> InputError:
+    """One line: the record is none of the formats, with how far each got (canonical's own error, then
+    per format the share of its top-level fields present; the closest one named with what it lacks)."""
+    if not isinstance(obj, dict):
+        return canonical_error
+    why = str(canonical_error).rsplit(": ", 1)[-1][:50]
+    field = f"'{canonical_error.field[:30]}': " if canonical_error.field else ""
+    scores = []
+    for name, needs in _SIGNATURES.items():
+        have = [n for n in needs if _has(obj, n)]
+        scores.append((len(have) / len(needs), name, len(have), len(needs), [n for n in needs if n not in have]))
+    best = max(scores, key=lambda sc: sc[0])
+    partial = [f"{name} {h}/{n}" for share, name, h, n, _ in scores if share > 0]
+    none = [name for share, name, *_ in scores if share == 0]
+    closest = f"; closest: {best[1]}, lacking {', '.join(repr(m) for m in best[4][:2])}" if best[0] > 0 else ""
+    keys = ", ".join(str(k)[:20] for k in list(obj)[:4]) or "none"
+    return InputError(f"no format recognised (keys: {keys}); tried canonical ({field}{why})"
+                      + (", " + ", ".join(partial) if partial else "") + f", {len(none)} others 0{closest}; "
+                      "--format NAME shows that format's error", record=where)
 
 
 def engine_answer(obj: Any, where: str, fmt: str | None = None, options: ImportOptions | None = None,
@@ -113,7 +206,13 @@ def engine_answer(obj: Any, where: str, fmt: str | None = None, options: ImportO
     options = options or ImportOptions()
     check_values(obj, where)
     envelope = obj if is_envelope(obj) else {}
-    response = as_dict(obj.get("response") if envelope else obj, where, "response" if envelope else "(response)")
+    if envelope and "responses" in envelope and "response" not in envelope:
+        if not isinstance(envelope["responses"], list):
+            raise InputError("expected a list of responses", record=where, field="responses")
+        raw_response = unwrap(envelope["responses"], where, "responses")
+    else:
+        raw_response = unwrap(obj.get("response") if envelope else obj, where)
+    response = as_dict(raw_response, where, "response" if envelope else "(response)")
     name = fmt or _str(envelope, "format", where) or detect_response(response)
     if not name:
         raise InputError("not a response of a known engine; give --format (" + ", ".join(FORMATS) + ")", record=where)
@@ -171,9 +270,9 @@ def _engine_name(engine: str, model: str) -> str:
 
 
 def input_files(path: Path) -> list[Path]:
-    """The file itself, or the *.json / *.jsonl files of a folder in name order."""
+    """The file itself, or the *.json / *.jsonl / *.sse files of a folder in name order."""
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".json", ".jsonl") and not p.name.startswith((".", "_")))
+        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".json", ".jsonl", ".sse") and not p.name.startswith((".", "_")))
         if not files:
             raise InputError("the folder holds no .json or .jsonl files", record=str(path))
         return files
@@ -183,23 +282,146 @@ def input_files(path: Path) -> list[Path]:
 
 
 def iter_answers(path: str | Path, fmt: str | None = None, options: ImportOptions | None = None) -> Iterator[AnnotatedAnswer]:
-    """Answers of a file or folder: `fmt` forces one engine format, None recognises each object."""
+    """Answers of a file or folder: `fmt` forces one engine format, None recognises each object (and
+    a file of ExpertQA, HAGRID or AEE release records as that release)."""
     path = Path(path)
     dataset = path.stem if path.is_file() else path.name
     seen: set[str] = set()
-    for file in input_files(path):
-        for where, obj in read_objects(file):
-            found = fmt or detect(obj)
-            if found == "canonical":
-                annotated = parse_answer(obj, where, dataset)
-                meta = {**annotated.answer.meta, "format": "canonical"}
-                annotated = dataclasses.replace(annotated, answer=dataclasses.replace(annotated.answer, meta=meta))
-            else:
-                annotated = engine_answer(obj, where, found, options, dataset, file.name)
+    files = input_files(path)
+    names = {f.name for f in files}
+    for file in files:
+        if fmt is None and file.name.endswith("_support_results.jsonl") and file.name.replace("_support_results.jsonl", ".json") in names:
+            continue  # the AEE release's labels: read with its answers file
+        for annotated in _file_answers(file, fmt, options, dataset):
             if annotated.answer.answer_id in seen:
                 raise InputError("duplicate answer_id (the same query and response twice?)", record=annotated.answer.answer_id, field="answer_id")
             seen.add(annotated.answer.answer_id)
             yield annotated
+
+
+def _file_objects(file: Path) -> Iterator[tuple[str, Any]]:
+    """(where, object) of a file: JSON, a JSON list, JSONL, or server-sent-event text."""
+    try:
+        with file.open("r", encoding="utf-8-sig", errors="replace") as handle:
+            head = handle.read(2_000)
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", record=str(file)) from exc
+    if looks_like_sse(head):
+        try:
+            text = file.read_bytes().decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text (byte {exc.start})", record=str(file)) from exc
+        events = parse_sse(text, file.name)
+        for k, obj in enumerate(events):
+            check_values(obj, f"{file.name} event {k + 1}")
+        yield file.name, events
+        return
+    yield from read_objects(file)
+
+
+def _file_answers(file: Path, fmt: str | None, options: ImportOptions | None, dataset: str) -> Iterator[AnnotatedAnswer]:
+    objects = _file_objects(file)
+    first = next(objects, None)
+    if first is None:
+        return
+    where, obj = first
+    if fmt is None and (release := release_format(obj)) is not None:
+        yield from _release_answers(release, file)
+        return
+    if isinstance(obj, list):  # server-sent events
+        yield engine_answer(obj, file.name, fmt, options, dataset, file.name)
+        return
+    pairs: Iterator[tuple[str, Any]] = _chain(first, rest=objects)
+    if event_kind(obj) is not None or (isinstance(obj, dict) and isinstance(obj.get("candidates"), list)):
+        second = next(objects, None)
+        head = [first] if second is None else [first, second]
+        if second is not None and stream_format([o for _, o in head]) is not None and one_stream([o for _, o in head]):
+            events = [o for _, o in head] + [o for _, o in objects]  # one stream: the whole file is one response
+            yield engine_answer(events, file.name, fmt, options, dataset, file.name)
+            return
+        pairs = _chain(*head, rest=objects) if second is not None else iter(head)
+    for where, obj in pairs:
+        found = fmt or detect(obj)
+        if found == "canonical":
+            annotated = _canonical(obj, where, dataset, file.name)
+        else:
+            annotated = engine_answer(obj, where, found, options, dataset, file.name)
+        yield annotated
+
+
+def _chain(*head: tuple[str, Any], rest: Iterator[tuple[str, Any]] | None = None) -> Iterator[tuple[str, Any]]:
+    yield from head
+    if rest is not None:
+        yield from rest
+
+
+def one_stream(events: list[Any]) -> bool:
+    """Objects of one file are one stream: event objects always; Gemini chunks only when they share
+    a responseId, or carry none and the first has no finishReason (a whole response always says why
+    it finished), so a JSONL of separate Gemini answers stays separate answers."""
+    if stream_format(events) != "gemini":
+        return True
+    ids = {e.get("responseId") or e.get("response_id") for e in events if isinstance(e, dict)}
+    if len(ids) == 1 and None not in ids:
+        return True
+    first = events[0] if events and isinstance(events[0], dict) else {}
+    cands = first.get("candidates")
+    finished = isinstance(cands, list) and bool(cands) and isinstance(cands[0], dict) and bool(cands[0].get("finishReason"))
+    return ids == {None} and not finished
+
+
+def _canonical(obj: Any, where: str, dataset: str, source_file: str) -> AnnotatedAnswer:
+    try:
+        annotated = parse_answer(obj, where, dataset)
+    except InputError as exc:
+        if isinstance(obj, dict) and "answer_id" not in obj:
+            raise unrecognised(obj, where, exc) from exc
+        raise
+    meta = {**annotated.answer.meta, "format": "canonical", "source_file": source_file[:300]}
+    return dataclasses.replace(annotated, answer=dataclasses.replace(annotated.answer, meta=meta))
+
+
+def _release_answers(release: str, file: Path) -> Iterator[AnnotatedAnswer]:
+    """A whole file of release records through that release's importer (format and file in meta)."""
+    from pipeline.importers.aee import load_aee
+    from pipeline.importers.expertqa import iter_expertqa
+    from pipeline.importers.hagrid import iter_hagrid
+
+    loaders = {"expertqa": iter_expertqa, "hagrid": iter_hagrid, "aee": load_aee}
+    for annotated in loaders[release](file):
+        meta = {**annotated.answer.meta, "format": release, "source_file": file.name[:300]}
+        yield dataclasses.replace(annotated, answer=dataclasses.replace(annotated.answer, meta=meta))
+
+
+def conversation_answer(paths: list[Path], options: ImportOptions | None = None) -> AnnotatedAnswer:
+    """`aee score a.json b.json --conversation`: every response of the files, in order, as one answer
+    (an Anthropic response that stopped with pause_turn and its continuation). The first envelope
+    gives the query; InputError says why the responses cannot be one answer."""
+    responses: list[Any] = []
+    envelope: dict[str, Any] = {}
+    where = " + ".join(p.name for p in paths)[:200]
+    for path in paths:
+        for file in input_files(path):
+            for _, obj in _file_objects(file):
+                if is_envelope(obj):
+                    envelope = envelope or {k: v for k, v in obj.items() if k not in ("response", "responses", "id")}
+                    inner = obj.get("responses", obj.get("response"))
+                    responses.extend(inner if isinstance(inner, list) and detect_response(inner) == "anthropic"
+                                     and stream_format(inner) is None else [inner])
+                else:
+                    responses.append(obj)
+    responses = [unwrap(r, where) if isinstance(r, list) else r for r in responses]
+    if len(responses) < 2:
+        raise InputError(f"--conversation joins two or more responses; found {len(responses)}", record=where)
+    formats = {detect_response(r) for r in responses}
+    if formats != {"anthropic"}:
+        raise InputError("--conversation joins Anthropic responses continued after stop_reason 'pause_turn'; these are "
+                         f"{', '.join(sorted(str(f or 'unrecognised') for f in formats))} responses, each a complete answer",
+                         record=where)
+    obj = {**envelope, "engine": envelope.get("engine", "anthropic"), "responses": responses}
+    if "query" not in obj and options is not None and options.query:
+        obj["query"] = options.query
+    return engine_answer(obj, where, "anthropic", options, paths[0].stem, where)
 
 
 def iter_auto(path: str | Path, options: ImportOptions | None = None) -> Iterator[AnnotatedAnswer]:
@@ -211,7 +433,9 @@ def first_format(path: str | Path) -> str | None:
     """The format of the first object of a file or folder (None when it cannot be read)."""
     try:
         for file in input_files(Path(path)):
-            for _, obj in read_objects(file):
+            for _, obj in _file_objects(file):
+                if isinstance(obj, list) or event_kind(obj) is not None:
+                    return detect_response(obj if isinstance(obj, list) else [obj]) or "canonical"
                 return detect(obj)
     except InputError:
         return None

@@ -23,8 +23,12 @@ Mapping (documented in docs/data/expertqa.md):
   marker (rare); marker indexes that match no listed source are `dangling`.
 * verdicts, judge "human:expertqa", prompt_version "expertqa-v1", raw = the original label string:
   - support, per (claim, source the claim has an evidence entry for): Complete -> full,
-    Partial -> partial, Incomplete -> none. "Missing" (no evidence) gives no pair verdict; "N/A"
-    gives no verdict (the source may be marked dead, see above); a null label gives none.
+    Partial -> partial, Incomplete -> none. "N/A" (the expert could not open the page) and a null
+    label give `unknown`, raw = the reason in words (`records.UNCHECKED`: "expert_na",
+    "expert_unlabelled"): the expert did not judge that pair, which is not "does not support". A
+    "Missing" claim has no evidence entry (in every split), so it cites nothing and gets no pair
+    verdict: an uncited claim, unsupported by what it cites; should one come with evidence, its
+    pairs are unknown too.
     APPROXIMATION: experts labelled a claim against all of its evidence at once; for a claim with
     several cited sources we give that one label to each of them. A "Complete" on a two-source claim
     may in truth need both sources together (that is union support, not per-source support).
@@ -52,7 +56,7 @@ from pipeline.errors import InputError
 from pipeline.importers.dataset_files import download_splits, jsonl_files, read_jsonl
 from pipeline.locate import locate_spans
 from pipeline.paths import cache_dir
-from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
+from pipeline.records import SUPPORT_UNKNOWN, AnnotatedAnswer, Answer, Source, Statement, Verdict, unchecked_text
 from pipeline.text import find_citation_markers
 
 __all__ = [
@@ -258,8 +262,12 @@ def _parse_answer(
                     Verdict(answer_id, "support", SUPPORT_MAP[support], HUMAN_JUDGE, PROMPT_VERSION, raw=support,
                             statement_index=ci, source_set=tuple(sorted(ev_order)))
                 )
-        elif support == "N/A":
-            na_sources.update(ev_order)
+        else:
+            if support == "N/A":
+                na_sources.update(ev_order)
+            why = unchecked_text("expert_na" if support == "N/A" else "expert_unlabelled")
+            verdicts.extend(Verdict(answer_id, "support", SUPPORT_UNKNOWN, HUMAN_JUDGE, PROMPT_VERSION, raw=why,
+                                    statement_index=ci, source_index=n) for n in ev_order)
 
         info = claim.get("informativeness")
         if isinstance(info, str) and info in INFORMATIVENESS_MAP:

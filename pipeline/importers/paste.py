@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 
 from pipeline.errors import InputError
 from pipeline.importers.canonical import MAX_ANSWER_CHARS, parse_answer
-from pipeline.importers.engines import ImportOptions, detect, engine_answer
+from pipeline.importers.engines import ImportOptions, detect, engine_answer, one_stream
+from pipeline.importers.streams import stream_format
 from pipeline.records import AnnotatedAnswer
 from pipeline.text import find_citation_markers
 
@@ -177,6 +178,8 @@ def parse_upload(data: bytes, name: str) -> Pasted:
 def parse_json_value(value: object, where: str) -> Pasted:
     """The first answer of a JSON value, in any format the importers know."""
     items = value if isinstance(value, list) else [value]
+    if isinstance(value, list) and len(value) > 1 and stream_format(value) is not None and one_stream(value):
+        items = [value]  # a saved stream (events, chunks) is one response
     if not items:
         raise InputError("the file holds no answer", record=where)
     obj = items[0]

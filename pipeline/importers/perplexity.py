@@ -2,10 +2,13 @@
 
     {"id", "model", "choices": [{"message": {"role": "assistant", "content": "... [1][2] ..."}}],
      "citations": ["https://...", ...],
-     "search_results": [{"title", "url", "date", "last_updated", "snippet"}, ...], "usage": {...}}
+     "search_results": [{"title", "url", "date", "last_updated", "snippet", "source"?}, ...],
+     "images"?: [{"image_url", "origin_url", "height", "width"}], "related_questions"?: ["..."], "usage": {...}}
 
 "[n]" in the content points at `citations[n-1]`; `search_results` add title, date and snippet by URL
-(and stand in for `citations` when a response has only them). Reasoning models (sonar-reasoning)
+(and stand in for `citations` when a response has only them). Citations may also come as objects
+(`{"url", "title"}`). Images and related questions are not sources of the answer: they stay in the
+raw response only. A streamed answer (chunks saved as JSONL) is joined first (streams.py). Reasoning models (sonar-reasoning)
 put their thinking in a leading <think>...</think> block, which is not part of the answer.
 """
 
@@ -42,10 +45,14 @@ def parse_perplexity(resp: dict, where: str) -> EngineParse:
         url = opt_str(item, "url", where, f"search_results[{k}].url")
         ordered.append((url, item))
         results.setdefault(url_key(url), item)
-    cited = [opt_str({"u": u}, "u", where, f"citations[{k}]") for k, u in enumerate(opt_list(resp, "citations", where, "citations"))]
     used: set[str] = set()
-    for k, url in enumerate(cited):
-        item = results.get(url_key(url), {})
+    for k, raw in enumerate(opt_list(resp, "citations", where, "citations")):
+        if isinstance(raw, dict):  # citations as objects ({"url", "title"?, "snippet"?}) in some dumps and proxies
+            url = opt_str(raw, "url", where, f"citations[{k}].url")
+            item = {**results.get(url_key(url), {}), **{k2: v for k2, v in raw.items() if v}}
+        else:
+            url = opt_str({"u": raw}, "u", where, f"citations[{k}]")
+            item = results.get(url_key(url), {})
         used.add(url_key(url))
         sources.add(url, **_details(item, where, f"citations[{k}]"))
     for k, (url, item) in enumerate(ordered):

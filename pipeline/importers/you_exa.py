@@ -7,6 +7,13 @@ results considered (url, title, snippets, page_age):
     {"answer": "...", "citations": [{"source": "https://...", "excerpts": ["..."]}],
      "results": {"web": [{"url", "title", "snippets": ["..."], "page_age"}]}}
 
+You.com Agents API (`POST /v1/agents/runs`, express / advanced agents): `output` is a list of
+items, the search results first and the answer after, markers in the answer numbering the results:
+
+    {"agent": "express", "input": [...], "output": [
+        {"type": "web_search.results", "content": [{"url", "citation_uri", "title", "snippet", "source_type"}]},
+        {"type": "message.answer", "text": "..."}]}
+
 You.com Research API (`POST /v1/research`) nests the same idea under `output`
 (`{"output": {"content", "content_type": "text", "sources": [{"url", "title", "snippets"}]}}`), and
 the older Smart API listed `search_results` (`url`, `name`, `snippet`).
@@ -31,6 +38,8 @@ def parse_you(resp: dict, where: str) -> EngineParse:
     """A You.com Answer, Research or Smart response -> answer text and numbered sources."""
     sources = SourceList(where, dedupe=False)
     output = resp.get("output")
+    if isinstance(output, list):  # Agents API
+        return _agent_run(output, sources, where)
     if isinstance(output, dict):  # Research API
         content = output.get("content")
         if not isinstance(content, str):
@@ -71,6 +80,28 @@ def parse_you(resp: dict, where: str) -> EngineParse:
         sources.add(opt_str(item, "url", where, f"search_results[{k}].url"), opt_str(item, "name", where, f"search_results[{k}].name"),
                     snippet=opt_str(item, "snippet", where, f"search_results[{k}].snippet"), field=f"search_results[{k}]")
     return parse
+
+
+def _agent_run(output: list, sources: SourceList, where: str) -> EngineParse:
+    """An Agents API run: the results of its web searches are the numbered sources; the answer
+    items joined (a paragraph apart) are the text."""
+    texts: list[str] = []
+    for k, raw in enumerate(as_list(output, where, "output")):
+        item = as_dict(raw, where, f"output[{k}]")
+        kind = item.get("type")
+        if kind == "web_search.results":
+            for j, res in enumerate(opt_list(item, "content", where, f"output[{k}].content")):
+                res = as_dict(res, where, f"output[{k}].content[{j}]")
+                url = opt_str(res, "url", where, f"output[{k}].content[{j}].url") or \
+                    opt_str(res, "citation_uri", where, f"output[{k}].content[{j}].citation_uri")
+                sources.add(url, opt_str(res, "title", where, f"output[{k}].content[{j}].title"),
+                            snippet=opt_str(res, "snippet", where, f"output[{k}].content[{j}].snippet"),
+                            field=f"output[{k}].content[{j}]")
+        elif kind in ("message.answer", "chat_node.answer") or (isinstance(kind, str) and kind.endswith(".answer")):
+            text = opt_str(item, "text", where, f"output[{k}].text")
+            if text.strip():
+                texts.append(text)
+    return EngineParse("\n\n".join(texts), sources)
 
 
 def _add_result(sources: SourceList, item: dict, where: str, field: str, snippet_key: str) -> None:

@@ -39,27 +39,29 @@ class JudgeInfo:
 JUDGES: dict[str, JudgeInfo] = {
     info.name: info
     for info in (
-        JudgeInfo("offline", "pipeline.judges.offline:OfflineJudge",
+        JudgeInfo("offline", "pipeline.judges.offline.judge:OfflineJudge",
                   "Offline judge: evidence retrieval + calibrated features; no network, no key.", offline_rules=True),
-        JudgeInfo("offline:lexical", "pipeline.judges.offline:LexicalOfflineJudge",
+        JudgeInfo("offline:lexical", "pipeline.judges.offline.judge:LexicalOfflineJudge",
                   "The offline judge with its lexical-only support model (word and figure overlap, calibrated on "
                   "ExpertQA like the default one, no embedding model): a second opinion that needs nothing. "
                   "Relevance, stance and confidence are the same rules as `offline`, so only support labels can differ.",
                   offline_rules=True),
-        JudgeInfo("openai", "pipeline.judges.openai_judge:OpenAIJudge",
+        JudgeInfo("openai", "pipeline.judges.backends.openai_judge:OpenAIJudge",
                   "Any OpenAI-compatible chat endpoint (OpenAI, Azure, Ollama, vLLM, llama.cpp).",
                   needs_network=True, argument="model"),
-        JudgeInfo("nli", "pipeline.judges.nli:NLIJudge",
+        JudgeInfo("nli", "pipeline.judges.backends.nli:NLIJudge",
                   "Support by a Hugging Face entailment model on the CPU: nli:<model id or folder> (pip install '.[nli]'); "
                   "relevance, stance and confidence by the offline rules.", argument="model", offline_rules=True),
-        JudgeInfo("minicheck", "pipeline.judges.minicheck:MiniCheckJudge",
+        JudgeInfo("minicheck", "pipeline.judges.backends.minicheck:MiniCheckJudge",
                   "Support by Bespoke-MiniCheck behind an OpenAI-compatible server such as Ollama (AEE_MINICHECK_BASE_URL); "
                   "relevance, stance and confidence by the offline rules.", needs_network=True, argument="model",
                   offline_rules=True),
         JudgeInfo("recorded", "pipeline.judges.carried:CarriedLabels",
                   "Labels recorded in the data (AEE release, canonical `labels`).", carried=True),
         JudgeInfo("human", "pipeline.judges.carried:CarriedLabels",
-                  "Expert human labels carried by the data (ExpertQA).", carried=True),
+                  "Human labels: the experts' carried by the data (ExpertQA), and the labels people give a sample "
+                  "in an audit (`aee audit`, the Audit the judge page: verdicts `human:audit/<name>`), which the "
+                  "Judges page compares with every judge and the Scorecard uses to correct them.", carried=True),
         JudgeInfo("scripted", "pipeline.judges.scripted:ScriptedJudge",
                   "Deterministic rules for tests and demos (word overlap); its labels mean nothing."),
     )

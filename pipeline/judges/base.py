@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Protocol, Sequence, runtime_checkable
 
 from pipeline.judges.source_sets import as_set_verdicts, joined_source
-from pipeline.records import Answer, Source, Statement, Verdict
+from pipeline.records import SUPPORT_UNKNOWN, Answer, Source, Statement, Verdict, unchecked_text
 
 
 @runtime_checkable
@@ -45,7 +45,8 @@ class Judge(Protocol):
     def support(self, answer: Answer, statements: Sequence[Statement], source: Source) -> list[Verdict]:
         """One `support` verdict per statement against this source: "full", "partial" or "none",
         with `score` in [0, 1] where the judge has a continuous score and `evidence` the passage
-        it used."""
+        it used; "unknown" with the reason in raw (`unchecked_verdicts`) for a source without text,
+        which no judge can read (never "none")."""
         ...
 
     def support_many(self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]) -> list[Verdict]:
@@ -94,6 +95,14 @@ class BaseJudge:
 
     def source_stance(self, answer: Answer, sources: Sequence[Source]) -> list[Verdict]:
         return []  # not labelled: distinct from "unknown", which is a judge's answer
+
+
+def unchecked_verdicts(judge: Any, answer: Answer, statements: Sequence[Statement], source: Source) -> list[Verdict]:
+    """What every judge answers for a source without text: `unknown` per statement, with the reason
+    in raw, no score. Nothing was read, so nothing is claimed about support."""
+    return [Verdict(answer.answer_id, "support", SUPPORT_UNKNOWN, judge.name, judge.prompt_version,
+                    raw=unchecked_text("no_text"), statement_index=st.index, source_index=source.index)
+            for st in statements]
 
 
 class JudgeError(Exception):

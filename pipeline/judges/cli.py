@@ -51,7 +51,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from pipeline.judge_checks import iter_failures, load_cases, run_checks, save_checks, summarize_checks
+    from pipeline.judges.measure.checks import iter_failures, load_cases, run_checks, save_checks, summarize_checks
 
     cases = load_cases(args.cases)
     if args.kind:
@@ -85,7 +85,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from pipeline.judges.calibration import main
+    from pipeline.judges.measure.calibration import main
 
     return main(args.rest)
 
@@ -104,8 +104,8 @@ def _fmt(x: Any) -> str:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from pipeline.importers.expertqa import load_expertqa
     from pipeline.importers.hagrid import load_hagrid
-    from pipeline.judges.agreement import evaluate_support, save_agreement
-    from pipeline.judges.agreement_hagrid import evaluate_hagrid
+    from pipeline.judges.measure.agreement import evaluate_support, save_agreement
+    from pipeline.judges.measure.agreement_hagrid import evaluate_hagrid
     from pipeline.paths import expertqa_dir, hagrid_dir
 
     hagrid = args.dataset == "hagrid"

@@ -6,9 +6,14 @@ for that answer (the reason says why). Corpus values are macro means computed in
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
 from pipeline.metrics.context import CITED_ONLY_REASON, ScoringContext
 from pipeline.metrics.necessity import necessary_sources, solve_cover
-from pipeline.metrics.registry import higher_bands, lower_bands, metric
+from pipeline.metrics.registry import MAX_UNKNOWN_SHARE, decided_mean, higher_bands, judged_share_text, lower_bands, metric
 from pipeline.records import MetricResult
 
 NOT_DEBATE = "defined for debate queries only"
@@ -32,6 +37,17 @@ def _known_stances(ctx: ScoringContext) -> tuple[list[str], int, str]:
 
 def _unknown_note(unknown: int) -> str:
     return f"{unknown} statement(s) with unknown stance left out" if unknown else ""
+
+
+UNKNOWN_STANCE_CAUSE = "statements whose stance the judge could not tell"
+
+
+def _stance_counts(ctx: ScoringContext) -> dict[str, Any]:
+    """units / unknown / unknown_why of a stance metric (over the relevant statements with a stance label)."""
+    labels = [ctx.view.stance.get(s.index) for s in ctx.relevant_statements]
+    labelled = [x for x in labels if x is not None]
+    unknown = labelled.count("unknown")
+    return {"units": len(labelled), "unknown": unknown, "unknown_why": UNKNOWN_STANCE_CAUSE if unknown else ""}
 
 
 def _skip(ctx: ScoringContext) -> MetricResult | None:
@@ -77,7 +93,8 @@ def citations_per_statement(ctx: ScoringContext) -> MetricResult:
 @metric(label="Statement agreement", group="basic", direction="neutral", debate_only=True, version=2,
         formula="agree / (agree + disagree) over relevant statements (unknown stance left out; "
                 "null when more than a third are unknown)",
-        reference_column="pct_statement_agreement", max_unknown_share=MAX_UNKNOWN_STANCE)
+        reference_column="pct_statement_agreement", max_unknown_share=MAX_UNKNOWN_STANCE,
+        unknown_unit="statements with a stance label")
 def statement_agreement(ctx: ScoringContext) -> MetricResult:
     """Share of the answer's opinionated statements that side with the query's wording.
 
@@ -90,11 +107,11 @@ def statement_agreement(ctx: ScoringContext) -> MetricResult:
         return skipped
     stances, unknown, too_uncertain = _known_stances(ctx)
     if too_uncertain:
-        return MetricResult(None, 0, too_uncertain)
+        return MetricResult(None, 0, too_uncertain, **_stance_counts(ctx))
     agree, disagree = stances.count("agree"), stances.count("disagree")
     if agree + disagree == 0:
-        return MetricResult(None, 0, "no agree or disagree statement")
-    return MetricResult(agree / (agree + disagree), agree + disagree, _unknown_note(unknown))
+        return MetricResult(None, 0, "no agree or disagree statement", **_stance_counts(ctx))
+    return MetricResult(agree / (agree + disagree), agree + disagree, _unknown_note(unknown), **_stance_counts(ctx))
 
 
 @metric(label="Confidence", group="basic", direction="neutral", unit="likert",
@@ -113,7 +130,8 @@ def confidence(ctx: ScoringContext) -> MetricResult:
         formula="1 if relevant statements lack either an agree or a disagree statement, else 0 "
                 "(unknown stance left out; null when more than a third are unknown)",
         bands=lower_bands(20, 40), finding="A.II", recommendation="Provide balanced answers",
-        reference_column="pct_one_sided", max_unknown_share=MAX_UNKNOWN_STANCE)
+        reference_column="pct_one_sided", max_unknown_share=MAX_UNKNOWN_STANCE,
+        unknown_unit="statements with a stance label")
 def one_sided(ctx: ScoringContext) -> MetricResult:
     """Whether a debate answer presents only one side of the question.
 
@@ -132,24 +150,25 @@ def one_sided(ctx: ScoringContext) -> MetricResult:
         return MetricResult(None, 0, "no stance labels")
     stances, unknown, too_uncertain = _known_stances(ctx)
     if too_uncertain:
-        return MetricResult(None, 0, too_uncertain)
+        return MetricResult(None, 0, too_uncertain, **_stance_counts(ctx))
     both = "agree" in stances and "disagree" in stances
-    return MetricResult(0.0 if both else 1.0, len(relevant) - unknown, _unknown_note(unknown))
+    return MetricResult(0.0 if both else 1.0, len(relevant) - unknown, _unknown_note(unknown), **_stance_counts(ctx))
 
 
 @metric(label="Overconfident answer", group="answer text", direction="lower_is_better", version=2,
         debate_only=True, formula="1 if one-sided = 1 and confidence = 5, else 0 (null when one-sided is)",
-        max_unknown_share=MAX_UNKNOWN_STANCE,
+        max_unknown_share=MAX_UNKNOWN_STANCE, unknown_unit="statements with a stance label",
         bands=lower_bands(20, 40), finding="A.III",
         recommendation="Provide objective detail to claims", reference_column="pct_overconfident")
 def overconfident(ctx: ScoringContext) -> MetricResult:
     """Whether a debate answer is one-sided and also strongly confident."""
     sided = one_sided(ctx)
     if sided.value is None:
-        return MetricResult(None, 0, sided.reason)
+        return MetricResult(None, 0, sided.reason, units=sided.units, unknown=sided.unknown, unknown_why=sided.unknown_why)
     if ctx.view.confidence is None:
         return MetricResult(None, 0, "no confidence label")
-    return MetricResult(1.0 if sided.value == 1.0 and ctx.view.confidence == 5 else 0.0, 1)
+    return MetricResult(1.0 if sided.value == 1.0 and ctx.view.confidence == 5 else 0.0, 1,
+                        units=sided.units, unknown=sided.unknown, unknown_why=sided.unknown_why)
 
 
 @metric(label="Relevant statements", group="answer text", direction="higher_is_better",
@@ -190,26 +209,40 @@ def uncited_sources(ctx: ScoringContext) -> MetricResult:
     return MetricResult(sum(1 for k in listed if k not in cited) / len(listed), len(listed))
 
 
-@metric(label="Unsupported statements", group="sources", direction="lower_is_better",
-        formula="relevant statements with an all-zero row in F / relevant statements",
+@metric(label="Unsupported statements", group="sources", direction="lower_is_better", version=2,
+        formula="relevant statements with an all-zero row in F / relevant statements (strict: a statement "
+                "counts only when no pair left unknown could support it; null when more than half are undecided)",
         bands=lower_bands(10, 25), finding="C.III", recommendation="Avoid unsupported citations",
-        reference_column="pct_unsupported_statements")
+        reference_column="pct_unsupported_statements", max_unknown_share=MAX_UNKNOWN_SHARE,
+        unknown_unit="statements")
 def unsupported_statements(ctx: ScoringContext) -> MetricResult:
-    """Share of relevant statements that no listed source fully supports."""
+    """Share of relevant statements that no listed source fully supports.
+
+    A statement is unsupported only when every pair of its row is decided and none is "full"; one
+    whose row holds no full pair but an unknown one (a source without text, a judge that could not
+    tell) is undecided and left out, and the value is null when more than MAX_UNKNOWN_SHARE of the
+    statements are undecided. Paper parity counts a missing label as 0, as the notebook did."""
     if skipped := _skip(ctx):
         return skipped
     rows = len(ctx.relevant_statements)
     if rows == 0:
         return MetricResult(None, 0, "no relevant statements")
-    if not ctx.has_support_labels and not ctx.support_scope_cited_only:
+    if ctx.mode == "parity" and not ctx.has_support_labels:
         return MetricResult(None, 0, "no support labels")
-    unsupported = int((~ctx.matrices.support.any(axis=1)).sum()) if ctx.matrices.support.size else rows
-    note = "support known for cited pairs only: a lower bound on support" if ctx.support_scope_cited_only else ""
-    return MetricResult(unsupported / rows, rows, note)
+    supported = [ctx.statement_supported(i) for i in range(rows)]
+    undecided = [i for i, o in enumerate(supported) if o is None]
+    result = decided_mean([None if o is None else not o for o in supported], "statements", "no relevant statements",
+                          ctx.cause(ctx.unknown_in_rows(undecided)))
+    if result.value is not None and ctx.support_scope_cited_only:
+        scope = "support known for cited pairs only: a lower bound on support"
+        result = replace(result, reason="; ".join(x for x in (scope, result.reason) if x))
+    return result
 
 
-@metric(label="Source necessity", group="sources", direction="higher_is_better",
-        formula="size of a minimum source set supporting every supported statement / listed sources",
+@metric(label="Source necessity", group="sources", direction="higher_is_better", version=2,
+        formula="size of a minimum source set supporting every supported statement / listed sources "
+                "(strict: over the decided pairs; null when more than half of the pairs are unknown)",
+        max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="(statement, source) pairs",
         bands=higher_bands(80, 60), finding="C.IV, S.IV",
         recommendation="Cite all relevant sources; present only necessary sources",
         reference_column="pct_source_necessity")
@@ -222,44 +255,59 @@ def source_necessity(ctx: ScoringContext) -> MetricResult:
         return MetricResult(None, 0, "no listed sources")
     if ctx.support_scope_cited_only:
         return MetricResult(None, 0, CITED_ONLY_REASON)
+    if (unknown := _unknown_pairs_null(ctx)) is not None:
+        return unknown
     if not ctx.has_support_labels:
-        return MetricResult(None, 0, "no support labels")
+        return MetricResult(None, 0, "no support labels", **_pair_counts(ctx))
     # Parity reproduces the notebook's greedy cover whatever variant is asked for.
     method = ctx.config.necessity_in_use
     if method == "exact":
         cover = solve_cover(ctx.matrices.support)
         note = "method=exact" if cover.proven_optimal else (
             f"method=exact, optimum not proven within the time limit (lower bound {cover.lower_bound} sources)")
-        return MetricResult(len(cover.columns) / columns, columns, note)
+        return MetricResult(len(cover.columns) / columns, columns, _with_unknown_note(ctx, note), **_pair_counts(ctx))
     chosen = necessary_sources(ctx.matrices.support, method)
-    return MetricResult(len(chosen) / columns, columns, f"method={method}")
+    return MetricResult(len(chosen) / columns, columns, _with_unknown_note(ctx, f"method={method}"), **_pair_counts(ctx))
 
 
 # ---- citation ---------------------------------------------------------------------------------
 
 
-@metric(label="Citation accuracy", group="citation", direction="higher_is_better",
-        formula="sum(C * F) / sum(C)", bands=higher_bands(90, 50), finding="C.I",
-        recommendation="Double-check for misattributions", reference_column="pct_citation_accuracy")
+@metric(label="Citation accuracy", group="citation", direction="higher_is_better", version=2,
+        formula="sum(C * F) / sum(C) (strict: over the citations whose pair is decided; null when more than half "
+                "are not)", bands=higher_bands(90, 50), finding="C.I",
+        recommendation="Double-check for misattributions", reference_column="pct_citation_accuracy",
+        max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="citations")
 def citation_accuracy(ctx: ScoringContext) -> MetricResult:
-    """Share of citations whose source fully supports the citing statement."""
+    """Share of citations whose source fully supports the citing statement.
+
+    A citation whose pair is unknown (its source has no text, the judge could not tell) is neither
+    accurate nor inaccurate: it is left out, and the value is null when such citations are more than
+    MAX_UNKNOWN_SHARE of them."""
     if skipped := _skip(ctx):
         return skipped
-    cited = int(ctx.matrices.citation.sum())
+    m = ctx.matrices
+    cited = int(m.citation.sum())
     if cited == 0:
         if ctx.mode == "parity":
             return MetricResult(1.0, 0, "paper-parity scores an answer with no citations as 1.0")
         return MetricResult(None, 0, "no citations")
-    if ctx.mode == "strict" and not ctx.has_support_labels:
-        # no source had text to judge (an engine response without snippets, nothing fetched):
-        # unknown, not inaccurate
-        return MetricResult(None, 0, "no support labels")
-    accurate = int((ctx.matrices.citation & ctx.matrices.support).sum())
-    return MetricResult(accurate / cited, cited)
+    assert m.unknown is not None
+    outcomes: list[bool | None] = []
+    unknown: list[tuple[int, int]] = []
+    for i, j in zip(*np.nonzero(m.citation)):
+        if m.unknown[i, j]:
+            outcomes.append(None)
+            unknown.append((m.statement_indexes[i], m.source_indexes[j]))
+        else:
+            outcomes.append(bool(m.support[i, j]))
+    return decided_mean(outcomes, "citations", "no citations", ctx.cause(unknown))
 
 
-@metric(label="Citation thoroughness", group="citation", direction="higher_is_better",
-        formula="sum(C * F) / sum(F)", bands=higher_bands(50, 20), finding="S.III",
+@metric(label="Citation thoroughness", group="citation", direction="higher_is_better", version=2,
+        formula="sum(C * F) / sum(F) (strict: over the decided pairs; null when more than half of the pairs are unknown)",
+        bands=higher_bands(50, 20), finding="S.III", max_unknown_share=MAX_UNKNOWN_SHARE,
+        unknown_unit="(statement, source) pairs",
         recommendation="Give importance to expert sources",
         reference_column="pct_citation_thoroughness")
 def citation_thoroughness(ctx: ScoringContext) -> MetricResult:
@@ -268,13 +316,47 @@ def citation_thoroughness(ctx: ScoringContext) -> MetricResult:
         return skipped
     if ctx.support_scope_cited_only:
         return MetricResult(None, 0, CITED_ONLY_REASON)
+    if (unknown := _unknown_pairs_null(ctx)) is not None:
+        return unknown
     if not ctx.has_support_labels:
-        return MetricResult(None, 0, "no support labels")
+        return MetricResult(None, 0, "no support labels", **_pair_counts(ctx))
     supported = int(ctx.matrices.support.sum())
     accurate = int((ctx.matrices.citation & ctx.matrices.support).sum())
     if ctx.mode == "parity":
         # The notebook divides by sum(F) + 1e-6, so "nothing supported" scores 0.
         return MetricResult(accurate / (supported + 1e-6), supported)
     if supported == 0:
-        return MetricResult(None, 0, "no statement is supported by any source")
-    return MetricResult(accurate / supported, supported)
+        return MetricResult(None, 0, "no statement is supported by any source", **_pair_counts(ctx))
+    return MetricResult(accurate / supported, supported, _with_unknown_note(ctx, ""), **_pair_counts(ctx))
+
+
+# ---- pairs left unknown (strict) ----------------------------------------------------------------
+
+
+def _pair_counts(ctx: ScoringContext) -> dict[str, Any]:
+    """units / unknown / unknown_why of a metric over every (relevant statement, source column) pair."""
+    m = ctx.matrices
+    assert m.unknown is not None
+    unknown = int(m.unknown.sum())
+    return {"units": int(m.support.size), "unknown": unknown,
+            "unknown_why": ctx.cause(m.unknown_codes) if unknown else ""}
+
+
+def _unknown_pairs_null(ctx: ScoringContext) -> MetricResult | None:
+    """The null result of a metric over every pair when too many of them are unknown, else None."""
+    counts = _pair_counts(ctx)
+    total, unknown = counts["units"], counts["unknown"]
+    if total and unknown > MAX_UNKNOWN_SHARE * total:
+        why = f" ({counts['unknown_why']})" if counts["unknown_why"] else ""
+        return MetricResult(None, 0, judged_share_text(total - unknown, total, "(statement, source) pairs") + why, **counts)
+    return None
+
+
+def _with_unknown_note(ctx: ScoringContext, note: str) -> str:
+    """A note saying how many pairs were left out as unknown, after `note`."""
+    counts = _pair_counts(ctx)
+    if not counts["unknown"]:
+        return note
+    why = f" ({counts['unknown_why']})" if counts["unknown_why"] else ""
+    left = f"{counts['unknown']} of {counts['units']} (statement, source) pairs left out, not judged{why}"
+    return f"{note}; {left}" if note else left

@@ -5,8 +5,9 @@ citation overlap with a gold answer.
 A support label "full" plays the part of the entailment decision of an NLI model (1); "partial" and
 "none" are 0. Every metric is a pure function of the answer's verdicts, read through
 `AttributionView` (which says when a pair or a set is unknown). A unit (statement or citation)
-whose outcome depends on an unknown is left out of the mean; a metric with more than half of its
-units unknown is null, with the reason.
+whose outcome depends on an unknown is left out of the mean; a metric with more than
+MAX_UNKNOWN_SHARE of its units unknown is null, with the reason and the judged share (the one
+threshold of the metric registry).
 
 Statements the judge marked as filler are left out of every metric, as everywhere in this toolkit
 (the paper scores every sentence); the remaining ones are called "statements" below.
@@ -20,25 +21,18 @@ from pipeline.gold import cited_keys, preferred_gold
 from pipeline.matrices import is_relevant, label_view
 from pipeline.metrics.attribution_view import AttributionView, Outcome, any_supports
 from pipeline.metrics.context import CITED_ONLY_REASON, ScoringContext
-from pipeline.metrics.registry import metric
+from pipeline.metrics.registry import MAX_UNKNOWN_SHARE, decided_mean, metric
 from pipeline.records import AnnotatedAnswer, MetricResult, Statement
 
 __all__ = ["StatementAttribution", "statement_attribution", "MAX_UNKNOWN_SHARE"]
 
-MAX_UNKNOWN_SHARE = 0.5  # a metric over more unknown units than this is null
 NO_GOLD = "no gold answer for this query"
 
 
-def _mean(outcomes: list[Outcome], unit: str, empty_reason: str) -> MetricResult:
-    """Mean of the known outcomes; null when there are none or when too many are unknown."""
-    if not outcomes:
-        return MetricResult(None, 0, empty_reason)
-    known = [o for o in outcomes if o is not None]
-    unknown = len(outcomes) - len(known)
-    if not known or unknown > MAX_UNKNOWN_SHARE * len(outcomes):
-        return MetricResult(None, len(known), f"{unknown} of {len(outcomes)} {unit} have no support decision")
-    note = f"{unknown} of {len(outcomes)} {unit} left out: no support decision" if unknown else ""
-    return MetricResult(sum(1 for o in known if o) / len(known), len(known), note)
+def _mean(ctx: ScoringContext, outcomes: list[Outcome], unit: str, empty_reason: str) -> MetricResult:
+    """Mean of the decided outcomes (`registry.decided_mean`), with the answer's commonest cause of
+    unknown pairs as the reason some are undecided."""
+    return decided_mean(outcomes, unit, empty_reason, ctx.cause() if None in outcomes else "")
 
 
 def _statements(ctx: ScoringContext) -> list[Statement]:
@@ -109,7 +103,8 @@ def statement_attribution(annotated: AnnotatedAnswer) -> list[StatementAttributi
 # ---- metrics -----------------------------------------------------------------------------------
 
 
-@metric(label="AutoAIS (citations)", group="attribution", direction="higher_is_better",
+@metric(label="AutoAIS (citations)", group="attribution", direction="higher_is_better", version=2,
+        max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="cited statements",
         formula="statements with a citation that supports them alone / statements with citations",
         reference_column="autoais_cit")
 def autoais_citations(ctx: ScoringContext) -> MetricResult:
@@ -117,10 +112,11 @@ def autoais_citations(ctx: ScoringContext) -> MetricResult:
     view = ctx.attribution
     cited = [s for s in _statements(ctx) if s.citations]
     outcomes = [any_supports(view.by_source(s.index, c) for c in s.citations) for s in cited]
-    return _mean(outcomes, "cited statements", "no statement cites a source")
+    return _mean(ctx, outcomes, "cited statements", "no statement cites a source")
 
 
-@metric(label="AutoAIS (passages)", group="attribution", direction="higher_is_better",
+@metric(label="AutoAIS (passages)", group="attribution", direction="higher_is_better", version=2,
+        max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="statements",
         formula="statements supported alone by some listed source, cited or not / statements",
         reference_column="autoais_pssg")
 def autoais_passages(ctx: ScoringContext) -> MetricResult:
@@ -133,20 +129,22 @@ def autoais_passages(ctx: ScoringContext) -> MetricResult:
         return MetricResult(None, 0, CITED_ONLY_REASON)
     view = ctx.attribution
     outcomes = [any_supports(view.by_source(s.index, i) for i in listed) for s in statements]
-    return _mean(outcomes, "statements", "no relevant statements")
+    return _mean(ctx, outcomes, "statements", "no relevant statements")
 
 
-@metric(label="NLI citation recall", group="attribution", direction="higher_is_better",
+@metric(label="NLI citation recall", group="attribution", direction="higher_is_better", version=2,
+        max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="statements",
         formula="statements its citations support taken together / statements (uncited ones count 0)",
         reference_column="nli_recall")
 def nli_citation_recall(ctx: ScoringContext) -> MetricResult:
     """Share of statements that their citations, read together, fully support (ALCE's citation recall)."""
     view = ctx.attribution
     outcomes = [view.by_citations(s) if s.citations else False for s in _statements(ctx)]
-    return _mean(outcomes, "statements", "no relevant statements")
+    return _mean(ctx, outcomes, "statements", "no relevant statements")
 
 
-@metric(label="NLI citation precision", group="attribution", direction="higher_is_better",
+@metric(label="NLI citation precision", group="attribution", direction="higher_is_better", version=2,
+        max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="citations",
         formula="citations not irrelevant / citations; irrelevant = the statement's citations do not support it "
                 "together, or this one does not support it alone while the others still do",
         reference_column="nli_precision")
@@ -159,7 +157,7 @@ def nli_citation_precision(ctx: ScoringContext) -> MetricResult:
             continue
         relevant, irrelevant, unknown = _citation_relevance(view, s)
         outcomes += [True] * len(relevant) + [False] * len(irrelevant) + [None] * len(unknown)
-    return _mean(outcomes, "citations", "no citations")
+    return _mean(ctx, outcomes, "citations", "no citations")
 
 
 def _overlap(ctx: ScoringContext, direction: str) -> MetricResult:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Iterable
+
+import numpy as np
 
 from pipeline.gold import GoldSimilarities, read_gold_similarity
-from pipeline.matrices import LabelView, Matrices, Mode, build_matrices, is_relevant, label_view
-from pipeline.metrics.attribution_view import AttributionView
+from pipeline.matrices import LabelView, Matrices, Mode, build_matrices, is_relevant, label_view, unknown_pairs
+from pipeline.metrics.attribution_view import AttributionView, Outcome
 from pipeline.metrics.necessity import NECESSITY_METHODS
-from pipeline.records import AnnotatedAnswer, Statement
+from pipeline.records import AnnotatedAnswer, Statement, unchecked_cause
 from pipeline.text import all_cited_indexes
 
 MODES: tuple[str, ...] = ("strict", "parity")  # the two rule sets (docs/design/decisions.md)
@@ -87,8 +91,36 @@ class ScoringContext:
 
     @cached_property
     def has_support_labels(self) -> bool:
-        """True when any support verdict exists for this answer."""
+        """True when any decided support verdict (full / partial / none) exists for this answer."""
         return bool(self.view.support) or bool(self.view.union_support)
+
+    @cached_property
+    def unknown_pairs(self) -> dict[tuple[int, int], str]:
+        """{(statement, source): cause code} of every pair that must be decided and is not, whatever
+        the mode (the attribution and Liu metrics do not depend on it)."""
+        return unknown_pairs(self.annotated, self.view)
+
+    def cause(self, pairs: Iterable[tuple[int, int]] | None = None) -> str:
+        """The commonest cause, in words, among these unknown pairs (all of the answer's by default)."""
+        codes = self.unknown_pairs
+        keys = codes.keys() if pairs is None else [p for p in pairs if p in codes]
+        counts = Counter(codes[k] for k in keys)
+        return unchecked_cause(counts.most_common(1)[0][0]) if counts else ""
+
+    def statement_supported(self, row: int) -> Outcome:
+        """Row `row` of the matrices: does some source column fully support it (True), does every
+        column decidedly not (False), or could an unknown pair still (None)?"""
+        m = self.matrices
+        if m.support[row].any():
+            return True
+        assert m.unknown is not None
+        return None if m.unknown[row].any() else False
+
+    def unknown_in_rows(self, rows: Iterable[int]) -> list[tuple[int, int]]:
+        """The unknown (statement, source) pairs of these matrix rows."""
+        m = self.matrices
+        assert m.unknown is not None
+        return [(m.statement_indexes[i], m.source_indexes[j]) for i in rows for j in np.flatnonzero(m.unknown[i])]
 
     @cached_property
     def parity_skip(self) -> str:

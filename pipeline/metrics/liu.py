@@ -4,60 +4,85 @@ Recall asks whether each verification-worthy statement is fully supported by the
 citations; precision asks whether each citation earns its place. Both read only the three-way
 support labels of cited pairs. When a judge gives no label for the union of a statement's
 citations, the union counts as fully supporting when any single citation does (a lower bound).
+A cited pair left unknown (its source has no text, the judge could not tell) decides nothing: a
+statement or citation whose outcome it could change is left out, and the metric is null when
+those are more than MAX_UNKNOWN_SHARE of its units.
 """
 
 from __future__ import annotations
 
+from pipeline.metrics.attribution_view import Outcome
 from pipeline.metrics.context import ScoringContext
-from pipeline.metrics.registry import metric
-from pipeline.records import MetricResult
+from pipeline.metrics.registry import MAX_UNKNOWN_SHARE, decided_mean, metric
+from pipeline.records import MetricResult, Statement
 from pipeline.sources import dead_sources, duplicate_pairs
 
 
-def _worthy(ctx: ScoringContext):
+def _worthy(ctx: ScoringContext) -> list[Statement]:
     return [s for s in ctx.relevant_statements if ctx.view.worthy.get(s.index, True)]
 
 
-def _union_full(ctx: ScoringContext, statement) -> bool:
+def _cited_labels(ctx: ScoringContext, statement: Statement) -> list[str | None]:
+    """The decided support label of each of the statement's citations, None where it is unknown."""
+    return [ctx.view.support.get((statement.index, c)) for c in statement.citations]
+
+
+def _union_full(ctx: ScoringContext, statement: Statement) -> Outcome:
+    """Do the statement's citations together fully support it? A decided union verdict says; without
+    one, yes when a single citation does, no when every citation is decided and none does (the lower
+    bound above), and unknown when a citation nobody decided could still."""
     union = ctx.view.union_support.get(statement.index)
     if union is not None:
         return union == "full"
-    return any(ctx.view.support.get((statement.index, c)) == "full" for c in statement.citations)
+    labels = _cited_labels(ctx, statement)
+    if "full" in labels:
+        return True
+    return None if None in labels else False
 
 
-@metric(label="Citation recall", group="liu", direction="higher_is_better",
-        formula="worthy statements fully supported by their own citations / worthy statements",
-        reference_column="citation_recall")
+def _unknown_cited(ctx: ScoringContext, statements: list[Statement]) -> list[tuple[int, int]]:
+    return [(s.index, c) for s in statements for c in s.citations if (s.index, c) not in ctx.view.support]
+
+
+@metric(label="Citation recall", group="liu", direction="higher_is_better", version=2,
+        formula="worthy statements fully supported by their own citations / worthy statements "
+                "(statements whose citations are not judged left out; null when more than half)",
+        reference_column="citation_recall", max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="worthy statements")
 def citation_recall(ctx: ScoringContext) -> MetricResult:
     """Share of verification-worthy statements fully supported by the sources they cite."""
     worthy = _worthy(ctx)
-    if not worthy:
-        return MetricResult(None, 0, "no verification-worthy statements")
-    if not ctx.has_support_labels and any(s.citations for s in worthy):
-        return MetricResult(None, 0, "no support labels")
-    supported = sum(1 for s in worthy if s.citations and _union_full(ctx, s))
-    return MetricResult(supported / len(worthy), len(worthy))
+    outcomes = [_union_full(ctx, s) if s.citations else False for s in worthy]
+    undecided = [s for s, o in zip(worthy, outcomes) if o is None]
+    return decided_mean(outcomes, "worthy statements", "no verification-worthy statements",
+                        ctx.cause(_unknown_cited(ctx, undecided)))
 
 
-@metric(label="Citation precision", group="liu", direction="higher_is_better",
-        formula="(fully supporting citations + partial ones that complete a union) / citations",
-        reference_column="citation_precision")
+def _citation_good(label: str | None, labels: list[str | None], union: Outcome) -> Outcome:
+    """Does one citation earn its place: it fully supports its statement, or it supports it in part
+    and completes a union that fully supports it while no single citation does?"""
+    if label == "full":
+        return True
+    if label == "none":
+        return False
+    if label is None:
+        return None
+    if "full" in labels or union is False:  # a partial one counts only where no single one is full
+        return False
+    return None if union is None or None in labels else True
+
+
+@metric(label="Citation precision", group="liu", direction="higher_is_better", version=2,
+        formula="(fully supporting citations + partial ones that complete a union) / citations "
+                "(undecided citations left out; null when more than half)",
+        reference_column="citation_precision", max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="citations")
 def citation_precision(ctx: ScoringContext) -> MetricResult:
     """Share of citations that support their statement, alone or as a needed part of a union."""
-    total = 0
-    good = 0
+    outcomes: list[Outcome] = []
     for s in ctx.relevant_statements:
-        labels = [ctx.view.support.get((s.index, c)) for c in s.citations]
-        total += len(labels)
-        full = labels.count("full")
-        good += full
-        if full == 0 and _union_full(ctx, s):
-            good += labels.count("partial")
-    if total == 0:
-        return MetricResult(None, 0, "no citations")
-    if not ctx.has_support_labels:
-        return MetricResult(None, 0, "no support labels")
-    return MetricResult(good / total, total)
+        labels = _cited_labels(ctx, s)
+        union = _union_full(ctx, s) if s.citations else False
+        outcomes += [_citation_good(label, labels, union) for label in labels]
+    return decided_mean(outcomes, "citations", "no citations", ctx.cause(_unknown_cited(ctx, ctx.relevant_statements)))
 
 
 @metric(label="Citation F1", group="liu", direction="higher_is_better",

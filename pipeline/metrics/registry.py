@@ -8,12 +8,20 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
-from typing import Callable, Literal
+from typing import Callable, Literal, Sequence
 
 from pipeline.records import MetricResult
 
 Direction = Literal["higher_is_better", "lower_is_better", "neutral"]
 Rating = Literal["acceptable", "borderline", "problematic"]
+
+# The one threshold for labels nobody gave: when more than this share of the units a metric needs
+# (statements, citations, pairs, sources) has no decided label (a pair whose source has no text, a
+# judge that could not tell...), the metric is null with the reason and the judged share, for one
+# answer and for a scorecard cell alike. Below it, undecided units are left out of the value, which
+# then says how many. Metrics read their own value of it from `MetricInfo.max_unknown_share`
+# (stance metrics keep their stricter third, `aee.MAX_UNKNOWN_STANCE`).
+MAX_UNKNOWN_SHARE = 0.5
 
 RATING_SYMBOLS: dict[str, str] = {"acceptable": "▲", "borderline": "●", "problematic": "▼"}
 RATING_COLOURS: dict[str, str] = {"acceptable": "#1a7f37", "borderline": "#b7791f", "problematic": "#c53030"}
@@ -52,9 +60,11 @@ class MetricInfo:
     recommendation: str = ""  # design recommendation it measures (Table 6)
     reference_column: str = ""  # column name in the published scorecard CSVs
     harmonic_of: tuple[str, str] | tuple[()] = ()  # corpus value = harmonic mean of these two corpus means
-    # largest share of the labels a metric reads that may be `unknown` (a judge's abstention) before
-    # the metric is null for the answer; None when the metric reads no label that can abstain
+    # largest share of the units a metric needs that may have no decided label (a judge's
+    # abstention, a source without text) before the metric is null, per answer and per scorecard
+    # cell; None when the metric reads no label that can be missing
     max_unknown_share: float | None = None
+    unknown_unit: str = ""  # what those units are, in words ("statements", "citations", "pairs")
 
     def scale(self, value: float | None) -> float | None:
         """A per-answer or mean value in display units (percent metrics times 100)."""
@@ -93,6 +103,7 @@ def metric(
     reference_column: str = "",
     harmonic_of: tuple[str, str] | tuple[()] = (),
     max_unknown_share: float | None = None,
+    unknown_unit: str = "",
 ) -> Callable[[Callable[..., MetricResult]], Callable[..., MetricResult]]:
     """Register a per-answer metric function under its own name."""
 
@@ -117,10 +128,50 @@ def metric(
             reference_column=reference_column,
             harmonic_of=harmonic_of,
             max_unknown_share=max_unknown_share,
+            unknown_unit=unknown_unit,
         )
         return fn
 
     return register
+
+
+def decided_mean(outcomes: Sequence[bool | None], unit: str, empty_reason: str, cause: str = "",
+                 max_unknown_share: float = MAX_UNKNOWN_SHARE) -> MetricResult:
+    """The share of True among the decided outcomes (None = no label decides this unit).
+
+    Null with `empty_reason` when there are no units; null with the judged share when more than
+    `max_unknown_share` of them are undecided (a value over the few decided ones would describe
+    which sources had text, not the answer); otherwise the undecided ones are left out and the
+    note says how many. `cause` names why units are undecided ("sources without text")."""
+    total = len(outcomes)
+    if total == 0:
+        return MetricResult(None, 0, empty_reason)
+    known = [o for o in outcomes if o is not None]
+    unknown = total - len(known)
+    why = f" ({cause})" if cause and unknown else ""
+    if not known or unknown > max_unknown_share * total:
+        return MetricResult(None, len(known), f"{judged_share_text(len(known), total, unit)}{why}",
+                            units=total, unknown=unknown, unknown_why=cause if unknown else "")
+    note = f"{unknown} of {total} {unit} left out, not judged{why}" if unknown else ""
+    return MetricResult(sum(1 for o in known if o) / len(known), len(known), note,
+                        units=total, unknown=unknown, unknown_why=cause if unknown else "")
+
+
+def judged_share_text(decided: int, total: int, unit: str) -> str:
+    """"only 3 of 10 statements (30%) judged" style words for a null result ("judged": some label
+    decides the unit's outcome)."""
+    if decided == 0:
+        return f"none of {total} {unit} judged"
+    return f"only {decided} of {total} {unit} ({percent_text(decided / total)}) judged"
+
+
+def percent_text(share: float) -> str:
+    """A share as a whole percentage, never rounded to 0% or 100% when it is neither."""
+    if 0 < share < 0.005:
+        return "under 1%"
+    if 0.995 <= share < 1:
+        return "over 99%"
+    return f"{share:.0%}"
 
 
 def lower_bands(acceptable_below: float, borderline_below: float) -> tuple[Band, ...]:

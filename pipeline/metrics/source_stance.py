@@ -3,9 +3,10 @@ next to the answer, and whether the statements citing a source go its way.
 
 Inputs are `source_stance` verdicts (one per listed source: agree / disagree / neutral towards the
 side the query's wording takes, or unknown) and the statements' own `stance` verdicts. Sources the
-judge could not label (unknown, a parse failure, or no verdict at all) are left out of every share;
-when they are more than half of the listed sources the metrics are null with the reason, because a
-share over the few labelled ones would describe the judge's blind spots rather than the answer.
+judge could not label (unknown, a parse failure, or no verdict at all, as for every source without
+text) are left out of every share; when they are more than MAX_UNKNOWN_SHARE of the listed sources
+(the registry's one threshold) the metrics are null with the reason, because a share over the few
+labelled ones would describe the judge's blind spots rather than the answer.
 
 `source_stance_rows` gives the per-source detail behind the numbers (the inspector panel and the
 dataset-level tables in `pipeline.conflict.sides` read it); it is a pure function like the metrics.
@@ -14,19 +15,20 @@ dataset-level tables in `pipeline.conflict.sides` read it); it is a pure functio
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from typing import Any, Iterable
 from urllib.parse import urlsplit
 
 from pipeline.matrices import is_relevant, label_view
 from pipeline.metrics.context import ScoringContext
-from pipeline.metrics.registry import metric
-from pipeline.records import AnnotatedAnswer, MetricResult
+from pipeline.metrics.registry import MAX_UNKNOWN_SHARE, judged_share_text, metric
+from pipeline.records import AnnotatedAnswer, MetricResult, unchecked_cause, unreadable_code
 from pipeline.sources import source_type
 
 NOT_DEBATE = "defined for debate queries only"
 KNOWN = ("agree", "disagree", "neutral")
 SIDES = ("agree", "disagree")
-MIN_KNOWN_SHARE = 0.5  # below this share of listed sources with a known stance, the metrics are null
+MIN_KNOWN_SHARE = 1 - MAX_UNKNOWN_SHARE  # below this share of listed sources with a known stance, the metrics are null
 
 
 def source_stance_labels(annotated: AnnotatedAnswer) -> dict[int, str]:
@@ -74,9 +76,23 @@ def _known_sources(ctx: ScoringContext) -> tuple[dict[int, str], MetricResult | 
         return {}, MetricResult(None, 0, "no source stance labels")
     known = {k: v for k, v in labels.items() if v in KNOWN}
     if len(known) < MIN_KNOWN_SHARE * listed:
-        return known, MetricResult(None, len(known), f"stance known for only {len(known)} of {listed} listed sources "
-                                                     "(the rest unknown or unlabelled)")
+        counts = _source_counts(ctx, known)
+        why = counts["unknown_why"] or "the rest unknown or unlabelled"
+        return known, MetricResult(None, len(known), f"{judged_share_text(len(known), listed, 'listed sources')} ({why})",
+                                   **counts)
     return known, None
+
+
+def _source_counts(ctx: ScoringContext, known: dict[int, str]) -> dict:
+    """units / unknown / unknown_why of a metric over the listed sources' stances."""
+    labelled = source_stance_labels(ctx.annotated)
+    unknown = [s for s in ctx.answer.sources if s.index not in known]
+    # a source the judge was never asked about because it has no text, not one it could not tell
+    no_text = sum(1 for s in unknown if s.index not in labelled and unreadable_code(s))
+    why = ""
+    if unknown:
+        why = unchecked_cause("no_text") if no_text * 2 > len(unknown) else "sources whose stance the judge could not tell"
+    return {"units": len(ctx.answer.sources), "unknown": len(unknown), "unknown_why": why}
 
 
 def _stance_note(known: dict[int, str], listed: int) -> str:
@@ -99,31 +115,35 @@ def _side_share(ctx: ScoringContext, side: str) -> MetricResult:
     if null:
         return null
     taking = sum(1 for v in known.values() if v == side)
-    return MetricResult(taking / len(known), len(known), _stance_note(known, len(ctx.answer.sources)))
+    return MetricResult(taking / len(known), len(known), _stance_note(known, len(ctx.answer.sources)),
+                        **_source_counts(ctx, known))
 
 
-@metric(label="Pro sources", group="source stance", direction="neutral", debate_only=True,
+@metric(label="Pro sources", group="source stance", max_unknown_share=MAX_UNKNOWN_SHARE,
+        unknown_unit="listed sources", direction="neutral", debate_only=True,
         formula="sources agreeing with the question's side / listed sources with a known stance")
 def pro_source_share(ctx: ScoringContext) -> MetricResult:
     """Share of the listed sources that take the side the question's wording takes."""
     return _side_share(ctx, "agree")
 
 
-@metric(label="Con sources", group="source stance", direction="neutral", debate_only=True,
+@metric(label="Con sources", group="source stance", max_unknown_share=MAX_UNKNOWN_SHARE,
+        unknown_unit="listed sources", direction="neutral", debate_only=True,
         formula="sources disagreeing with the question's side / listed sources with a known stance")
 def con_source_share(ctx: ScoringContext) -> MetricResult:
     """Share of the listed sources that take the side opposite to the question's wording."""
     return _side_share(ctx, "disagree")
 
 
-@metric(label="Source balance", group="source stance", direction="higher_is_better", debate_only=True,
+@metric(label="Source balance", group="source stance", max_unknown_share=MAX_UNKNOWN_SHARE,
+        unknown_unit="listed sources", direction="higher_is_better", debate_only=True,
         formula="1 - |agree - disagree| / (agree + disagree) over listed sources")
 def source_balance(ctx: ScoringContext) -> MetricResult:
     """How evenly the listed sources split between the two sides (1 even, 0 all on one side)."""
     known, null = _known_sources(ctx)
     if null:
         return null
-    return _balance_result(known.values(), "no listed source takes a side")
+    return replace(_balance_result(known.values(), "no listed source takes a side"), **_source_counts(ctx, known))
 
 
 @metric(label="Answer balance", group="source stance", direction="higher_is_better", debate_only=True,
@@ -148,7 +168,8 @@ def balance_gap(ctx: ScoringContext) -> MetricResult:
     return MetricResult(answer.value - sources.value, answer.n + sources.n)
 
 
-@metric(label="Side picked from two-sided sources", group="source stance", direction="lower_is_better",
+@metric(label="Side picked from two-sided sources", group="source stance", max_unknown_share=MAX_UNKNOWN_SHARE,
+        unknown_unit="listed sources", direction="lower_is_better",
         debate_only=True,
         formula="for one-sided answers: 1 if the listed sources include both an agreeing and a disagreeing source, else 0")
 def side_picked(ctx: ScoringContext) -> MetricResult:
@@ -164,7 +185,7 @@ def side_picked(ctx: ScoringContext) -> MetricResult:
     if null:
         return null
     sides = set(known.values())
-    return MetricResult(1.0 if {"agree", "disagree"} <= sides else 0.0, len(known))
+    return MetricResult(1.0 if {"agree", "disagree"} <= sides else 0.0, len(known), **_source_counts(ctx, known))
 
 
 @metric(label="Citations follow source stance", group="source stance", direction="higher_is_better",

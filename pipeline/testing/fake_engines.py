@@ -53,6 +53,7 @@ class Logged:
     query: str
     status: int = 0
     body: Any = field(default=None, repr=False)
+    at: float = field(default_factory=time.monotonic)  # when the server read the request
 
 
 def _query_of(path: str, body: Any) -> str:

@@ -1,0 +1,131 @@
+"""Cached loaders of the judge audit for the pages: samples, the labels store, agreement and the
+prediction-powered rows. Everything is computed by `pipeline.audit`; this module only caches it,
+keyed by what can change it (the labels store's newest event, the sample files, the results tables),
+so a label given in one tab shows in another on its next rerun."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import data
+from pipeline.audit import UNIT_FIELDS
+from pipeline.audit.agreement import audit_agreement, per_person
+from pipeline.audit.humans import EXPERTS, expert_labels
+from pipeline.audit.labels import LabelStore, labels_path, seat_items
+from pipeline.audit.population import judge_labels
+from pipeline.audit.sample import Sample, list_samples, load_sample, samples_dir
+from pipeline.store import list_judges
+
+
+def store() -> LabelStore:
+    """The labels store of the current results folder (opened per call: it is a file, not a server)."""
+    return LabelStore(labels_path(data.results_root()))
+
+
+def version() -> tuple[int, int]:
+    """(events, newest event id) of the labels store: changes whenever anyone saves a label."""
+    return store().version()
+
+
+def samples(dataset: str) -> list[dict[str, Any]]:
+    """How each sample of a dataset was drawn, newest first."""
+    return list_samples(dataset, data.results_root())
+
+
+def _sample_stamp(sample_id: str) -> int:
+    path = samples_dir(data.results_root()) / sample_id / "sample.json"
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _sample(root: str, sample_id: str, stamp: int) -> Sample:
+    return load_sample(sample_id, Path(root))
+
+
+def sample(sample_id: str) -> Sample:
+    """A registered sample (cached until its files change)."""
+    return _sample(str(data.results_root()), sample_id, _sample_stamp(sample_id))
+
+
+def sample_label(meta: dict[str, Any]) -> str:
+    """How a sample is named in a select box."""
+    what = {"pair": "support pairs", "statement": "statements (relevance, stance)"}.get(str(meta.get("unit")), "items")
+    return f"{meta['sample_id']} · {meta.get('n_items', '?')} {what} · judge {meta.get('judge', '?')}"
+
+
+def item_order(s: Sample, seat: dict | None = None) -> list[str]:
+    """The items an annotator works through, in order: the whole sample, or a classroom seat's."""
+    order = list(s.items.sort_values("order")["item_id"])
+    return seat_items(order, int(seat["first"]), int(seat["size"])) if seat else order
+
+
+def my_labels(sample_id: str, annotator: str) -> pd.DataFrame:
+    """One annotator's current labels of a sample (read fresh: never cached)."""
+    return store().labels(sample_id, annotator)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _judge_labels(root: str, sample_id: str, stamp: int, results_stamp: tuple) -> tuple[dict, dict]:
+    s = load_sample(sample_id, Path(root))
+    answers = data.annotated_answers(s.meta["dataset"], s.meta["judge"])
+    return judge_labels(s.items, answers, s.unit)
+
+
+def judge_item_labels(s: Sample) -> tuple[dict[str, dict[str, str]], dict[str, float]]:
+    """The sampled judge's current labels and scores of a sample's items."""
+    stamp = data._stamp(s.meta["dataset"], s.meta["judge"])
+    return _judge_labels(str(data.results_root()), s.sample_id, _sample_stamp(s.sample_id), stamp)
+
+
+def has_experts(s: Sample) -> bool:
+    """True on a pair sample of a dataset whose `human` judge carries expert labels (ExpertQA)."""
+    return s.unit == "pair" and "human" in list_judges(s.meta["dataset"], data.results_root())
+
+
+@st.cache_data(show_spinner="Comparing the judge with the people…", max_entries=32)
+def _agreement(root: str, sample_id: str, field: str, labels_version: tuple, results_stamp: tuple,
+               with_experts: bool, people_filter: tuple[str, ...]) -> dict[str, Any]:
+    s = load_sample(sample_id, Path(root))
+    judge, scores = judge_item_labels(s)
+    people = per_person(LabelStore(labels_path(Path(root))).labels(sample_id), field)
+    if people_filter:
+        people = {k: v for k, v in people.items() if k in people_filter}
+    if with_experts:
+        carried = data.annotated_answers(s.meta["dataset"], "human")
+        experts = expert_labels(s.items, [v for a in carried.values() for v in a.verdicts])
+        got = {item: labels["support"] for item, labels in experts.items() if labels.get("support")}
+        if got:
+            people[EXPERTS] = {k: str(v) for k, v in got.items()}
+    return audit_agreement(s.items, s.frame, judge.get(field, {}), people, field, scores if field == "support" else None)
+
+
+def agreement(s: Sample, field: str, with_experts: bool = False, people: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Judge vs people and people vs people on one field of a sample (cached per labels version)."""
+    stamp = data._stamp(s.meta["dataset"], s.meta["judge"])
+    return _agreement(str(data.results_root()), s.sample_id, field, version(), stamp, with_experts, tuple(sorted(people)))
+
+
+@st.cache_data(show_spinner="Correcting the scorecard with the audit's labels…", max_entries=16)
+def _ppi(root: str, dataset: str, judge: str, query_type: str, human: str, labels_version: tuple,
+         results_stamp: tuple, samples_stamp: tuple) -> dict[str, Any]:
+    from pipeline.audit.scorecard import ppi_scorecard
+
+    return ppi_scorecard(dataset, judge, human=human, query_type=query_type, root=Path(root))
+
+
+def ppi(dataset: str, judge: str, query_type: str, human: str = "all") -> dict[str, Any]:
+    """The prediction-powered rows of a dataset x judge (cached until a label, a sample or a result changes)."""
+    stamps = tuple((m["sample_id"], _sample_stamp(str(m["sample_id"]))) for m in samples(dataset))
+    return _ppi(str(data.results_root()), dataset, judge, query_type, human, version(), data._stamp(dataset, judge), stamps)
+
+
+def main_field(s: Sample) -> str:
+    """The field a sample is mostly about: support for pairs, relevance for statements."""
+    return UNIT_FIELDS[s.unit][0]

@@ -1,0 +1,240 @@
+"""What the Judges and Scorecard pages show of the judge audits: agreement between the judge and the
+people who labelled a sample, and the prediction-powered columns of the scorecard. The numbers come
+from `pipeline.audit` (through `dashboard.audit_data`); this module lays them out as text a
+researcher can quote and a class can read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import audit_data, charts, data
+from dashboard.metric_text import NA, fmt_metric
+from dashboard.render import md_escape, md_with_code
+from dashboard.url_state import page_link
+from pipeline.audit.humans import MAJORITY
+from pipeline.audit.ppi import PPI_METRICS
+from pipeline.metrics import METRICS
+
+FIELD_TITLES = {"support": "support", "relevant": "relevance", "stance": "stance"}
+
+
+def stat_text(stat: dict[str, Any] | None, reason: str = "not measurable here") -> str:
+    """0.712 [0.645, 0.790], or n/a with why."""
+    if not stat or stat.get("value") is None:
+        return f"{NA}: {reason}"
+    low, high = stat.get("low"), stat.get("high")
+    interval = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else " (too few items for an interval)"
+    return f"{stat['value']:.3f}{interval}"
+
+
+def _table(frame: pd.DataFrame) -> None:
+    shown = frame.map(lambda v: md_escape(v) if isinstance(v, str) else v)
+    shown.columns = [md_escape(c) for c in frame.columns]
+    st.table(shown, hide_index=True)
+
+
+def judges_audit_section() -> None:
+    """The Judges page's section on human audits: every dataset with a sample."""
+    st.subheader("Checked by people: audits of the judge")
+    with_samples = [d for d in data.datasets() if audit_data.samples(d)]
+    if not with_samples:
+        st.info("Nobody has audited a judge here yet. Draw a sample and label it on the Audit the judge page, or "
+                "from the command line:", icon=":material/info:")
+        st.code("aee audit sample --dataset demo --judge offline --n 100 --out sample.csv\n"
+                "aee audit import --dataset demo sample.csv --annotator \"Your name\"", language="bash")
+        return
+    cols = st.columns([1, 2, 1.3])
+    dataset = cols[0].selectbox("Dataset audited", with_samples, format_func=data.dataset_label, key="judges_audit_dataset")
+    metas = audit_data.samples(dataset)
+    ids = [str(m["sample_id"]) for m in metas]
+    sample_id = cols[1].selectbox("Sample", ids, format_func=lambda i: audit_data.sample_label(
+        next(m for m in metas if m["sample_id"] == i)), key="judges_audit_sample")
+    s = audit_data.sample(sample_id)
+    fields = ["support"] if s.unit == "pair" else ["relevant", "stance"]
+    field = str(cols[2].selectbox("Label", fields, format_func=lambda f: FIELD_TITLES.get(f, f), key="judges_audit_field"))
+    experts = audit_data.has_experts(s) and st.toggle(
+        "Count ExpertQA's experts as one more person", value=True, key="judges_audit_experts",
+        help="The dataset carries expert support labels for these pairs (the `human` judge).")
+    result = audit_data.agreement(s, field, with_experts=bool(experts))
+    judge = s.meta["judge"]
+    if not result["annotators"]:
+        st.info("Nobody has labelled this sample yet.", icon=":material/info:")
+        return
+    st.caption("Each item counts with its sampling weight, so these figures describe all the judge's labels, not only "
+               "the sample (rare labels were drawn more often on purpose). 95% intervals come from redrawing the "
+               "labelled statements within their strata (bootstrap). \"Can't tell\" answers and the judge's "
+               "\"unknown\" are left out and counted.")
+    rows = []
+    for v in result["versus_judge"]:
+        who = "majority of the people" if v["annotator"] == MAJORITY else v["annotator"]
+        rows.append({"person": who, "items compared": str(v["n_items"]),
+                     "balanced accuracy": stat_text(v.get("balanced_accuracy"), "no item"),
+                     "AUC of the judge's score": stat_text(v.get("auc"), v.get("auc_reason") or "not measurable here"),
+                     "Cohen's kappa": stat_text(v.get("kappa"), "no item"),
+                     "left out": f"{v['cant_tell']} can't tell, {v['judge_unknown']} judge unknown"})
+    st.markdown(f"**Judge {md_escape(judge)} against each person**")
+    _table(pd.DataFrame(rows))
+    chosen = next((v for v in result["versus_judge"] if v["annotator"] == MAJORITY), result["versus_judge"][0])
+    conf = chosen.get("confusion")
+    if conf:
+        left, right = st.columns([1, 1.3])
+        who = "the people's majority" if chosen["annotator"] == MAJORITY else chosen["annotator"]
+        left.markdown("*Items compared*")
+        left.table(charts.confusion_table(conf["rows"], conf["cols"], conf["counts"], row_title=f"judge {judge}",
+                                          col_title=who))
+        shares = pd.DataFrame([
+            {"judge said": r, **{f"people: {c}": _share(conf, i, j) for j, c in enumerate(conf["cols"])}}
+            for i, r in enumerate(conf["rows"])])
+        right.markdown("**Share of all items (weighted), with 95% intervals**")
+        right.table(shares, hide_index=True)
+    alpha = result["alpha"]
+    st.markdown("**The people among themselves**")
+    if alpha.get("alpha"):
+        st.markdown(f"Krippendorff's α = {stat_text(alpha['alpha'])} over {alpha['n_items']} items labelled by two or more "
+                    f"people ({alpha['annotators']} people). 1 means they always agree, 0 no better than chance.")
+    else:
+        st.caption(f"Krippendorff's α: {NA}: {md_escape(alpha.get('reason', ''))}.")
+    if result["pairs"]:
+        _table(pd.DataFrame([{"people": f"{p['a']} and {p['b']}", "items both labelled": str(p["n_items"]),
+                              "same label": f"{p['agreement']:.0%}" if p["agreement"] is not None else NA,
+                              "Cohen's kappa": f"{p['kappa']:.3f}" if p["kappa"] is not None else NA}
+                             for p in result["pairs"]]))
+    _disagreements(result["disagreements"], s, judge, field)
+
+
+def _share(conf: dict, i: int, j: int) -> str:
+    value = conf["shares"][i][j]
+    low, high = conf["low"][i][j], conf["high"][i][j]
+    if low != low or high != high:
+        return f"{value:.1%}"
+    return f"{value:.1%} [{low:.1%}, {high:.1%}]"
+
+
+def _disagreements(frame: pd.DataFrame, s, judge: str, field: str) -> None:
+    reference = "the people's majority" if len(frame) and frame["labels"].map(len).max() > 1 else "the person"
+    st.markdown(f"**Where the judge and {reference} disagree** ({len(frame)})")
+    if frame.empty:
+        st.caption("Nowhere: on every item both labelled, the judge and the people gave the same label.")
+        return
+    dataset = s.meta["dataset"]
+    view = pd.DataFrame({
+        "item": frame["order"].astype(int) + 1,
+        "open": [page_link("inspector", {"dataset": dataset, "judge": judge, "answer": a}) for a in frame["answer_id"]],
+        "judge": frame["judge"], "people": frame["people"],
+        "each person": frame["labels"].map(lambda d: "; ".join(f"{k}: {v}" for k, v in d.items())),
+        "engine": frame["engine"],
+        "source": frame["source_index"].map(lambda v: "" if v is None or v != v else f"[{int(v)}]"),
+        "statement": frame["statement"].str.slice(0, 200),
+    })
+    st.dataframe(view, hide_index=True, width="stretch", key=f"judges_audit_disagree_{s.sample_id}_{field}",
+                 column_config={"open": st.column_config.LinkColumn("open", display_text="in the inspector",
+                                                                    help="The answer in the Answer inspector"),
+                                "statement": st.column_config.TextColumn(width="large")})
+
+
+# ---- the scorecard's prediction-powered columns ---------------------------------------------------
+
+
+def _interval(row: dict, metric: str, key: str) -> str:
+    value, low, high = row.get(key), row.get(f"{key}_low"), row.get(f"{key}_high")
+    if value is None:
+        return NA
+    shown = fmt_metric(value, metric, 1)
+    if low is None or high is None:
+        return shown
+    if row.get("labelled_units") == row.get("population_units") and abs(high - low) < 1e-9:
+        return f"{shown} (exact: every unit labelled)"
+    return f"{shown} [{fmt_metric(low, metric, 1)}, {fmt_metric(high, metric, 1)}]"
+
+
+def verdict(row: dict) -> str:
+    """What a row says in words: biased or not, and what more labels would buy."""
+    if PPI_METRICS.get(row["metric"]) is None:
+        return "no judge label enters this metric: nothing to correct"
+    if row.get("ppi") is None:
+        return row.get("reason") or "not computable"
+    words = []
+    if row.get("biased") is True:
+        side = "above" if (row.get("judge_only") or 0) > (row.get("ppi_high") or 0) else "below"
+        words.append(f"judge biased: its value lies {side} the corrected interval")
+    elif row.get("biased") is False:
+        words.append("judge within the corrected interval")
+    if row.get("more_to_halve"):
+        words.append(f"about {row['more_to_halve']} more labelled items would halve the interval")
+    return "; ".join(words)
+
+
+def ppi_table(result: dict[str, Any], domain: str) -> tuple[pd.DataFrame, dict[str, list[str]]]:
+    """One row per metric of one domain (all engines, or an engine) that has a corrected value:
+    judge-only, PPI [95%], human-only [95%], n and what it says; and the metrics left out, by reason."""
+    rows: list[dict[str, str]] = []
+    missing: dict[str, list[str]] = {}
+    for r in (r for r in result["rows"] if r["domain"] == domain):
+        metric = r["metric"]
+        unit = PPI_METRICS.get(metric)
+        if unit is not None and r.get("ppi") is None and r.get("human") is None:
+            missing.setdefault(r.get("reason") or "not computable", []).append(METRICS[metric].label)
+            continue
+        rows.append({
+            "metric": METRICS[metric].label,
+            "judge only": fmt_metric(r["judge_only"], metric, 1) if r["judge_only"] is not None else NA,
+            "corrected (PPI) [95%]": _interval(r, metric, "ppi"),
+            "people only [95%]": _interval(r, metric, "human"),
+            "n labelled": (f"{r['labelled_units']} of {r['population_units']} {'statements' if unit == 'pair' else 'answers'}"
+                           if unit else "not needed"),
+            "what it says": verdict(r),
+        })
+    return pd.DataFrame(rows), missing
+
+
+def scorecard_ppi_section(dataset: str, judge: str, query_type: str, mode: str) -> None:
+    """The Scorecard's prediction-powered columns (shown when an audit exists and asked for)."""
+    st.subheader("Checked by people: corrected values")
+    metas = [m for m in audit_data.samples(dataset) if m.get("judge") == judge]
+    if not metas:
+        st.caption(f"No audit of judge {md_escape(judge)} on this dataset yet. Label a sample of its decisions on the "
+                   "Audit the judge page and this section corrects the scorecard with your labels "
+                   "(prediction-powered inference) and says whether the judge is biased.")
+        return
+    if not st.toggle("Show the corrected values beside the judge's", key="scorecard_ppi",
+                     help="Prediction-powered inference: the judge's labels on every item, corrected by the human "
+                          "labels on the audited sample. Needs the `audit` extra (ppi-python)."):
+        return
+    if mode != "strict":
+        st.info("Corrected values are computed under the strict rules; switch Scoring rules to Strict.", icon=":material/info:")
+        return
+    human = "all"
+    pair_sample = next((m for m in metas if m.get("unit") == "pair"), None)
+    if pair_sample is not None and audit_data.has_experts(audit_data.sample(str(pair_sample["sample_id"]))):
+        human = st.radio("Whose labels correct the judge", ["all", "experts"], horizontal=True, key="scorecard_ppi_human",
+                         format_func={"all": "the audit's annotators", "experts": "ExpertQA's experts (support)"}.get)
+    try:
+        result = audit_data.ppi(dataset, judge, query_type, human)
+    except ImportError as exc:
+        st.warning(md_escape(str(exc)))
+        return
+    st.caption("Judge only: the scorecard above. Corrected (PPI): the judge's labels on every item plus the people's "
+               "labels on the sample, which remove the judge's average error; valid whatever the judge's quality, and "
+               "narrower than the people-only estimate when the judge is good. People only: the sample alone. "
+               "n: units labelled completely (every pair of a statement; every statement of an answer) of all in the "
+               f"population. Human labels: {md_escape(result['human_label'])}; samples: "
+               + md_escape(", ".join(f"{u}: {sid}" for u, sid in result["samples"].items())) + ".")
+    domains = ["all engines", *data.engines(dataset)]
+    domain = st.segmented_control("Engines", domains, default="all engines", key="scorecard_ppi_domain") or "all engines"
+    table, missing = ppi_table(result, domain)
+    biased = [r for r in result["rows"] if r.get("biased") and r["domain"] == domain]
+    if biased:
+        st.warning("The judge's own value falls outside the corrected 95% interval for "
+                   + ", ".join(md_escape(METRICS[r["metric"]].label.lower()) for r in biased)
+                   + ": read those rows from the corrected column.", icon=":material/warning:")
+    if not table.empty:
+        _table(table)
+    for reason, metrics in missing.items():
+        st.caption(f"Not corrected yet: {md_escape(', '.join(metrics))}: {md_with_code(reason)}.")
+    export = pd.DataFrame(result["rows"]).drop(columns=["sample_id"], errors="ignore")
+    st.download_button("Corrected values, every engine (CSV)", export.to_csv(index=False).encode("utf-8"),
+                       f"scorecard_ppi_{dataset}_{judge}_{query_type}.csv", "text/csv", key="scorecard_ppi_csv",
+                       on_click="ignore", icon=":material/download:")

@@ -1,0 +1,237 @@
+"""Audit the judge: label a random sample of the judge's decisions yourself (or with a class), so the
+scorecard can say how far off the judge is and correct for it (docs/audit.md)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import audit_data, data
+from dashboard.audit_view import label_panel, who_table
+from dashboard.render import ensure_router, link_to_page, md_escape, pick_dataset
+from dashboard.url_state import full_url
+from pipeline.audit.agreement import FIELD_CLASSES, krippendorff_alpha, majority_labels
+from pipeline.audit.labels import clean_name, student_name
+from pipeline.audit.sample import annotation_text, design_text, draw_sample, register
+from pipeline.errors import InputError
+
+ensure_router()
+st.title("Audit the judge")
+labelling = bool(st.session_state.get("audit_who")) and st.session_state.get("audit_mode", "Label") == "Label"
+if not labelling:  # while someone labels, every line of height goes to the item
+    st.caption("Every number on the scorecard rests on a judge's labels. Check the judge against your own eyes: "
+               "label a random sample of its decisions (the judge's own label stays hidden until you answer). "
+               "The Judges page then shows how often you agree, and the Scorecard corrects its numbers with your labels.")
+
+top = st.columns([1, 1.4])
+dataset = pick_dataset("audit_dataset", where=top[0])
+if dataset is None:
+    st.warning("No results yet: build some first (`make run`, or `aee run --dataset demo --judge offline`).")
+    st.stop()
+mode = top[1].radio("What do you want to do?", ["Label", "Draw a sample", "Classroom"], horizontal=True,
+                    key="audit_mode") or "Label"  # radio buttons wrap on a narrow screen
+illustrative = data.is_illustrative(dataset)
+if illustrative and not labelling:
+    st.info("Illustrative teaching data: the engines and answers are invented.", icon=":material/school:")
+samples = audit_data.samples(dataset)
+labels = {str(m["sample_id"]): audit_data.sample_label(m) for m in samples}
+
+
+def _draw_form() -> None:
+    judges = data.judges(dataset)
+    if not judges:
+        st.warning("This dataset has no judged results to audit.")
+        return
+    with st.form("audit_draw"):
+        cols = st.columns([1, 1.4])
+        judge = cols[0].selectbox("Judge to audit", judges, index=judges.index(data.default_judge(dataset) or judges[0]))
+        unit = cols[1].radio("What people label", ["pair", "statement"], horizontal=True,
+                             format_func={"pair": "support (statement + source)", "statement": "relevance and stance"}.get)
+        cols = st.columns(3)
+        n = cols[0].number_input("Items (about)", min_value=10, max_value=5000, value=100, step=10)
+        seed = cols[1].number_input("Seed", min_value=0, max_value=10**6, value=0, step=1,
+                                    help="The same seed draws the same items: a sample anyone can redraw.")
+        scope = cols[2].selectbox("Sources per statement", ["cited", "all"],
+                                  format_func={"cited": "the ones it cites", "all": "every listed source"}.get,
+                                  help="Support samples only: the sources the statement cites (default), or every "
+                                       "listed source (needed to correct unsupported statements when the judge also "
+                                       "labels uncited pairs, as on the teaching corpus).")
+        go = st.form_submit_button("Draw and register the sample", type="primary")
+    if go:
+        try:
+            drawn = draw_sample(dataset, judge, int(n), seed=int(seed), unit=unit, scope=scope, root=data.results_root())
+            _, new = register(drawn, data.results_root())
+        except InputError as exc:
+            st.error(md_escape(str(exc)))
+            return
+        st.session_state["audit_sample"] = drawn.sample_id
+        st.success(f"Sample {md_escape(drawn.sample_id)}: {drawn.meta['n_items']} items"
+                   + ("" if new else " (this exact draw was registered already)") + ". Switch to Label to start.")
+
+
+def _downloads(sample) -> None:
+    st.markdown("**Label it elsewhere** (a spreadsheet works): the file has the ids, the texts and empty label columns; "
+                "bring it back with `aee audit import`. The design file holds each item's stratum and sampling weight.")
+    cols = st.columns(3)
+    cols[0].download_button("CSV", annotation_text(sample, "csv").encode("utf-8"), f"{sample.sample_id}.csv",
+                            "text/csv", key="audit_dl_csv", on_click="ignore", icon=":material/download:")
+    cols[1].download_button("JSON lines", annotation_text(sample, "jsonl").encode("utf-8"),
+                            f"{sample.sample_id}.jsonl", "application/jsonl", key="audit_dl_jsonl", on_click="ignore",
+                            icon=":material/download:")
+    cols[2].download_button("Weights", design_text(sample).encode("utf-8"), f"{sample.sample_id}.design.csv",
+                            "text/csv", key="audit_dl_design", on_click="ignore", icon=":material/download:")
+    st.code(f"aee audit import --dataset {dataset} {sample.sample_id}.csv --annotator \"Your name\"\n"
+            f"aee audit export --sample {sample.sample_id} --format label-studio   # or argilla", language="bash")
+
+
+def _pick_sample(key: str) -> str | None:
+    if not samples:
+        st.info("No sample of this dataset yet. Draw one first (Draw a sample above).", icon=":material/info:")
+        return None
+    ids = list(labels)
+    wanted = st.session_state.get("audit_sample")
+    index = ids.index(wanted) if wanted in ids else 0
+    return st.selectbox("Sample", ids, index=index, format_func=labels.get, key=key)
+
+
+def _class_people(sample, codes: tuple[str, ...], field: str) -> dict[str, dict[str, str]]:
+    frame = audit_data.store().labels(sample.sample_id)
+    out: dict[str, dict[str, str]] = {}
+    for r in frame.to_dict("records"):
+        if any(str(r["annotator"]).endswith(f"({c})") for c in codes) and isinstance(r.get(field), str):
+            out.setdefault(str(r["annotator"]), {})[r["item_id"]] = r[field]
+    return out
+
+
+if mode == "Draw a sample":
+    st.markdown("A sample is drawn at random, separately for each engine and for each label the judge gave, so rare "
+                "labels are there too; each item carries the weight it needs for every estimate to stay unbiased.")
+    _draw_form()
+    samples = audit_data.samples(dataset)  # with the one just drawn
+    labels = {str(m["sample_id"]): audit_data.sample_label(m) for m in samples}
+    if samples:
+        st.subheader("Samples of this dataset")
+        st.dataframe(pd.DataFrame([{"sample": m["sample_id"], "judge": m.get("judge"), "unit": m.get("unit"),
+                                    "items": m.get("n_items"), "seed": m.get("seed"), "drawn": m.get("created")}
+                                   for m in samples]), hide_index=True, width="stretch")
+        chosen = _pick_sample("audit_download_sample")
+        if chosen:
+            _downloads(audit_data.sample(chosen))
+    st.stop()
+
+if mode == "Classroom":
+    st.markdown("Hand each student ten items of one sample by a short code. Consecutive students share five items, "
+                "so every item is seen twice and the class can measure how much its members agree with each other "
+                "as well as with the judge.")
+    chosen = _pick_sample("audit_class_sample")
+    if not chosen:
+        st.stop()
+    sample = audit_data.sample(chosen)
+    store = audit_data.store()
+    with st.form("audit_class"):
+        cols = st.columns([2, 1, 1])
+        class_name = cols[0].text_input("Class name", value="My class", max_chars=60)
+        students = cols[1].number_input("Students", min_value=1, max_value=200, value=12)
+        per_seat = cols[2].number_input("Items each", min_value=1, max_value=50, value=10)
+        make = st.form_submit_button("Create the codes", type="primary")
+    if make:
+        try:
+            store.create_class(chosen, class_name, len(sample.items), int(students), int(per_seat), overlap=int(per_seat) // 2)
+        except InputError as exc:
+            st.error(md_escape(str(exc)))
+    seats = store.classes(chosen)
+    if seats.empty:
+        st.stop()
+    for name, part in seats.groupby("class_name", sort=False):
+        st.subheader(f"Class: {name}")
+        covered = len({i for r in part.itertuples() for i in audit_data.item_order(sample, r._asdict())})
+        address = full_url("audit", {"dataset": dataset})
+        st.markdown(f"{len(part)} codes; together they cover {covered} of the sample's {len(sample.items)} items. "
+                    f"Students open **{md_escape(address)}**, switch on *I have a class code*, and type their code and "
+                    "first name.")
+
+        @st.fragment(run_every=10)
+        def live(codes: tuple[str, ...] = tuple(part["code"]), title: str = str(name), seats: pd.DataFrame = part) -> None:
+            """The class as it goes: who started, agreement with the judge and among the students."""
+            field = audit_data.main_field(sample)
+            people = {p: got for p, got in _class_people(sample, codes, field).items() if got}
+            table = who_table(seats, len(sample.items))
+            names, answered = [], []
+            for r in seats.itertuples():
+                mine = [p for p in people if p.endswith(f"({r.code})")]
+                items = audit_data.item_order(sample, r._asdict())
+                names.append(", ".join(p.rsplit(" (", 1)[0] for p in mine) or "not started")
+                answered.append(f"{max((sum(1 for i in items if i in people[p]) for p in mine), default=0)} of {len(items)}")
+            st.dataframe(table.assign(name=names, answered=answered), hide_index=True, width="stretch",
+                         key=f"audit_class_progress_{title}")
+            if not people:
+                st.caption("No labels yet. This part refreshes every 10 seconds.")
+                return
+            judge, _ = audit_data.judge_item_labels(sample)
+            major = majority_labels(people)
+            both = [(judge.get(field, {}).get(i), v) for i, v in major.items()
+                    if v not in (None, "cant_tell") and judge.get(field, {}).get(i) not in (None, "unknown")]
+            same = sum(a == b for a, b in both)
+            alpha = krippendorff_alpha(people, FIELD_CLASSES[field], replicates=0)
+            value = alpha.get("alpha")
+            cols = st.columns(3)
+            cols[0].metric("Started", len(people), help=f"students who gave a label; {sum(len(g) for g in people.values())} "
+                                                         "labels so far")
+            cols[1].metric("Agree with the judge", f"{same / len(both):.0%}" if both else "n/a",
+                           help=f"the class's majority label equals the judge's, on the {len(both)} items where both "
+                                "gave one")
+            cols[2].metric("Among students", f"α = {value['value']:.2f}" if value else "n/a",
+                           help=(alpha.get("reason") or "Krippendorff's alpha: 1 = always the same label, 0 = no better "
+                                 "than chance") + f"; {alpha.get('n_items', 0)} items labelled by two students or more")
+            st.caption("Refreshes every 10 seconds. The Judges page has the full comparison, item by item.")
+
+        live()
+    st.stop()
+
+
+# ---- Label ---------------------------------------------------------------------------------------
+
+who = st.session_state.get("audit_who")
+if who and who.get("dataset") != dataset:
+    who = None
+if not who:
+    with_code = st.toggle("I have a class code", key="audit_has_code")
+    with st.form("audit_start"):
+        if with_code:
+            cols = st.columns(2)
+            code = cols[0].text_input("Class code", max_chars=12, placeholder="e.g. K7QX2M")
+            name = cols[1].text_input("Your first name", max_chars=40)
+        else:
+            chosen = _pick_sample("audit_label_sample")
+            name = st.text_input("Your name", max_chars=60, help="Your labels are kept under this name, apart from "
+                                 "everyone else's; use the same name to carry on later.")
+        start = st.form_submit_button("Start labelling", type="primary")
+    if start:
+        try:
+            if with_code:
+                seat = audit_data.store().seat(code)
+                if seat is None:
+                    raise InputError("no class has this code; check it with your teacher")
+                if audit_data.sample(str(seat["sample_id"])).meta.get("dataset") != dataset:
+                    raise InputError("this code belongs to another dataset: choose it at the top of the page first")
+                st.session_state["audit_who"] = {"dataset": dataset, "sample_id": seat["sample_id"],
+                                                 "annotator": student_name(seat, name), "seat": seat}
+            elif chosen:
+                st.session_state["audit_who"] = {"dataset": dataset, "sample_id": chosen, "annotator": clean_name(name),
+                                                 "seat": None}
+            st.rerun()
+        except InputError as exc:
+            st.error(md_escape(str(exc).split(": ", 1)[-1]))
+    if not samples and not with_code:
+        st.stop()
+    st.stop()
+
+sample = audit_data.sample(who["sample_id"])
+head = st.columns([4, 1.1])
+head[0].markdown(f"Labelling as **{md_escape(who['annotator'])}** · sample {md_escape(sample.sample_id)}"
+                 + (f" · class code {md_escape(who['seat']['code'])}" if who.get("seat") else ""))
+if head[1].button("Not you?", key="audit_change_person", icon=":material/person:", help="Label as someone else"):
+    st.session_state.pop("audit_who", None)
+    st.rerun()
+label_panel(sample, who["annotator"], who.get("seat"))
+link_to_page("judges.py", "See how the judge agrees with everyone who labelled (Judges page)", icon=":material/gavel:")

@@ -1,0 +1,210 @@
+"""`aee audit ...`: draw a sample, import and export labels, see where a campaign stands; and the
+prediction-powered rows of `aee scorecard --ppi`.
+
+`pipeline.cli` calls `register(subparsers)`; each subcommand sets `func(args) -> int`. Bad input is an
+InputError (one line, exit code 2); an import's bad rows are one line each on stderr, and the
+command then exits 2 even though its good rows landed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from pipeline.audit import SCOPES, UNITS
+from pipeline.errors import InputError, one_line
+
+EXIT_BAD_ROWS = 2
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser("audit", help="audit the judge on your own answers: samples, human labels, agreement")
+    sub = parser.add_subparsers(dest="audit_command", required=True)
+
+    p = sub.add_parser("sample", help="draw a reproducible stratified sample to label, register it, write it as CSV/JSONL")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--judge", required=True, help="the judge whose labels are audited (and stratify the sample)")
+    p.add_argument("--n", type=int, required=True, help="about how many items to draw")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--unit", choices=UNITS, default="pair",
+                   help="pair: (statement, source) for support; statement: relevance, stance on debate questions")
+    p.add_argument("--scope", choices=SCOPES, default="cited",
+                   help="pair units: the sources each drawn statement is checked against (default: the ones it cites)")
+    p.add_argument("--id", dest="sample_id", help="sample id (default: from dataset, judge, unit, n and seed)")
+    p.add_argument("--out", type=Path, help="also write the sample for labelling by hand: .csv or .jsonl")
+    p.set_defaults(func=cmd_sample)
+
+    p = sub.add_parser("import", help="add labels from a filled-in sample file, a Label Studio or an Argilla export")
+    p.add_argument("file", type=Path)
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--annotator", required=True, help="whose labels these are")
+    p.add_argument("--format", default="auto", choices=("auto", "csv", "jsonl", "label-studio", "argilla"))
+    p.add_argument("--sample", help="the sample id, when the file has no sample_id column")
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("export", help="write a sample's tasks and labelling setup for Label Studio or Argilla")
+    p.add_argument("--format", required=True, choices=("label-studio", "argilla"))
+    p.add_argument("--sample", help="sample id (default: the newest sample of --dataset)")
+    p.add_argument("--dataset")
+    p.add_argument("--out", type=Path, default=Path("."), help="folder to write into (default: here)")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("status", help="the samples of a dataset and how far each annotator got")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_status)
+    return parser
+
+
+def add_ppi_options(p: argparse.ArgumentParser) -> None:
+    """Options of `aee scorecard` for the prediction-powered rows."""
+    p.add_argument("--ppi", action="store_true", help="beside each judge-only value: the prediction-powered estimate and "
+                                                      "the human-only one from the audit's labels, with 95%% intervals")
+    p.add_argument("--sample", action="append", help="with --ppi: sample id(s) to use (default: per unit, the one with "
+                                                     "the most labels)")
+    p.add_argument("--human", default="all", help="with --ppi: whose labels: all (their majority; default), a comma list "
+                                                  "of annotators, or experts (ExpertQA's carried expert labels)")
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    from pipeline.audit.sample import design_path, draw_sample, register, write_annotation_file
+
+    sample = draw_sample(args.dataset, args.judge, args.n, seed=args.seed, unit=args.unit, scope=args.scope,
+                         sample_id=args.sample_id)
+    folder, new = register(sample)
+    meta = sample.meta
+    print(f"sample {sample.sample_id}: {meta['n_items']} {args.unit} items in {meta['n_clusters']} "
+          f"{'statements' if args.unit == 'pair' else 'answers'} of {meta['population_clusters']} "
+          f"({meta['population_items']} items in the population), seed {meta['seed']}")
+    print(f"{'registered' if new else 'already registered (same draw)'} in {folder}")
+    width = max(len(s["stratum"]) for s in meta["strata"])
+    print(f"  {'stratum':<{width}}  drawn / in population   weight")
+    for s in meta["strata"]:
+        weight = s["clusters"] / s["drawn"] if s["drawn"] else float("nan")
+        print(f"  {one_line(s['stratum']):<{width}}  {s['drawn']:>5} / {s['clusters']:<13} {weight:8.3f}")
+    if args.out:
+        write_annotation_file(sample, args.out)
+        print(f"wrote {args.out} (label columns empty; no judge label in it) and {design_path(args.out)} "
+              "(each item's stratum and sampling weight)")
+    print(f"label it in the app (Audit the judge), or fill the file and run: aee audit import --dataset {args.dataset} "
+          f"{args.out or 'FILE'} --annotator NAME")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from pipeline.audit.files import import_labels
+    from pipeline.audit.labels import LabelStore
+
+    if not args.file.is_file():
+        raise InputError("no such file", record=str(args.file))
+    report = import_labels(args.file, args.dataset, args.annotator, store=LabelStore(), fmt=args.format,
+                           sample_id=args.sample)
+    for line in report.errors:
+        print(f"error: {line}", file=sys.stderr)
+    print(report.summary())
+    return EXIT_BAD_ROWS if report.errors else 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from pipeline.audit.files import export_tasks
+    from pipeline.audit.sample import list_samples, load_sample
+
+    sample_id = args.sample
+    if not sample_id:
+        if not args.dataset:
+            raise InputError("give --sample ID or --dataset NAME", field="--sample")
+        found = list_samples(args.dataset)
+        if not found:
+            raise InputError(f"no sample of dataset {args.dataset!r}; draw one with `aee audit sample`", field="--dataset")
+        sample_id = str(found[0]["sample_id"])
+    sample = load_sample(sample_id)
+    for path in export_tasks(sample, args.format, args.out):
+        print(f"wrote {path}")
+    return 0
+
+
+def campaign_status(dataset: str) -> list[dict[str, Any]]:
+    """Per sample of a dataset: how it was drawn and how many items each annotator labelled, skipped
+    or could not tell."""
+    from pipeline.audit import UNIT_FIELDS
+    from pipeline.audit.labels import LabelStore
+    from pipeline.audit.sample import list_samples
+
+    store = LabelStore()
+    out = []
+    for meta in list_samples(dataset):
+        labels = store.labels(str(meta["sample_id"]))
+        people = []
+        for name, part in labels.groupby("annotator", sort=False) if not labels.empty else []:
+            main = UNIT_FIELDS[str(meta["unit"])][0]
+            given = part[main].notna()
+            people.append({"annotator": name, "labelled": int(given.sum()),
+                           "cant_tell": int((part[main] == "cant_tell").sum()), "skipped": int(part["skipped"].sum())})
+        out.append({k: meta.get(k) for k in ("sample_id", "judge", "unit", "scope", "n_items", "seed", "created")}
+                   | {"annotators": people})
+    return out
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    status = campaign_status(args.dataset)
+    if args.json:
+        print(json.dumps(status, indent=2, ensure_ascii=False))
+        return 0
+    if not status:
+        print(f"no sample of {args.dataset}; draw one: aee audit sample --dataset {args.dataset} --judge offline --n 100")
+    for s in status:
+        print(f"{s['sample_id']} ({s['unit']}s, judge {s['judge']}, {s['n_items']} items)")
+        for p in s["annotators"] or [{"annotator": "nobody yet", "labelled": 0, "cant_tell": 0, "skipped": 0}]:
+            print(f"  {one_line(p['annotator']):<30} {p['labelled']:>5} labelled ({p['cant_tell']} can't tell), "
+                  f"{p['skipped']} skipped")
+    return 0
+
+
+def _json_clean(value: Any) -> Any:
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    if isinstance(value, dict):
+        return {str(k): _json_clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_clean(v) for v in value]
+    return value
+
+
+def print_ppi(args: argparse.Namespace, judge: str) -> int:
+    """`aee scorecard --ppi`: the rows of `pipeline.audit.scorecard.ppi_scorecard` as JSON or a table."""
+    from pipeline.audit.ppi import PPI_METRICS
+    from pipeline.audit.sample import load_sample
+    from pipeline.audit.scorecard import ppi_scorecard
+    from pipeline.metrics import METRICS
+
+    if args.mode != "strict":
+        raise InputError("prediction-powered estimates are computed under the strict rules", field="--mode")
+    samples = None
+    if args.sample:
+        samples = {}
+        for sid in args.sample:
+            samples[str(load_sample(sid).meta["unit"])] = sid
+    human: str | list[str] = args.human if args.human in ("all", "experts") else [h.strip() for h in args.human.split(",") if h.strip()]
+    out = ppi_scorecard(args.dataset, judge, samples=samples, human=human, query_type=args.query_type)
+    if args.json:
+        print(json.dumps(_json_clean(out), indent=2, ensure_ascii=False))
+        return 0
+    print(f"prediction-powered scorecard: {args.dataset}, judge {judge}, {args.query_type} queries, strict rules; "
+          f"human labels: {out['human_label']}; samples: {', '.join(f'{u}={s}' for u, s in out['samples'].items()) or 'none'}")
+    fmt = lambda v: "  n/a " if v is None else f"{v:6.1f}"  # noqa: E731
+    for metric in (m for m in METRICS if m in PPI_METRICS):
+        print(f"{METRICS[metric].label}:")
+        for r in (r for r in out["rows"] if r["metric"] == metric):
+            line = (f"  {one_line(r['domain'])[:28]:<28} judge {fmt(r['judge_only'])}  PPI {fmt(r['ppi'])} "
+                    f"[{fmt(r['ppi_low'])}, {fmt(r['ppi_high'])}]  human {fmt(r['human'])} "
+                    f"[{fmt(r['human_low'])}, {fmt(r['human_high'])}]  n={r['labelled_units']}/{r['population_units']}")
+            if r["biased"]:
+                line += "  judge biased"
+            if r["reason"]:
+                line += f"  ({r['reason']})"
+            print(line)
+    return 0

@@ -1,0 +1,423 @@
+"""Labels from outside the app: a filled-in sample file (CSV or JSON lines), Label Studio and
+Argilla exports (`aee audit import`), and the tasks and labelling configuration those tools need
+for the same sample (`aee audit export`).
+
+Import never trusts a file: every row is checked against the registered sample (the item must be
+in it, and the answer, statement and source the row names must be that item's), every label against
+the field's values. A bad row gives one error line and is skipped; the good rows still land. Rows
+repeating an item with the same label count once; the same item with another label in the same
+file is an error (the first is kept). A label equal to the annotator's current one is not written
+again, and nothing is ever overwritten: the store is append-only (pipeline.audit.labels). Only ids
+and labels are read: free-text columns (the statement, the source, the answer) are ignored, and a
+note is kept as plain text.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from pipeline.audit import FIELD_VALUES, UNIT_FIELDS
+from pipeline.audit.labels import NOTE, LabelStore, check_value, clean_name
+from pipeline.audit.sample import Sample, annotation_rows, load_sample
+from pipeline.errors import InputError, one_line
+
+MAX_FILE_BYTES = 512 * 1024 * 1024
+MAX_ROWS = 2_000_000
+FORMATS = ("auto", "csv", "jsonl", "label-studio", "argilla")
+EXPORT_FORMATS = ("label-studio", "argilla")
+
+
+@dataclass
+class ImportReport:
+    """What an import did: rows read, labels written, rows that were repeats, and one line per bad row."""
+
+    annotators: set[str] = field(default_factory=set)
+    samples: set[str] = field(default_factory=set)
+    rows: int = 0
+    written: int = 0
+    unchanged: int = 0
+    repeated: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        who = ", ".join(sorted(self.annotators)) or "nobody"
+        return (f"{self.rows} rows read for {who}: {self.written} labels written, {self.unchanged} already there, "
+                f"{self.repeated} repeated rows, {len(self.errors)} bad rows")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One labelled item read from a file: where it was, who labelled it, and what they said."""
+
+    where: str  # "row 12" / "task 3"
+    sample_id: str | None
+    item_id: str
+    annotator_suffix: str  # "" or a per-person suffix from a tool export (its user id)
+    values: dict[str, Any]  # field -> raw value
+    ids: dict[str, Any]  # answer_id, statement_index, source_index as the file gives them
+
+
+# ---- reading each format -------------------------------------------------------------------------
+
+
+def _read_bytes(path: Path) -> str:
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({type(exc).__name__})", record=str(path)) from exc
+    if size > MAX_FILE_BYTES:
+        raise InputError(f"the file is larger than {MAX_FILE_BYTES // 2**20} MB", record=str(path))
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"the file is not UTF-8 text (byte {exc.start})", record=str(path)) from exc
+
+
+_ID_KEYS = ("answer_id", "statement_index", "source_index")
+
+
+def _flat_row(where: str, raw: dict[str, Any], suffix: str = "") -> Row:
+    values = {k: raw.get(k) for k in (*FIELD_VALUES, NOTE) if k in raw}
+    return Row(where, _text(raw.get("sample_id")), _text(raw.get("item_id")) or "", suffix, values,
+               {k: raw.get(k) for k in _ID_KEYS if k in raw})
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def read_csv(text: str) -> Iterator[Row]:
+    csv.field_size_limit(16 * 1024 * 1024)
+    reader = csv.DictReader(io.StringIO(text))
+    if not reader.fieldnames or "item_id" not in [f.strip() for f in reader.fieldnames]:
+        raise InputError("the CSV has no item_id column (use the file `aee audit sample` wrote)")
+    for n, raw in enumerate(reader, start=2):
+        yield _flat_row(f"row {n}", {str(k).strip(): v for k, v in raw.items() if k is not None})
+
+
+def read_jsonl(text: str) -> Iterator[Row]:
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield Row(f"line {n}", None, "", "", {"_error": f"not JSON ({exc.msg})"}, {})
+            continue
+        if not isinstance(raw, dict):
+            yield Row(f"line {n}", None, "", "", {"_error": "not a JSON object"}, {})
+            continue
+        yield _flat_row(f"line {n}", raw)
+
+
+def _choice(value: Any) -> Any:
+    """A Label Studio result value: {"choices": [x]} / {"text": [x]} -> x."""
+    if isinstance(value, dict):
+        for key in ("choices", "text", "rating"):
+            got = value.get(key)
+            if isinstance(got, list) and got:
+                return got[0]
+            if got is not None and not isinstance(got, list):
+                return got
+    return value
+
+
+def read_label_studio(data: Any) -> Iterator[Row]:
+    """Label Studio's JSON export (tasks with `annotations`) or JSON-MIN (flat rows)."""
+    if not isinstance(data, list):
+        raise InputError("a Label Studio export is a JSON list of tasks")
+    for n, task in enumerate(data, start=1):
+        where = f"task {n}"
+        if not isinstance(task, dict):
+            yield Row(where, None, "", "", {"_error": "not a JSON object"}, {})
+            continue
+        payload = task.get("data")
+        if not isinstance(payload, dict):  # JSON-MIN: data fields and choices side by side
+            yield _flat_row(where, {k: _choice(v) for k, v in task.items()})
+            continue
+        annotations = [a for a in task.get("annotations") or [] if isinstance(a, dict) and not a.get("was_cancelled")]
+        if not annotations:
+            continue  # an unlabelled task: nothing to import
+        people = {str(_person(a)) for a in annotations}
+        for a in annotations:
+            values: dict[str, Any] = {}
+            for result in a.get("result") or []:
+                if isinstance(result, dict) and isinstance(result.get("from_name"), str):
+                    values[result["from_name"]] = _choice(result.get("value"))
+            suffix = str(_person(a)) if len(people) > 1 else ""
+            yield Row(where, _text(payload.get("sample_id")), _text(payload.get("item_id")) or "", suffix,
+                      {k: v for k, v in values.items() if k in FIELD_VALUES or k == NOTE},
+                      {k: payload.get(k) for k in _ID_KEYS if k in payload})
+
+
+def _person(annotation: dict) -> Any:
+    who = annotation.get("completed_by")
+    if isinstance(who, dict):
+        return who.get("email") or who.get("id") or "?"
+    return who if who is not None else "?"
+
+
+def read_argilla(data: Any) -> Iterator[Row]:
+    """Argilla records as `Dataset.records.to_json` / `to_list` write them, nested (fields,
+    metadata, responses: {question: [{value, user_id}]}) or flattened (`support.responses` and
+    `support.responses.users`)."""
+    records = data.get("records") if isinstance(data, dict) else data
+    if not isinstance(records, list):
+        raise InputError("an Argilla export is a JSON list of records")
+    for n, rec in enumerate(records, start=1):
+        where = f"record {n}"
+        if not isinstance(rec, dict):
+            yield Row(where, None, "", "", {"_error": "not a JSON object"}, {})
+            continue
+        meta: dict[str, Any] = rec["metadata"] if isinstance(rec.get("metadata"), dict) else rec
+        sample_id = _text(meta.get("sample_id"))
+        item = _text(meta.get("item_id")) or _text(rec.get("id")) or ""
+        ids = {k: meta.get(k) for k in _ID_KEYS if k in meta}
+        by_user: dict[str, dict[str, Any]] = {}
+        responses = rec.get("responses")
+        if isinstance(responses, dict):
+            for question, answers in responses.items():
+                for answer in answers if isinstance(answers, list) else []:
+                    if isinstance(answer, dict):
+                        by_user.setdefault(str(answer.get("user_id") or "?"), {})[question] = answer.get("value")
+        else:
+            for key, values in rec.items():
+                if isinstance(key, str) and key.endswith(".responses") and isinstance(values, list):
+                    question = key[: -len(".responses")]
+                    found = rec.get(f"{key}.users")
+                    users: list[Any] = found if isinstance(found, list) else []
+                    for i, value in enumerate(values):
+                        user = str(users[i]) if i < len(users) else "?"
+                        by_user.setdefault(user, {})[question] = value
+        for user, values in by_user.items():
+            yield Row(where, sample_id, item, user if len(by_user) > 1 else "",
+                      {k: v for k, v in values.items() if k in FIELD_VALUES or k == NOTE}, ids)
+
+
+def read_rows(path: Path, fmt: str = "auto") -> Iterator[Row]:
+    """The labelled rows of a file in any supported format (`auto`: by extension and shape)."""
+    if fmt not in FORMATS:
+        raise InputError(f"unknown format; use one of {', '.join(FORMATS)}", field="--format")
+    text = _read_bytes(path)
+    suffix = path.suffix.lower()
+    if fmt == "csv" or (fmt == "auto" and suffix in (".csv", ".tsv")):
+        return read_csv(text)
+    if fmt == "jsonl" or (fmt == "auto" and suffix == ".jsonl"):
+        return read_jsonl(text)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not JSON ({exc.msg}, line {exc.lineno})", record=str(path)) from exc
+    if fmt == "label-studio":
+        return read_label_studio(data)
+    if fmt == "argilla":
+        return read_argilla(data)
+    first = (data.get("records") or [None])[0] if isinstance(data, dict) else (data[0] if isinstance(data, list) and data else None)
+    if isinstance(first, dict) and ("responses" in first or "fields" in first
+                                     or any(str(k).endswith(".responses") for k in first)):
+        return read_argilla(data)
+    return read_label_studio(data)
+
+
+# ---- applying rows -------------------------------------------------------------------------------
+
+
+def _same_id(given: Any, expected: Any) -> bool:
+    if given is None or (isinstance(given, str) and not given.strip()):
+        return True  # not given: nothing to contradict
+    try:
+        if isinstance(expected, (int, float)) and not isinstance(expected, bool):
+            return int(float(str(given).strip())) == int(expected)
+    except ValueError:
+        return False
+    return str(given).strip() == str(expected)
+
+
+def import_labels(path: Path, dataset: str, annotator: str, *, store: LabelStore, fmt: str = "auto",
+                  sample_id: str | None = None, root: Path | None = None) -> ImportReport:
+    """Read a labelled file and append its good rows to the store (see the module doc)."""
+    name = clean_name(annotator)
+    report = ImportReport()
+    samples: dict[str, Sample | None] = {}
+    index: dict[str, dict[str, dict[str, Any]]] = {}
+    seen: dict[tuple[str, str, str, str], tuple[str, str]] = {}  # (sample, item, person, field) -> (value, where)
+    pending: list[tuple[str, str, str, str, str]] = []
+    current_cache: dict[tuple[str, str], dict[tuple[str, str], str]] = {}
+    for row in read_rows(path, fmt):
+        report.rows += 1
+        if report.rows > MAX_ROWS:
+            report.errors.append(f"{row.where}: more than {MAX_ROWS} rows; the rest of the file was not read")
+            break
+        if "_error" in row.values:
+            report.errors.append(f"{row.where}: {row.values['_error']}")
+            continue
+        sid = row.sample_id or sample_id
+        if not sid:
+            report.errors.append(f"{row.where}: no sample_id (give --sample when the file has no sample_id column)")
+            continue
+        if sid not in samples:
+            try:
+                samples[sid] = load_sample(sid, root)
+            except InputError:
+                samples[sid] = None
+            sample = samples[sid]
+            if sample is not None:
+                index[sid] = {r["item_id"]: r for r in sample.items.to_dict("records")}
+        sample = samples[sid]
+        if sample is None:
+            report.errors.append(f"{row.where}: no registered sample {one_line(sid, 80)!r}")
+            continue
+        if sample.meta.get("dataset") != dataset:
+            report.errors.append(f"{row.where}: sample {one_line(sid, 80)!r} belongs to dataset "
+                                 f"{sample.meta.get('dataset')!r}, not {dataset!r}")
+            continue
+        item = index[sid].get(row.item_id)
+        if item is None:
+            report.errors.append(f"{row.where}: item {one_line(row.item_id, 40)!r} is not in sample {sid!r}")
+            continue
+        wrong = [k for k in _ID_KEYS if k in row.ids and k in item and not _same_id(row.ids[k], item[k])]
+        if wrong:
+            report.errors.append(f"{row.where}: item {row.item_id} is {', '.join(f'{k} {item[k]!r}' for k in wrong)} in the "
+                                 f"sample, the row says {', '.join(repr(one_line(str(row.ids[k]), 40)) for k in wrong)}")
+            continue
+        person = clean_name(f"{name}/{row.annotator_suffix}"[:60]) if row.annotator_suffix else name
+        allowed = (*UNIT_FIELDS[sample.unit], NOTE)
+        checked: dict[str, str] = {}
+        problems = []
+        for fld, raw in row.values.items():
+            if fld not in allowed or raw is None or (isinstance(raw, str) and raw.strip().lower() in ("", "n/a")):
+                continue
+            if fld in ("stance", "confidence") and item.get("query_type") != "debate":
+                problems.append(f"{fld} is asked on debate questions only")
+                continue
+            try:
+                checked[fld] = check_value(fld, raw)
+            except InputError as exc:
+                problems.append(str(exc).split(": ", 1)[-1])
+        if problems:
+            report.errors.append(f"{row.where}: item {row.item_id}: " + "; ".join(problems))
+            continue
+        if not checked:
+            continue  # nothing filled in yet: not an error
+        report.samples.add(sid)
+        report.annotators.add(person)
+        key_cache = (sid, person)
+        if key_cache not in current_cache:
+            cur = store.current(sid, person)
+            current_cache[key_cache] = {(r.item_id, r.field): r.value for r in cur.itertuples(index=False)}
+        repeated = True
+        conflict = None
+        for fld, value in checked.items():
+            key = (sid, row.item_id, person, fld)
+            if key in seen:
+                if seen[key][0] != value:
+                    conflict = f"{row.where}: item {row.item_id} {fld} is {value!r} here but {seen[key][0]!r} in {seen[key][1]}; kept the first"
+                continue
+            repeated = False
+            seen[key] = (value, row.where)
+            if current_cache[key_cache].get((row.item_id, fld)) == value:
+                report.unchanged += 1
+                continue
+            pending.append((sid, row.item_id, person, fld, value))
+        if conflict:
+            report.errors.append(conflict)
+        elif repeated:
+            report.repeated += 1
+    origin = f"import:{path.name}"[:200]
+    report.written = store.record_many(pending, origin)
+    return report
+
+
+# ---- exporting tasks for other tools -------------------------------------------------------------
+
+_QUESTIONS = {
+    "support": ("Does the source support the statement?", [("full", "Fully supports"), ("partial", "Partially supports"),
+                                                            ("none", "Does not support"), ("cant_tell", "Can't tell")]),
+    "relevant": ("Is the statement answer content or filler?", [("relevant", "Relevant"), ("filler", "Filler"),
+                                                               ("cant_tell", "Can't tell")]),
+    "stance": ("Debate questions: which side does the statement take on the question's wording?",
+               [("agree", "Agrees"), ("disagree", "Disagrees"), ("neutral", "Neutral"), ("cant_tell", "Can't tell")]),
+    "confidence": ("Debate questions: how confident does the whole answer sound? (1 not at all, 5 strongly)",
+                   [("1", "1"), ("2", "2"), ("3", "3"), ("4", "4"), ("5", "5"), ("cant_tell", "Can't tell")]),
+}
+GUIDELINES = ("Judge each item from the text shown, not from what you know. Support: 'full' when the source says "
+              "everything the statement claims, 'partial' when it backs part of it, 'none' when it does not back "
+              "it or contradicts it. Use 'can't tell' rather than guessing: it is not counted as a label.")
+
+
+def _task_fields(sample: Sample) -> list[dict[str, Any]]:
+    rows = annotation_rows(sample)
+    keep: tuple[str, ...]
+    if sample.unit == "pair":
+        keep = ("sample_id", "item_id", "answer_id", "statement_index", "source_index", "query", "statement",
+                "source_title", "source_url", "passage", "source_text")
+    else:
+        keep = ("sample_id", "item_id", "answer_id", "statement_index", "query", "query_type", "answer", "statement")
+    return [{k: r.get(k, "") for k in keep} for r in rows]
+
+
+def label_studio_config(unit: str) -> str:
+    """The labelling interface for a sample's tasks (Label Studio's XML; constant text only)."""
+    from xml.sax.saxutils import quoteattr
+
+    parts = ['<View>', '  <Header value="Question"/>', '  <Text name="query" value="$query"/>']
+    if unit == "pair":
+        parts += ['  <Header value="Statement"/>', '  <Text name="statement" value="$statement"/>',
+                  '  <Header value="Source: $source_title ($source_url)"/>', '  <Header value="Best-matching passage" size="6"/>',
+                  '  <Text name="passage" value="$passage"/>', '  <Header value="Whole source" size="6"/>',
+                  '  <Text name="source_text" value="$source_text"/>']
+    else:
+        parts += ['  <Header value="Answer"/>', '  <Text name="answer" value="$answer"/>',
+                  '  <Header value="Statement to label"/>', '  <Text name="statement" value="$statement"/>']
+    for name in UNIT_FIELDS[unit]:
+        title, choices = _QUESTIONS[name]
+        parts.append(f'  <Header value={quoteattr(title)}/>')
+        parts.append(f'  <Choices name="{name}" toName="statement" choice="single" showInline="true">')
+        parts += [f'    <Choice value="{value}" alias="{value}"/>' if value == label else
+                  f'    <Choice value={quoteattr(label)} alias="{value}"/>' for value, label in choices]
+        parts.append('  </Choices>')
+    parts += ['  <TextArea name="note" toName="statement" placeholder="Note (optional)" maxSubmissions="1"/>', '</View>', '']
+    return "\n".join(parts)
+
+
+def export_tasks(sample: Sample, fmt: str, out_dir: Path) -> list[Path]:
+    """Write the sample's tasks and labelling setup for Label Studio or Argilla into `out_dir`."""
+    from pipeline.audit.sample import _write_text_atomic
+
+    if fmt not in EXPORT_FORMATS:
+        raise InputError(f"use one of {', '.join(EXPORT_FORMATS)}", field="--format")
+    fields = _task_fields(sample)
+    stem = sample.sample_id
+    if fmt == "label-studio":
+        tasks = [{"data": f} for f in fields]
+        paths = [out_dir / f"{stem}.label-studio.tasks.json", out_dir / f"{stem}.label-studio.config.xml"]
+        _write_text_atomic(paths[0], json.dumps(tasks, ensure_ascii=False, indent=1))
+        _write_text_atomic(paths[1], label_studio_config(sample.unit))
+        return paths
+    text_fields = [k for k in fields[0] if k not in ("sample_id", "item_id", "answer_id", "statement_index", "source_index")] if fields else []
+    settings = {
+        "guidelines": GUIDELINES,
+        "fields": [{"name": k, "title": k.replace("_", " "), "type": "text"} for k in text_fields],
+        "questions": [{"name": q, "title": _QUESTIONS[q][0], "type": "label_selection",
+                       "labels": {value: label for value, label in _QUESTIONS[q][1]},
+                       "required": q in ("support", "relevant")} for q in UNIT_FIELDS[sample.unit]]
+                     + [{"name": NOTE, "title": "Note (optional)", "type": "text", "required": False}],
+        "metadata": [{"name": k, "type": "terms"} for k in ("sample_id", "item_id", "answer_id")],
+    }
+    records = [{"id": f["item_id"], "fields": {k: f[k] for k in text_fields},
+                "metadata": {k: f[k] for k in ("sample_id", "item_id", "answer_id")}} for f in fields]
+    paths = [out_dir / f"{stem}.argilla.settings.json", out_dir / f"{stem}.argilla.records.json"]
+    _write_text_atomic(paths[0], json.dumps(settings, ensure_ascii=False, indent=1))
+    _write_text_atomic(paths[1], json.dumps(records, ensure_ascii=False, indent=1))
+    return paths
+
+
+__all__ = ["import_labels", "export_tasks", "read_rows", "ImportReport", "label_studio_config"]

@@ -1,0 +1,218 @@
+"""The population an audit samples from: every item a person could label, grouped into clusters.
+
+Two units (docs/audit.md):
+
+* `pair`: a relevant statement (by the judge's relevance) and one of its sources. Items are grouped
+  by statement, because the support metrics are built per statement (a statement is unsupported
+  when none of its sources supports it): a sample draws whole statements and asks about each of
+  their pairs in scope, so every drawn statement's value can be computed from human labels alone.
+  Scope `cited` (the default) takes the sources the statement cites; `all` takes every listed
+  source, which the strict unsupported-statements metric needs on datasets whose judges label
+  uncited pairs too.
+* `statement`: every statement of an answer (relevance; stance and the answer's confidence on
+  debate questions). Items are grouped by answer, because one-sided and overconfident answers are
+  built from all of an answer's statements.
+
+Each cluster has a stratum: its engine and what the judge said (for a statement, its best support
+label over its pairs; for an answer, whether the judge finds it one-sided, or whether every
+statement is relevant). Strata let a sample hold the rare labels and keep every estimate unbiased.
+
+Everything is a pure function of the annotated answers; a judge label that is not one of the
+definite values (no verdict, `unknown`, an error) is `unknown`: no prediction, never `none`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Mapping
+
+import pandas as pd
+
+from pipeline.judges.backends.windows import char_windows, rank_windows
+from pipeline.matrices import is_relevant, label_view
+from pipeline.metrics import METRICS, ScoreConfig, ScoringContext
+from pipeline.records import SUPPORT_LABELS, AnnotatedAnswer
+
+PASSAGE_CHARS = 420  # length of the source window marked as the best match
+PASSAGE_OVERLAP = 160
+MAX_SOURCE_CHARS = 200_000  # longer source texts are cut (bounded work and page size)
+UNKNOWN = "unknown"
+SUPPORT_RANK = ("full", "partial", "none")  # a statement's stratum label: its best pair label
+
+
+@dataclass(frozen=True)
+class Frame:
+    """The clusters (sampling units) and items (what a person labels) of one dataset x judge."""
+
+    unit: str
+    scope: str
+    clusters: pd.DataFrame  # cluster_id, answer_id, engine, query_type, judge_class, stratum, n_items
+    items: pd.DataFrame  # item_id, cluster_id, position in cluster, display fields, judge labels
+
+
+def item_id(dataset: str, unit: str, answer_id: str, statement_index: int, source_index: int | None = None) -> str:
+    """A stable, short id of one item ("p-3f9a..." for a pair, "s-..." for a statement): the same
+    item gets the same id in every sample of the dataset."""
+    key = "\x1f".join([dataset, answer_id, str(statement_index), "" if source_index is None else str(source_index)])
+    return f"{unit[0]}-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
+
+
+def best_passage(statement: str, text: str) -> tuple[int, int]:
+    """Character span of the source window sharing the most (rare) words with the statement;
+    (-1, -1) when the source has no text or is no longer than one window. Judge-independent, so marking it cannot anchor a person
+    on the judge's own evidence."""
+    if not text.strip() or len(text.strip()) <= PASSAGE_CHARS:
+        return (-1, -1)  # nothing to find in a source that fits in one passage: it is read whole
+    spans = char_windows(text, PASSAGE_CHARS, PASSAGE_OVERLAP)
+    if not spans:
+        return (-1, -1)
+    best = rank_windows(statement, [text[s:e] for s, e in spans], keep=1)[0]
+    return spans[best]
+
+
+def _support_label(label: object) -> str:
+    return label if isinstance(label, str) and label in SUPPORT_LABELS else UNKNOWN
+
+
+def _stratum_label(labels: list[str]) -> str:
+    for label in SUPPORT_RANK:
+        if label in labels:
+            return label
+    return UNKNOWN
+
+
+def _answer_class(a: AnnotatedAnswer) -> str:
+    """What the judge says about a whole answer, for the statement unit's strata."""
+    ctx = ScoringContext(a, ScoreConfig("strict", "exact"))
+    if a.answer.query_type == "debate":
+        value = METRICS["one_sided"].fn(ctx).value
+        return UNKNOWN if value is None else ("one-sided" if value == 1.0 else "two-sided")
+    relevant = len(ctx.relevant_statements)
+    return "all relevant" if relevant == len(a.statements) else "some filler"
+
+
+def pair_cluster_ids(answers: Mapping[str, AnnotatedAnswer], scope: str = "cited") -> set[str]:
+    """The statement clusters `pair_frame` would build, without building them (a cheap check that a
+    sample still matches the results it was drawn from)."""
+    out = set()
+    for aid, a in answers.items():
+        view = label_view(a)
+        listed = {s.index for s in a.answer.sources}
+        for st in a.statements:
+            if is_relevant(view, st) and (any(i in listed for i in st.citations) if scope == "cited" else listed):
+                out.add(f"{aid}#s{st.index}")
+    return out
+
+
+def pair_frame(dataset: str, answers: Mapping[str, AnnotatedAnswer], scope: str = "cited") -> Frame:
+    """Statement clusters of (statement, source) pairs; see the module doc."""
+    clusters: list[dict] = []
+    items: list[dict] = []
+    for aid in sorted(answers):
+        a = answers[aid]
+        view = label_view(a)
+        listed = {s.index: s for s in a.answer.sources}
+        for st in a.statements:
+            if not is_relevant(view, st):
+                continue
+            indexes = [i for i in st.citations if i in listed] if scope == "cited" else sorted(listed)
+            if not indexes:
+                continue
+            cluster_id = f"{aid}#s{st.index}"
+            labels = []
+            for pos, index in enumerate(indexes):
+                src = listed[index]
+                text = (src.text or "")[:MAX_SOURCE_CHARS]
+                label = _support_label(view.support.get((st.index, index)))
+                labels.append(label)
+                p_start, p_end = best_passage(st.text, text)
+                items.append({
+                    "item_id": item_id(dataset, "pair", aid, st.index, index), "cluster_id": cluster_id, "position": pos,
+                    "answer_id": aid, "engine": a.answer.engine, "query": a.answer.query, "query_type": a.answer.query_type,
+                    "answer_text": a.answer.text, "statement_index": st.index, "statement": st.text,
+                    "statement_start": st.start, "statement_end": st.end, "source_index": index,
+                    "cited": index in st.citations, "source_title": src.title or "", "source_url": src.url or "",
+                    "source_text": text, "passage_start": p_start, "passage_end": p_end,
+                    "judge_support": label, "judge_score": view.support_score.get((st.index, index)),
+                })
+            judge_class = _stratum_label(labels)
+            clusters.append({"cluster_id": cluster_id, "answer_id": aid, "engine": a.answer.engine,
+                             "query_type": a.answer.query_type, "judge_class": judge_class,
+                             "stratum": f"{a.answer.engine} · judge: {judge_class}", "n_items": len(indexes)})
+    return Frame("pair", scope, _frame(clusters, CLUSTER_COLUMNS), _frame(items, PAIR_COLUMNS))
+
+
+def statement_frame(dataset: str, answers: Mapping[str, AnnotatedAnswer]) -> Frame:
+    """Answer clusters of statements; see the module doc."""
+    clusters: list[dict] = []
+    items: list[dict] = []
+    for aid in sorted(answers):
+        a = answers[aid]
+        if not a.statements:
+            continue
+        view = label_view(a)
+        for pos, st in enumerate(a.statements):
+            relevant = view.relevant.get(st.index)
+            items.append({
+                "item_id": item_id(dataset, "statement", aid, st.index), "cluster_id": aid, "position": pos,
+                "answer_id": aid, "engine": a.answer.engine, "query": a.answer.query, "query_type": a.answer.query_type,
+                "answer_text": a.answer.text, "statement_index": st.index, "statement": st.text,
+                "statement_start": st.start, "statement_end": st.end,
+                "judge_relevant": UNKNOWN if relevant is None else ("relevant" if relevant else "filler"),
+                "judge_stance": (view.stance.get(st.index) or UNKNOWN) if a.answer.query_type == "debate" else "",
+                "judge_confidence": "" if view.confidence is None else str(view.confidence),
+            })
+        judge_class = _answer_class(a)
+        clusters.append({"cluster_id": aid, "answer_id": aid, "engine": a.answer.engine, "query_type": a.answer.query_type,
+                         "judge_class": judge_class,
+                         "stratum": f"{a.answer.engine} · {a.answer.query_type} · judge: {judge_class}",
+                         "n_items": len(a.statements)})
+    return Frame("statement", "all", _frame(clusters, CLUSTER_COLUMNS), _frame(items, STATEMENT_COLUMNS))
+
+
+def build_frame(dataset: str, answers: Mapping[str, AnnotatedAnswer], unit: str, scope: str = "cited") -> Frame:
+    """The frame of one unit (`pair` with a scope, or `statement`)."""
+    if unit == "pair":
+        return pair_frame(dataset, answers, scope)
+    if unit == "statement":
+        return statement_frame(dataset, answers)
+    raise ValueError(f"unit must be pair or statement, not {unit!r}")
+
+
+CLUSTER_COLUMNS = ("cluster_id", "answer_id", "engine", "query_type", "judge_class", "stratum", "n_items")
+_COMMON = ("item_id", "cluster_id", "position", "answer_id", "engine", "query", "query_type", "answer_text",
+           "statement_index", "statement", "statement_start", "statement_end")
+PAIR_COLUMNS = (*_COMMON, "source_index", "cited", "source_title", "source_url", "source_text", "passage_start",
+                "passage_end", "judge_support", "judge_score")
+STATEMENT_COLUMNS = (*_COMMON, "judge_relevant", "judge_stance", "judge_confidence")
+
+
+def _frame(rows: list[dict], columns: tuple[str, ...]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=list(columns))
+
+
+def judge_labels(items: pd.DataFrame, answers: Mapping[str, AnnotatedAnswer], unit: str
+                 ) -> tuple[dict[str, dict[str, str]], dict[str, float]]:
+    """The judge's current labels of a sample's items (field -> item id -> label, `unknown` where it
+    gave none) and its support scores (item id -> score, where it has one)."""
+    fields: dict[str, dict[str, str]] = {"support": {}, "relevant": {}, "stance": {}, "confidence": {}}
+    scores: dict[str, float] = {}
+    views = {aid: label_view(answers[aid]) for aid in set(items["answer_id"]) if aid in answers}
+    for r in items.to_dict("records"):
+        view = views.get(r["answer_id"])
+        if view is None:
+            continue
+        si, iid = int(r["statement_index"]), r["item_id"]
+        if unit == "pair":
+            key = (si, int(r["source_index"]))
+            fields["support"][iid] = _support_label(view.support.get(key))
+            if key in view.support_score:
+                scores[iid] = float(view.support_score[key])
+        else:
+            relevant = view.relevant.get(si)
+            fields["relevant"][iid] = UNKNOWN if relevant is None else ("relevant" if relevant else "filler")
+            if r["query_type"] == "debate":
+                fields["stance"][iid] = view.stance.get(si) or UNKNOWN
+                fields["confidence"][iid] = UNKNOWN if view.confidence is None else str(view.confidence)
+    return fields, scores

@@ -1,0 +1,545 @@
+"""Prediction-powered scorecard: the judge's labels on everything, corrected by human labels on a
+probability sample (Angelopoulos et al., 2023; the `ppi-python` package by the same authors).
+
+The estimand is the scorecard's own number computed with human labels: a macro mean over answers
+of a per-answer metric (strict rules). Every sampling unit u (a statement for support, an answer
+for relevance and stance) carries
+  * a prediction yhat_u: its share of the answer's value under the judge's labels,
+  * where a person labelled all of it, the value y_u the same share takes with their labels
+    (y_u = yhat_u + the change in the answer's value when only u's labels are replaced),
+  * for the human-only estimate, c_u: the change from a label-free baseline (every pair "none"),
+so that summing y_u over an answer's units gives the answer's value with human labels (the metrics
+used here are sums over units; `additivity_gap` checks it on real answers). The metric functions
+of the registry compute every one of these numbers: nothing here restates a metric.
+
+Estimate = sum over strata h of N_h * (PPI mean of stratum h), the PPI mean being
+`ppi_mean_pointestimate` with lam=1 (classical PPI; within a stratum drawn by the judge's label the
+prediction barely varies, so power tuning has nothing to gain and its estimate would be noise).
+`ppi_mean_ci` treats labelled units as independent draws from an infinite population; our sample is
+drawn without replacement within strata from a finite population whose judge labels are all known.
+So its interval is read per stratum as a standard error, the part due to the judge's labels (which
+are known for every unit, `ppi_mean_ci` on a zero rectifier) is taken out, and the rectifier's
+variance is corrected for sampling without replacement (n_h/(n_h - 1) for the unbiased sample
+variance, 1 - n_h/N_h for the finite population), then strata are added up (they are independent).
+The human-only estimate is the same stratified estimator without predictions (lam=0, the classical
+interval). Intervals are normal 95% intervals, clipped to the metric's range. One guard of our own:
+when no labelled unit differs from another in its stratum anywhere (a small sample that agrees with
+the judge throughout), the estimated variance is 0 although most units were never looked at; the
+variance is then computed as if one more unit per stratum had been labelled as far off as the
+largest rectifier seen (or prediction, if none), so that no sample prints a 0-wide interval. (Applied
+to every stratum that happens to be flat, this guard made intervals on ExpertQA cover 98-99% instead
+of 95%, so it is kept for the fully flat case only.)
+
+Judge abstentions (`unknown`, no verdict, an error) are never predictions: such a pair counts as "no
+support" inside the prediction, a constant, which the rectifier then corrects from human labels
+(they sit in their own "judge: unknown" strata). An annotator's "can't tell" is not a label: a unit
+with any such item is left out of the labelled set, assumed to behave like the rest of its stratum.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from pipeline.audit import CANT_TELL, definite
+from pipeline.audit.humans import audit_judge_id, human_verdicts
+from pipeline.audit.population import pair_cluster_ids
+from pipeline.audit.sample import Sample
+from pipeline.metrics import METRICS, ScoreConfig, ScoringContext
+from pipeline.records import SUPPORT_LABELS, AnnotatedAnswer, Verdict
+
+ALPHA = 0.05
+Z = NormalDist().inv_cdf(1 - ALPHA / 2)
+STRICT = ScoreConfig("strict", "exact")
+NO_PREDICTION_JUDGE = "audit:no-prediction"
+
+# metric -> the audit unit whose labels it needs; None: the metric reads no judge label at all
+PPI_METRICS: dict[str, str | None] = {
+    "unsupported_statements": "pair",
+    "citation_accuracy": "pair",
+    "relevant_statements": "statement",
+    "one_sided": "statement",
+    "overconfident": "statement",
+    "uncited_sources": None,
+}
+# statement-unit metrics and the human fields each needs on every statement of an answer
+ANSWER_FIELDS: dict[str, tuple[str, ...]] = {"relevant_statements": ("relevant",), "one_sided": ("relevant", "stance"),
+                                             "overconfident": ("relevant", "stance", "confidence")}
+
+
+def _ppi():
+    """The `ppi_py` package (the `audit` extra), imported on first use: it takes seconds to load."""
+    try:
+        import ppi_py
+    except ImportError as exc:  # pragma: no cover - exercised where the extra is missing
+        raise ImportError("prediction-powered estimates need the `ppi-python` package: "
+                          "pip install 'answer-engine-audit[audit]' (or `make setup`)") from exc
+    return ppi_py
+
+
+# ---- the stratified estimator --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """One stratum's units: `y`/`yhat` for the labelled ones (n x d), `yhat_all` for all N of them."""
+
+    name: str
+    size: int
+    y: np.ndarray
+    yhat: np.ndarray
+    yhat_all: np.ndarray
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A total over strata (plus a known constant) with its standard error and 95% interval; arrays
+    of length d (one per column of the inputs). `reason` says why it is missing (value None)."""
+
+    value: np.ndarray | None
+    se: np.ndarray | None
+    variances: dict[str, np.ndarray] = field(default_factory=dict)  # per stratum: variance of its total
+    reason: str = ""
+
+    def interval(self) -> tuple[np.ndarray, np.ndarray] | None:
+        if self.value is None or self.se is None:
+            return None
+        return self.value - Z * self.se, self.value + Z * self.se
+
+
+def _as2d(values: np.ndarray) -> np.ndarray:
+    arr = np.asarray(values, dtype=np.float64)
+    return arr.reshape(-1, 1) if arr.ndim == 1 else arr
+
+
+def _se_from_interval(low: Any, high: Any) -> np.ndarray:
+    return (np.asarray(high, dtype=np.float64).reshape(-1) - np.asarray(low, dtype=np.float64).reshape(-1)) / (2 * Z)
+
+
+def stratum_total(s: Stratum, *, use_predictions: bool = True, floor_scale: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(N_h times the stratum mean, its variance) from `ppi_py` with the design corrections of the
+    module doc. A census (every unit labelled) is exact. Where every labelled unit has the same
+    rectifier (so the sample shows no spread yet) the variance is taken as if one more unit had been
+    labelled `floor_scale` away from them: a 0-wide interval would claim a certainty that a
+    handful of agreeing labels cannot give."""
+    ppi = _ppi()
+    y, yhat, yhat_all = _as2d(s.y), _as2d(s.yhat), _as2d(s.yhat_all)
+    n, big_n = y.shape[0], s.size
+    if n >= big_n:
+        return big_n * y.mean(axis=0), np.zeros(y.shape[1])
+    lam = 1 if use_predictions else 0
+    mean = np.asarray(ppi.ppi_mean_pointestimate(y, yhat, yhat_all, lam=lam), dtype=np.float64).reshape(-1)
+    low, high = ppi.ppi_mean_ci(y, yhat, yhat_all, alpha=ALPHA, lam=lam)
+    se_all = _se_from_interval(low, high)
+    if use_predictions:  # the judge part: ppi's interval around a zero rectifier
+        low0, high0 = ppi.ppi_mean_ci(yhat, yhat, yhat_all, alpha=ALPHA, lam=1)
+        se_judge = _se_from_interval(low0, high0)
+    else:
+        se_judge = np.zeros_like(se_all)
+    rectifier = np.maximum(se_all**2 - se_judge**2, 0.0) * n / (n - 1)  # s_h^2 / n_h
+    if floor_scale is not None:
+        flat = np.ptp(y - lam * yhat, axis=0) <= 1e-15
+        rectifier = np.where(flat, np.maximum(rectifier, floor_scale**2 / ((n + 1) * n)), rectifier)
+    variance = rectifier * (1 - n / big_n)
+    return big_n * mean, big_n**2 * variance
+
+
+def _floor_scales(strata: Sequence[Stratum], use_predictions: bool) -> dict[str, np.ndarray]:
+    """Per stratum, how far an unseen unit could plausibly sit from the labelled ones: the largest
+    rectifier seen among all labelled units (with predictions) or their range (without); when the
+    labels show none at all, the largest prediction of the stratum."""
+    labelled = [(_as2d(s.y) - (_as2d(s.yhat) if use_predictions else 0.0)) for s in strata if len(s.y)]
+    width = max((_as2d(s.yhat_all).shape[1] for s in strata), default=1)
+    if labelled:
+        stacked = np.vstack(labelled)
+        seen = np.abs(stacked).max(axis=0) if use_predictions else np.ptp(stacked, axis=0)
+        if not use_predictions:
+            seen = np.where(seen > 0, seen, np.abs(stacked).max(axis=0))
+    else:
+        seen = np.zeros(width)
+    out = {}
+    for s in strata:
+        own = np.abs(_as2d(s.yhat_all)).max(axis=0) if s.size else np.zeros(width)
+        out[s.name] = np.where(seen > 0, seen, own)
+    return out
+
+
+def stratified(strata: Sequence[Stratum], constant: np.ndarray | float = 0.0, *, use_predictions: bool = True,
+               floor: bool = True) -> Estimate:
+    """Constant + the sum of every stratum's estimated total; None with the reason when a stratum
+    cannot be estimated (no labelled unit, or one labelled unit of several: no variance). When the
+    labelled units show no spread at all in any stratum (every one agrees with the judge, say) but
+    not everything was labelled, the variance is floored as `stratum_total` says (`floor=False`
+    turns that off): a sample never yields a 0-wide interval."""
+    short = [s for s in strata if s.size > 0 and (len(s.y) == 0 or (len(s.y) == 1 and s.size > 1))]
+    if short:
+        names = ", ".join(f"'{s.name}' ({len(s.y)} of {s.size})" for s in short[:4])
+        return Estimate(None, None, reason=f"too few labelled units in {len(short)} stratum(s): {names}"
+                                            + ("…" if len(short) > 4 else "") + "; label at least two in every stratum")
+    width = max((_as2d(s.yhat_all).shape[1] for s in strata), default=1)
+    total = np.zeros(width) + np.asarray(constant, dtype=np.float64)
+    var = np.zeros(width)
+    parts: dict[str, np.ndarray] = {}
+    for s in strata:
+        if s.size == 0:
+            continue
+        t, v = stratum_total(s, use_predictions=use_predictions)
+        total, var, parts[s.name] = total + t, var + v, v
+    sampled = [s for s in strata if 0 < len(s.y) < s.size]
+    if floor and sampled and np.any(var <= 0):
+        # no labelled unit disagrees with any other in its stratum, yet not everything was labelled:
+        # the sample shows no spread, which is not the same as certainty (see stratum_total)
+        scales = _floor_scales(strata, use_predictions)
+        floored = {s.name: stratum_total(s, use_predictions=use_predictions, floor_scale=scales[s.name])[1] for s in sampled}
+        flat = var <= 0
+        var = np.where(flat, sum(floored.values()), var)
+        parts = {k: np.where(flat, floored.get(k, v), v) for k, v in parts.items()}
+    return Estimate(total, np.sqrt(var), parts)
+
+
+def halving_labels(strata: Sequence[Stratum], estimate: Estimate, items_per_unit: Mapping[str, float]) -> int | None:
+    """About how many more labelled items would halve the interval, all strata growing in
+    proportion (from var(k) = V0/k - C for k times the labelled units); None when the interval is
+    already 0 wide or cannot be halved by labelling (every unit labelled first)."""
+    if estimate.value is None or estimate.se is None or float(estimate.se[0]) <= 0:
+        return None
+    v0 = c = 0.0
+    for s in strata:
+        n = len(s.y)
+        part = float(estimate.variances.get(s.name, np.zeros(1))[0])
+        if part <= 0 or n >= s.size:
+            continue
+        unit_var = part / (s.size**2) / ((1 - n / s.size) / n)  # the stratum's unit variance s_h^2
+        v0 += s.size**2 * unit_var / n
+        c += s.size**2 * unit_var / s.size
+    if v0 <= 0:
+        return None
+    k = 4 * v0 / (v0 + 3 * c)
+    extra = 0.0
+    for s in strata:
+        n = len(s.y)
+        if n < s.size:
+            extra += (min(s.size, int(np.ceil(k * n))) - n) * items_per_unit.get(s.name, 1.0)
+    return int(np.ceil(extra))
+
+
+# ---- metric values per unit ----------------------------------------------------------------------
+
+
+def _metric(name: str, a: AnnotatedAnswer) -> float | None:
+    return METRICS[name].fn(ScoringContext(a, STRICT)).value
+
+
+def with_verdicts(a: AnnotatedAnswer, extra: Sequence[Verdict]) -> AnnotatedAnswer:
+    """The answer with verdicts appended: in the label view the last verdict of a key wins."""
+    return AnnotatedAnswer(a.answer, a.statements, (*a.verdicts, *extra)) if extra else a
+
+
+def _support(a: AnnotatedAnswer, pairs: Mapping[tuple[int, int], str], judge: str) -> list[Verdict]:
+    return [Verdict(a.answer.answer_id, "support", label, judge, "audit", statement_index=si, source_index=src)
+            for (si, src), label in pairs.items()]
+
+
+def prediction_view(a: AnnotatedAnswer, frame_pairs: Sequence[tuple[int, int]]) -> AnnotatedAnswer:
+    """The judge's labels with every frame pair that has no definite support label set to "none":
+    a fixed stand-in, never a prediction (see the module doc)."""
+    from pipeline.matrices import label_view
+
+    view = label_view(a)
+    missing = {k: "none" for k in frame_pairs if view.support.get(k) not in SUPPORT_LABELS}
+    return with_verdicts(a, _support(a, missing, NO_PREDICTION_JUDGE))
+
+
+@dataclass(frozen=True)
+class UnitValues:
+    """Per frame cluster (population order): stratum, answer, prediction, human value (NaN when not
+    labelled), human-only contribution; per answer: constants that need no label."""
+
+    clusters: pd.DataFrame  # cluster_id, stratum, answer_id, engine, query_type, yhat, y, c, labelled, n_items
+    answers: pd.DataFrame  # answer_id, engine, query_type, judge_const, human_const (answers in the metric's population)
+
+
+Labels = Mapping[str, Mapping[str, "str | None"]]  # item id -> field -> one person's label
+
+
+def unit_values(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnswer],
+                labels: Labels | Sequence[Labels]) -> UnitValues | str:
+    """Every cluster's numbers for one metric, or the reason they cannot be computed. `labels` is
+    one person's labels, or several people's: a unit's human value is then the mean of the values
+    of the people who labelled all of it (so two people who disagree give the average of their two
+    readings, where a majority vote would have to drop the unit)."""
+    unit = PPI_METRICS.get(metric)
+    if unit is None:
+        return "this metric reads no judge label"
+    if unit != sample.unit:
+        return f"needs a sample of {unit}s (this one holds {sample.unit}s)"
+    people: list[Labels] = [labels] if isinstance(labels, Mapping) else list(labels)
+    if unit == "pair":
+        return _pair_units(metric, sample, answers, people)
+    return _answer_units(metric, sample, answers, people)
+
+
+def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnswer],
+                people: Sequence[Labels]) -> UnitValues | str:
+    frame, items = sample.frame, sample.items
+    scope = sample.meta.get("scope", "cited")
+    if metric == "unsupported_statements" and scope != "all" and any(
+            a.answer.meta.get("support_scope") != "cited_only" for a in answers.values()):
+        return ("this dataset's judges label uncited pairs too, so a statement can be supported by a source it does "
+                "not cite: draw a pair sample with --scope all for this metric")
+    by_answer: dict[str, list[str]] = {}
+    for cid, aid in zip(frame["cluster_id"], frame["answer_id"]):
+        by_answer.setdefault(aid, []).append(cid)
+    missing = sorted(set(by_answer) - set(answers))
+    if missing:
+        return f"{len(missing)} answer(s) of the sample are no longer in the results (e.g. {missing[0]!r}): draw a new sample"
+    changed = set(frame["cluster_id"]) ^ pair_cluster_ids(answers, scope)
+    if changed:
+        return (f"the judge's results changed since the sample was drawn ({len(changed)} statement(s) entered or left "
+                "the audited population): draw a new sample")
+    drawn: dict[str, list[tuple[str, int, int]]] = {}
+    for r in items[["cluster_id", "item_id", "statement_index", "source_index"]].itertuples(index=False):
+        drawn.setdefault(r.cluster_id, []).append((r.item_id, int(r.statement_index), int(r.source_index)))
+    rows, consts = [], []
+    for aid in sorted(answers):
+        a, cids = answers[aid], by_answer.get(aid, [])
+        listed = [s.index for s in a.answer.sources]
+        statements = {s.index: s for s in a.statements}
+        frame_pairs: list[tuple[int, int]] = []
+        for cid in cids:
+            st = statements.get(int(cid.rsplit("#s", 1)[1]))
+            if st is None:
+                return f"statement {cid!r} of the sample is no longer in the results: draw a new sample"
+            frame_pairs += [(st.index, i) for i in ([i for i in st.citations if i in listed] if scope == "cited" else listed)]
+        base_j = prediction_view(a, frame_pairs)
+        g_j = _metric(metric, base_j)
+        if g_j is None:  # not defined for this answer whatever the support labels: outside the population
+            rows += [_outside(cid) for cid in cids]
+            continue
+        if not cids:  # no pair of it can be audited and none is needed: a known constant
+            consts.append(_const(a, g_j, g_j))
+            continue
+        base_h = with_verdicts(a, _support(a, {k: "none" for k in frame_pairs}, NO_PREDICTION_JUDGE))
+        g_h = _metric(metric, base_h)
+        if g_h is None:
+            return f"the label-free baseline of answer {aid!r} is undefined for {metric}"
+        consts.append(_const(a, 0.0, g_h))
+        share = g_j / len(cids)
+        for cid in cids:
+            row = {"cluster_id": cid, "yhat": share, "y": np.nan, "c": np.nan, "complete": False, "in_population": True}
+            pairs = drawn.get(cid) or []
+            deltas = []
+            for labels in people if pairs else ():
+                human = {(si, src): (labels.get(iid) or {}).get("support") for iid, si, src in pairs}
+                if all(definite(v) for v in human.values()):
+                    relabel = _support(a, {k: str(v) for k, v in human.items()}, "human:audit")
+                    with_j = _metric(metric, with_verdicts(base_j, relabel))
+                    with_h = _metric(metric, with_verdicts(base_h, relabel))
+                    if with_j is not None and with_h is not None:
+                        deltas.append((with_j - g_j, with_h - g_h))
+            if deltas:
+                row |= {"y": share + float(np.mean([d[0] for d in deltas])),
+                        "c": float(np.mean([d[1] for d in deltas])), "complete": True}
+            rows.append(row)
+    return _finish(sample, rows, consts)
+
+
+def _outside(cluster_id: str) -> dict:
+    """A unit of an answer outside the metric's population: its value is 0 with any labels."""
+    return {"cluster_id": cluster_id, "yhat": 0.0, "y": 0.0, "c": 0.0, "complete": True, "in_population": False}
+
+
+def _const(a: AnnotatedAnswer, judge_const: float, human_const: float) -> dict:
+    return {"answer_id": a.answer.answer_id, "engine": a.answer.engine, "query_type": a.answer.query_type,
+            "judge_const": judge_const, "human_const": human_const}
+
+
+def _answer_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnswer],
+                  people: Sequence[Labels]) -> UnitValues | str:
+    frame, items = sample.frame, sample.items
+    needs = ANSWER_FIELDS[metric]
+    info = METRICS[metric]
+    drawn = {cid: part for cid, part in items.groupby("cluster_id", sort=False)}
+    missing = sorted(set(frame["answer_id"]) - set(answers))
+    if missing:
+        return f"{len(missing)} answer(s) of the sample are no longer in the results (e.g. {missing[0]!r}): draw a new sample"
+    rows, consts = [], []
+    for cid, aid in zip(frame["cluster_id"], frame["answer_id"]):
+        a = answers[aid]
+        if info.debate_only and a.answer.query_type != "debate":
+            rows.append(_outside(cid))
+            continue
+        g_j = _metric(metric, a)
+        consts.append(_const(a, 0.0, 0.0))
+        # a judge that abstained on this answer predicts nothing: a constant 0 the rectifier corrects
+        row = {"cluster_id": cid, "yhat": 0.0 if g_j is None else g_j, "y": np.nan, "c": np.nan, "complete": False,
+               "in_population": True}
+        part = drawn.get(cid)
+        values = []
+        for labels in people if part is not None else ():
+            if not _answer_complete(part, labels, needs):
+                continue
+            verdicts = human_verdicts(part, labels, audit_judge_id(["audit"]), "statement")
+            if "confidence" not in needs:  # only metrics that read confidence take the person's
+                verdicts = [v for v in verdicts if v.kind != "confidence"]
+            g_h = _metric(metric, with_verdicts(a, verdicts))
+            if g_h is not None:
+                values.append(g_h)
+        if values:
+            row |= {"y": float(np.mean(values)), "c": float(np.mean(values)), "complete": True}
+        rows.append(row)
+    return _finish(sample, rows, consts)
+
+
+def _answer_complete(part: pd.DataFrame, labels: Labels, needs: tuple[str, ...]) -> bool:
+    """Every statement of the answer has what the metric reads: a relevance label; a stance (an
+    abstention counts: it is `unknown`) for relevant statements of debate answers; the confidence."""
+    debate = bool((part["query_type"] == "debate").any())
+    confidence = False
+    for r in part.to_dict("records"):
+        got = labels.get(r["item_id"]) or {}
+        if not definite(got.get("relevant")):
+            return False
+        if "stance" in needs and debate and got.get("relevant") == "relevant" and got.get("stance") not in (
+                "agree", "disagree", "neutral", CANT_TELL):
+            return False
+        confidence = confidence or definite(got.get("confidence"))
+    return confidence or "confidence" not in needs
+
+
+def _finish(sample: Sample, rows: list[dict], consts: list[dict]) -> UnitValues:
+    """Per-cluster numbers in frame order. A cluster is labelled when it was drawn and its value is
+    known: complete human labels, or outside the population (0 whatever the labels). Undrawn
+    clusters never count as labelled, or the labelled set would stop being a random sample."""
+    values = pd.DataFrame(rows, columns=["cluster_id", "yhat", "y", "c", "complete", "in_population"])
+    clusters = sample.frame[["cluster_id", "stratum", "answer_id", "engine", "query_type", "n_items"]].merge(
+        values, on="cluster_id", how="left")
+    drawn = clusters["cluster_id"].isin(set(sample.items["cluster_id"]))
+    clusters["labelled"] = drawn & clusters["complete"].astype("boolean").fillna(False).astype(bool)
+    clusters["in_population"] = clusters["in_population"].astype("boolean").fillna(False).astype(bool)
+    answers = pd.DataFrame(consts, columns=["answer_id", "engine", "query_type", "judge_const", "human_const"])
+    return UnitValues(clusters, answers)
+
+
+def additivity_gap(metric: str, answer: AnnotatedAnswer, sample: Sample, labels: Labels,
+                   units: UnitValues) -> float | None:
+    """|sum of an answer's y_u - its value with every unit's human labels at once| for a pair
+    metric (0 when the metric is a sum over statements, as the estimator assumes). None unless
+    every unit of the answer was drawn and labelled."""
+    aid = answer.answer.answer_id
+    part = units.clusters[(units.clusters["answer_id"] == aid) & units.clusters["in_population"]]
+    if part.empty or not part["labelled"].all():
+        return None
+    items = sample.items[sample.items["answer_id"] == aid]
+    pairs = {(int(r.statement_index), int(r.source_index)): (labels.get(r.item_id) or {}).get("support")
+             for r in items.itertuples(index=False)}
+    base = prediction_view(answer, list(pairs))
+    together = _metric(metric, with_verdicts(base, _support(answer, {k: str(v) for k, v in pairs.items()}, "human:audit")))
+    return None if together is None else abs(float(part["y"].sum()) - together)
+
+
+# ---- the scorecard rows --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PPIRow:
+    """One metric in one domain (an engine or all of them): judge-only, PPI and human-only."""
+
+    metric: str
+    domain: str
+    judge_only: float | None
+    judge_answers: int
+    ppi: float | None
+    ppi_low: float | None
+    ppi_high: float | None
+    human: float | None
+    human_low: float | None
+    human_high: float | None
+    labelled_units: int
+    labelled_items: int
+    population_units: int
+    population_answers: int
+    biased: bool | None
+    more_to_halve: int | None
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _scaled(metric: str, value: float | None) -> float | None:
+    return None if value is None else METRICS[metric].scale(value)
+
+
+def domain_estimates(metric: str, units: UnitValues, sample: Sample, domain: Callable[[pd.DataFrame], pd.Series],
+                     *, use_predictions: bool = True) -> tuple[Estimate, list[Stratum], int]:
+    """The estimate for the answers a domain mask keeps (zero outside: domain estimation keeps the
+    design's strata), as a share of those answers; and the strata used; and the answer count."""
+    c = units.clusters
+    keep = domain(c) & c["in_population"].astype(bool)
+    answers = units.answers[domain(units.answers)] if not units.answers.empty else units.answers
+    n_answers = int(answers["answer_id"].nunique()) if not answers.empty else 0
+    if n_answers == 0:
+        return Estimate(None, None, reason="no answer here where the metric is defined"), [], 0
+    column = "yhat" if use_predictions else "c"
+    const = float(answers["judge_const" if use_predictions else "human_const"].sum())
+    strata = []
+    for name, part in c.groupby("stratum", sort=True):
+        inside = keep.loc[part.index].to_numpy()
+        if not inside.any():
+            continue  # no unit of this stratum is in the domain: it adds exactly 0 and needs no label
+        labelled = part["labelled"].to_numpy(dtype=bool)
+        truth = np.where(inside, part["y" if use_predictions else "c"].to_numpy(dtype=float), 0.0)
+        pred = np.where(inside, part[column].to_numpy(dtype=float), 0.0) if use_predictions else np.zeros(len(part))
+        strata.append(Stratum(str(name), len(part), truth[labelled] / n_answers, pred[labelled] / n_answers,
+                              pred / n_answers))
+    return stratified(strata, const / n_answers, use_predictions=use_predictions), strata, n_answers
+
+
+def ppi_rows(metric: str, units: UnitValues, sample: Sample, judge_values: pd.DataFrame,
+             domains: Mapping[str, Callable[[pd.DataFrame], pd.Series]]) -> list[PPIRow]:
+    """The scorecard rows of one metric: for each domain, the judge-only value (the scorecard's own:
+    mean of the per-answer values in `judge_values`, columns answer_id, engine, query_type, value),
+    the PPI estimate and the human-only one, with 95% intervals, n and the verdict on bias."""
+    out = []
+    info = METRICS[metric]
+    lo_bound, hi_bound = (0.0, 1.0) if info.unit == "percent" else (-np.inf, np.inf)
+    items_per_unit = units.clusters.groupby("stratum")["n_items"].mean().to_dict()
+    labelled_items = dict(zip(sample.items["cluster_id"], [0] * len(sample.items)))
+    for cid in sample.items["cluster_id"]:
+        labelled_items[cid] = labelled_items.get(cid, 0) + 1
+    for name, mask in domains.items():
+        jv = judge_values[mask(judge_values)]["value"].dropna()
+        judge_only = float(jv.mean()) if len(jv) else None
+        ppi, strata, n_answers = domain_estimates(metric, units, sample, mask, use_predictions=True)
+        human, _, _ = domain_estimates(metric, units, sample, mask, use_predictions=False)
+        c = units.clusters
+        inside = mask(c) & c["in_population"].astype(bool)
+        lab = inside & c["labelled"].astype(bool) & c["cluster_id"].isin(set(sample.items["cluster_id"]))
+        bounds = ppi.interval()
+        hb = human.interval()
+        p_lo = p_hi = h_lo = h_hi = None
+        if bounds is not None and ppi.value is not None:
+            p_lo, p_hi = float(np.clip(bounds[0][0], lo_bound, hi_bound)), float(np.clip(bounds[1][0], lo_bound, hi_bound))
+        if hb is not None and human.value is not None:
+            h_lo, h_hi = float(np.clip(hb[0][0], lo_bound, hi_bound)), float(np.clip(hb[1][0], lo_bound, hi_bound))
+        value = None if ppi.value is None else float(np.clip(ppi.value[0], lo_bound, hi_bound))
+        biased = None
+        if value is not None and judge_only is not None and p_lo is not None and p_hi is not None:
+            biased = not (p_lo - 1e-12 <= judge_only <= p_hi + 1e-12)
+        out.append(PPIRow(
+            metric=metric, domain=name, judge_only=_scaled(metric, judge_only), judge_answers=int(len(jv)),
+            ppi=_scaled(metric, value), ppi_low=_scaled(metric, p_lo), ppi_high=_scaled(metric, p_hi),
+            human=_scaled(metric, None if human.value is None else float(np.clip(human.value[0], lo_bound, hi_bound))),
+            human_low=_scaled(metric, h_lo), human_high=_scaled(metric, h_hi),
+            labelled_units=int(lab.sum()), labelled_items=int(sum(labelled_items.get(cid, 0) for cid in c.loc[lab, "cluster_id"])),
+            population_units=int(inside.sum()), population_answers=n_answers, biased=biased,
+            more_to_halve=halving_labels(strata, ppi, items_per_unit) if ppi.value is not None else None,
+            reason=ppi.reason,
+        ))
+    return out

@@ -1,0 +1,162 @@
+"""The prediction-powered scorecard of a dataset x judge from its registered samples and their
+human labels: the rows `aee scorecard --ppi` prints and the Scorecard page shows (computed here,
+displayed there).
+
+For each metric of `ppi.PPI_METRICS`, the sample of the unit it needs (pairs for support, statements
+for relevance and stance) drawn under the same judge with the most labelled units is used; the human
+labels are the chosen annotators' (their majority when several), or on ExpertQA the experts'
+labels carried by the `human` judge (`human="experts"`), which is how the benchmark stands them in
+for an annotator.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+import pandas as pd
+
+from pipeline.audit.humans import EXPERTS, expert_labels, item_labels
+from pipeline.audit.labels import LabelStore, labels_path
+from pipeline.audit.ppi import PPI_METRICS, PPIRow, ppi_rows, unit_values
+from pipeline.audit.sample import Sample, list_samples, load_sample
+from pipeline.errors import InputError
+from pipeline.metrics import METRICS
+from pipeline.records import AnnotatedAnswer
+from pipeline.store import list_judges, read_table, table_path
+from pipeline.tables import load_annotated
+
+ALL_ENGINES = "all engines"
+NO_JUDGE_NOTE = "computed from the citation markers alone: no judge label enters it, so it needs no human check"
+
+
+def judge_values(dataset: str, judge: str, root: Path | None = None) -> pd.DataFrame:
+    """Per-answer metric values under the strict rules (exact necessity): what the scorecard averages."""
+    metrics = read_table(table_path(dataset, "metrics", judge, root))
+    part = metrics[(metrics["mode"] == "strict") & (metrics["necessity"] == "exact")]
+    return part[["answer_id", "engine", "query_type", "metric", "value"]]
+
+
+def domains(engines: Sequence[str], query_type: str = "all") -> dict[str, Callable[[pd.DataFrame], pd.Series]]:
+    """Masks for all engines and each engine (within one query type, or all of them)."""
+    def keep(frame: pd.DataFrame, engine: str | None) -> pd.Series:
+        mask = pd.Series(True, index=frame.index) if engine is None else frame["engine"] == engine
+        return mask if query_type == "all" else mask & (frame["query_type"] == query_type)
+
+    def mask(engine: str | None) -> Callable[[pd.DataFrame], pd.Series]:
+        return lambda frame: keep(frame, engine)
+
+    out = {ALL_ENGINES: mask(None)}
+    for engine in engines:
+        out[engine] = mask(engine)
+    return out
+
+
+def human_labels(sample: Sample, human: str | Sequence[str] = "all", *, store: LabelStore | None = None,
+                 answers: Mapping[str, AnnotatedAnswer] | None = None, root: Path | None = None) -> list[dict]:
+    """One `item id -> field -> label` map per person: every annotator (`"all"`), the ones named,
+    or `"experts"` (ExpertQA's carried expert labels, pair samples only). `ppi.unit_values` averages
+    each unit's value over the people who labelled all of it."""
+    if human == "experts":
+        if sample.unit != "pair":
+            raise InputError("expert labels exist for support pairs only", field="--human")
+        carried = load_annotated(sample.meta["dataset"], "human", root) if "human" in list_judges(sample.meta["dataset"], root) else {}
+        if not carried:
+            raise InputError(f"dataset {sample.meta['dataset']!r} has no `human` judge results to take expert labels from",
+                             field="--human")
+        return [expert_labels(sample.items, [v for a in carried.values() for v in a.verdicts])]
+    store = store or LabelStore(labels_path(root))
+    labels = store.labels(sample.sample_id)
+    names = list(labels["annotator"].unique()) if human == "all" and not labels.empty else ([] if human == "all" else list(human))
+    return [item_labels(labels, [name]) for name in names]
+
+
+def pick_samples(dataset: str, judge: str, store: LabelStore | None = None, root: Path | None = None) -> dict[str, str]:
+    """unit -> the id of the registered sample of that unit under this judge with the most labelled
+    items (the newest on a tie)."""
+    store = store or LabelStore(labels_path(root))
+    best: dict[str, tuple[int, str]] = {}
+    for meta in list_samples(dataset, root):
+        if meta.get("judge") != judge:
+            continue
+        labels = store.labels(str(meta["sample_id"]))
+        count = int(labels["item_id"].nunique()) if not labels.empty else 0
+        unit = str(meta.get("unit"))
+        if unit not in best or count > best[unit][0]:
+            best[unit] = (count, str(meta["sample_id"]))
+    return {unit: sid for unit, (_, sid) in best.items()}
+
+
+def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None = None,
+                  human: str | Sequence[str] = "all", query_type: str = "all", root: Path | None = None) -> dict[str, Any]:
+    """Every PPI row of a dataset x judge (see the module doc), JSON-ready."""
+    judges = list_judges(dataset, root)
+    if judge not in judges:
+        raise InputError(f"no results for judge {judge!r} on dataset {dataset!r}; have {', '.join(judges) or 'none'}",
+                         field="--judge")
+    store = LabelStore(labels_path(root)) if human != "experts" else None
+    chosen = dict(samples) if samples else pick_samples(dataset, judge, store, root)
+    answers = load_annotated(dataset, judge, root)
+    values = judge_values(dataset, judge, root)
+    engines = sorted(values["engine"].dropna().unique())
+    masks = domains(engines, query_type)
+    rows: list[dict[str, Any]] = []
+    used: dict[str, dict[str, Any]] = {}
+    for metric in (m for m in METRICS if m in PPI_METRICS):
+        unit = PPI_METRICS[metric]
+        per_metric = values[values["metric"] == metric]
+        if unit is None:
+            for name, mask in masks.items():
+                jv = per_metric[mask(per_metric)]["value"].dropna()
+                judge_only = METRICS[metric].scale(float(jv.mean())) if len(jv) else None
+                rows.append(_no_judge_row(metric, name, judge_only, len(jv)))
+            continue
+        sample_id = chosen.get(unit)
+        if sample_id is None:
+            rows += [_missing_row(metric, name, per_metric, mask, f"no {unit} sample drawn under judge {judge}: "
+                                  f"`aee audit sample --dataset {dataset} --judge {judge} --unit {unit}`")
+                     for name, mask in masks.items()]
+            continue
+        sample = load_sample(sample_id, root)
+        if sample.meta.get("judge") != judge:
+            raise InputError(f"sample {sample_id!r} was drawn under judge {sample.meta.get('judge')!r}, not {judge!r}")
+        if human == "experts" and sample.unit != "pair":
+            rows += [_missing_row(metric, name, per_metric, mask, "ExpertQA's experts labelled support only")
+                     for name, mask in masks.items()]
+            continue
+        if sample_id not in used:
+            labels = human_labels(sample, human, store=store, answers=answers, root=root)
+            used[sample_id] = {"sample": sample, "labels": labels}
+        sample, labels = used[sample_id]["sample"], used[sample_id]["labels"]
+        units = unit_values(metric, sample, answers, labels)
+        if isinstance(units, str):
+            rows += [_missing_row(metric, name, per_metric, mask, units) for name, mask in masks.items()]
+            continue
+        rows += [r.as_dict() | {"sample_id": sample_id} for r in ppi_rows(metric, units, sample, per_metric, masks)]
+    return {
+        "dataset": dataset, "judge": judge, "query_type": query_type, "mode": "strict",
+        "human": human if isinstance(human, str) else list(human),
+        "human_label": EXPERTS if human == "experts" else ("every annotator (each unit: the mean over the people who "
+                                                           "labelled all of it)" if human == "all" else ", ".join(human)),
+        "samples": {unit: sid for unit, sid in chosen.items()},
+        "labelled_items": {sid: len({i for person in u["labels"] for i in person}) for sid, u in used.items()},
+        "rows": rows,
+    }
+
+
+def _empty_row(metric: str, domain: str) -> dict[str, Any]:
+    fields = PPIRow.__dataclass_fields__
+    return {k: None for k in fields} | {"metric": metric, "domain": domain, "judge_answers": 0, "labelled_units": 0,
+                                        "labelled_items": 0, "population_units": 0, "population_answers": 0, "sample_id": None}
+
+
+def _missing_row(metric: str, domain: str, per_metric: pd.DataFrame, mask, reason: str) -> dict[str, Any]:
+    jv = per_metric[mask(per_metric)]["value"].dropna()
+    return _empty_row(metric, domain) | {"judge_only": METRICS[metric].scale(float(jv.mean())) if len(jv) else None,
+                                         "judge_answers": int(len(jv)), "reason": reason}
+
+
+def _no_judge_row(metric: str, domain: str, value: float | None, n: int) -> dict[str, Any]:
+    """A metric no judge enters: its value is the same under any labels, so PPI = human = judge."""
+    return _empty_row(metric, domain) | {"judge_only": value, "judge_answers": n, "ppi": value, "human": value,
+                                         "biased": False if value is not None else None, "reason": NO_JUDGE_NOTE}

@@ -1,0 +1,120 @@
+"""The retry policy shared by every client of an OpenAI-compatible chat endpoint (the OpenAI judge,
+`llm_client.ChatCaller` for MiniCheck): one place decides what is retried, how long to wait and
+what a failed call says.
+
+Policy: retry on 408, 409, 429, 5xx, timeouts and connection errors with exponential backoff and
+jitter, honouring `Retry-After` / `retry-after-ms` up to a cap; never retry other 4xx or a reply
+that cannot be read; a semaphore bounds concurrent requests across threads; the API key never
+reaches a reply, a log line or an error text (`llm_config.redact`). A 400 that names a request
+parameter the caller can do without is sent again without it, which does not count as an attempt.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import random
+import threading
+import time
+from typing import Any, Callable, ClassVar, TypeVar
+
+from pipeline.redact import redact
+
+__all__ = ["RetryingChat"]
+
+R = TypeVar("R")
+
+
+class RetryingChat:
+    """Mixin: chat completions with retries, and counters of requests, retries and failed calls in
+    `stats`. A class sets `retry_log` (its module's logger) and `call_name` (how its log lines name a
+    call), and calls `_init_retries` from its constructor."""
+
+    retry_log: ClassVar[logging.Logger]
+    call_name: ClassVar[str] = "call"
+    stats: dict[str, int]
+    _secret: str | None
+
+    def _init_retries(self, *, timeout: float, max_retries: int, concurrency: int, backoff_base: float,
+                      backoff_max: float, max_retry_after: float) -> None:
+        self.timeout = float(timeout)
+        self.max_retries = max(0, int(max_retries))
+        self.backoff_base = float(backoff_base)
+        self.backoff_max = float(backoff_max)
+        self.max_retry_after = float(max_retry_after)
+        self._semaphore = threading.BoundedSemaphore(max(1, int(concurrency)))
+        self._stats_lock = threading.Lock()
+
+    def _bump(self, **counts: int) -> None:
+        with self._stats_lock:
+            for k, v in counts.items():
+                self.stats[k] = self.stats.get(k, 0) + v
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_retry_after)
+        return min(self.backoff_max, self.backoff_base * (2 ** attempt)) * random.uniform(0.5, 1.0)
+
+    @staticmethod
+    def _retry_after(exc: Any) -> float | None:
+        headers = getattr(getattr(exc, "response", None), "headers", None)
+        if not headers:
+            return None
+        try:
+            if headers.get("retry-after-ms"):
+                return float(headers["retry-after-ms"]) / 1000.0
+            value = headers.get("retry-after")
+            if not value:
+                return None
+            try:
+                return float(value)
+            except ValueError:
+                return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
+        except (TypeError, ValueError, OverflowError):
+            return None
+
+    def _complete_with_retries(self, client: Any, build_kwargs: Callable[[], dict[str, Any]],
+                               read: Callable[[Any], R], failed: Callable[[str], R],
+                               drop_refused: Callable[[str], bool]) -> R:
+        """`client.chat.completions.create(**build_kwargs())`, retried under the policy. `read`
+        turns a response into the result (an exception there is a failure not retried); `failed`
+        makes the result of a call that gave up, from the redacted reason; `drop_refused(message)`
+        is asked on a 400 and returns True when it dropped the parameter the message names, so the
+        request is rebuilt and sent again. Never raises for a failed call."""
+        import openai
+
+        last_error, attempt = "no attempt made", 0
+        while attempt <= self.max_retries:
+            kwargs = build_kwargs()
+            retry_after: float | None = None
+            try:
+                self._bump(requests=1)
+                with self._semaphore:
+                    response = client.chat.completions.create(timeout=self.timeout, **kwargs)
+                return read(response)
+            except openai.APITimeoutError:
+                last_error, retryable = f"request timed out after {self.timeout:g}s", True
+            except openai.APIConnectionError as exc:
+                last_error, retryable = f"connection error ({type(exc).__name__})", True
+            except openai.APIStatusError as exc:
+                status = int(getattr(exc, "status_code", 0) or 0)
+                message = redact(str(getattr(exc, "message", "") or exc), [self._secret])[:300]
+                last_error = f"HTTP {status}: {message}"
+                if status == 400 and drop_refused(message):
+                    continue  # does not count as an attempt
+                retryable = status in (408, 409, 429) or status >= 500
+                retry_after = self._retry_after(exc)
+            except Exception as exc:  # noqa: BLE001 - malformed responses and the like
+                last_error, retryable = f"{type(exc).__name__}: {redact(str(exc), [self._secret])[:300]}", False
+            if not retryable or attempt == self.max_retries:
+                break
+            delay = self._delay(attempt, retry_after)
+            self.retry_log.info("%s failed (%s); retry %d/%d in %.2fs", self.call_name, last_error, attempt + 1,
+                                self.max_retries, delay)
+            self._bump(retries=1)
+            time.sleep(delay)
+            attempt += 1
+        self._bump(failed_calls=1)
+        reason = f"{last_error} (gave up after {attempt + 1} attempt{'s' if attempt else ''})"
+        self.retry_log.warning("%s failed: %s", self.call_name, reason)
+        return failed(redact(reason, [self._secret]))

@@ -1,0 +1,243 @@
+"""The offline judge: no network, no key, no GPU, no torch.
+
+Support (statement, source): `pipeline.judges.offline.support` (read its docstring). In short: the
+statement is aligned with its best window of the source, compared word by word with figures read as
+values, scored by a logistic model whose coefficients are held to the sign that keeps it monotone in
+coverage (fitted on ExpertQA expert labels plus pairs made from the sources themselves by
+`aee judges calibrate`, which writes `offline/params.json`), and a contradiction found by
+`offline_align` (negation, opposite direction, a swapped name or figure) keeps a statement from
+being supported at all. `score` = probability that the source fully supports the statement; the
+label is `full` / `partial` / `none` by two calibrated thresholds; `evidence` = best window
+(bounded); `raw` = JSON of the features, the contradictions and any rule applied. Without the
+embedding model the judge falls back to a lexical-only model (also calibrated) and says so in every
+`raw`. A statement against a source it does not cite that shares almost nothing with it is ruled
+out before the full judge (label none, score 0, the reason in `raw`).
+
+`offline:lexical` (`LexicalOfflineJudge`) is the same judge with the lexical-only support model
+forced, whether or not the embedding model is installed: a second opinion that needs nothing. Its
+relevance, stance and confidence rules are the offline judge's, so only its support labels can
+differ; its own name and prompt version keep its labels apart in the cache and in every table.
+
+Relevance: rule cues for filler (greetings, "here are some", restating the question, sign-offs,
+headings). Confidence: hedge / booster lexicon -> "1".."5". Stance (debate queries): cue words
+relative to the polarity of the query's wording. These three are rule sets, not calibrated models;
+docs/judges/offline.md lists their cues and limits.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any, Sequence
+
+from pipeline.judges.base import BaseJudge, unchecked_verdicts
+from pipeline.judges.offline.cues import CUES_VERSION, confidence_level, filler_cue, stance_readings
+from pipeline.judges.offline.source_stance import RULES_VERSION as SOURCE_STANCE_RULES
+from pipeline.judges.offline.source_stance import offline_source_stance
+from pipeline.judges.offline.support import (
+    DEFAULT_PARAMS,
+    MAX_EVIDENCE_CHARS,
+    FeatureBuilder,
+    PairFeatures,
+    PairInput,
+    SupportModel,
+    apply_rules,
+    load_params,
+)
+from pipeline.judges.offline.text import strip_markers
+from pipeline.judges.source_sets import WindowedSetSupport
+from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
+from pipeline.text import statements_for
+
+log = logging.getLogger(__name__)
+
+JUDGE_NAME = "offline"
+# v2: support judged by pipeline/judges/offline/support.py (aligned windows, figures as values,
+# contradiction rules, a sign-constrained model, a first pass for uncited pairs)
+PROMPT_VERSION = "offline-v2.1"  # v2.1: term swaps and short statements read whole (offline_align)
+LEXICAL_JUDGE_NAME = "offline:lexical"
+# Follows PROMPT_VERSION (the two share every rule) and never equals it, so their labels never mix.
+LEXICAL_PROMPT_VERSION = f"{PROMPT_VERSION}-lexical"
+RULED_OUT_SCORE = 0.0  # the score of a pair the first pass rules out (label none)
+
+# --------------------------------------------------------------------------------------------
+# the judge
+# --------------------------------------------------------------------------------------------
+
+
+class OfflineJudge(WindowedSetSupport, BaseJudge):
+    """Offline judge (see the module docstring). Config: `params_path`, `use_embeddings`
+    (default True; False forces the lexical model), `max_evidence_chars`, `prefilter` (default
+    True: rule out uncited pairs that share almost nothing before the full judge)."""
+
+    name = JUDGE_NAME
+    @property
+    def cache_fingerprint(self) -> str:
+        """In the cache key: the source-stance cue rules (their own module, their own version) and
+        the support model in use, so labels of the lexical fallback never stand in for the
+        embedding model's under the same name and prompt version."""
+        return f"{SOURCE_STANCE_RULES}+support-{self.mode}"
+
+    def __init__(self, params_path: str | Path | None = None, use_embeddings: bool = True,
+                 max_evidence_chars: int = MAX_EVIDENCE_CHARS, prefilter: bool = True, **_: Any) -> None:
+        self.params = load_params(Path(params_path) if params_path else None)
+        # the cue rules' version is part of it: new relevance / stance / confidence rules rebuild labels
+        self.prompt_version = f"{PROMPT_VERSION}+{self.params.get('version', 'default')}+{CUES_VERSION}"
+        # Which ExpertQA questions the support model was fitted on (hashes, see
+        # agreement.question_fingerprint), so an agreement report can tell held-out pairs apart.
+        self.calibration_questions = frozenset(self.params.get("calibration_questions") or ())
+        self._calibration = dict(self.params.get("calibration") or {})
+        self.want_embeddings = bool(use_embeddings)
+        self.prefilter = bool(prefilter)
+        self._features = FeatureBuilder(int(max_evidence_chars))
+        self._mode: str | None = None  # "embed" or "lexical", decided on first support call
+        self._warning = ""
+        self._models: dict[str, SupportModel] = {}
+        self._prefetched: dict[PairInput, PairFeatures] = {}
+
+    # -- mode and models ----------------------------------------------------------------------
+    @property
+    def mode(self) -> str:
+        if self._mode is None:
+            if not self.want_embeddings:
+                self._mode = "lexical"
+            else:
+                from pipeline.judges.offline import embedding
+
+                try:
+                    embedding.get_encoder()
+                    self._mode = "embed"
+                except embedding.ModelUnavailable as exc:
+                    self._mode = "lexical"
+                    self._warning = f"embedding model unavailable ({exc}); lexical-only support model"
+                    log.warning("offline judge: %s", self._warning)
+        return self._mode
+
+    @property
+    def calibration(self) -> dict[str, Any]:
+        """What the support model in use was fitted on and its grouped cross-validation (copied into
+        agreement reports). The file's summary names its main model; for the other one (the
+        lexical model), the cross-validation figures are that model's own."""
+        out = dict(self._calibration)
+        spec = self.params.get(self.mode)
+        cv = spec.get("grouped_cv") if isinstance(spec, dict) else None
+        if out and out.get("model") != self.mode and isinstance(cv, dict):
+            out.update(model=self.mode, cv_auc=cv.get("auc"), cv_balanced_accuracy=cv.get("balanced_accuracy"))
+        return out
+
+    def model(self, mode: str | None = None) -> SupportModel:
+        mode = mode or self.mode
+        if mode not in self._models:
+            self._models[mode] = SupportModel(self.params.get(mode) or DEFAULT_PARAMS[mode])
+        return self._models[mode]
+
+    # -- support -------------------------------------------------------------------------------
+    def support_features(self, pairs: Sequence[PairInput], mode: str | None = None,
+                         prefilter: bool | None = None) -> list[PairFeatures]:
+        """Features, evidence and contradictions for many pairs at once (`offline_support`)."""
+        pairs = [PairInput(*p) for p in pairs]
+        return self._features.build(pairs, mode or self.mode, self.prefilter if prefilter is None else prefilter)
+
+    @staticmethod
+    def pair_input(answer: Answer, statement: Statement, source: Source) -> PairInput:
+        cited = []
+        for n in statement.citations:
+            src = answer.source(n)
+            if src is not None and src.text and src.fetch_ok is not False:
+                cited.append(src.text)
+        return PairInput(strip_markers(statement.text), source.text or "", tuple(cited), answer.query,
+                         source.index in statement.citations)
+
+    def support(self, answer: Answer, statements: Sequence[Statement], source: Source) -> list[Verdict]:
+        if not (source.text or "").strip():  # nothing to read: not checked, never "none"
+            return unchecked_verdicts(self, answer, statements, source)
+        mode = self.mode
+        model = self.model(mode)
+        inputs = [self.pair_input(answer, s, source) for s in statements]
+        if all(p in self._prefetched for p in inputs):
+            feats = [self._prefetched[p] for p in inputs]
+        else:
+            feats = self.support_features(inputs, mode)
+        probs = model.score([pf.features for pf in feats if not pf.ruled_out])
+        scored = iter(probs)
+        out = []
+        for s, pf in zip(statements, feats):
+            raw: dict[str, Any] = {"mode": mode}
+            if pf.ruled_out:
+                p, raw["prefilter"] = RULED_OUT_SCORE, pf.note
+            else:
+                p_model = float(next(scored))
+                raw.update(features={k: round(v, 4) for k, v in pf.features.items()}, p_full=round(p_model, 4))
+                p, rule = apply_rules(p_model, pf.conflicts, model.t_partial, pf.missing_part, model.t_full)
+                if pf.conflicts:
+                    raw["conflicts"] = list(pf.conflicts)
+                if pf.missing_part:
+                    raw["missing_part"] = pf.missing_part
+                if rule:  # raw keeps the model's own probability (p_full) and says what contradicts
+                    raw["rule"] = rule
+                if pf.note:
+                    raw["note"] = pf.note
+            if self._warning:
+                raw["warning"] = self._warning
+            out.append(Verdict(answer.answer_id, "support", model.label(p), self.name, self.prompt_version,
+                               raw=json.dumps(raw, sort_keys=True), statement_index=s.index,
+                               source_index=source.index, score=p, evidence=pf.evidence))
+        return out
+
+    def prefetch(self, answers: Sequence[AnnotatedAnswer]) -> None:
+        """Compute the support features of every (statement, source with text) pair of these answers
+        in one `support_features` call, so that all their sentences are embedded in large batches;
+        the following `support` calls take the stored features. Replaces what an earlier call stored."""
+        self._prefetched = {}
+        if self.mode != "embed":
+            return
+        pairs: dict[PairInput, None] = {}
+        for a in answers:
+            statements = statements_for(a)
+            for src in a.answer.sources:
+                if (src.text or "").strip() and src.fetch_ok is not False:
+                    for s in statements:
+                        pairs[self.pair_input(a.answer, s, src)] = None
+        self._prefetched = dict(zip(pairs, self.support_features(list(pairs), "embed")))
+
+
+    # -- relevance, confidence, stance: rule sets in pipeline.judges.offline.cues -----------------
+    def relevance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:
+        out = []
+        for s in statements:
+            cue, fact = filler_cue(s.text, answer.query)
+            raw = {"cue": cue, **({"fact": fact} if fact else {})}
+            out.append(Verdict(answer.answer_id, "relevance", "filler" if cue else "relevant", self.name,
+                               self.prompt_version, raw=json.dumps(raw), statement_index=s.index, evidence=cue))
+        return out
+
+    def confidence(self, answer: Answer) -> Verdict:
+        level, raw, cue = confidence_level(answer.text)
+        return Verdict(answer.answer_id, "confidence", str(level), self.name, self.prompt_version,
+                       raw=json.dumps(raw), evidence=cue)
+
+    # -- source stance (cue rules in pipeline/judges/offline/source_stance.py) ---------------------------
+    def source_stance(self, answer: Answer, sources: Sequence[Source]) -> list[Verdict]:
+        return offline_source_stance(answer, sources, self.name, self.prompt_version)
+
+    def stance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:
+        _, readings = stance_readings(answer.query, [s.text for s in statements])
+        return [Verdict(answer.answer_id, "stance", r.label, self.name, self.prompt_version,
+                        raw=json.dumps(r.details, sort_keys=True), statement_index=s.index, evidence=r.cue)
+                for s, r in zip(statements, readings)]
+
+
+class LexicalOfflineJudge(OfflineJudge):
+    """The offline judge with its calibrated lexical-only support model forced (no embeddings at
+    all); relevance, stance and confidence are the offline judge's rules. Config as OfflineJudge,
+    except that `use_embeddings` is always False."""
+
+    name = LEXICAL_JUDGE_NAME
+
+    def __init__(self, params_path: str | Path | None = None, max_evidence_chars: int = MAX_EVIDENCE_CHARS,
+                 prefilter: bool = True, **config: Any) -> None:
+        config.pop("use_embeddings", None)
+        super().__init__(params_path, use_embeddings=False, max_evidence_chars=max_evidence_chars,
+                         prefilter=prefilter, **config)
+        self.prompt_version = f"{LEXICAL_PROMPT_VERSION}+{self.params.get('version', 'default')}+{CUES_VERSION}"

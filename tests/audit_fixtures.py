@@ -1,0 +1,45 @@
+"""Results the audit tests sample from: the teaching corpus under its hand labels (`recorded`) and the
+`scripted` judge, and a small dataset whose answers and sources are hostile (HTML, scripts, a
+formula for spreadsheets) under the scripted judge.
+
+Import it from a test module: `from audit_fixtures import build_audit_results, HOSTILE_TEXT`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+HOSTILE_TEXT = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
+FORMULA = "=HYPERLINK(\"http://evil.example\",\"click\")"
+
+
+def hostile_answers() -> list[dict]:
+    """Two answers whose every text field tries to inject markup (and a spreadsheet formula)."""
+    out = []
+    for k in range(2):
+        out.append({
+            "answer_id": f"hostile-{k}", "engine": f"<b>Engine{k}</b>", "query": f"Why <i>{k}</i>? {HOSTILE_TEXT}",
+            "query_type": "expertise",
+            "answer": f"{FORMULA} Claims about {HOSTILE_TEXT} hold [1]. Another claim [2]. Plain claim about rivers [1][2].",
+            "sources": [
+                {"index": 1, "url": "javascript:alert(1)", "title": f"<script>t{k}</script>",
+                 "text": f"Rivers flow. {HOSTILE_TEXT} Claims about rivers hold here.", "fetch_ok": True},
+                {"index": 2, "url": "https://example.org/<x>", "title": "Second", "text": "Another claim is made here.",
+                 "fetch_ok": True},
+            ],
+        })
+    return out
+
+
+def build_audit_results(tmp: Path) -> Path:
+    """Run the pipeline into tmp/results: demo (recorded, scripted) and hostile (scripted)."""
+    from pipeline.runner import run_dataset
+
+    root = tmp / "results"
+    run_dataset("demo", progress=False, root=root)
+    run_dataset("demo", judge_name="scripted", progress=False, root=root, use_cache=False)
+    path = tmp / "hostile.jsonl"
+    path.write_text("\n".join(json.dumps(a) for a in hostile_answers()) + "\n", encoding="utf-8")
+    run_dataset("hostile", path, judge_name="scripted", progress=False, root=root, use_cache=False)
+    return root

@@ -1,0 +1,210 @@
+"""Importing labels from files (pipeline.audit.files) with hostile input: wrong ids, unknown labels,
+10,000 duplicated rows, HTML in free-text columns, shifted rows; one error line per bad row, the good
+rows land, no earlier label is lost. And Label Studio / Argilla: export the tasks, read back their
+exports (the shapes their own code writes)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+import xml.etree.ElementTree as ET
+
+import pytest
+from audit_fixtures import HOSTILE_TEXT, build_audit_results
+
+from pipeline.audit.files import export_tasks, import_labels, label_studio_config, read_rows
+from pipeline.audit.labels import LabelStore, labels_path
+from pipeline.audit.sample import draw_sample, register, write_annotation_file
+from pipeline.errors import InputError
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    return build_audit_results(tmp_path_factory.mktemp("audit_files"))
+
+
+@pytest.fixture(scope="module")
+def sample(root):
+    s = draw_sample("demo", "scripted", 70, seed=9, root=root)
+    register(s, root)
+    return s
+
+
+def _filled(sample, tmp_path, edit) -> tuple:
+    path = write_annotation_file(sample, tmp_path / "filled.csv")
+    rows = list(csv.DictReader(path.open(encoding="utf-8")))
+    rows = edit(rows)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    path.write_text(buf.getvalue(), encoding="utf-8")
+    return path, rows
+
+
+def test_hostile_csv_one_line_per_bad_row_good_rows_land_nothing_lost(root, sample, tmp_path):
+    store = LabelStore(labels_path(root))
+    first = sample.items["item_id"].iloc[0]
+    store.record(sample.sample_id, first, "Ana", "support", "partial")  # given in the app earlier
+    other = sample.items["item_id"].iloc[5]
+    store.record(sample.sample_id, other, "Ana", "support", "none")
+
+    def edit(rows):
+        for r in rows:
+            r["support"] = "full"
+            r["note"] = HOSTILE_TEXT  # HTML in a free-text column
+            r["statement"] = "<iframe src=//evil>"  # edited free text is ignored on import
+        rows[1]["item_id"] = "p-000000000000"  # wrong id
+        rows[2]["support"] = "mostly"  # unknown label
+        rows[3]["source_index"] = "42"  # a shifted row: the id names another source
+        rows[4]["sample_id"] = "no-such-sample"
+        rows[5]["support"] = ""  # not filled yet: not an error, earlier label kept
+        return rows + [dict(rows[6]) for _ in range(10_000)]  # 10,000 repeats of one good row
+
+    path, rows = _filled(sample, tmp_path, edit)
+    started = time.perf_counter()
+    report = import_labels(path, "demo", "Ana", store=store, root=root)
+    seconds = time.perf_counter() - started
+    assert report.rows == len(rows)
+    assert len(report.errors) == 4
+    assert report.errors[0].startswith("row 3: item 'p-000000000000' is not in sample")
+    assert report.errors[1].startswith("row 4: item ") and "'mostly' is not a support label" in report.errors[1]
+    assert report.errors[2].startswith("row 5: item ") and "source_index" in report.errors[2] and "'42'" in report.errors[2]
+    assert report.errors[3] == "row 6: no registered sample 'no-such-sample'"
+    assert all("\n" not in e for e in report.errors)
+    assert report.repeated == 10_000
+    good = len(rows) - 10_000 - 5  # the four bad rows and the blank one
+    labels = store.labels(sample.sample_id, "Ana").set_index("item_id")
+    # a label and a note per good row, and the note of the row whose label was left blank
+    assert report.written == 2 * good + 1
+    assert labels.loc[first, "support"] == "full"
+    assert labels.loc[other, "support"] == "none"  # the blank cell did not erase it
+    history = store.history(sample.sample_id, first)
+    assert list(history.loc[history["field"] == "support", "value"]) == ["partial", "full"]  # the earlier label is still there
+    assert labels.loc[first, "note"] == HOSTILE_TEXT  # kept as plain text; pages escape it
+    assert seconds < 30
+    # importing the same file again writes nothing new
+    again = import_labels(path, "demo", "Ana", store=store, root=root)
+    assert again.written == 0 and again.unchanged == 2 * good + 1
+
+
+def test_conflicting_rows_in_one_file_keep_the_first(root, sample, tmp_path):
+    store = LabelStore(labels_path(root))
+
+    def edit(rows):
+        rows = rows[:3]
+        for r in rows:
+            r["support"] = "none"
+        clash = dict(rows[0], support="full")
+        return rows + [clash]
+
+    path, _ = _filled(sample, tmp_path, edit)
+    report = import_labels(path, "demo", "Cleo", store=store, root=root)
+    assert len(report.errors) == 1 and "row 5" in report.errors[0] and "kept the first" in report.errors[0]
+    assert store.labels(sample.sample_id, "Cleo").set_index("item_id").loc[sample.items["item_id"].iloc[0], "support"] == "none"
+
+
+def test_a_file_for_another_dataset_or_not_text_is_refused(root, sample, tmp_path):
+    store = LabelStore(labels_path(root))
+    path, _ = _filled(sample, tmp_path, lambda rows: [dict(r, support="full") for r in rows[:2]])
+    report = import_labels(path, "hostile", "Ana", store=store, root=root)
+    assert report.written == 0 and all("belongs to dataset 'demo', not 'hostile'" in e for e in report.errors)
+    binary = tmp_path / "x.csv"
+    binary.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(InputError, match="not UTF-8"):
+        import_labels(binary, "demo", "Ana", store=store, root=root)
+    no_ids = tmp_path / "y.csv"
+    no_ids.write_text("a,b\n1,2\n", encoding="utf-8")
+    with pytest.raises(InputError, match="no item_id column"):
+        import_labels(no_ids, "demo", "Ana", store=store, root=root)
+
+
+def test_jsonl_with_broken_lines(root, sample, tmp_path):
+    store = LabelStore(labels_path(root))
+    ids = list(sample.items["item_id"][:2])
+    path = tmp_path / "l.jsonl"
+    path.write_text("\n".join([json.dumps({"sample_id": sample.sample_id, "item_id": ids[0], "support": "partial"}),
+                               "{not json", "[1, 2]",
+                               json.dumps({"sample_id": sample.sample_id, "item_id": ids[1], "support": "Can't tell"})]) + "\n",
+                    encoding="utf-8")
+    report = import_labels(path, "demo", "Dee", store=store, root=root)
+    assert report.written == 2
+    assert [e.split(":")[0] for e in report.errors] == ["line 2", "line 3"]
+    assert store.labels(sample.sample_id, "Dee").set_index("item_id").loc[ids[1], "support"] == "cant_tell"
+
+
+def test_label_studio_round_trip(root, sample, tmp_path):
+    paths = export_tasks(sample, "label-studio", tmp_path)
+    tasks = json.loads(paths[0].read_text(encoding="utf-8"))
+    assert len(tasks) == len(sample.items) and tasks[0]["data"]["item_id"] == sample.items["item_id"].iloc[0]
+    config = ET.fromstring(paths[1].read_text(encoding="utf-8"))  # well-formed XML
+    choices = config.find("Choices")
+    assert choices is not None and choices.get("name") == "support"
+    assert [c.get("alias") for c in choices] == ["full", "partial", "none", "cant_tell"]
+    # Label Studio's JSON export: two people on the first task, a cancelled one on the second
+    export = [
+        {"id": 1, "data": tasks[0]["data"], "annotations": [
+            {"completed_by": {"email": "a@x.org"}, "result": [{"from_name": "support", "to_name": "statement", "type": "choices",
+                                                            "value": {"choices": ["full"]}}]},
+            {"completed_by": 7, "result": [{"from_name": "support", "to_name": "statement", "type": "choices",
+                                            "value": {"choices": ["none"]}},
+                                           {"from_name": "note", "to_name": "statement", "type": "textarea",
+                                            "value": {"text": [HOSTILE_TEXT]}}]}]},
+        {"id": 2, "data": tasks[1]["data"], "annotations": [
+            {"completed_by": 7, "was_cancelled": True, "result": [{"from_name": "support", "value": {"choices": ["full"]}}]}]},
+        {"id": 3, "data": tasks[2]["data"], "annotations": []},
+    ]
+    path = tmp_path / "ls.json"
+    path.write_text(json.dumps(export), encoding="utf-8")
+    store = LabelStore(labels_path(root))
+    report = import_labels(path, "demo", "LS", store=store, root=root)
+    assert report.errors == [] and report.written == 3
+    assert report.annotators == {"LS/a@x.org", "LS/7"}
+    labels = store.labels(sample.sample_id).set_index(["annotator", "item_id"])
+    first = tasks[0]["data"]["item_id"]
+    assert labels.loc[("LS/a@x.org", first), "support"] == "full"
+    assert labels.loc[("LS/7", first), "support"] == "none"
+    assert labels.loc[("LS/7", first), "note"] == HOSTILE_TEXT
+    # JSON-MIN: flat rows
+    flat = tmp_path / "min.json"
+    flat.write_text(json.dumps([dict(tasks[3]["data"], support="partial")]), encoding="utf-8")
+    assert import_labels(flat, "demo", "MIN", store=store, root=root).written == 1
+
+
+def test_argilla_round_trip_nested_and_flattened(root, sample, tmp_path):
+    settings_path, records_path = export_tasks(sample, "argilla", tmp_path)
+    settings = json.loads(settings_path.read_text(encoding="utf-8"))
+    assert [q["name"] for q in settings["questions"]] == ["support", "note"]
+    records = json.loads(records_path.read_text(encoding="utf-8"))
+    assert records[0]["id"] == sample.items["item_id"].iloc[0]
+    nested = [dict(records[0], responses={"support": [{"value": "partial", "user_id": "u-1"}]}),
+              dict(records[1], responses={"support": [{"value": "maybe", "user_id": "u-1"}]})]
+    path = tmp_path / "argilla.json"
+    path.write_text(json.dumps(nested), encoding="utf-8")
+    store = LabelStore(labels_path(root))
+    report = import_labels(path, "demo", "AR", store=store, root=root)
+    assert report.written == 1 and len(report.errors) == 1 and report.errors[0].startswith("record 2:")
+    flat = [{"id": records[2]["id"], **records[2]["metadata"], "support.responses": ["none", "full"],
+             "support.responses.users": ["u-1", "u-2"]}]
+    path.write_text(json.dumps(flat), encoding="utf-8")
+    report = import_labels(path, "demo", "AR", store=store, root=root)
+    assert report.written == 2 and report.annotators == {"AR/u-1", "AR/u-2"}
+
+
+def test_the_label_studio_config_is_constant_text(sample):
+    config = label_studio_config("statement")
+    root = ET.fromstring(config)
+    assert [c.get("name") for c in root.iter("Choices")] == ["relevant", "stance", "confidence"]
+    assert "$statement" in config and "<script" not in config
+
+
+def test_read_rows_detects_formats(tmp_path):
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps([{"id": "p-1", "fields": {}, "metadata": {"sample_id": "S", "item_id": "p-1"},
+                                 "responses": {"support": [{"value": "full", "user_id": "u"}]}}]), encoding="utf-8")
+    rows = list(read_rows(path))
+    assert rows[0].item_id == "p-1" and rows[0].values == {"support": "full"}
+    with pytest.raises(InputError, match="unknown format"):
+        read_rows(path, "xlsx")

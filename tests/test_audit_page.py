@@ -1,0 +1,205 @@
+"""The audit in the app (AppTest): drawing a sample, labelling with the buttons (each label on disk at
+once, the judge's label shown only after answering), classroom codes, the Judges page's agreement
+section and the Scorecard's corrected columns, with hostile answer text never reaching markdown
+unescaped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from audit_fixtures import build_audit_results
+
+pytest.importorskip("streamlit.testing.v1")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from pipeline.audit.labels import LabelStore, labels_path  # noqa: E402
+from pipeline.audit.sample import draw_sample, register  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = build_audit_results(tmp_path_factory.mktemp("audit_page"))
+    for dataset, n in (("demo", 70), ("hostile", 10)):
+        register(draw_sample(dataset, "scripted", n, seed=1, root=root), root)
+    return root
+
+
+@pytest.fixture
+def app(built, monkeypatch, tmp_path) -> AppTest:
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(built))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    assert not at.exception
+    return at
+
+
+def _goto(at: AppTest, page: str, **params) -> AppTest:
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _text(at: AppTest) -> str:
+    parts = [e.value for kind in ("title", "subheader", "markdown", "caption", "code") for e in getattr(at, kind)]
+    parts += [e.body for kind in ("info", "warning", "success", "error") for e in getattr(at, kind)]
+    parts += [df.value.to_csv(index=False) for df in at.dataframe]
+    parts += [t.value.to_csv(index=False) for t in at.table]
+    return "\n".join(str(p) for p in parts).replace("\\", "")  # markdown escapes read back as plain text
+
+
+def _button(at: AppTest, key: str):
+    return next(b for b in at.button if b.key == key)
+
+
+def _start(at: AppTest, name: str) -> AppTest:
+    at.text_input[0].input(name)
+    next(b for b in at.button if "Start labelling" in str(b.label)).click()
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_labelling_saves_each_answer_and_reveals_the_judge_only_after(app, built):
+    at = _goto(app, "pages/audit.py", dataset="demo")
+    assert "Audit the judge" in _text(at)
+    at = _start(at, "Ana")
+    text = _text(at)
+    assert "Item 1 of" in text and "Labelling as" in text
+    assert "the judge said" not in text  # hidden until answered
+    sample_id = "demo-scripted-pair-n70-s1"
+    _button(at, "audit_btn_support_partial").click()
+    at.run()
+    text = _text(at)
+    assert "Item 2 of" in text and "you said “partially supports”, the judge" in text
+    store = LabelStore(labels_path(built))
+    mine = store.labels(sample_id, "Ana")
+    assert list(mine["support"]) == ["partial"]
+    _button(at, "audit_skip").click()  # skip item 2
+    at.run()
+    assert "Item 3 of" in _text(at)
+    from pipeline.audit.sample import load_sample
+
+    second = list(load_sample(sample_id, built).items.sort_values("order")["item_id"])[1]
+    assert bool(store.labels(sample_id, "Ana").set_index("item_id").loc[second, "skipped"])
+    _button(at, "audit_back").click()
+    at.run()
+    assert "Item 2 of" in _text(at)
+
+
+def test_a_new_session_resumes_after_the_last_answer(app, built):
+    store = LabelStore(labels_path(built))
+    from pipeline.audit.sample import load_sample
+
+    s = load_sample("demo-scripted-pair-n70-s1", built)
+    order = list(s.items.sort_values("order")["item_id"])
+    for item in order[:4]:
+        store.record(s.sample_id, item, "Bo", "support", "none")
+    at = _start(_goto(app, "pages/audit.py", dataset="demo"), "Bo")
+    assert "Item 5 of" in _text(at) and "4 of " in str(at.get("progress")[0].proto.text)
+
+
+def test_hostile_text_never_reaches_markdown_unescaped(app):
+    at = _goto(app, "pages/audit.py", dataset="hostile")
+    at = _start(at, "<b>Eve</b>")
+    assert not at.exception
+    for element in (*at.markdown, *at.caption):
+        value = str(element.value)
+        assert "<script" not in value and "<b>" not in value and "<img" not in value, value
+    _button(at, "audit_btn_support_full").click()
+    at.run()
+    for element in (*at.markdown, *at.caption, *at.success, *at.warning):
+        assert "<script" not in str(getattr(element, "value", getattr(element, "body", ""))), element
+
+
+def test_drawing_a_sample_and_creating_class_codes(app, built):
+    at = _goto(app, "pages/audit.py", dataset="demo")
+    at.radio(key="audit_mode").set_value("Draw a sample")
+    at.run()
+    at.selectbox(key=next(b.key for b in at.selectbox if b.label == "Judge to audit")).set_value("scripted")
+    at.number_input[0].set_value(90)
+    at.number_input[1].set_value(5)
+    next(b for b in at.button if "Draw and register" in str(b.label)).click()
+    at.run()
+    assert "Sample demo-scripted-pair-n90-s5" in _text(at)
+    at.radio(key="audit_mode").set_value("Classroom")
+    at.run()
+    at.selectbox(key="audit_class_sample").set_value("demo-scripted-pair-n70-s1")
+    at.text_input[0].input("Class 7B")
+    at.number_input[0].set_value(3)
+    next(b for b in at.button if "Create the codes" in str(b.label)).click()
+    at.run()
+    assert not at.exception, at.exception
+    codes = LabelStore(labels_path(built)).classes("demo-scripted-pair-n70-s1")
+    assert len(codes) == 3
+    table = next(df.value for df in at.dataframe if "code" in df.value.columns)
+    assert list(table["code"]) == list(codes["code"]) and list(table["items"])[:2] == ["1–10", "6–15"]
+    assert set(table["answered"]) == {"0 of 10"} and set(table["name"]) == {"not started"}
+
+
+def test_a_student_labels_ten_items_of_a_seat(app, built):
+    store = LabelStore(labels_path(built))
+    seat = store.create_class("demo-scripted-pair-n70-s1", "Seat test", 70, seats=2)[1]
+    at = _goto(app, "pages/audit.py", dataset="demo")
+    at.toggle[0].set_value(True)
+    at.run()
+    at.text_input[0].input(seat["code"].lower())
+    at.text_input[1].input("Mia")
+    next(b for b in at.button if "Start labelling" in str(b.label)).click()
+    at.run()
+    text = _text(at)
+    assert f"class code {seat['code']}" in text and "Item 1 of 10" in text
+    _button(at, "audit_btn_support_none").click()
+    at.run()
+    # the teacher's view: the class's progress and agreement as it goes
+    at.radio(key="audit_mode").set_value("Classroom")
+    at.run()
+    at.selectbox(key="audit_class_sample").set_value("demo-scripted-pair-n70-s1")
+    at.run()
+    assert not at.exception, at.exception
+    students = [m for m in at.metric if m.label == "Started"]
+    assert students and any(m.value == "1" for m in students)
+
+
+def test_judges_page_compares_the_judge_with_each_person(app, built):
+    store = LabelStore(labels_path(built))
+    from pipeline.audit.sample import load_sample
+
+    s = load_sample("demo-scripted-pair-n70-s1", built)
+    for k, item in enumerate(s.items.sort_values("order")["item_id"]):
+        store.record(s.sample_id, item, "Cleo", "support", ("full", "none", "partial")[k % 3])
+        store.record(s.sample_id, item, "Dan", "support", ("full", "none")[k % 2])
+    at = _goto(app, "pages/judges.py")
+    at.selectbox(key="judges_audit_dataset").set_value("demo")
+    at.run()
+    at.selectbox(key="judges_audit_sample").set_value(s.sample_id)
+    at.run()
+    text = _text(at)
+    assert "Checked by people" in text and "Cleo" in text and "Dan" in text and "majority of the people" in text
+    assert "Krippendorff" in text
+    links = next(df.value for df in at.dataframe if "open" in df.value.columns)
+    assert links["open"].iloc[0].startswith("inspector?dataset=demo&judge=scripted&answer=")
+
+
+def test_scorecard_shows_corrected_values_beside_the_judges(app, built):
+    store = LabelStore(labels_path(built))
+    from pipeline.audit.sample import load_sample
+
+    s = load_sample("demo-scripted-pair-n70-s1", built)
+    for item in s.items["item_id"]:
+        store.record(s.sample_id, item, "Cleo", "support", "full")
+    at = _goto(app, "pages/scorecard.py", dataset="demo", judge="scripted")
+    toggle = next(t for t in at.toggle if t.key == "scorecard_ppi")
+    toggle.set_value(True)
+    at.run()
+    assert not at.exception, at.exception
+    text = _text(at)
+    assert "corrected (PPI) [95%]" in text and "Citation accuracy" in text
+    assert "Not corrected yet" in text and "--scope all" in text

@@ -1,0 +1,211 @@
+"""The prediction-powered scorecard on real results: the teaching corpus audited under the `scripted`
+judge, its hand-checked labels (the `recorded` judge) standing in for the annotators. A census
+(every item drawn and labelled) must give back exactly the scorecard the hand labels give, with a
+0-wide interval, and every metric must add up over its units as the estimator assumes."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from tolerances import close
+
+pytest.importorskip("ppi_py", reason="the `audit` extra (ppi-python) is not installed")
+
+from pipeline.audit.labels import LabelStore, labels_path  # noqa: E402
+from pipeline.audit.ppi import additivity_gap, unit_values  # noqa: E402
+from pipeline.audit.sample import draw_sample, register  # noqa: E402
+from pipeline.audit.scorecard import ALL_ENGINES, human_labels, ppi_scorecard  # noqa: E402
+from pipeline.matrices import label_view  # noqa: E402
+from pipeline.tables import load_annotated  # noqa: E402
+
+JUDGE = "scripted"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    from pipeline.runner import run_dataset
+
+    root = tmp_path_factory.mktemp("audit_scorecard") / "results"
+    run_dataset("demo", progress=False, root=root)  # the hand labels: `recorded`
+    run_dataset("demo", judge_name=JUDGE, progress=False, root=root, use_cache=False)
+    return root
+
+
+def _hand_labels(sample, root) -> int:
+    """Write the hand labels of every item of a sample as annotator 'hand'; how many were written."""
+    hand = load_annotated("demo", "recorded", root)
+    rows = []
+    for r in sample.items.to_dict("records"):
+        view = label_view(hand[r["answer_id"]])
+        si = int(r["statement_index"])
+        if sample.unit == "pair":
+            label = view.support.get((si, int(r["source_index"])))
+            if label:
+                rows.append((sample.sample_id, r["item_id"], "hand", "support", label))
+            continue
+        rows.append((sample.sample_id, r["item_id"], "hand", "relevant", "relevant" if view.relevant.get(si, True) else "filler"))
+        if r["query_type"] == "debate":
+            rows.append((sample.sample_id, r["item_id"], "hand", "stance", view.stance.get(si) or "cant_tell"))
+            if view.confidence is not None:
+                rows.append((sample.sample_id, r["item_id"], "hand", "confidence", str(view.confidence)))
+    return LabelStore(labels_path(root)).record_many(rows, "test")
+
+
+SUPPORT_METRICS = ("unsupported_statements", "citation_accuracy")
+
+
+def _hand_means(root, metric: str) -> dict[str, float]:
+    """The scorecard value with the hand labels. A support audit keeps the audited judge's choice of
+    relevant statements (it asks about support only), so for the support metrics the truth is the
+    hand support labels on the statements the judge counts as relevant; relevance and stance audits
+    replace every label the metric reads."""
+    from pipeline.audit.ppi import with_verdicts
+    from pipeline.metrics import METRICS, ScoreConfig, ScoringContext
+
+    judged, hand = load_annotated("demo", JUDGE, root), load_annotated("demo", "recorded", root)
+    rows = []
+    for aid, a in judged.items():
+        if metric in SUPPORT_METRICS:
+            mixed = with_verdicts(a, [v for v in hand[aid].verdicts if v.kind == "support"])
+        else:
+            mixed = hand[aid]
+        value = METRICS[metric].fn(ScoringContext(mixed, ScoreConfig("strict", "exact"))).value
+        rows.append({"engine": a.answer.engine, "value": value})
+    part = pd.DataFrame(rows)
+    out = {ALL_ENGINES: float(part["value"].dropna().mean()) * 100}
+    out |= {e: float(g["value"].dropna().mean()) * 100 for e, g in part.groupby("engine")}
+    return out
+
+
+@pytest.fixture(scope="module")
+def census(corpus):
+    pair = draw_sample("demo", JUDGE, 10_000, seed=1, unit="pair", scope="all", root=corpus)
+    statement = draw_sample("demo", JUDGE, 10_000, seed=1, unit="statement", root=corpus)
+    for s in (pair, statement):
+        register(s, corpus)
+        assert _hand_labels(s, corpus) > 0
+    return pair, statement
+
+
+def test_a_census_gives_back_the_hand_labelled_scorecard(corpus, census):
+    pair, statement = census
+    out = ppi_scorecard("demo", JUDGE, samples={"pair": pair.sample_id, "statement": statement.sample_id}, root=corpus)
+    rows = {(r["metric"], r["domain"]): r for r in out["rows"]}
+    for metric in ("unsupported_statements", "citation_accuracy", "relevant_statements", "one_sided", "overconfident"):
+        for domain, expected in _hand_means(corpus, metric).items():
+            r = rows[(metric, domain)]
+            assert r["reason"] == "", (metric, domain, r["reason"])
+            assert r["ppi"] == close(expected, 1e-6), (metric, domain)
+            assert r["human"] == close(expected, 1e-6), (metric, domain)
+            assert (r["ppi_low"], r["ppi_high"]) == close((expected, expected), 1e-6)
+            assert r["labelled_units"] == r["population_units"]
+
+
+def test_the_judge_only_column_is_the_judges_scorecard(corpus, census):
+    pair, statement = census
+    out = ppi_scorecard("demo", JUDGE, samples={"pair": pair.sample_id, "statement": statement.sample_id}, root=corpus)
+    metrics = pd.read_parquet(corpus / "demo" / JUDGE / "metrics.parquet")
+    strict = metrics[(metrics["mode"] == "strict") & (metrics["necessity"] == "exact")]
+    for r in out["rows"]:
+        if r["domain"] == ALL_ENGINES:
+            expected = strict.loc[strict["metric"] == r["metric"], "value"].dropna().mean() * 100
+            assert r["judge_only"] == close(float(expected), 1e-9), r["metric"]
+    # where the scripted judge and the hand labels differ on the census, the judge is flagged biased
+    cells = {(r["metric"], r["domain"]): r for r in out["rows"]}
+    flagged = [k for k, r in cells.items() if r["biased"]]
+    assert flagged and all(abs(cells[k]["judge_only"] - cells[k]["ppi"]) > 1e-9 for k in flagged)
+
+
+def test_support_metrics_add_up_over_statements(corpus, census):
+    pair, _ = census
+    answers = load_annotated("demo", JUDGE, corpus)
+    people = human_labels(pair, "all", root=corpus)
+    assert len(people) == 1  # the hand labels, as one person
+    labels = people[0]
+    checked = 0
+    for metric in ("unsupported_statements", "citation_accuracy"):
+        units = unit_values(metric, pair, answers, labels)
+        assert not isinstance(units, str), units
+        for a in answers.values():
+            gap = additivity_gap(metric, a, pair, labels, units)
+            if gap is not None:
+                assert gap == close(0.0, 1e-12), (metric, a.answer.answer_id)
+                checked += 1
+    assert checked > 30
+
+
+def test_unsupported_statements_needs_every_source_where_judges_label_uncited_pairs(corpus):
+    sample = draw_sample("demo", JUDGE, 40, seed=3, unit="pair", scope="cited", root=corpus)
+    answers = load_annotated("demo", JUDGE, corpus)
+    reason = unit_values("unsupported_statements", sample, answers, {})
+    assert isinstance(reason, str) and "--scope all" in reason
+    assert not isinstance(unit_values("citation_accuracy", sample, answers, {}), str)
+
+
+def test_a_partial_sample_gives_an_interval_and_says_how_many_labels_halve_it(corpus):
+    sample = draw_sample("demo", JUDGE, 150, seed=4, unit="pair", scope="all", root=corpus)
+    register(sample, corpus)
+    _hand_labels(sample, corpus)
+    out = ppi_scorecard("demo", JUDGE, samples={"pair": sample.sample_id}, root=corpus)
+    row = next(r for r in out["rows"] if r["metric"] == "citation_accuracy" and r["domain"] == ALL_ENGINES)
+    truth = _hand_means(corpus, "citation_accuracy")[ALL_ENGINES]
+    assert row["ppi_low"] < row["ppi"] < row["ppi_high"]
+    assert row["human_low"] < row["human"] < row["human_high"]
+    assert row["ppi_low"] <= truth <= row["ppi_high"]
+    assert 0 < row["labelled_units"] < row["population_units"]
+    assert row["more_to_halve"] > 0
+
+
+def test_a_sample_that_no_longer_matches_the_results_says_so(corpus):
+    from pipeline.audit.ppi import with_verdicts
+    from pipeline.records import Verdict
+
+    sample = draw_sample("demo", JUDGE, 150, seed=4, unit="pair", scope="all", root=corpus)
+    answers = dict(load_annotated("demo", JUDGE, corpus))
+    cluster = sample.frame["cluster_id"].iloc[0]
+    aid, si = cluster.rsplit("#s", 1)
+    # the judge now calls that statement filler: it leaves the audited population
+    answers[aid] = with_verdicts(answers[aid], [Verdict(aid, "relevance", "filler", JUDGE, "x", statement_index=int(si))])
+    reason = unit_values("citation_accuracy", sample, answers, {})
+    assert isinstance(reason, str) and "results changed" in reason and "draw a new sample" in reason
+
+
+def test_two_people_who_disagree_count_half_each(corpus, census):
+    """A unit's human value is the mean over the people who labelled all of it: on a census the
+    corrected value with two people is exactly the mean of the values with each alone."""
+    from pipeline.audit.ppi import ppi_rows
+    from pipeline.audit.scorecard import domains, judge_values
+
+    pair, _ = census
+    answers = load_annotated("demo", JUDGE, corpus)
+    hand = human_labels(pair, "all", root=corpus)[0]
+    lenient = {item: {"support": "full"} for item in hand}
+    values = judge_values("demo", JUDGE, corpus)
+    per_metric = values[values["metric"] == "citation_accuracy"]
+    masks = domains([], "all")
+
+    def corrected(people) -> float:
+        units = unit_values("citation_accuracy", pair, answers, people)
+        return ppi_rows("citation_accuracy", units, pair, per_metric, masks)[0].ppi
+
+    both = corrected([hand, lenient])
+    assert both == close((corrected(hand) + corrected(lenient)) / 2, 1e-9)
+    assert corrected(lenient) == close(100.0, 1e-9)  # everything "full": every citation accurate
+
+
+def test_an_engine_is_estimated_from_its_own_strata(corpus):
+    """Labels on one engine's items only: that engine gets its corrected value; all engines together
+    cannot be estimated and say which strata lack labels."""
+    sample = draw_sample("demo", JUDGE, 150, seed=6, unit="pair", scope="all", root=corpus, sample_id="one-engine")
+    register(sample, corpus)
+    hand = load_annotated("demo", "recorded", corpus)
+    rows = []
+    for r in sample.items[sample.items["engine"] == "Lumen"].to_dict("records"):
+        label = label_view(hand[r["answer_id"]]).support.get((int(r["statement_index"]), int(r["source_index"])))
+        rows.append((sample.sample_id, r["item_id"], "hand", "support", label or "none"))
+    LabelStore(labels_path(corpus)).record_many(rows, "test")
+    out = ppi_scorecard("demo", JUDGE, samples={"pair": sample.sample_id}, root=corpus)
+    cells = {(r["metric"], r["domain"]): r for r in out["rows"]}
+    lumen, everyone = cells[("citation_accuracy", "Lumen")], cells[("citation_accuracy", ALL_ENGINES)]
+    assert lumen["ppi"] is not None and lumen["reason"] == ""
+    assert everyone["ppi"] is None and "Parrot" in everyone["reason"] and "0 of" in everyone["reason"]
