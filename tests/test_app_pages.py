@@ -386,7 +386,7 @@ def test_judges_says_whether_each_measurement_is_held_out(results, monkeypatch, 
     assert held["AUC, unseen pairs"] == "0.696"  # every pair unseen: the overall AUC
     assert seen["AUC, unseen pairs"] == "0.617"  # only the 113 unseen pairs
     assert held["cross-validated AUC / bal. acc."] == "0.654 / 0.610"
-    assert held["calibrated on"] == "1035 pairs of domain_val+domain_test"
+    assert held["calibrated on"] == "1035 pairs of domain_val + domain_test"
 
 
 # ---- methodology -------------------------------------------------------------------------------
@@ -462,8 +462,8 @@ def test_judges_page_opens_with_its_verdict_and_explains_the_relevance_row(resul
     relevance row, near chance against the experts while every behavioural check passes, is explained."""
     import shutil
 
-    from pipeline.judge_checks import checks_path
-    from pipeline.judges.agreement import save_agreement
+    from pipeline.judges.measure.checks import checks_path
+    from pipeline.judges.measure.agreement import save_agreement
 
     root = tmp_path / "results_with_checks"
     shutil.copytree(results, root)
