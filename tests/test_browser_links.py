@@ -173,9 +173,17 @@ PAGES = {  # page address: what a reader changes there (None: a page without con
     "tour": _changes_tour,
     "": None,
     "judges": None,
+    "audit": None,
     "methodology": None,
     "rescore": None,
 }
+
+
+def test_every_page_of_the_registry_is_tried():
+    from dashboard.pages_registry import PAGES as REGISTRY
+
+    tried = {start.split("?")[0] or "home" for start in PAGES}
+    assert tried == {p.url_path for p in REGISTRY}
 
 
 @pytest.mark.parametrize("start", list(PAGES), ids=lambda s: s.split("?")[0] or "home")
