@@ -81,19 +81,57 @@ def server_side(slugs: list[str]) -> int:
     return 1 if failed else 0
 
 
+FLOOR_SCRIPT = "import streamlit as st\n\nst.title(\"Floor\")\n"
+
+
+def start_floor(folder: Path, port: int) -> subprocess.Popen:
+    """A Streamlit app that shows one title and nothing else, on 127.0.0.1:port: what any page costs
+    before its own content (the frontend, the websocket, a script run), to time pages against."""
+    import urllib.request
+
+    script = folder / "floor.py"
+    script.write_text(FLOOR_SCRIPT, encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
+                             "--server.port", str(port), "--server.address", "127.0.0.1",
+                             "--browser.gatherUsageStats", "false"], cwd=folder,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+                if r.read().strip() == b"ok":
+                    return proc
+        except OSError:
+            time.sleep(0.3)
+    proc.kill()
+    raise RuntimeError("the floor app did not start")
+
+
 def measure(url: str, slugs: list[str], query: str = "", warm_visits: int = 1, shots: Path | None = None,
-            width: int = 1280) -> tuple[dict[str, list[float]], list[str]]:
+            width: int = 1280, floor_url: str | None = None) -> tuple[dict[str, list[float]], list[str]]:
     """{page: [cold, warm, warm, ...]} seconds until each page is ready, every visit in a fresh
     browser context (no session: the server runs the page's script from the start), cold visits of
-    all pages first, then the warm ones; and every request that left 127.0.0.1."""
+    all pages first, then the warm ones; and every request that left 127.0.0.1. With `floor_url`,
+    each warm visit of a page is paired with a visit of that bare app right before it, stored under
+    "floor:<page>", so a page's own cost can be read apart from the machine's load at that moment."""
     from playwright.sync_api import sync_playwright
 
     outside: list[str] = []
     times: dict[str, list[float]] = {s: [] for s in slugs}
+    if floor_url:
+        times.update({f"floor:{s}": [] for s in slugs})
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         for visit in range(1 + warm_visits):
             for slug in slugs:
+                if floor_url and visit:
+                    ctx = browser.new_context(viewport={"width": width, "height": 1000})
+                    pg = ctx.new_page()
+                    start = time.perf_counter()
+                    pg.goto(floor_url)
+                    wait_ready(pg)
+                    times[f"floor:{slug}"].append(time.perf_counter() - start - QUIET_CHECKS * QUIET_STEP)
+                    ctx.close()
                 ctx = browser.new_context(viewport={"width": width, "height": 1000})
                 pg = ctx.new_page()
                 pg.on("request", lambda r: outside.append(r.url)

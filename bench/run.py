@@ -38,10 +38,11 @@ Rows (letters as in docs/benchmarks.md):
        interval covers the value from all expert labels, over 200 draws per size.
   l    Every dashboard page in a real browser (Debian's chromium, bench/page_ready.py), a row per
        page: seconds from navigation until the page's title is shown and its script run is over
-       (server + render), each visit in a fresh browser context; cold = first visit after the
-       server started, warm = median of five later visits (target: under 2 s warm). The server
-       reads the default build (`aee build-default`: teaching corpus, ExpertQA with its experts'
-       labels, judge agreement and checks) and every page opens on ExpertQA (?dataset=expertqa).
+       (server + render), each visit in a fresh browser context, warm (median of five visits after
+       a first one; target: under 2 s). Baseline: a bare Streamlit app showing one title, visited
+       right before each page visit, so the page's own cost reads apart from the machine's load. The
+       server reads the default build (`aee build-default`: teaching corpus, ExpertQA with its
+       experts' labels, judge agreement and checks); every page opens on ExpertQA.
 
 Each row reads "baseline vs ours": `ratio` is how many times better `ours` is than `baseline`
 (baseline / ours for costs such as calls, tokens, seconds and MB; ours / baseline for rates such as
@@ -563,7 +564,7 @@ PAGE_TARGET_S = 2.0
 
 def bench_pages(quick: bool) -> list[Row]:
     title = "l. page time in a browser (server + render): cold vs warm"
-    from page_ready import measure, page_slugs  # bench/page_ready.py
+    from page_ready import measure, page_slugs, start_floor  # bench/page_ready.py
 
     from pipeline.testing.app_server import CHROMIUM, free_port, start_app, stop_app
 
@@ -599,20 +600,30 @@ def bench_pages(quick: bool) -> list[Row]:
                 else:
                     os.environ[k] = v
         slugs = ["scorecard"] if quick else page_slugs()
-        port = free_port()
+        port, floor_port = free_port(), free_port()
         proc = start_app(port, root=ROOT, env=env)
+        floor = start_floor(Path(tmp), floor_port)
+        load_before = os.getloadavg()[0]
         try:
-            times, outside = measure(f"http://127.0.0.1:{port}", slugs, f"dataset={dataset}", 1 if quick else 5)
+            times, outside = measure(f"http://127.0.0.1:{port}", slugs, f"dataset={dataset}", 1 if quick else 5,
+                                     floor_url=f"http://127.0.0.1:{floor_port}")
         finally:
             stop_app(proc)
+            stop_app(floor)
+        load_after = os.getloadavg()[0]
     rows = []
     for slug in slugs:
-        cold, *warm = times[slug]
-        mid = statistics.median(warm)
+        _cold, *warm = times[slug]
+        floor_s = times[f"floor:{slug}"]
+        mid, base = statistics.median(warm), statistics.median(floor_s)
+        own = statistics.median(w - f for w, f in zip(warm, floor_s))
         verdict = "under" if mid < PAGE_TARGET_S else "OVER"
-        rows.append(cost_row(f"l. page {slug}", cold, mid, "s",
-                             f"{verdict} the {PAGE_TARGET_S:g} s target warm; warm visits {', '.join(f'{w:.2f}' for w in warm)}"
-                             f" s; ?dataset={dataset}, {how}; requests outside 127.0.0.1: {len(outside)}"))
+        rows.append(cost_row(f"l. page {slug}: bare app vs page, warm", base, mid, "s",
+                             f"{verdict} the {PAGE_TARGET_S:g} s target; the page's own cost over a bare Streamlit app "
+                             f"(a title only, visited right before each visit) {own:+.2f} s; warm visits "
+                             f"{', '.join(f'{w:.2f}' for w in warm)} s, cold {_cold:.2f} s; ?dataset={dataset}, {how}; "
+                             f"load average {load_before:.1f} before, {load_after:.1f} after (2 cores); requests outside "
+                             f"127.0.0.1: {len(outside)}"))
     return rows
 
 
