@@ -40,7 +40,7 @@ st.caption("Corpus values per engine, rated against the paper's Table 7 threshol
 
 # ---- filters ------------------------------------------------------------------------------------
 
-top = st.columns([1.2, 1, 1.6, 1.6])
+top = st.columns([1.6, 1.1, 1.3, 1.4])  # the dataset name needs the room at 800 px
 dataset, judge = pick_dataset_and_judge("scorecard", top[0], top[1], judge_help="Whose labels the metrics were computed from.")
 full_summary = data.table(dataset, "summary", judge)
 present_types = [q for q in QUERY_TYPES if q in set(full_summary["query_type"])] or ["all"]
@@ -54,7 +54,7 @@ field_filter = top[3].multiselect(
     disabled=not field_options, help="Pick fields to recompute the scorecard on their answers only.")
 url_remember_list("field", field_filter)
 
-row2 = st.columns([1.2, 1, 2.8])
+row2 = st.columns([1.3, 1.1, 2.6])
 url_choice("mode", "scorecard_mode", list(MODE_LABELS))
 mode = row2[0].radio("Scoring rules", list(MODE_LABELS), format_func=MODE_LABELS.get, horizontal=True,
                      key="scorecard_mode",

@@ -462,8 +462,8 @@ def test_judges_page_opens_with_its_verdict_and_explains_the_relevance_row(resul
     relevance row, near chance against the experts while every behavioural check passes, is explained."""
     import shutil
 
-    from pipeline.judges.measure.checks import checks_path
     from pipeline.judges.measure.agreement import save_agreement
+    from pipeline.judges.measure.checks import checks_path
 
     root = tmp_path / "results_with_checks"
     shutil.copytree(results, root)
