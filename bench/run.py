@@ -42,12 +42,19 @@ Rows (letters as in docs/benchmarks.md):
        each, both on this machine's loopback (bench/ray_rows.py); the ratio is the speed-up.
   m    An LLM judge on Ray against the fake server at 300 ms per reply: requests in flight vs the
        bound of 8 shared by two workers (bench/ray_rows.py).
-  n    The largest answer the limits allow (bench/worst_case.py: 92 sources of 108,000 characters,
+  n    Every dashboard page in a real browser (Debian's chromium, bench/page_ready.py), a row per
+       page: seconds from navigation until the page's title is shown and its script run is over
+       (server + render), each visit in a fresh browser context, warm (median of five visits after
+       a first one; target: under 2 s). Baseline: a bare Streamlit app showing one title, visited
+       right before each page visit, so the page's own cost reads apart from the machine's load. The
+       server reads the default build (`aee build-default`: teaching corpus, ExpertQA with its
+       experts' labels, judge agreement and checks); every page opens on ExpertQA.
+  o    The largest answer the limits allow (bench/worst_case.py: 92 sources of 108,000 characters,
        ~940 statements, ~87,000 pairs) and the same answer with 1/8, 1/4 and 1/2 of its sources:
        `aee run --judge offline` on each in a fresh process, wall time and peak RSS per size; time
        and memory per unit of input size against the smallest, so a ratio near 1 (or above: the fixed
        part of the cost) means linear.
-  o    The offline encoder: texts/s encoding each text alone vs in shared batches, and whether every
+  p    The offline encoder: texts/s encoding each text alone vs in shared batches, and whether every
        vector is bit for bit the same both ways (a resumed run embeds texts in other batches).
 
 Each row reads "baseline vs ours": `ratio` is how many times better `ours` is than `baseline`
@@ -592,7 +599,79 @@ def bench_llm_in_flight(quick: bool) -> list[Row]:
 
 
 # ------------------------------------------------------------------------------------------------
-# n: the worst-case answer at a few sizes (bench/worst_case.py)
+# n: page times in a real browser
+# ------------------------------------------------------------------------------------------------
+
+PAGE_TARGET_S = 2.0
+
+
+def bench_pages(quick: bool) -> list[Row]:
+    title = "n. page time in a browser (server + render): cold vs warm"
+    from page_ready import measure, page_slugs, start_floor  # bench/page_ready.py
+
+    from pipeline.testing.app_server import CHROMIUM, free_port, start_app, stop_app
+
+    if not CHROMIUM.exists():
+        return [skipped(title, "no /usr/bin/chromium (apt-get install -y chromium)")]
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        return [skipped(title, "the playwright package is not installed")]
+    from pipeline.default_data import build_default
+    from pipeline.paths import expertqa_dir
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ)
+        env.update({"AEE_RESULTS_DIR": str(Path(tmp) / "results"), "AEE_CACHE_DIR": str(Path(tmp) / "cache"),
+                    "AEE_STUDIES_DIR": str(Path(tmp) / "studies"), "OMP_NUM_THREADS": env.get("OMP_NUM_THREADS", "1")})
+        old = {k: os.environ.get(k) for k in ("AEE_RESULTS_DIR", "AEE_CACHE_DIR")}
+        os.environ.update({k: env[k] for k in old})
+        try:
+            if quick:
+                from pipeline.runner import run_dataset
+
+                run_dataset("demo", root=Path(env["AEE_RESULTS_DIR"]), progress=False)
+                dataset, how = "demo", "teaching corpus only (--quick)"
+            else:
+                list(build_default(force=True, progress=False))
+                dataset = "expertqa" if expertqa_dir() is not None else "demo"
+                how = "default build" + ("" if dataset == "expertqa" else " (ExpertQA absent: teaching corpus)")
+        finally:
+            for k, v in old.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        slugs = ["scorecard"] if quick else page_slugs()
+        port, floor_port = free_port(), free_port()
+        proc = start_app(port, root=ROOT, env=env)
+        floor = start_floor(Path(tmp), floor_port)
+        load_before = os.getloadavg()[0]
+        try:
+            times, outside = measure(f"http://127.0.0.1:{port}", slugs, f"dataset={dataset}", 1 if quick else 5,
+                                     floor_url=f"http://127.0.0.1:{floor_port}")
+        finally:
+            stop_app(proc)
+            stop_app(floor)
+        load_after = os.getloadavg()[0]
+    rows = []
+    for slug in slugs:
+        _cold, *warm = times[slug]
+        floor_s = times[f"floor:{slug}"]
+        mid, base = statistics.median(warm), statistics.median(floor_s)
+        own = statistics.median(w - f for w, f in zip(warm, floor_s))
+        verdict = "under" if mid < PAGE_TARGET_S else "OVER"
+        rows.append(cost_row(f"n. page {slug}: bare app vs page, warm", base, mid, "s",
+                             f"{verdict} the {PAGE_TARGET_S:g} s target; the page's own cost over a bare Streamlit app "
+                             f"(a title only, visited right before each visit) {own:+.2f} s; warm visits "
+                             f"{', '.join(f'{w:.2f}' for w in warm)} s, cold {_cold:.2f} s; ?dataset={dataset}, {how}; "
+                             f"load average {load_before:.1f} before, {load_after:.1f} after (2 cores); requests outside "
+                             f"127.0.0.1: {len(outside)}"))
+    return rows
+
+
+# ------------------------------------------------------------------------------------------------
+# o: the worst-case answer at a few sizes (bench/worst_case.py)
 # ------------------------------------------------------------------------------------------------
 
 
@@ -602,7 +681,7 @@ def bench_worst_case(quick: bool) -> list[Row]:
 
     if quick:  # four runs of a 10 MB answer take minutes: the smoke test only sees the row's shape
         return [skipped("o. worst-case answer: time and peak RSS at four sizes",
-                        "full run only (minutes): bench/run.py --only n")]
+                        "full run only (minutes): bench/run.py --only o")]
     fractions = (1 / 8, 1 / 4, 1 / 2, 1.0)
     results = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -633,7 +712,7 @@ def bench_worst_case(quick: bool) -> list[Row]:
 
 
 # ------------------------------------------------------------------------------------------------
-# o: the encoder, texts alone vs in shared batches
+# p: the encoder, texts alone vs in shared batches
 # ------------------------------------------------------------------------------------------------
 
 
@@ -679,6 +758,7 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "k": ("k. prediction-powered scorecard on ExpertQA: human-only vs PPI", bench_audit_ppi),
     "l": ("l. offline judge on Ray: one node vs two", bench_two_nodes),
     "m": ("m. LLM judge on Ray: requests in flight vs the bound", bench_llm_in_flight),
+    "n": ("n. page time in a browser (server + render): cold vs warm", bench_pages),
     "o": ("o. the worst-case answer at four sizes", bench_worst_case),
     "p": ("p. the offline encoder alone vs batched", bench_encoder),
 }

@@ -87,6 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
                                                  "at once, across all workers (default: the judge's own, 4 for openai)")
     p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
                    help="when another run is writing this dataset, wait up to this long for it (default: stop at once)")
+    p.add_argument("--fetch-missing", action="store_true",
+                   help="fetch the page of every listed source that has a URL but no text (public http(s) only, cached) "
+                        "before labelling: a computed judge then checks statements against it; pages that cannot be "
+                        "fetched count as dead sources; labels that come with the data do not change")
 
     p = sub.add_parser("import", help="import a release with its own labels and print the scorecard")
     p.add_argument("format", choices=("aee", "expertqa", "hagrid", "canonical"))
@@ -273,9 +277,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.dry_run:
         return _dry_run(args)
     _terminate_as_interrupt()
+    extra = {}
+    transform = None
+    if getattr(args, "fetch_missing", False):
+        from pipeline.fill_sources import fill_missing_texts
+
+        transform, extra = fill_missing_texts, {"fetch_missing": True}
     result = run_dataset(args.dataset, args.path, judge_name=args.judge, importer=args.importer,
                          limit=args.limit, progress=not args.no_progress, import_options=_import_options(args),
-                         judge_config=_in_flight_config(args), executor=_executor(args), wait=args.wait)
+                         judge_config=_in_flight_config(args), executor=_executor(args),
+                         transform=transform, config_extra=extra, wait=args.wait)
     if result.formats:
         print("format: " + ", ".join(f"{name} ({n})" for name, n in sorted(result.formats.items())))
     from pipeline.errors import one_line
@@ -488,14 +499,14 @@ def cmd_app(args: argparse.Namespace) -> int:
 
     from pipeline.paths import REPO_ROOT, is_checkout
 
-    # In a checkout the top-level app.py is the entry (as `streamlit run app.py`); an installed
-    # wheel runs the router module itself.
-    if is_checkout() and (REPO_ROOT / "app.py").is_file():
-        script = REPO_ROOT / "app.py"
+    # dashboard/serve.py: Streamlit's ASGI app running the router (the checkout's app.py, or the
+    # wheel's dashboard/app.py), plus the middleware that spares a directly opened page two 404s.
+    if is_checkout() and (REPO_ROOT / "dashboard" / "serve.py").is_file():
+        script = REPO_ROOT / "dashboard" / "serve.py"
     else:  # located, not imported: the pipeline never imports the dashboard
         import importlib.util
 
-        spec = importlib.util.find_spec("dashboard.app")
+        spec = importlib.util.find_spec("dashboard.serve")
         if spec is None or spec.origin is None:
             raise InputError("the dashboard is not installed with this package")
         script = Path(spec.origin)
