@@ -26,11 +26,8 @@ from pipeline.records import AnnotatedAnswer, Statement
 __all__ = ["CitationMarker", "find_citation_markers", "strip_citation_markers", "split_statements",
            "all_cited_indexes", "statements_for"]
 
-# Limits on what counts as a citation number and how far a range may expand. Any number of up to
-# nine digits from 1 up is an index: a marker for a source the answer does not list is a dangling
-# citation, counted and shown, never dropped ("[1000]" or a bracketed year too: an engine citing a
-# source it did not list must not pass unseen). Zero is no index; ten digits and more are read as an
-# identifier, not a citation (and would not fit the tables' 32-bit index columns).
+# What counts as a citation number: 1 to nine digits. An index the answer does not list dangles (counted
+# and shown, never dropped: "[1000]" too); ten digits and more are an identifier (and overflow int32).
 MIN_INDEX = 1
 MAX_INDEX = 999_999_999
 MAX_RANGE_ITEMS = 50
@@ -46,9 +43,7 @@ class CitationMarker:
     form: str  # bracket | range | lenticular | caret | footnote | link
 
 
-# --------------------------------------------------------------------------------------------
-# Marker patterns
-# --------------------------------------------------------------------------------------------
+# ---------------------------------------- Marker patterns -----------------------------------------
 
 _DASHES = "\\-\u2010\u2011\u2012\u2013\u2014\u2212"  # hyphen, hyphen variants, en/em dash, minus
 _NUM = r"[0-9]{1,9}+"
@@ -146,9 +141,7 @@ def _at_line_start(text: str, pos: int) -> bool:
     return k == 0 or text[k - 1] == "\n"
 
 
-# --------------------------------------------------------------------------------------------
-# Line and code-region analysis (shared by the marker finder and the splitter)
-# --------------------------------------------------------------------------------------------
+# ---------- Line and code-region analysis (shared by the marker finder and the splitter) ----------
 
 
 def _lines(text: str) -> list[tuple[int, int]]:
@@ -295,9 +288,7 @@ def _as_text(text: object) -> str:
     return "" if text is None else str(text)
 
 
-# --------------------------------------------------------------------------------------------
-# Public marker API
-# --------------------------------------------------------------------------------------------
+# --------------------------------------- Public marker API ----------------------------------------
 
 
 def find_citation_markers(
@@ -366,9 +357,7 @@ def strip_citation_markers(text: str, markers: Iterable[CitationMarker]) -> str:
     return "".join(out).strip()
 
 
-# --------------------------------------------------------------------------------------------
-# Statement splitting
-# --------------------------------------------------------------------------------------------
+# -------------------------------------- Statement splitting ---------------------------------------
 
 # Words that, followed by ".", do not end a sentence (compared lower-case, without the final dot).
 _ABBREVIATIONS = frozenset(
