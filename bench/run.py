@@ -49,6 +49,13 @@ Rows (letters as in docs/benchmarks.md):
        right before each page visit, so the page's own cost reads apart from the machine's load. The
        server reads the default build (`aee build-default`: teaching corpus, ExpertQA with its
        experts' labels, judge agreement and checks); every page opens on ExpertQA.
+  o    The largest answer the limits allow (bench/worst_case.py: 92 sources of 108,000 characters,
+       ~940 statements, ~87,000 pairs) and the same answer with 1/8, 1/4 and 1/2 of its sources:
+       `aee run --judge offline` on each in a fresh process, wall time and peak RSS per size; time
+       and memory per unit of input size against the smallest, so a ratio near 1 (or above: the fixed
+       part of the cost) means linear.
+  p    The offline encoder: texts/s encoding each text alone vs in shared batches, and whether every
+       vector is bit for bit the same both ways (a resumed run embeds texts in other batches).
 
 Each row reads "baseline vs ours": `ratio` is how many times better `ours` is than `baseline`
 (baseline / ours for costs such as calls, tokens, seconds and MB; ours / baseline for rates such as
@@ -589,6 +596,9 @@ def bench_llm_in_flight(quick: bool) -> list[Row]:
     import ray_rows
 
     return ray_rows.bench_llm_in_flight(quick, rate_row, skipped)
+
+
+# ------------------------------------------------------------------------------------------------
 # n: page times in a real browser
 # ------------------------------------------------------------------------------------------------
 
@@ -661,6 +671,77 @@ def bench_pages(quick: bool) -> list[Row]:
 
 
 # ------------------------------------------------------------------------------------------------
+# o: the worst-case answer at a few sizes (bench/worst_case.py)
+# ------------------------------------------------------------------------------------------------
+
+
+def bench_worst_case(quick: bool) -> list[Row]:
+    import worst_case  # bench/ is on sys.path when this file runs as a script
+    from scale import measured_run
+
+    if quick:  # four runs of a 10 MB answer take minutes: the smoke test only sees the row's shape
+        return [skipped("o. worst-case answer: time and peak RSS at four sizes",
+                        "full run only (minutes): bench/run.py --only o")]
+    fractions = (1 / 8, 1 / 4, 1 / 2, 1.0)
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for fraction in fractions:
+            path, shape = worst_case.worst_case(fraction, Path(tmp))
+            _, seconds, peak_mb = measured_run(["run", "--dataset", "worst", "--path", str(path), "--judge", "offline",
+                                                "--no-progress"], Path(tmp), f"worst-{fraction:g}", 3600,
+                                               f"worst case at {fraction:g}")
+            results.append({**shape, "fraction": fraction, "seconds": seconds, "peak_mb": peak_mb})
+    small, large = results[0], results[-1]
+    size_ratio = large["bytes"] / small["bytes"]
+    sizes = "; ".join(f"{r['bytes'] / 1e6:.1f} MB ({r['sources']} sources, {r['pairs']:,} pairs): {r['seconds']:.1f} s, "
+                      f"{r['peak_mb']:.0f} MB" for r in results)
+    per_size = ", ".join(f"{(r['seconds'] / r['bytes']) / (small['seconds'] / small['bytes']):.2f}" for r in results)
+    peak_per_mb = ", ".join(f"{r['peak_mb'] / (r['bytes'] / 1e6):.0f}" for r in results)
+    what = (f"{large['statements']} statements, sources of {worst_case.SOURCE_CHARS:,} characters"
+            f"{' (--quick)' if quick else ''}; `aee run --judge offline`, fresh process each, model load included")
+    return [
+        Row(f"o. worst-case answer: time, {small['bytes'] / 1e6:.1f} MB vs {large['bytes'] / 1e6:.1f} MB", small["seconds"] * size_ratio,
+            large["seconds"], small["seconds"] * size_ratio / large["seconds"], "s",
+            f"baseline = the smallest size's time scaled to the largest size (linear); ratio >= 1: at most linear. "
+            f"Time per byte against the smallest: {per_size}. {sizes}. {what}"),
+        Row(f"o. worst-case answer: peak RSS, {small['bytes'] / 1e6:.1f} MB vs {large['bytes'] / 1e6:.1f} MB",
+            small["peak_mb"] * size_ratio, large["peak_mb"], small["peak_mb"] * size_ratio / large["peak_mb"], "MB",
+            f"baseline = the smallest size's peak scaled to the largest size; ratio >= 1: memory grows at most linearly "
+            f"(peak MB per input MB: {peak_per_mb})"),
+    ]
+
+
+# ------------------------------------------------------------------------------------------------
+# p: the encoder, texts alone vs in shared batches
+# ------------------------------------------------------------------------------------------------
+
+
+def bench_encoder(quick: bool) -> list[Row]:
+    from pipeline.judges.offline import embedding
+
+    name = "p. offline encoder: each text alone vs texts in shared batches"
+    try:
+        encoder = embedding.get_encoder()
+    except embedding.ModelUnavailable as exc:
+        return [skipped(name, f"embedding model unavailable ({exc})")]
+    answers = expertqa_answers("rand_val", 20 if quick else 200)
+    texts = list(dict.fromkeys(t for a in answers for t in [*(s.text for s in a.statements),
+                                                            *(s.text[:600] for s in a.answer.sources)] if t.strip()))
+    texts = texts[: 60 if quick else 2000]
+    cache = encoder._cache
+    cache.clear()
+    batched, batched_s = _timed(lambda: encoder.encode(texts))
+    cache.clear()
+    alone, alone_s = _timed(lambda: [encoder.encode([t])[0] for t in texts])
+    cache.clear()
+    same = sum(bool((a == b).all()) for a, b in zip(alone, batched))
+    return [rate_row(name, len(texts) / alone_s, len(texts) / batched_s, "texts/s",
+                     f"{len(texts):,} ExpertQA statements and source passages (first 600 characters); cache emptied "
+                     f"before each; {same:,} of {len(texts):,} vectors bit for bit the same alone and batched "
+                     f"({'all' if same == len(texts) else 'NOT all'})")]
+
+
+# ------------------------------------------------------------------------------------------------
 # the table
 # ------------------------------------------------------------------------------------------------
 
@@ -678,6 +759,8 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "l": ("l. offline judge on Ray: one node vs two", bench_two_nodes),
     "m": ("m. LLM judge on Ray: requests in flight vs the bound", bench_llm_in_flight),
     "n": ("n. page time in a browser (server + render): cold vs warm", bench_pages),
+    "o": ("o. the worst-case answer at four sizes", bench_worst_case),
+    "p": ("p. the offline encoder alone vs batched", bench_encoder),
 }
 
 

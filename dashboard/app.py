@@ -44,6 +44,11 @@ def main() -> None:
     info = next((i for p, i in pages if p.url_path == page.url_path), None)
     shared = st.session_state["shared_dataset"]
     with st.sidebar:
+        for name, problem in data.broken_datasets().items():
+            # a set that does not match what its run wrote is never shown, and never silently missing
+            # (a dataset name is letters, digits, ".", "_" and "-": safe inside a code span as it is)
+            st.error(f"Results of **{md_escape(name)}** are not shown: {md_escape(problem)}. "
+                     f"Run `aee run --dataset {name}` again to rebuild them.", icon=":material/error:")
         if not names:
             st.warning("No results yet. Run `aee build-default` (or `aee run --dataset demo`) first.")
         elif info is not None and info.shows_dataset and shared and data.is_illustrative(shared):

@@ -1,7 +1,10 @@
 """Cached loaders for everything the dashboard shows.
 
 Every loader is keyed by the file's path and modification time, so a pipeline run that rewrites a
-Parquet file is picked up on the next rerun without clearing any cache. The results folder is
+Parquet file is picked up on the next rerun without clearing any cache. Tables are read from each
+dataset's current result set (`pipeline.result_sets`); a dataset whose set does not match the list
+its run wrote is not shown at all: it is missing from `datasets()`, its tables read as empty, and
+`broken_datasets()` gives the reason the sidebar shows. The results folder is
 `pipeline.paths.results_dir()` (env `AEE_RESULTS_DIR`), read on every call so tests can point it
 at fixture Parquet. Nothing here computes a metric: corpus values come from the exported summary
 table or from `pipeline.aggregate.summarize`, ratings from the registry's `rate()`.
@@ -23,7 +26,8 @@ from pipeline.metrics import GROUP_ORDER, METRICS, ScoreConfig
 from pipeline.paths import reference_dir, results_dir
 from pipeline.records import CONFIDENCE_NAMES, AnnotatedAnswer
 from pipeline.scoring import answer_report
-from pipeline.store import list_datasets, list_judges, read_table, table_path
+from pipeline.store import broken_datasets as store_broken_datasets
+from pipeline.store import list_datasets, list_judges, read_table, result_set, table_path
 from pipeline.tables import load_annotated
 
 # Columns of the published confidence table (data/reference/aee_confidence_counts.csv), level order.
@@ -80,6 +84,22 @@ def datasets() -> list[str]:
     return list_datasets(results_root())
 
 
+def broken_datasets() -> dict[str, str]:
+    """Datasets whose results are not shown, with the reason (a set that does not match its list)."""
+    return store_broken_datasets(results_root())
+
+
+def _shown(dataset: str) -> bool:
+    """False when the dataset's current result set does not match the list its run wrote."""
+    from pipeline.result_sets import set_problem
+    from pipeline.store import dataset_dir
+
+    try:
+        return set_problem(dataset_dir(dataset, results_root())) is None
+    except ValueError:  # not a valid dataset name
+        return False
+
+
 def judges(dataset: str) -> list[str]:
     """Judges with a summary for this dataset."""
     return list_judges(dataset, results_root())
@@ -96,14 +116,18 @@ def default_judge(dataset: str) -> str | None:
 
 
 def table(dataset: str, name: str, judge: str | None = None) -> pd.DataFrame:
-    """One exported table of a dataset (judge tables need the judge)."""
-    return parquet(table_path(dataset, name, judge, results_root()), name)
+    """One exported table of a dataset (judge tables need the judge); empty, with the declared
+    columns, when the dataset's results are not a whole set."""
+    path = table_path(dataset, name, judge, results_root())
+    if not _shown(dataset):
+        return read_table(path.with_name(".not-shown.parquet"), name)
+    return parquet(path, name)
 
 
 def manifest(dataset: str, judge: str) -> dict:
-    """The run manifest of a dataset x judge ({} when absent)."""
+    """The run manifest of a dataset x judge ({} when absent or not a whole set)."""
     path = table_path(dataset, "summary", judge, results_root()).with_name("manifest.json")
-    return _json(str(path), _mtime(path)) if path.exists() else {}
+    return _json(str(path), _mtime(path)) if path.exists() and _shown(dataset) else {}
 
 
 def import_report(dataset: str) -> pd.DataFrame:
@@ -220,7 +244,7 @@ def summary(dataset: str, judge: str, mode: str, necessity: str, field_filter: t
     """
     if field_filter:
         path = table_path(dataset, "metrics", judge, results_root())
-        if not path.exists():
+        if not path.exists() or not _shown(dataset):
             return table(dataset, "summary", judge).iloc[0:0]
         return _summarize_filtered(str(path), _mtime(path), mode, necessity, tuple(sorted(field_filter)))
     full = table(dataset, "summary", judge)
@@ -249,7 +273,7 @@ def blank_reasons(dataset: str, judge: str, mode: str, necessity: str, query_typ
     """{(engine, metric): the reason most of its answers give for having no value} under one
     scoring configuration, read from the per-answer metrics table (the pipeline wrote the reasons)."""
     path = table_path(dataset, "metrics", judge, results_root())
-    if not path.exists():
+    if not path.exists() or not _shown(dataset):
         return {}
     return _blank_reasons(str(path), _mtime(path), mode, necessity, query_type, tuple(sorted(field_filter)))
 
@@ -317,10 +341,10 @@ def unscored_confidence(dataset: str, judge: str) -> int:
 
 def _stamp(dataset: str, judge: str) -> tuple:
     """Modification times of the tables an answer is rebuilt from (the cache key)."""
-    root = results_root()
-    files = [table_path(dataset, "answers", root=root), table_path(dataset, "sources", root=root),
-             table_path(dataset, "statements", judge, root), table_path(dataset, "labels", judge, root)]
-    return tuple(f.stat().st_mtime_ns if f.exists() else 0 for f in files)
+    base = result_set(dataset, results_root())
+    files = [table_path(dataset, "answers", base=base), table_path(dataset, "sources", base=base),
+             table_path(dataset, "statements", judge, base=base), table_path(dataset, "labels", judge, base=base)]
+    return (base.name, *(f.stat().st_mtime_ns if f.exists() else 0 for f in files))
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -331,7 +355,10 @@ def _annotated(root: str, dataset: str, judge: str, stamp: tuple) -> dict[str, A
 
 
 def annotated_answers(dataset: str, judge: str) -> dict[str, AnnotatedAnswer]:
-    """Every annotated answer of a dataset under one judge, keyed by id (cached until the files change)."""
+    """Every annotated answer of a dataset under one judge, keyed by id (cached until the files change;
+    none when the dataset's results are not a whole set)."""
+    if not _shown(dataset):
+        return {}
     return _annotated(str(results_root()), dataset, judge, _stamp(dataset, judge))
 
 

@@ -23,6 +23,8 @@ from pipeline.set_support import leave_one_out_groups, union_groups
 from pipeline.similarity import gold_similarity_verdicts
 from pipeline.text import statements_for
 
+SUPPORT_SLICE = 50  # sources per support_many call (progress within an answer with hundreds of sources)
+
 
 def carried(annotated: AnnotatedAnswer, judge_name: str) -> AnnotatedAnswer:
     """Keep only the verdicts of a carried judge ("recorded" or "human:...")."""
@@ -65,10 +67,14 @@ def _judged(annotated: AnnotatedAnswer, judge: Judge, progress: Callable[[str], 
     judged = [s for s in answer.sources if relevant and not unreadable_code(s)]
     support: list[Verdict] = []
     if len(judged) > 1:
-        # the judge decides how to group sources into calls (an LLM judge packs short ones)
-        if progress:
-            progress(f"sources {', '.join(str(s.index) for s in judged)}")
-        support = judge.support_many(answer, relevant, judged)
+        # the judge decides how to group sources into calls (an LLM judge packs short ones); a long
+        # list goes in slices, so a large answer reports its progress (and an LLM judge packs within each)
+        for start in range(0, len(judged), SUPPORT_SLICE):
+            part = judged[start : start + SUPPORT_SLICE]
+            if progress:
+                progress(f"support: sources {', '.join(str(s.index) for s in part)}" if len(judged) <= SUPPORT_SLICE
+                         else f"support: sources {start + 1}-{start + len(part)} of {len(judged)}")
+            support.extend(judge.support_many(answer, relevant, part))
     elif judged:
         if progress:
             progress(f"source {judged[0].index}")

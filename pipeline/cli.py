@@ -12,7 +12,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from pipeline.audit.cli import add_ppi_options
 from pipeline.audit.cli import register as register_audit
@@ -85,6 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, help="with --executor ray: judge actors, one CPU each (default: the cluster's CPUs)")
     p.add_argument("--in-flight", type=int, help="with a judge behind an endpoint (openai, minicheck): requests in flight "
                                                  "at once, across all workers (default: the judge's own, 4 for openai)")
+    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                   help="when another run is writing this dataset, wait up to this long for it (default: stop at once)")
     p.add_argument("--fetch-missing", action="store_true",
                    help="fetch the page of every listed source that has a URL but no text (public http(s) only, cached) "
                         "before labelling: a computed judge then checks statements against it; pages that cannot be "
@@ -169,8 +171,27 @@ def main(argv: Sequence[str] | None = None) -> int:
 # ---- commands ---------------------------------------------------------------------------------
 
 
+def _progress_lines(answer_id: str, every: float = 2.0) -> Callable[[str], None]:
+    """Progress of one answer on stderr, a line at most every `every` seconds (a large answer takes
+    a while; a small one prints nothing)."""
+    import time
+
+    from pipeline.errors import one_line
+
+    started = last = time.monotonic()
+
+    def say(what: str) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if now - last >= every:
+            last = now
+            print(f"... {one_line(answer_id, 60)}: {what} ({now - started:.0f} s)", file=sys.stderr, flush=True)
+
+    return say
+
+
 def cmd_score(args: argparse.Namespace) -> int:
-    from pipeline.annotate import annotate
+    from pipeline.annotate import annotate_answer
     from pipeline.errors import one_line
     from pipeline.importers import IMPORTERS, default_judge
     from pipeline.importers.engine_common import citation_warnings
@@ -203,7 +224,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     for a in answers:
         for warning in citation_warnings(a):
             print(f"warning: answer {one_line(a.answer.answer_id)}: {warning}", file=sys.stderr)
-    annotated = annotate(answers, judge)
+    annotated = [annotate_answer(a, judge, _progress_lines(a.answer.answer_id)) for a in answers]
     reports = [answer_report(a, config, judge.name) | {"format": a.answer.meta.get("format") or fmt} for a in annotated]
     for report in reports:
         for s in report["statements"]:
@@ -255,6 +276,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.dry_run:
         return _dry_run(args)
+    _terminate_as_interrupt()
     extra = {}
     transform = None
     if getattr(args, "fetch_missing", False):
@@ -264,7 +286,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = run_dataset(args.dataset, args.path, judge_name=args.judge, importer=args.importer,
                          limit=args.limit, progress=not args.no_progress, import_options=_import_options(args),
                          judge_config=_in_flight_config(args), executor=_executor(args),
-                         transform=transform, config_extra=extra)
+                         transform=transform, config_extra=extra, wait=args.wait)
     if result.formats:
         print("format: " + ", ".join(f"{name} ({n})" for name, n in sorted(result.formats.items())))
     from pipeline.errors import one_line
@@ -279,6 +301,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"judge cache: {result.cache.get('hits', 0)} hits, {result.cache.get('misses', 0)} misses")
     print(_scorecard_text(result.summary, "strict", "exact", "all"))
     return 0
+
+
+def _terminate_as_interrupt() -> None:
+    """SIGTERM (a service manager, `kill`) stops a run like Ctrl-C: the new result set being written
+    is removed, the results already there stay as they were, and the exit code is 130."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        def interrupt(signum: int, frame: object) -> None:
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, interrupt)
 
 
 def _executor(args: argparse.Namespace) -> Any:
@@ -401,8 +436,9 @@ def cmd_compare_gold(args: argparse.Namespace) -> int:
 
 
 def cmd_scorecard(args: argparse.Namespace) -> int:
-    from pipeline.store import list_judges, read_table, table_path
+    from pipeline.store import check_results, list_judges, read_table, results_unverified, table_path
 
+    check_results(args.dataset)  # a set that does not match its list is an error, never a scorecard
     judges = list_judges(args.dataset)
     if not judges:
         raise InputError(f"no results for dataset {args.dataset!r}; run `python -m pipeline run --dataset {args.dataset}`")
@@ -414,6 +450,9 @@ def cmd_scorecard(args: argparse.Namespace) -> int:
 
         return print_ppi(args, judge)
     summary = read_table(table_path(args.dataset, "summary", judge))
+    if results_unverified(args.dataset):
+        print(f"note: the results of {args.dataset!r} were written before result sets were checked; "
+              f"run `aee run --dataset {args.dataset}` again to write a checked set", file=sys.stderr)
     from pipeline.metrics import effective_necessity
 
     necessity = effective_necessity(args.mode, args.necessity)
@@ -427,13 +466,15 @@ def cmd_scorecard(args: argparse.Namespace) -> int:
 
 def cmd_datasets(args: argparse.Namespace) -> int:
     from pipeline.importers import known_datasets
-    from pipeline.store import list_datasets, list_judges
+    from pipeline.store import broken_datasets, list_datasets, list_judges
 
     for name, info in known_datasets().items():
         where = str(info.path) if info.path else f"not found ({info.how_to_get})"
         print(f"{name:<10} {info.importer:<10} {where}")
     for name in list_datasets():
         print(f"results: {name} judges={', '.join(list_judges(name)) or '-'}")
+    for name, problem in broken_datasets().items():
+        print(f"results: {name} NOT SHOWN: {problem}; run `aee run --dataset {name}` again")
     return 0
 
 

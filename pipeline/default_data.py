@@ -6,7 +6,7 @@ from typing import Iterator
 
 from pipeline.importers import known_datasets
 from pipeline.judges import JUDGES
-from pipeline.store import built_prompt_versions, list_judges
+from pipeline.store import broken_datasets, built_prompt_versions, list_judges, results_unverified
 
 # Judges measured by the default build (against the experts on rand_val, and on the check suite) so
 # the Judges page and every reliability line have their figures on a fresh clone: both need nothing.
@@ -34,12 +34,21 @@ def build_default(force: bool = False, progress: bool = True) -> Iterator[str]:
     # The offline judge over all of ExpertQA takes minutes on two cores, so it is not part of the
     # default build: `python -m pipeline run --dataset expertqa --judge offline` adds it.
     plan = [("demo", "recorded"), ("demo", "offline"), ("expertqa", "human")]
+    rebuild: set[str] = set()  # datasets whose every judge is built again
+    for name, problem in broken_datasets().items():
+        if name in datasets:
+            rebuild.add(name)
+            yield f"note {name}: results not shown ({problem}): rebuilding"
+    for name in {n for n, _ in plan} - rebuild:
+        if datasets[name].path is not None and results_unverified(name):
+            rebuild.add(name)
+            yield f"note {name}: results written before result sets were checked: rebuilding"
     for name, judge in plan:
         info = datasets[name]
         if info.path is None:
             yield f"skip {name}: not found here ({info.how_to_get})"
             continue
-        have = list_judges(name)
+        have = [] if name in rebuild else list_judges(name)
         # "openai" is built as "openai:<model>"; a registered variant ("offline:lexical") is another judge
         if not force and any(j == judge or (j.startswith(judge + ":") and j not in JUDGES) for j in have):
             # results from an older version of the judge (new prompts or calibration) are rebuilt

@@ -19,7 +19,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Protocol, Sequence
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 
 from pipeline.annotate import annotate_answer
 from pipeline.judges import Judge, registry_entry
@@ -77,27 +77,38 @@ def answers_in_flight(judge: Judge, n_answers: int) -> int:
     return max(1, min(limit, n_answers))
 
 
-def annotate_chunk_answers(chunk: Sequence[AnnotatedAnswer], judge: Judge) -> list[AnnotatedAnswer]:
-    """Every label of one chunk's answers, in the chunk's order (see the module doc)."""
+def annotate_chunk_answers(chunk: Sequence[AnnotatedAnswer], judge: Judge,
+                           progress: Callable[[str], None] | None = None) -> list[AnnotatedAnswer]:
+    """Every label of one chunk's answers, in the chunk's order (see the module doc). `progress`
+    hears what an answer is at (which sources of a large answer are being judged)."""
     if judge.carries_labels:
         return [annotate_answer(a, judge) for a in chunk]
     judge.prefetch(chunk)  # judges that batch across answers (the offline encoder) see the chunk first
+
+    def one(a: AnnotatedAnswer) -> AnnotatedAnswer:
+        answer_id = a.answer.answer_id[:40]
+        return annotate_answer(a, judge, None if progress is None else (lambda what: progress(f"{answer_id}: {what}")))
+
     workers = answers_in_flight(judge, len(chunk))
     if workers == 1:
-        return [annotate_answer(a, judge) for a in chunk]
+        return [one(a) for a in chunk]
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="aee-answer") as pool:
-        return list(pool.map(lambda a: annotate_answer(a, judge), chunk))
+        return list(pool.map(one, chunk))
 
 
 class LocalExecutor:
-    """The annotate stage in this process (the default; needs nothing beyond the judge)."""
+    """The annotate stage in this process (the default; needs nothing beyond the judge). `progress`
+    hears what the answer being labelled is at (the run's progress bar shows it)."""
 
     name = "local"
+
+    def __init__(self, progress: Callable[[str], None] | None = None) -> None:
+        self.progress = progress
 
     def annotate(self, tasks: Iterable[ChunkTask], judge: Judge, spec: JudgeSpec | None,
                  dataset: str) -> Iterator[tuple[ChunkTask, list[AnnotatedAnswer]]]:
         for task in tasks:
-            yield task, task.saved if task.saved is not None else annotate_chunk_answers(task.chunk, judge)
+            yield task, task.saved if task.saved is not None else annotate_chunk_answers(task.chunk, judge, self.progress)
 
     def cache_stats(self, judge: Judge) -> dict[str, int]:
         return dict(getattr(judge, "stats", {}) or {})

@@ -6,8 +6,10 @@ hostile:
 - only http and https;
 - the host is resolved once and every address is checked: loopback, private, link-local,
   multicast, reserved, unspecified and cloud-metadata addresses are refused unless the caller
-  allows them (`allow_hosts` for named hosts / addresses / networks, `allow_private` for private
-  ranges; metadata endpoints need an explicit `allow_hosts` entry);
+  allows them (`allow_hosts` for named hosts / addresses / networks, each with a port, or alone
+  for its web ports 80 and 443 only; `allow_private` for private ranges; metadata endpoints need
+  an explicit `allow_hosts` entry). A port is part of what is allowed: allowing a local mirror
+  never lets a redirect reach another service of that machine (ssh on 22, a database);
 - the connection goes to the address that was checked (the Host header and TLS SNI still carry
   the name), so a DNS answer that changes between check and connect cannot redirect us;
 - redirects are followed by hand and each hop is checked the same way before any connection;
@@ -46,7 +48,7 @@ from pipeline.paths import cache_dir
 log = logging.getLogger(__name__)
 
 USER_AGENT = "aee-audit-fetcher/0.1 (answer-engine audit toolkit)"
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: the addresses a fetch contacted are kept with their ports
 REDIRECT_CODES = frozenset({301, 302, 303, 307, 308})
 
 # Well-known instance-metadata endpoints. They are refused even with allow_private=True, because
@@ -86,28 +88,65 @@ class FetchResult:
 # --- address policy -------------------------------------------------------------------------
 
 
+WEB_PORTS = {"http": 80, "https": 443}  # what an allow_hosts entry without a port opens
+_ENTRY_PORT_RE = re.compile(r"(?:\[(?P<v6>[^\]]+)\]|(?P<host>[^:\[\]]+))(?::(?P<port>[0-9]{1,5}))?")
+
+
+def parse_allow_entry(entry: str) -> tuple[str, int | None]:
+    """An `allow_hosts` entry -> (host name, IP address or CIDR network, port or None).
+
+    Forms: `host:port`, `192.0.2.7:8080`, `[::1]:8080`, `10.0.0.0/8:8080`, or the same without a
+    port (then only the web ports, 80 for http and 443 for https, are open). A bare IPv6 address
+    (`::1`) has no port; write `[::1]:8080` for one. ValueError for anything else."""
+    item = str(entry).strip().lower().rstrip(".")
+    if item.count(":") > 1 and not item.startswith("["):  # a bare IPv6 address or network: no port
+        try:
+            ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            raise ValueError(f"not a host, host:port, address or network: {str(entry)[:80]!r}") from None
+        return item, None
+    m = _ENTRY_PORT_RE.fullmatch(item)
+    if not m:
+        raise ValueError(f"not a host, host:port, address or network: {str(entry)[:80]!r}")
+    host = (m.group("v6") or m.group("host") or "").strip().rstrip(".")
+    port = int(m.group("port")) if m.group("port") else None
+    if not host or (port is not None and not 1 <= port <= 65535):
+        raise ValueError(f"not a host, host:port, address or network: {str(entry)[:80]!r}")
+    return host, port
+
+
 @dataclass(frozen=True)
 class _Policy:
-    names: frozenset[str]
-    networks: tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]
+    # (name, port or None) and (network, port or None): None = the web ports only
+    names: frozenset[tuple[str, int | None]]
+    networks: tuple[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, int | None], ...]
     allow_private: bool
 
     @classmethod
     def build(cls, allow_hosts: Collection[str], allow_private: bool) -> _Policy:
-        names: set[str] = set()
+        names: set[tuple[str, int | None]] = set()
         networks = []
         for entry in allow_hosts or ():
-            item = str(entry).strip().lower().strip("[]").rstrip(".")
-            if not item:
+            if not str(entry).strip():
                 continue
+            host, port = parse_allow_entry(entry)
             try:
-                networks.append(ipaddress.ip_network(item, strict=False))
+                networks.append((ipaddress.ip_network(host, strict=False), port))
             except ValueError:
-                names.add(item)
+                names.add((host, port))
         return cls(frozenset(names), tuple(networks), bool(allow_private))
 
-    def listed(self, host: str, ip: IpAddress) -> bool:
-        return host in self.names or any(ip in net for net in self.networks)
+    @staticmethod
+    def _port_ok(allowed: int | None, port: int) -> bool:
+        return port in WEB_PORTS.values() if allowed is None else port == allowed
+
+    def listed(self, host: str, ip: IpAddress, port: int) -> bool:
+        return (any(name == host and self._port_ok(p, port) for name, p in self.names)
+                or any(ip in net and self._port_ok(p, port) for net, p in self.networks))
+
+    def names_host(self, host: str) -> bool:
+        """True when some entry names this host (the only way to open a cloud-metadata name)."""
+        return any(name == host for name, _ in self.names)
 
 
 def _embedded_v4(ip: IpAddress) -> IpAddress:
@@ -140,13 +179,13 @@ def _address_problem(ip: IpAddress) -> str | None:
     return None
 
 
-def _check_address(host: str, ip: IpAddress, policy: _Policy) -> None:
+def _check_address(host: str, ip: IpAddress, port: int, policy: _Policy) -> None:
     problem = _address_problem(ip)
-    if problem is None or policy.listed(host, ip):
+    if problem is None or policy.listed(host, ip, port):
         return
     if problem != "cloud metadata" and policy.allow_private:
         return
-    raise _Stop(f"refused: {problem} address {ip} (host {host})", refused=True)
+    raise _Stop(f"refused: {problem} address {ip} port {port} (host {host})", refused=True)
 
 
 # --- URL handling ---------------------------------------------------------------------------
@@ -201,7 +240,7 @@ def _parse(url: str) -> _Target:
 
 
 def _check_host(target: _Target, policy: _Policy) -> None:
-    if target.host in METADATA_HOSTS and target.host not in policy.names:
+    if target.host in METADATA_HOSTS and not policy.names_host(target.host):
         raise _Stop(f"refused: cloud metadata host {target.host}", refused=True)
 
 
@@ -360,9 +399,9 @@ def _cache_read(url: str, day: str, policy: _Policy) -> FetchResult | None:
             return None
         # A page fetched under a wider allowlist must not leak to a narrower caller: re-check
         # every address the original fetch contacted against the current policy.
-        for host, ip in data.get("contacted", []):
-            _check_address(host, ipaddress.ip_address(ip), policy)
-            if host in METADATA_HOSTS and host not in policy.names:
+        for host, ip, port in data.get("contacted", []):
+            _check_address(host, ipaddress.ip_address(ip), int(port), policy)
+            if host in METADATA_HOSTS and not policy.names_host(host):
                 return None
         fields = dict(data["result"])
         fields["injection_kinds"] = tuple(fields.get("injection_kinds") or ())
@@ -387,7 +426,7 @@ def _cacheable(result: FetchResult) -> bool:
     )
 
 
-def _cache_write(result: FetchResult, day: str, contacted: list[tuple[str, str]]) -> None:
+def _cache_write(result: FetchResult, day: str, contacted: list[tuple[str, str, int]]) -> None:
     path = _cache_file(result.url, day)
     payload = {
         "version": CACHE_VERSION,
@@ -414,7 +453,7 @@ def _cache_write(result: FetchResult, day: str, contacted: list[tuple[str, str]]
 
 def _fetch_live(
     url: str, policy: _Policy, deadline: float, max_bytes: int, max_redirects: int,
-    contacted: list[tuple[str, str]], trail: list[str], day: str,
+    contacted: list[tuple[str, str, int]], trail: list[str], day: str,
 ) -> FetchResult:
     current = url
     status: int | None = None
@@ -430,14 +469,14 @@ def _fetch_live(
             if not ips:
                 raise _Stop("dns error: no addresses")
             for ip in ips:  # every answer must pass, not just the one we will use
-                _check_address(target.host, ip, policy)
+                _check_address(target.host, ip, target.port, policy)
         except _Stop as stop:
             if hop and stop.refused:
                 raise _Stop(f"redirect to {current} refused: {stop.reason}", None,
                             refused=True) from None
             raise
         conn = _open(target, ips, deadline)
-        contacted.append((target.host, conn._pinned_ip))  # type: ignore[attr-defined]
+        contacted.append((target.host, conn._pinned_ip, target.port))  # type: ignore[attr-defined]
         sock = conn.sock
         watchdog = _Watchdog(sock, deadline - time.monotonic())
         try:
@@ -499,7 +538,9 @@ def fetch_source(
     """Fetch `url` under the safety rules above; never raises for network or content errors.
 
     `allow_hosts` lists host names, IP addresses or CIDR networks that may be contacted even
-    though they are not public (it does not restrict public hosts). `allow_private` opens every
+    though they are not public, each with the port it may be contacted on (`127.0.0.1:8080`), or
+    without one for the web ports 80 and 443 only (`parse_allow_entry`); it does not restrict
+    public hosts. ValueError for an entry of another form. `allow_private` opens every
     non-public range except cloud-metadata endpoints. `timeout` bounds the whole fetch,
     redirects included (DNS lookups excepted: they follow the system resolver's own timeout).
     """
@@ -510,7 +551,7 @@ def fetch_source(
         if hit is not None:
             return hit
     deadline = time.monotonic() + max(float(timeout), 0.0)
-    contacted: list[tuple[str, str]] = []
+    contacted: list[tuple[str, str, int]] = []
     trail: list[str] = []  # every URL tried, so a failure reports where it stopped
     try:
         result = _fetch_live(url, policy, deadline, int(max_bytes), int(max_redirects),

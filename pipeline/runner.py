@@ -5,8 +5,12 @@ annotated, scored and appended to every table, so memory stays flat whatever the
 Annotation is the slow, costly stage, so a computed judge's labels are also saved per chunk
 (`<judge>/parts/labels-<hash>.parquet`, written atomically); a rerun or a run restarted after a
 crash skips every chunk already on disk, and the judge cache skips every call already answered.
-Tables are written beside their targets and renamed into place only when the whole run succeeded,
-so bad input or a crash never damages results already written. The chunks are annotated by an
+The tables go into a new result set (a generation folder, `pipeline.result_sets`) that readers
+see only when the run succeeded: its files are listed with their checksums and the dataset's
+pointer is switched in one rename, so a crash at any moment leaves the old set or the new one, never
+a mix, and bad input never damages results already written. One run at a time writes a dataset
+(a lock; a second run stops with the holder's pid, or waits with `wait`); what killed runs left
+behind is swept first. The chunks are annotated by an
 executor (`pipeline/executor.py`): in this process by default, or by judges in a Ray actor pool
 (`pipeline/cluster/`, `--executor ray`); saved parts, metrics and tables stay here either way.
 """
@@ -32,6 +36,7 @@ from pipeline.importers import IMPORTERS, resolve_dataset
 from pipeline.importers.import_report import ImportReport
 from pipeline.judges import Judge, get_judge, with_cache
 from pipeline.records import AnnotatedAnswer, Verdict
+from pipeline.result_sets import DatasetLock, NewGeneration, sweep_leftovers
 from pipeline.similarity import SIMILARITY_JUDGE, SIMILARITY_VERSION
 from pipeline.store import (
     JUDGE_TABLES,
@@ -42,6 +47,7 @@ from pipeline.store import (
     judge_dirname,
     manifest,
     read_table,
+    results_dir,
     table_path,
     write_json_atomic,
     write_table,
@@ -139,7 +145,8 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
                 judge_config: dict | None = None, importer: str | None = None, limit: int | None = None,
                 progress: bool = True, root: Path | None = None, use_cache: bool = True,
                 judge: Judge | None = None, transform: Callable[[AnnotatedAnswer], AnnotatedAnswer] | None = None,
-                config_extra: dict | None = None, import_options: Any = None, executor: Executor | None = None) -> RunResult:
+                config_extra: dict | None = None, import_options: Any = None, executor: Executor | None = None,
+                wait: float = 0.0) -> RunResult:
     """Run the whole pipeline for one dataset and write its Parquet tables.
 
     `judge` passes a ready judge object (tests, notebooks) instead of a registry name. Before a
@@ -150,9 +157,23 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
     formats what a bare response does not say (pipeline.importers.engines.ImportOptions).
     `executor` runs the annotate stage (default `LocalExecutor`, this process; `pipeline.cluster`'s
     `RayExecutor` builds the judge by name on Ray workers, so it needs `judge_name`, not `judge`).
+    `wait`: seconds to wait for another run writing the same dataset (0: stop at once, `DatasetBusy`).
     """
     started = time.perf_counter()
-    executor = executor or LocalExecutor()
+    out_dir = dataset_dir(name, root)  # checks the name first
+    with DatasetLock(root or results_dir(), name, wait):
+        return _run_locked(name, out_dir, started, path, judge_name=judge_name, judge_config=judge_config,
+                           importer=importer, limit=limit, progress=progress, root=root, use_cache=use_cache,
+                           judge=judge, transform=transform, config_extra=config_extra, import_options=import_options,
+                           executor=executor)
+
+
+def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | None, *, judge_name: str | None,
+                judge_config: dict | None, importer: str | None, limit: int | None, progress: bool, root: Path | None,
+                use_cache: bool, judge: Judge | None, transform: Callable[[AnnotatedAnswer], AnnotatedAnswer] | None,
+                config_extra: dict | None, import_options: Any, executor: Executor | None) -> RunResult:
+    """`run_dataset` once this process holds the dataset's lock."""
+    sweep_leftovers(out_dir)
     info = resolve_dataset(name, path, importer)
     data_path = info.path
     assert data_path is not None  # resolve_dataset raises InputError for data not on this machine
@@ -174,18 +195,19 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
         stream = (transform(a) for a in stream)
 
     judge_id = judge.name
+    bar = _progress_bar(total, f"{name}:{judge_id}", progress)
+    executor = executor or LocalExecutor(progress=bar.note if progress else None)
     result = RunResult(dataset=name, judge=judge_id, executor=executor.name)
-    out_dir = dataset_dir(name, root)
     parts = out_dir / judge_dirname(judge_id) / "parts"
     created = [d for d in (out_dir, out_dir / judge_dirname(judge_id)) if not d.exists()]
-    shared = {t: TableWriter(t, table_path(name, t, root=root)) for t in ("answers", "sources")}
-    writers = {t: TableWriter(t, table_path(name, t, judge_id, root)) for t in JUDGE_TABLES if t != "summary"}
+    generation = NewGeneration(out_dir)  # the new result set, invisible to readers until published
+    shared = {t: TableWriter(t, table_path(name, t, base=generation.path)) for t in ("answers", "sources")}
+    writers = {t: TableWriter(t, table_path(name, t, judge_id, base=generation.path)) for t in JUDGE_TABLES if t != "summary"}
     ids_done: set[str] = set()
     summary_values = SummaryAccumulator(summary_keys(SCHEMAS["metrics"].names))
     versions: set[str] = set()
     source_modes: dict[str, int] = {}
     imported = ImportReport()
-    bar = _progress_bar(total, f"{name}:{judge_id}", progress)
     try:
         for annotated in _annotated_chunks(_chunks(stream, CHUNK_SIZE), judge, parts, name, result, executor, spec):
             sources = source_rows(name, annotated)
@@ -211,6 +233,7 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
     except BaseException:
         for w in (*shared.values(), *writers.values()):
             w.abort()
+        generation.discard()
         for folder in reversed(created):  # bad input leaves no trace, not even an empty folder
             if folder.is_dir() and not any(folder.iterdir()):
                 folder.rmdir()
@@ -221,32 +244,50 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
     result.import_report = imported.as_dict()
     result.cache = executor.cache_stats(judge)
 
-    # answers/sources are shared by every judge of the dataset: keep the rows of answers this run
-    # did not touch, so a --limit run of one judge never hides answers another judge's tables refer to.
-    done = _string_array(ids_done)
-    for table, writer in shared.items():
-        for batch in iter_table_batches(table_path(name, table, root=root)):
-            writer.append(batch.filter(pc.invert(pc.is_in(batch["answer_id"], value_set=done))))
-        writer.commit()
-    for w in writers.values():
-        w.commit()
-    summary = summary_values.summary()
-    write_table("summary", summary, table_path(name, "summary", judge_id, root))
-    config = {"dataset": name, "importer": info.importer, "path": str(info.path), "limit": limit,
-              "illustrative": info.illustrative, "score_configs": [vars(c) for c in SCORE_CONFIGS],
-              # input formats found, and where engine answers' source text came from (collect --sources):
-              # "snippet" = the provider's excerpts, "fetch" = pages fetched by the toolkit
-              "formats": dict(sorted(result.formats.items())), "sources": dict(sorted(source_modes.items())),
-              "import_report": result.import_report,
-              "judge_config": {k: v for k, v in (judge_config or {}).items() if "key" not in k.lower()},
-              "executor": executor.name,
-              **(config_extra or {})}
-    write_json_atomic(table_path(name, "summary", judge_id, root).with_name("manifest.json"),
-                      manifest(config, judge_id, versions))
+    try:
+        summary = _finish(name, judge_id, generation, shared, writers, ids_done, summary_values)
+        config = {"dataset": name, "importer": info.importer, "path": str(info.path), "limit": limit,
+                  "illustrative": info.illustrative, "score_configs": [vars(c) for c in SCORE_CONFIGS],
+                  # input formats found, and where engine answers' source text came from (collect --sources):
+                  # "snippet" = the provider's excerpts, "fetch" = pages fetched by the toolkit
+                  "formats": dict(sorted(result.formats.items())), "sources": dict(sorted(source_modes.items())),
+                  "import_report": result.import_report,
+                  "judge_config": {k: v for k, v in (judge_config or {}).items() if "key" not in k.lower()},
+                  "executor": executor.name,
+                  **(config_extra or {})}
+        write_json_atomic(table_path(name, "summary", judge_id, base=generation.path).with_name("manifest.json"),
+                          manifest(config, judge_id, versions))
+        generation.carry_over({judge_dirname(judge_id)})  # the other judges' tables, unchanged
+        generation.publish()  # readers switch to the new set here, all of it at once
+    except BaseException:
+        for w in (*shared.values(), *writers.values()):
+            w.abort()
+        generation.discard()
+        raise
+    sweep_leftovers(out_dir)  # the set before the previous one, and results from before generations
     result.seconds = time.perf_counter() - started
     result.out_dir = out_dir
     result.summary = summary
     return result
+
+
+def _finish(name: str, judge_id: str, generation: NewGeneration, shared: dict[str, TableWriter],
+            writers: dict[str, TableWriter], ids_done: set[str], summary_values: SummaryAccumulator) -> pd.DataFrame:
+    """Complete the new set's tables: the shared answers and sources (with the previous set's rows
+    of answers this run did not touch), this judge's tables, its summary."""
+    # answers/sources are shared by every judge of the dataset: keep the rows of answers this run
+    # did not touch, so a --limit run of one judge never hides answers another judge's tables refer to.
+    done = _string_array(ids_done)
+    for table, writer in shared.items():
+        if generation.previous is not None:
+            for batch in iter_table_batches(table_path(name, table, base=generation.previous)):
+                writer.append(batch.filter(pc.invert(pc.is_in(batch["answer_id"], value_set=done))))
+        writer.commit()
+    for w in writers.values():
+        w.commit()
+    summary = summary_values.summary()
+    write_table("summary", summary, table_path(name, "summary", judge_id, base=generation.path))
+    return summary
 
 
 def _string_array(values: Iterable[str]):
@@ -255,16 +296,27 @@ def _string_array(values: Iterable[str]):
     return pa.array(sorted(values), type=pa.string())
 
 
-def _progress_bar(total: int | None, label: str, enabled: bool) -> Callable[..., None]:
-    if not enabled:
-        return lambda n, close=False: None
-    from tqdm import tqdm
+class _Progress:
+    """The run's progress bar (answers done), with a note on what the current answer is at."""
 
-    bar = tqdm(total=total, desc=label, unit="answer", leave=True)
+    def __init__(self, total: int | None, label: str, enabled: bool) -> None:
+        self._bar: Any = None
+        if enabled:
+            from tqdm import tqdm
 
-    def tick(n: int, close: bool = False) -> None:
-        bar.update(n)
-        if close:
-            bar.close()
+            self._bar = tqdm(total=total, desc=label, unit="answer", leave=True)
 
-    return tick
+    def __call__(self, n: int, close: bool = False) -> None:
+        if self._bar is not None:
+            self._bar.update(n)
+            if close:
+                self._bar.set_postfix_str("")
+                self._bar.close()
+
+    def note(self, text: str) -> None:
+        if self._bar is not None:
+            self._bar.set_postfix_str(text[:80], refresh=True)
+
+
+def _progress_bar(total: int | None, label: str, enabled: bool) -> _Progress:
+    return _Progress(total, label, enabled)

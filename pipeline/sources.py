@@ -28,21 +28,72 @@ def jaccard(a: set[int], b: set[int]) -> float:
     """Jaccard similarity of two sets (0 when both are empty)."""
     if not a and not b:
         return 0.0
-    return len(a & b) / len(a | b)
+    both = len(a & b)
+    return both / (len(a) + len(b) - both)
+
+
+# Candidate pairs come from an index of shingles, so the work grows with the text, not with the
+# square of the number of sources (500 long pages made every answer cost minutes). A page with many
+# shingles is indexed by a fixed 1-in-SAMPLE_EVERY sample of them (the same hash values for every
+# page, so two near-duplicates keep near-identical samples); a pair is a candidate when its samples
+# overlap by CANDIDATE_SHARE of the threshold, and candidates get the exact Jaccard. With at least
+# SAMPLE_FROM / SAMPLE_EVERY = 250 sampled shingles, a pair at the threshold misses that bar with a
+# probability below 1e-8; shorter pages are indexed whole, which is exact.
+SAMPLE_FROM = 2_000
+SAMPLE_EVERY = 8
+CANDIDATE_SHARE = 0.6
+
+
+def _sample(prints: set[int]) -> set[int]:
+    return prints if len(prints) < SAMPLE_FROM else {h for h in prints if h % SAMPLE_EVERY == 0}
 
 
 def duplicate_pairs(sources: tuple[Source, ...] | list[Source], threshold: float = DUPLICATE_JACCARD) -> list[tuple[int, int, float]]:
-    """(index a, index b, similarity) for source pairs with near-identical text or the same URL."""
-    prints = [(s, shingles(s.text)) for s in sources]
+    """(index a, index b, similarity) for source pairs with near-identical text or the same URL,
+    in source order."""
+    key = (tuple(sources), threshold)
+    found = _DUPLICATES.get(key)
+    if found is None:
+        found = _duplicate_pairs(list(sources), threshold)
+        if len(_DUPLICATES) >= 8:  # the last answers only: metrics ask again for each scoring rule
+            _DUPLICATES.pop(next(iter(_DUPLICATES)))
+        _DUPLICATES[key] = found
+    return list(found)
+
+
+_DUPLICATES: dict[tuple, list[tuple[int, int, float]]] = {}
+
+
+def _duplicate_pairs(sources: list[Source], threshold: float) -> list[tuple[int, int, float]]:
+    prints = [shingles(s.text) for s in sources]
+    samples = [_sample(h) for h in prints]
+    index: dict[int, list[int]] = {}
+    for k, sample in enumerate(samples):
+        for h in sample:
+            index.setdefault(h, []).append(k)
+    shared: dict[tuple[int, int], int] = {}
+    for members in index.values():
+        if len(members) > 1:
+            for i, a in enumerate(members):
+                for b in members[i + 1:]:
+                    shared[(a, b)] = shared.get((a, b), 0) + 1
+    urls = [normalise_url(s.url) if s.url else "" for s in sources]
+    by_url: dict[str, list[int]] = {}
+    for k, url in enumerate(urls):
+        if url:
+            by_url.setdefault(url, []).append(k)
+    same_url = {(a, b) for group in by_url.values() for i, a in enumerate(group) for b in group[i + 1:]}
+    candidates = set(same_url)
+    for (a, b), n in shared.items():
+        union = len(samples[a]) + len(samples[b]) - n
+        if union and n / union >= CANDIDATE_SHARE * threshold:
+            candidates.add((a, b))
     pairs = []
-    for a in range(len(prints)):
-        for b in range(a + 1, len(prints)):
-            sa, ha = prints[a]
-            sb, hb = prints[b]
-            same_url = bool(sa.url) and normalise_url(sa.url) == normalise_url(sb.url)
-            sim = 1.0 if same_url else jaccard(ha, hb)
-            if sim >= threshold and (same_url or (ha and hb)):
-                pairs.append((sa.index, sb.index, round(sim, 4)))
+    for a, b in sorted(candidates):
+        ha, hb = prints[a], prints[b]
+        sim = 1.0 if (a, b) in same_url else jaccard(ha, hb)
+        if sim >= threshold and ((a, b) in same_url or (ha and hb)):
+            pairs.append((sources[a].index, sources[b].index, round(sim, 4)))
     return pairs
 
 

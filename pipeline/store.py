@@ -1,11 +1,14 @@
 """Parquet store: one declared schema per table, atomic writes, a run manifest, loaders.
 
-Layout under `data/results/<dataset>/`:
+Layout of one result set (a generation folder under `data/results/<dataset>/`, named by the
+dataset's pointer; `pipeline.result_sets` writes, switches and checks them):
     answers.parquet, sources.parquet            what was ingested (shared by all judges)
     <judge>/statements.parquet, labels.parquet, pairs.parquet, metrics.parquet, summary.parquet
     <judge>/manifest.json                       git SHA, config, judge and prompt ids, versions
-Every write goes to a temporary file in the same folder and is renamed into place, so a killed
-run leaves either the old file or the new one, never half of one.
+    SET.json                                    every file of the set with its size and sha256
+`table_path` resolves the pointer, so every reader reads the current set. Every write goes to a
+temporary file in the same folder and is renamed into place, so a killed run leaves either the old
+file or the new one, never half of one; a whole set changes at once through its pointer.
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.errors import InputError
+from pipeline.faults import point
 from pipeline.paths import REPO_ROOT, results_dir
+from pipeline.result_sets import ResultSetError, current_set, is_legacy, set_problem
 
 _int_list = pa.list_(pa.int32())
 
@@ -94,9 +99,18 @@ def dataset_dir(dataset: str, root: Path | None = None) -> Path:
     return (root or results_dir()) / dataset
 
 
-def table_path(dataset: str, table: str, judge: str | None = None, root: Path | None = None) -> Path:
-    """Where a table of a dataset (and judge, for judge tables) lives."""
-    base = dataset_dir(dataset, root)
+def result_set(dataset: str, root: Path | None = None) -> Path:
+    """The folder of the dataset's current result set (resolve it once to read several tables of
+    one set: a run that finishes in between switches the pointer, not the folder)."""
+    return current_set(dataset_dir(dataset, root))
+
+
+def table_path(dataset: str, table: str, judge: str | None = None, root: Path | None = None, *,
+               base: Path | None = None) -> Path:
+    """Where a table of a dataset (and judge, for judge tables) lives: in the dataset's current
+    result set, or in `base` (a set resolved before, or a generation being written)."""
+    if base is None:
+        base = result_set(dataset, root)
     if table in JUDGE_TABLES:
         if judge is None:
             raise ValueError(f"table {table!r} belongs to a judge")
@@ -125,7 +139,9 @@ def write_atomic(path: Path, table: pa.Table) -> Path:
     os.close(fd)
     try:
         pq.write_table(table, tmp, compression="zstd")
+        point(f"write:{path.name}:temporary")
         os.replace(tmp, path)
+        point(f"write:{path.name}:renamed")
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
@@ -173,15 +189,19 @@ class TableWriter:
     def _flush(self) -> None:
         if self._pending and self._writer is not None:
             self._writer.write_table(pa.concat_tables(self._pending), row_group_size=max(self._pending_rows, 1))
+            point(f"table:{self.path.name}:row-group")
         self._pending, self._pending_rows = [], 0
 
     def commit(self) -> Path:
         """Write what is buffered, close the file and rename it over the target."""
         self._flush()
+        point(f"table:{self.path.name}:flushed")
         if self._writer is not None:
             self._writer.close()
             self._writer = None
+        point(f"table:{self.path.name}:closed")
         os.replace(self.tmp, self.path)
+        point(f"table:{self.path.name}:renamed")
         return self.path
 
     def abort(self) -> None:
@@ -215,9 +235,15 @@ def write_json_atomic(path: Path, payload: Any) -> Path:
     """Write JSON via a temporary file and a rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(payload, fh, indent=2, sort_keys=True, default=str)
-    os.replace(tmp, path)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, indent=2, sort_keys=True, default=str)
+        point(f"write:{path.name}:temporary")
+        os.replace(tmp, path)
+        point(f"write:{path.name}:renamed")
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
     return path
 
 
@@ -227,6 +253,11 @@ def read_table(path: Path, table: str | None = None) -> pd.DataFrame:
         schema = SCHEMAS.get(table or path.stem)
         return schema.empty_table().to_pandas() if schema is not None else pd.DataFrame()
     return pq.read_table(path).to_pandas()
+
+
+def read_arrow(path: Path) -> pa.Table:
+    """A whole Parquet table as Arrow (its exact values and types, for comparisons)."""
+    return pq.read_table(path)
 
 
 def git_sha() -> str:
@@ -261,17 +292,46 @@ def manifest(config: dict, judge: str, prompt_versions: Iterable[str]) -> dict:
     }
 
 
-def list_datasets(root: Path | None = None) -> list[str]:
-    """Datasets with results on disk."""
+def _result_folders(root: Path | None) -> list[Path]:
     root = root or results_dir()
     if not root.is_dir():
         return []
-    return sorted(p.name for p in root.iterdir() if p.is_dir() and (p / "answers.parquet").exists())
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))
+                  and ((p / "CURRENT").exists() or is_legacy(p)))
+
+
+def list_datasets(root: Path | None = None) -> list[str]:
+    """Datasets with results on disk that can be shown (whole sets; see `broken_datasets`)."""
+    return [p.name for p in _result_folders(root) if set_problem(p) is None]
+
+
+def broken_datasets(root: Path | None = None) -> dict[str, str]:
+    """Datasets whose results must not be shown, with the reason (a set that does not match the
+    list its run wrote)."""
+    out = {}
+    for folder in _result_folders(root):
+        problem = set_problem(folder)
+        if problem is not None:
+            out[folder.name] = problem
+    return out
+
+
+def check_results(dataset: str, root: Path | None = None) -> None:
+    """ResultSetError (one line, exit code 2) when the dataset's results are not a whole set."""
+    problem = set_problem(dataset_dir(dataset, root))
+    if problem is not None:
+        raise ResultSetError(f"the results of dataset {dataset!r} are not shown: {problem}; "
+                             f"run `aee run --dataset {dataset}` again to rebuild them")
+
+
+def results_unverified(dataset: str, root: Path | None = None) -> bool:
+    """True for results written before result sets were listed with checksums (cannot be checked)."""
+    return is_legacy(dataset_dir(dataset, root))
 
 
 def _manifests(dataset: str, root: Path | None = None) -> Iterator[tuple[Path, dict]]:
-    """(judge folder, manifest) for each readable manifest of a dataset's results."""
-    base = dataset_dir(dataset, root)
+    """(judge folder, manifest) for each readable manifest of a dataset's current results."""
+    base = result_set(dataset, root)
     for manifest_path in sorted(base.glob("*/manifest.json")) if base.is_dir() else []:
         try:
             yield manifest_path.parent, json.loads(manifest_path.read_text())
@@ -287,6 +347,9 @@ def built_prompt_versions(dataset: str, judge: str, root: Path | None = None) ->
 
 
 def list_judges(dataset: str, root: Path | None = None) -> list[str]:
-    """Judge folders with a summary for a dataset (read back from the manifests' judge ids)."""
+    """Judge folders with a summary for a dataset (read back from the manifests' judge ids); none
+    when the dataset's results are not a whole set."""
+    if set_problem(dataset_dir(dataset, root)) is not None:
+        return []
     return [data["judge"] for folder, data in _manifests(dataset, root)
             if (folder / "summary.parquet").exists() and "judge" in data]

@@ -19,7 +19,7 @@ from pipeline.matrices import is_relevant, label_view, unknown_pairs
 from pipeline.metrics import METRICS, ScoreConfig, score_answer
 from pipeline.records import SUPPORT_UNKNOWN, AnnotatedAnswer, Answer, Source, Statement, Verdict, unchecked_text
 from pipeline.sources import duplicate_pairs, source_type
-from pipeline.store import read_table, table_path
+from pipeline.store import read_table, result_set, table_path
 
 # The scorecard's toggles: strict with each necessity variant, and the notebook's parity rules.
 SCORE_CONFIGS: tuple[ScoreConfig, ...] = (
@@ -181,10 +181,12 @@ def answers_from_tables(answers: pd.DataFrame, sources: pd.DataFrame, statements
 
 
 def load_annotated(dataset: str, judge: str, root: Path | None = None) -> dict[str, AnnotatedAnswer]:
-    """Every annotated answer of a dataset under one judge, keyed by answer id."""
+    """Every annotated answer of a dataset under one judge, keyed by answer id (all four tables from
+    one result set, resolved once)."""
+    base = result_set(dataset, root)
     return answers_from_tables(
-        read_table(table_path(dataset, "answers", root=root)),
-        read_table(table_path(dataset, "sources", root=root)),
-        read_table(table_path(dataset, "statements", judge, root)),
-        read_table(table_path(dataset, "labels", judge, root)),
+        read_table(table_path(dataset, "answers", base=base)),
+        read_table(table_path(dataset, "sources", base=base)),
+        read_table(table_path(dataset, "statements", judge, base=base)),
+        read_table(table_path(dataset, "labels", judge, base=base)),
     )

@@ -26,9 +26,10 @@ from pipeline.records import AnnotatedAnswer, Statement
 __all__ = ["CitationMarker", "find_citation_markers", "strip_citation_markers", "split_statements",
            "all_cited_indexes", "statements_for"]
 
-# Limits on what counts as a citation number and how far a range may expand.
+# What counts as a citation number: 1 to nine digits. An index the answer does not list dangles (counted
+# and shown, never dropped: "[1000]" too); ten digits and more are an identifier (and overflow int32).
 MIN_INDEX = 1
-MAX_INDEX = 999
+MAX_INDEX = 999_999_999
 MAX_RANGE_ITEMS = 50
 
 
@@ -42,12 +43,10 @@ class CitationMarker:
     form: str  # bracket | range | lenticular | caret | footnote | link
 
 
-# --------------------------------------------------------------------------------------------
-# Marker patterns
-# --------------------------------------------------------------------------------------------
+# ---------------------------------------- Marker patterns -----------------------------------------
 
 _DASHES = "\\-\u2010\u2011\u2012\u2013\u2014\u2212"  # hyphen, hyphen variants, en/em dash, minus
-_NUM = r"[0-9]{1,6}+"
+_NUM = r"[0-9]{1,9}+"
 _ITEM = rf"{_NUM}(?:[ \t]*+[{_DASHES}][ \t]*+{_NUM})?+"
 _LIST = rf"{_ITEM}(?:[ \t]*+[,;][ \t]*+{_ITEM})*+"
 # A URL inside "(...)": no spaces or angle brackets; one level of balanced parentheses allowed
@@ -72,7 +71,7 @@ _MARKER_RE = re.compile(
     """,
     re.VERBOSE,
 )
-_ITEM_RE = re.compile(rf"([0-9]{{1,6}}+)(?:[ \t]*+[{_DASHES}][ \t]*+([0-9]{{1,6}}+))?+")
+_ITEM_RE = re.compile(rf"([0-9]{{1,9}}+)(?:[ \t]*+[{_DASHES}][ \t]*+([0-9]{{1,9}}+))?+")
 
 _FENCE_RE = re.compile(r"[ \t]*+(?:>[ \t]?+)*+[ \t]*+(`{3,}+|~{3,}+)")
 _BACKTICKS_RE = re.compile(r"`++")
@@ -142,9 +141,7 @@ def _at_line_start(text: str, pos: int) -> bool:
     return k == 0 or text[k - 1] == "\n"
 
 
-# --------------------------------------------------------------------------------------------
-# Line and code-region analysis (shared by the marker finder and the splitter)
-# --------------------------------------------------------------------------------------------
+# ---------- Line and code-region analysis (shared by the marker finder and the splitter) ----------
 
 
 def _lines(text: str) -> list[tuple[int, int]]:
@@ -291,9 +288,7 @@ def _as_text(text: object) -> str:
     return "" if text is None else str(text)
 
 
-# --------------------------------------------------------------------------------------------
-# Public marker API
-# --------------------------------------------------------------------------------------------
+# --------------------------------------- Public marker API ----------------------------------------
 
 
 def find_citation_markers(
@@ -362,9 +357,7 @@ def strip_citation_markers(text: str, markers: Iterable[CitationMarker]) -> str:
     return "".join(out).strip()
 
 
-# --------------------------------------------------------------------------------------------
-# Statement splitting
-# --------------------------------------------------------------------------------------------
+# -------------------------------------- Statement splitting ---------------------------------------
 
 # Words that, followed by ".", do not end a sentence (compared lower-case, without the final dot).
 _ABBREVIATIONS = frozenset(

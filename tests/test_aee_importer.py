@@ -30,6 +30,7 @@ from pipeline.aggregate import summarize
 from pipeline.importers.aee import load_aee
 from pipeline.metrics import ScoreConfig
 from pipeline.runner import metric_rows
+from pipeline.store import result_set
 
 ROOT = Path(__file__).resolve().parent.parent
 EPS = 1e-6
@@ -147,7 +148,7 @@ def test_cli_import_prints_parity_scorecard(aee_release, results_root):
                          env={**__import__("os").environ, "AEE_RESULTS_DIR": str(results_root)})
     assert out.returncode == 0, out.stderr
     assert "parity" in out.stdout and "YouCom" in out.stdout and "87.50" in out.stdout
-    assert (results_root / "aee" / "recorded" / "summary.parquet").exists()
+    assert (result_set("aee", results_root) / "recorded" / "summary.parquet").exists()
 
 
 def test_bad_release_gives_clear_error(tmp_path):

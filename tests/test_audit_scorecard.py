@@ -16,6 +16,7 @@ from pipeline.audit.ppi import additivity_gap, unit_values  # noqa: E402
 from pipeline.audit.sample import draw_sample, register  # noqa: E402
 from pipeline.audit.scorecard import ALL_ENGINES, human_labels, ppi_scorecard  # noqa: E402
 from pipeline.matrices import label_view  # noqa: E402
+from pipeline.store import table_path  # noqa: E402
 from pipeline.tables import load_annotated  # noqa: E402
 
 JUDGE = "scripted"
@@ -104,7 +105,7 @@ def test_a_census_gives_back_the_hand_labelled_scorecard(corpus, census):
 def test_the_judge_only_column_is_the_judges_scorecard(corpus, census):
     pair, statement = census
     out = ppi_scorecard("demo", JUDGE, samples={"pair": pair.sample_id, "statement": statement.sample_id}, root=corpus)
-    metrics = pd.read_parquet(corpus / "demo" / JUDGE / "metrics.parquet")
+    metrics = pd.read_parquet(table_path("demo", "metrics", JUDGE, corpus))
     strict = metrics[(metrics["mode"] == "strict") & (metrics["necessity"] == "exact")]
     for r in out["rows"]:
         if r["domain"] == ALL_ENGINES:

@@ -12,6 +12,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -21,6 +22,7 @@ from pipeline.collect.queries import LIU_SETS, load_queries
 from pipeline.collect.run import CollectConfig, answer_file_id, collect
 from pipeline.errors import InputError
 from pipeline.importers.engines import iter_answers
+from pipeline.store import result_set
 from pipeline.testing.fake_engines import FakeEngineServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,7 +137,8 @@ def test_sources_fetch_stores_pages_and_dead_sources(server, tmp_path, results_r
     collect(CollectConfig("you", str(qs), out, backoff=FAST, progress=False))  # snippets first
     assert {s.text_origin for a in iter_answers(out) for s in a.answer.sources} == {"snippet"}
     n = len(server.requests)
-    report = collect(CollectConfig("you", str(qs), out, backoff=FAST, progress=False, sources="fetch", fetch_allow_hosts=("127.0.0.1",)))
+    report = collect(CollectConfig("you", str(qs), out, backoff=FAST, progress=False, sources="fetch",
+                                   fetch_allow_hosts=(f"127.0.0.1:{urlsplit(server.base_url).port}",)))
     assert report.asked == 0 and len(server.requests) == n  # pages added without asking the engine again
     assert report.pages_fetched == 6
     answers = list(iter_answers(out))
@@ -147,7 +150,7 @@ def test_sources_fetch_stores_pages_and_dead_sources(server, tmp_path, results_r
     collect(CollectConfig("exa", str(qs), out2, backoff=FAST, progress=False, sources="fetch"))
     assert {(s.fetch_ok, s.text) for a in iter_answers(out2) for s in a.answer.sources} == {(False, "")}
     assert cli_main(["run", "--dataset", "fetched", "--path", str(out), "--judge", "recorded", "--no-progress"]) == 0
-    manifest = json.loads((results_root / "fetched" / "recorded" / "manifest.json").read_text())
+    manifest = json.loads((result_set("fetched", results_root) / "recorded" / "manifest.json").read_text())
     assert manifest["config"]["sources"] == {"fetch": 3} and manifest["config"]["formats"] == {"you": 3}
 
 
@@ -282,6 +285,17 @@ def test_answer_ids_are_per_engine_model_and_query():
     a = answer_file_id("perplexity", "sonar", "Why?")
     assert a == answer_file_id("perplexity", "sonar", "Why?") and a.startswith("perplexity-")
     assert len({a, answer_file_id("perplexity", "sonar-pro", "Why?"), answer_file_id("exa", "sonar", "Why?")}) == 3
+
+
+def test_a_bad_fetch_allow_host_is_one_line_and_exit_2(tmp_path, capsys):
+    from pipeline.cli import main
+
+    qs = queries_file(tmp_path, 1)
+    code = main(["collect", "--engine", "you", "--queries", str(qs), "--out", str(tmp_path / "o"), "--dry-run",
+                 "--fetch-allow-host", "127.0.0.1:99999"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert "field '--fetch-allow-host'" in err and "HOST:PORT" in err
 
 
 # ---- concurrency across answers, shared rate limits, kill and resume at scale --------------------

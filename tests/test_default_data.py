@@ -38,36 +38,47 @@ def test_second_build_reuses_results(no_expertqa):
     assert built_prompt_versions("demo", "offline") == {get_judge("offline").prompt_version}
 
 
-def test_results_of_an_older_judge_version_are_rebuilt(no_expertqa):
+def test_results_of_an_older_judge_version_are_rebuilt(no_expertqa, monkeypatch):
     list(default_data.build_default(progress=False))
-    manifests = [m for m in (no_expertqa / "demo").glob("*/manifest.json") if json.loads(m.read_text())["judge"] == "offline"]
-    assert len(manifests) == 1
-    data = json.loads(manifests[0].read_text())
-    data["prompt_versions"] = ["offline-v1+cal2"]  # as if built before the judge was recalibrated
-    manifests[0].write_text(json.dumps(data))
+    built = get_judge("offline").prompt_version
+    # as if the judge had been recalibrated since: the build finds results of an older version
+    real = default_data.current_prompt_version
+    monkeypatch.setattr(default_data, "current_prompt_version", lambda judge: "offline-v9" if judge == "offline" else real(judge))
     lines = list(default_data.build_default(progress=False))
-    current = get_judge("offline").prompt_version
-    assert f"note demo (offline): built with offline-v1+cal2, now {current}: rebuilding" in lines
+    assert f"note demo (offline): built with {built}, now offline-v9: rebuilding" in lines
     assert any(line.startswith("built demo (offline)") for line in lines)
     assert "ok   demo (recorded): results already built" in lines  # data-carried labels never go stale
-    assert built_prompt_versions("demo", "offline") == {current}
 
 
-def test_results_scored_by_an_older_metric_version_are_rescored(no_expertqa):
-    import pyarrow as pa
+def test_results_that_are_not_a_whole_set_are_rebuilt(no_expertqa):
+    list(default_data.build_default(progress=False))
+    from pipeline.store import result_set
+
+    manifest = result_set("demo") / "offline" / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"limit"', '"limit "'))  # changed after its run
+    lines = list(default_data.build_default(progress=False))
+    assert any(line.startswith("note demo: results not shown (") and line.endswith("rebuilding") for line in lines), lines
+    assert any(line.startswith("built demo (offline)") for line in lines)
+    assert any(line.startswith("built demo (recorded)") for line in lines)
+    from pipeline.store import broken_datasets
+
+    assert broken_datasets() == {}
+
+
+def test_results_scored_by_an_older_metric_version_are_rescored(no_expertqa, monkeypatch):
+    import dataclasses
+
+    from pipeline.metrics import METRICS
 
     list(default_data.build_default(progress=False))
-    path = no_expertqa / "demo" / "recorded" / "metrics.parquet"
-    table = pq.read_table(path)
-    # as if scored before a pair without text stopped counting as unsupported (version 1)
-    old = pa.array([1 if m == "unsupported_statements" else v for m, v in
-                    zip(table.column("metric").to_pylist(), table.column("metric_version").to_pylist())], pa.int32())
-    pq.write_table(table.set_column(table.schema.get_field_index("metric_version"), "metric_version", old), path)
+    # as if the metric's rule had changed since the results were scored (its registry version moved
+    # on); the results themselves stay a whole set, as a real older build is
+    newer = dataclasses.replace(METRICS["unsupported_statements"], version=METRICS["unsupported_statements"].version + 1)
+    monkeypatch.setitem(METRICS, "unsupported_statements", newer)
     assert default_data.stale_metrics("demo", "recorded") == ["unsupported_statements"]
     lines = list(default_data.build_default(progress=False))
     assert "note demo (recorded): unsupported_statements scored by an older metric version: rescoring" in lines
     assert any(line.startswith("built demo (recorded)") for line in lines)
-    assert "ok   demo (offline): results already built" in lines
     assert default_data.stale_metrics("demo", "recorded") == []
 
 

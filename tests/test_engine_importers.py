@@ -20,6 +20,7 @@ from pipeline.importers import IMPORTERS, default_judge
 from pipeline.importers.engine_common import Utf8Offsets, citation_warnings
 from pipeline.importers.engines import ImportOptions, detect, engine_answer, iter_answers
 from pipeline.metrics import score_answer
+from pipeline.store import result_set
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "engines"
@@ -324,16 +325,16 @@ def test_cli_score_prints_format_statements_and_sources(capsys):
 
 def test_run_on_a_folder_of_captures_records_formats_in_the_manifest(results_root, capsys):
     assert cli_main(["run", "--dataset", "engines", "--path", str(FIXTURES), "--judge", "recorded", "--no-progress"]) == 0
-    manifest = json.loads((results_root / "engines" / "recorded" / "manifest.json").read_text())
+    manifest = json.loads((result_set("engines", results_root) / "recorded" / "manifest.json").read_text())
     assert manifest["config"]["formats"] == {"anthropic": 1, "exa": 1, "gemini": 1, "openai-chat": 1,
                                              "openai-responses": 1, "perplexity": 1, "you": 1}
     assert manifest["config"]["sources"] == {"snippet": 7}
     assert manifest["config"]["importer"] == "auto"
     import pandas as pd
 
-    sources = pd.read_parquet(results_root / "engines" / "sources.parquet")
+    sources = pd.read_parquet(result_set("engines", results_root) / "sources.parquet")
     assert set(sources["text_origin"]) == {"", "snippet"}
-    answers = pd.read_parquet(results_root / "engines" / "answers.parquet")
+    answers = pd.read_parquet(result_set("engines", results_root) / "answers.parquet")
     assert all(json.loads(m)["format"] for m in answers["meta"])
 
 

@@ -100,7 +100,7 @@ def test_the_ray_executor_refuses_a_judge_object(results_root):
 
     with pytest.raises(ValueError, match="registry name"):
         run_dataset("demo", judge=ScriptedJudge(), progress=False, root=results_root, executor=RayExecutor())
-    assert not (results_root / "demo" / "scripted" / "metrics.parquet").exists()
+    assert not table_path("demo", "metrics", "scripted", results_root).exists()
 
 
 # ---- one cache for every worker ----------------------------------------------------------------
@@ -113,13 +113,16 @@ def test_worker_answers_go_back_to_the_driver_once_and_serve_the_next_run(tmp_pa
     worker = ClusterCache(ScriptedJudge(), shared_path=shared)
     first = annotate_chunk_answers(answers, worker)
     rows = worker.drain()
-    assert rows and len({r[0] for r in rows}) == len(rows) and worker.stats["hits"] == 0
+    # every entry answered once (calls that gave no verdict, the scripted judge's source stance, store
+    # nothing); calls whose key material repeats inside the chunk (its confidence reads nothing, its
+    # stance only how many statements there are) are hits
+    assert rows and len({r[0] for r in rows}) == len(rows) <= worker.stats["misses"]
     assert worker.drain() == []  # handed back once
     assert merge_rows(shared, rows) == len(rows) == len(driver)
     # a fresh worker (another run, another machine's journal) finds everything in the run's cache
     again = ClusterCache(ScriptedJudge(), shared_path=shared)
     second = annotate_chunk_answers(answers, again)
-    assert again.stats["hits"] == len(rows) and again.inner.calls == 0  # the judge is asked nothing
+    assert again.stats["hits"] >= len(rows) and again.inner.calls == 0  # the judge is asked nothing
     assert again.drain() == []  # nothing new to hand back
     assert [a.verdicts for a in first] == [a.verdicts for a in second]
     for cache in (driver, worker, again):
@@ -150,7 +153,9 @@ def test_a_worker_on_another_machine_reads_the_cache_through_the_server(tmp_path
     remote = ClusterCache(ScriptedJudge(), server=Handle(), index=KeyIndex(shared))
     annotate_chunk_answers(answers, remote)
     assert remote.stats["hits"] > 0 and remote.inner.calls == 0
-    assert len(asked) == remote.stats["hits"]  # asked only for keys the cache held: every one a hit
+    # asked only for keys the cache held, each once (a key met again is in the worker's journal)
+    assert asked and len(set(asked)) == len(asked) <= remote.stats["hits"]
+    assert all(real_get(key) is not None for key in asked)
     assert server.get("no such key") is None
     # a cold cache: the index holds nothing, and the server is never asked
     asked.clear()

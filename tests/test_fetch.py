@@ -163,6 +163,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             elif path == "/to-metadata":
                 to = "http://169.254.169.254/latest/meta-data"
                 self._send(302, b"", None, [("Location", to)])
+            elif path == "/to-ssh":  # the same host, another port: the issue's redirect to :22
+                self._send(302, b"", None, [("Location", "http://127.0.0.1:22/")])
             elif path == "/to-file":
                 self._send(302, b"", None, [("Location", "file:///etc/passwd")])
             elif path == "/to-ipv6-loopback":
@@ -228,7 +230,9 @@ def connects(monkeypatch):
     return seen
 
 
-LOCAL = {"allow_hosts": {"127.0.0.1"}}
+def local(server) -> dict:
+    """Allow the test server's own address and port, and nothing else of this machine."""
+    return {"allow_hosts": {f"127.0.0.1:{server.server_port}"}}
 
 
 def url(server, path):
@@ -239,7 +243,7 @@ def url(server, path):
 
 
 def test_html_article_main_text(server, connects):
-    r = fetch_source(url(server, "/article"), **LOCAL)
+    r = fetch_source(url(server, "/article"), **local(server))
     assert isinstance(r, FetchResult)
     assert r.ok and r.status == 200 and r.reason == ""
     assert r.content_type == "text/html"
@@ -264,43 +268,43 @@ def test_html_fallback_stripper_when_trafilatura_fails(server, monkeypatch):
         raise RuntimeError("extractor unavailable")
 
     monkeypatch.setattr(trafilatura, "bare_extraction", broken)
-    r = fetch_source(url(server, "/article"), cache=False, **LOCAL)
+    r = fetch_source(url(server, "/article"), cache=False, **local(server))
     assert r.ok and r.title == "Reservoir levels rise"
     assert ARTICLE_SENTENCES[0] in r.text
     assert "tracking" not in r.text  # scripts are dropped by the stripper too
 
 
 def test_plain_text(server):
-    r = fetch_source(url(server, "/plain"), **LOCAL)
+    r = fetch_source(url(server, "/plain"), **local(server))
     assert r.ok and r.content_type == "text/plain"
     assert r.text == "Plain text source.\nSecond line."
 
 
 def test_declared_charset(server):
-    r = fetch_source(url(server, "/latin1"), **LOCAL)
+    r = fetch_source(url(server, "/latin1"), **local(server))
     assert r.ok and r.text == "Caf\u00e9 cr\u00e8me br\u00fbl\u00e9e"
 
 
 def test_meta_charset_sniffed(server):
-    r = fetch_source(url(server, "/meta-charset"), **LOCAL)
+    r = fetch_source(url(server, "/meta-charset"), **local(server))
     assert r.ok
     assert "Na\u00efve r\u00e9sum\u00e9 text." in r.text
     assert r.title == "T\u00eate"
 
 
 def test_gzip_body(server):
-    r = fetch_source(url(server, "/gzip"), **LOCAL)
+    r = fetch_source(url(server, "/gzip"), **local(server))
     assert r.ok and r.text == "compressed text body"
 
 
 def test_gzip_bomb_capped(server):
-    r = fetch_source(url(server, "/gzip-bomb"), max_bytes=100_000, **LOCAL)
+    r = fetch_source(url(server, "/gzip-bomb"), max_bytes=100_000, **local(server))
     assert not r.ok and r.reason.startswith("too large") and r.status == 200
 
 
 def test_pdf_text_when_pypdf_available(server):
     pytest.importorskip("pypdf")
-    r = fetch_source(url(server, "/pdf"), **LOCAL)
+    r = fetch_source(url(server, "/pdf"), **local(server))
     assert r.ok, r.reason
     assert r.content_type == "application/pdf"
     assert "Hello PDF world" in r.text
@@ -308,22 +312,22 @@ def test_pdf_text_when_pypdf_available(server):
 
 def test_pdf_not_supported_without_library(server, monkeypatch):
     monkeypatch.setattr(fetch_text, "_load_pdf_reader", lambda: None)
-    r = fetch_source(url(server, "/pdf"), **LOCAL)
+    r = fetch_source(url(server, "/pdf"), **local(server))
     assert not r.ok and r.reason == "pdf not supported" and r.status == 200
 
 
 def test_unsupported_content_type(server):
-    r = fetch_source(url(server, "/image"), **LOCAL)
+    r = fetch_source(url(server, "/image"), **local(server))
     assert not r.ok and r.reason == "unsupported content type: image/png"
 
 
 def test_empty_body_is_not_ok(server):
-    r = fetch_source(url(server, "/empty"), **LOCAL)
+    r = fetch_source(url(server, "/empty"), **local(server))
     assert not r.ok and r.reason == "no text extracted"
 
 
 def test_hidden_injection_reported_from_raw_html(server):
-    r = fetch_source(url(server, "/hidden"), **LOCAL)
+    r = fetch_source(url(server, "/hidden"), **local(server))
     assert r.ok
     assert "css_hidden" in r.injection_kinds
     assert "html_comment" in r.injection_kinds
@@ -334,34 +338,34 @@ def test_hidden_injection_reported_from_raw_html(server):
 
 
 def test_404_recorded(server):
-    r = fetch_source(url(server, "/missing"), **LOCAL)
+    r = fetch_source(url(server, "/missing"), **local(server))
     assert not r.ok and r.status == 404 and r.reason == "http 404 Not Found"
     assert r.text == ""
 
 
 def test_huge_body_capped(server):
     t0 = time.monotonic()
-    r = fetch_source(url(server, "/huge"), max_bytes=200_000, **LOCAL)
+    r = fetch_source(url(server, "/huge"), max_bytes=200_000, **local(server))
     assert not r.ok and r.status == 200
     assert r.reason == "too large: more than max_bytes 200000"
     assert time.monotonic() - t0 < 5
 
 
 def test_size_cap_failures_not_cached(server):
-    small = fetch_source(url(server, "/article"), max_bytes=100, **LOCAL)
+    small = fetch_source(url(server, "/article"), max_bytes=100, **local(server))
     assert not small.ok and small.reason.startswith("too large")
-    again = fetch_source(url(server, "/article"), **LOCAL)  # a bigger cap fetches for real
+    again = fetch_source(url(server, "/article"), **local(server))  # a bigger cap fetches for real
     assert again.ok and not again.from_cache
 
 
 def test_declared_length_refused_before_reading(server):
-    r = fetch_source(url(server, "/huge-declared"), max_bytes=200_000, **LOCAL)
+    r = fetch_source(url(server, "/huge-declared"), max_bytes=200_000, **local(server))
     assert not r.ok and r.reason.startswith("too large: Content-Length 50000000")
 
 
 def test_slow_endpoint_times_out(server):
     t0 = time.monotonic()
-    r = fetch_source(url(server, "/slow"), timeout=0.5, **LOCAL)
+    r = fetch_source(url(server, "/slow"), timeout=0.5, **local(server))
     elapsed = time.monotonic() - t0
     assert not r.ok and r.reason == "timeout" and r.status is None
     assert elapsed < 2
@@ -370,14 +374,14 @@ def test_slow_endpoint_times_out(server):
 def test_trickling_body_hits_total_time_cap(server):
     # Each chunk arrives well within any per-read timeout; only a total budget stops this.
     t0 = time.monotonic()
-    r = fetch_source(url(server, "/trickle"), timeout=1.0, **LOCAL)
+    r = fetch_source(url(server, "/trickle"), timeout=1.0, **local(server))
     elapsed = time.monotonic() - t0
     assert not r.ok and r.reason == "timeout" and r.status == 200
     assert elapsed < 2.5
 
 
 def test_timeouts_are_not_cached(server):
-    fetch_source(url(server, "/slow"), timeout=0.3, **LOCAL)
+    fetch_source(url(server, "/slow"), timeout=0.3, **local(server))
     assert not (fetch.cache_dir() / "fetch").exists() or not any(
         (fetch.cache_dir() / "fetch").glob("*.json")
     )
@@ -385,8 +389,8 @@ def test_timeouts_are_not_cached(server):
 
 def test_5xx_not_cached(server):
     before = server.hits["/error"]
-    a = fetch_source(url(server, "/error"), **LOCAL)
-    b = fetch_source(url(server, "/error"), **LOCAL)
+    a = fetch_source(url(server, "/error"), **local(server))
+    b = fetch_source(url(server, "/error"), **local(server))
     assert a.status == 503 and not a.ok and not b.from_cache
     assert server.hits["/error"] == before + 2
 
@@ -395,7 +399,7 @@ def test_connection_refused(server):
     with socket.socket() as s:  # a port that was free a moment ago and has no listener
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    r = fetch_source(f"http://127.0.0.1:{port}/", **LOCAL)
+    r = fetch_source(f"http://127.0.0.1:{port}/", allow_hosts={f"127.0.0.1:{port}"})
     assert not r.ok and r.reason.startswith("connection error") and r.status is None
 
 
@@ -403,25 +407,25 @@ def test_connection_refused(server):
 
 
 def test_redirect_chain_followed(server):
-    r = fetch_source(url(server, "/redirect/3"), **LOCAL)
+    r = fetch_source(url(server, "/redirect/3"), **local(server))
     assert r.ok and r.final_url == url(server, "/plain")
     assert r.url == url(server, "/redirect/3")
 
 
 def test_absolute_redirect(server):
-    r = fetch_source(url(server, "/absolute-redirect"), **LOCAL)
+    r = fetch_source(url(server, "/absolute-redirect"), **local(server))
     assert r.ok and r.final_url == url(server, "/plain")
 
 
 def test_too_many_redirects(server):
-    r = fetch_source(url(server, "/redirect/5"), max_redirects=2, **LOCAL)
+    r = fetch_source(url(server, "/redirect/5"), max_redirects=2, **local(server))
     assert not r.ok and r.reason == "too many redirects (more than 2)" and r.status == 302
-    loop = fetch_source(url(server, "/loop"), **LOCAL)
+    loop = fetch_source(url(server, "/loop"), **local(server))
     assert not loop.ok and loop.reason.startswith("too many redirects")
 
 
 def test_redirect_without_location(server):
-    r = fetch_source(url(server, "/no-location"), **LOCAL)
+    r = fetch_source(url(server, "/no-location"), **local(server))
     assert not r.ok and r.reason == "redirect without Location header" and r.status == 302
 
 
@@ -436,7 +440,7 @@ def test_redirect_without_location(server):
 )
 def test_redirect_to_forbidden_target_refused_without_connecting(server, connects, path,
                                                                 target, why):
-    r = fetch_source(url(server, path), **LOCAL)
+    r = fetch_source(url(server, path), **local(server))
     assert not r.ok and r.status is None
     assert r.reason.startswith("redirect to ") and " refused: " in r.reason
     assert why in r.reason
@@ -446,10 +450,37 @@ def test_redirect_to_forbidden_target_refused_without_connecting(server, connect
     assert connects == [("127.0.0.1", server.server_port)]
 
 
+def test_an_allowed_host_opens_its_port_only(server, connects):
+    # the issue's attack: a local mirror allowed, then a redirect to ssh on the same machine
+    r = fetch_source(url(server, "/to-ssh"), **local(server))
+    assert not r.ok and r.final_url == "http://127.0.0.1:22/"
+    assert r.reason == "redirect to http://127.0.0.1:22/ refused: refused: loopback address 127.0.0.1 port 22 (host 127.0.0.1)"
+    assert connects == [("127.0.0.1", server.server_port)]
+    # a bare host opens its web ports (80, 443) only, never the test server's port
+    bare = fetch_source(url(server, "/plain"), allow_hosts={"127.0.0.1"}, cache=False)
+    assert not bare.ok and f"port {server.server_port}" in bare.reason
+    assert connects == [("127.0.0.1", server.server_port)]
+
+
+@pytest.mark.parametrize(("entry", "parsed"), [
+    ("127.0.0.1:8080", ("127.0.0.1", 8080)), ("mirror.local:443", ("mirror.local", 443)),
+    ("Mirror.Local.", ("mirror.local", None)), ("[::1]:8080", ("::1", 8080)), ("::1", ("::1", None)),
+    ("10.0.0.0/8:8080", ("10.0.0.0/8", 8080)), ("[fd00::/8]", ("fd00::/8", None)),
+])
+def test_allow_entries_name_a_host_and_its_port(entry, parsed):
+    assert fetch.parse_allow_entry(entry) == parsed
+
+
+@pytest.mark.parametrize("entry", ["127.0.0.1:0", "127.0.0.1:70000", "host:port", "a:b:c]", "[::1", "x:8080:9"])
+def test_bad_allow_entries_are_refused(entry):
+    with pytest.raises(ValueError, match="not a host, host:port"):
+        fetch.parse_allow_entry(entry)
+
+
 def test_redirect_refusals_are_not_cached(server):
-    fetch_source(url(server, "/to-private"), **LOCAL)
+    fetch_source(url(server, "/to-private"), **local(server))
     before = server.hits["/to-private"]
-    r = fetch_source(url(server, "/to-private"), **LOCAL)
+    r = fetch_source(url(server, "/to-private"), **local(server))
     assert not r.from_cache and server.hits["/to-private"] == before + 1
 
 
@@ -503,14 +534,16 @@ def test_allow_private_opens_loopback(server):
 
 
 def test_allowlist_accepts_networks(server):
-    r = fetch_source(url(server, "/plain"), allow_hosts=["127.0.0.0/8"])
+    r = fetch_source(url(server, "/plain"), allow_hosts=[f"127.0.0.0/8:{server.server_port}"])
     assert r.ok
+    r = fetch_source(url(server, "/plain"), allow_hosts=["127.0.0.0/8"], cache=False)  # web ports only
+    assert not r.ok and r.reason.startswith(f"refused: loopback address 127.0.0.1 port {server.server_port}")
 
 
 def test_hostname_resolving_to_private_is_refused(monkeypatch, connects):
     monkeypatch.setattr(fetch, "_resolve", lambda host, port: [ipaddress.ip_address("10.1.2.3")])
     r = fetch_source("http://innocent.example/page")
-    assert not r.ok and r.reason == "refused: private address 10.1.2.3 (host innocent.example)"
+    assert not r.ok and r.reason == "refused: private address 10.1.2.3 port 80 (host innocent.example)"
     assert connects == []
 
 
@@ -531,7 +564,7 @@ def test_connects_to_checked_address_with_original_host_header(server, monkeypat
         fetch, "_resolve", lambda host, port: [ipaddress.ip_address(a) for a in next(answers)]
     )
     r = fetch_source(f"http://rebind.example:{server.server_port}/echo-host",
-                     allow_hosts={"127.0.0.1"})
+                     allow_hosts={f"127.0.0.1:{server.server_port}"})
     assert r.ok, r.reason
     assert r.text == f"host=rebind.example:{server.server_port}"
     assert connects == [("127.0.0.1", server.server_port)]
@@ -557,7 +590,7 @@ def test_ipv6_loopback_with_allowlist(connects):
     except OSError as exc:
         pytest.skip(f"cannot bind ::1: {exc}")
     try:
-        r = fetch_source(f"http://[::1]:{srv.server_port}/echo-host", allow_hosts={"::1"})
+        r = fetch_source(f"http://[::1]:{srv.server_port}/echo-host", allow_hosts={f"[::1]:{srv.server_port}"})
         assert r.ok, r.reason
         assert r.text == f"host=[::1]:{srv.server_port}"
     finally:
@@ -570,8 +603,8 @@ def test_ipv6_loopback_with_allowlist(connects):
 
 def test_cache_hit_on_second_fetch(server):
     before = server.hits["/counted"]
-    first = fetch_source(url(server, "/counted"), **LOCAL)
-    second = fetch_source(url(server, "/counted"), **LOCAL)
+    first = fetch_source(url(server, "/counted"), **local(server))
+    second = fetch_source(url(server, "/counted"), **local(server))
     assert first.ok and not first.from_cache
     assert second.from_cache and second.text == first.text
     assert server.hits["/counted"] == before + 1
@@ -583,22 +616,22 @@ def test_cache_hit_on_second_fetch(server):
 
 def test_cache_off_refetches(server):
     before = server.hits["/counted"]
-    fetch_source(url(server, "/counted"), cache=False, **LOCAL)
-    fetch_source(url(server, "/counted"), cache=False, **LOCAL)
+    fetch_source(url(server, "/counted"), cache=False, **local(server))
+    fetch_source(url(server, "/counted"), cache=False, **local(server))
     assert server.hits["/counted"] == before + 2
     assert not (fetch.cache_dir() / "fetch").exists()
 
 
 def test_404_is_cached(server):
     before = server.hits["/missing"]
-    fetch_source(url(server, "/missing"), **LOCAL)
-    r = fetch_source(url(server, "/missing"), **LOCAL)
+    fetch_source(url(server, "/missing"), **local(server))
+    r = fetch_source(url(server, "/missing"), **local(server))
     assert r.from_cache and r.status == 404 and not r.ok
     assert server.hits["/missing"] == before + 1
 
 
 def test_cached_private_page_not_served_without_allowlist(server, connects):
-    assert fetch_source(url(server, "/plain"), **LOCAL).ok
+    assert fetch_source(url(server, "/plain"), **local(server)).ok
     r = fetch_source(url(server, "/plain"))  # same URL and day, but no permission now
     assert not r.ok and not r.from_cache and r.reason.startswith("refused: loopback")
     assert len(connects) == 1
@@ -610,7 +643,7 @@ def test_cached_private_page_not_served_without_allowlist(server, connects):
 def test_fetch_many_keeps_order_and_dedupes(server):
     before = server.hits["/plain"]
     urls = [url(server, "/plain"), url(server, "/missing"), "gopher://x", url(server, "/plain")]
-    results = fetch_many(urls, max_workers=3, cache=False, **LOCAL)
+    results = fetch_many(urls, max_workers=3, cache=False, **local(server))
     assert [r.url for r in results] == urls
     assert [r.ok for r in results] == [True, False, False, True]
     assert server.hits["/plain"] == before + 1
@@ -658,7 +691,7 @@ def test_https_uses_name_for_sni_and_certificate(tls_server, monkeypatch, connec
     monkeypatch.setattr(fetch, "_SSL_CONTEXT", trusting)
     monkeypatch.setattr(fetch, "_resolve", lambda host, port: [ipaddress.ip_address("127.0.0.1")])
     r = fetch_source(f"https://rebind.example:{srv.server_port}/echo-host",
-                     allow_hosts={"127.0.0.1"}, cache=False)
+                     allow_hosts={f"127.0.0.1:{srv.server_port}"}, cache=False)
     assert r.ok, r.reason
     assert r.text == f"host=rebind.example:{srv.server_port}"
     assert connects == [("127.0.0.1", srv.server_port)]
@@ -667,6 +700,6 @@ def test_https_uses_name_for_sni_and_certificate(tls_server, monkeypatch, connec
 def test_https_certificate_is_verified(tls_server, monkeypatch):
     srv, _cert = tls_server
     monkeypatch.setattr(fetch, "_SSL_CONTEXT", None)  # the default, system-trusting context
-    r = fetch_source(f"https://127.0.0.1:{srv.server_port}/plain", allow_hosts={"127.0.0.1"},
+    r = fetch_source(f"https://127.0.0.1:{srv.server_port}/plain", allow_hosts={f"127.0.0.1:{srv.server_port}"},
                      cache=False)
     assert not r.ok and r.reason.startswith("tls error") and r.status is None

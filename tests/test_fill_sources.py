@@ -52,6 +52,7 @@ def test_run_with_fetch_missing_records_it_in_the_manifest(tmp_path):
     import json
 
     from pipeline.runner import run_dataset
+    from pipeline.store import table_path
 
     path = tmp_path / "answers.jsonl"
     obj = {"answer_id": "a1", "engine": "E", "query": "Do trees cool streets?", "query_type": "expertise",
@@ -60,7 +61,7 @@ def test_run_with_fetch_missing_records_it_in_the_manifest(tmp_path):
     path.write_text(json.dumps(obj) + "\n")
     result = run_dataset("mine", path, root=tmp_path / "results", progress=False,
                          transform=partial(fill_missing_texts, fetch=_fake), config_extra={"fetch_missing": True})
-    manifest = json.loads((result.out_dir / "recorded" / "manifest.json").read_text())
+    manifest = json.loads(table_path("mine", "summary", result.judge, tmp_path / "results").with_name("manifest.json").read_text())
     assert manifest["config"]["fetch_missing"] is True and manifest["config"]["sources"] == {"fetch": 1}
 
 

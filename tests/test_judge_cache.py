@@ -30,7 +30,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 class ScriptedJudge(BaseJudge):
-    """A trivial judge: fixed labels, counts its calls."""
+    """A trivial judge: fixed labels, counts its calls. Declares no key material (the widest, from
+    BaseJudge), except in `DeclaringJudge` below."""
 
     def __init__(self, name: str = "scripted", prompt_version: str = "v1", temperature: float = 0.0, seed: int | None = None, fail: bool = False):
         self.name = name
@@ -63,6 +64,15 @@ class ScriptedJudge(BaseJudge):
                                 score=0.5, evidence="some passage")
             for s in statements
         ]
+
+
+class DeclaringJudge(ScriptedJudge):
+    """Declares that its support verdicts read only the statements' texts and the source's text."""
+
+    def cache_material(self, method, answer, statements, sources):
+        if method == "support":
+            return [[[s.text for s in statements], src.text] for src in sources]
+        return super().cache_material(method, answer, statements, sources)
 
 
 def run_all(judge, answer, statements):
@@ -221,7 +231,7 @@ def test_failed_results_are_not_stored(tmp_path):
 
 
 def test_hit_for_same_text_under_other_ids_gets_its_own_ids(tmp_path):
-    inner = ScriptedJudge()
+    inner = DeclaringJudge()
     cache = CachingJudge(inner, tmp_path / "c.sqlite")
     answer, statements = sample_answer(2)
     cache.support(answer, statements, answer.sources[0])
@@ -230,6 +240,24 @@ def test_hit_for_same_text_under_other_ids_gets_its_own_ids(tmp_path):
     got = cache.support(twin, twin_statements, twin.sources[0])
     assert inner.calls == 2 and cache.hits == 1
     assert [(v.answer_id, v.statement_index, v.source_index) for v in got] == [("twin", 10, 7), ("twin", 11, 7)]
+
+
+def test_undeclared_material_covers_every_input(tmp_path):
+    # a judge that declares nothing is keyed by every input it is given: the same text under another
+    # source number, another citation or another fetch status is a miss, never a borrowed verdict
+    inner = ScriptedJudge()
+    cache = CachingJudge(inner, tmp_path / "c.sqlite")
+    answer, statements = sample_answer(2)
+    cache.support(answer, statements, answer.sources[0])
+    renumbered = dataclasses.replace(answer.sources[0], index=7)
+    cache.support(dataclasses.replace(answer, sources=(renumbered, *answer.sources[1:])), statements, renumbered)
+    cited = [dataclasses.replace(s, citations=(2,)) for s in statements]
+    cache.support(answer, cited, answer.sources[0])
+    dead = dataclasses.replace(answer.sources[1], fetch_ok=False)
+    cache.support(dataclasses.replace(answer, sources=(answer.sources[0], dead)), statements, answer.sources[0])
+    assert cache.hits == 0 and cache.misses == 4
+    cache.support(dataclasses.replace(answer, answer_id="other", engine="other engine"), statements, answer.sources[0])
+    assert cache.hits == 1  # the answer's id and engine are where it came from, not what it says
 
 
 def test_threads_share_one_cache(tmp_path):

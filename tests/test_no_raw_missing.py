@@ -101,7 +101,9 @@ def _visit(at: AppTest, page: str) -> AppTest:
 
 
 def _datasets(results: Path) -> list[str]:
-    return sorted(p.name for p in results.iterdir() if p.is_dir() and p.name != "agreement")
+    from pipeline.store import list_datasets
+
+    return sorted(list_datasets(results))
 
 
 @pytest.mark.parametrize("page", ["pages/home.py", "pages/tour.py", "pages/judges.py", "pages/methodology.py"])

@@ -226,3 +226,36 @@ def test_nuclear_example_of_issue_13():
     labels = [judge.support(a.answer, [s], a.answer.source(s.citations[0]))[0] for s in a.statements]
     assert [v.label for v in labels] == ["full", "partial", "full"]
     assert labels[1].score == pytest.approx(0.509, abs=0.002)
+
+
+def test_uncited_pairs_beyond_the_cap_are_ruled_out_by_rank(monkeypatch, tmp_path):
+    # five sources repeat what two uncited statements say; with a cap of 3 uncited pairs judged in
+    # full, the three whose best window holds the most of their words go on, the rest are ruled out
+    from pipeline.annotate import annotate_answer
+    from pipeline.judges.cache import CachingJudge
+    from pipeline.judges.offline import judge as offline
+    from pipeline.records import AnnotatedAnswer
+
+    monkeypatch.setattr(offline, "MAX_UNCITED_JUDGED", 3)
+    page = "Street trees lower summer heat in dense blocks. Residents planted oaks along the river last year."
+    sources = tuple(Source(k, f"https://e.org/{k}", "", page if k != 3 else page + " Street trees lower summer heat.")
+                    for k in range(1, 6))
+    answer = Answer("cap", "e", "Do trees cool streets?", "expertise",
+                    "Street trees lower summer heat in dense blocks. Residents planted oaks along the river.", sources)
+    annotated = AnnotatedAnswer(answer, ())
+    bare = OfflineJudge(use_embeddings=False)
+    verdicts = [v for v in annotate_answer(annotated, bare).verdicts if v.kind == "support"]
+    raws = [json.loads(v.raw) for v in verdicts]
+    held = [r for r in raws if "only the 3 whose best window" in r.get("prefilter", "")]
+    judged = [r for r in raws if "features" in r]
+    assert len(verdicts) == 10 and len(judged) == 3 and len(held) == 7
+    assert all(v.label == "none" and v.score == 0.0 for v, r in zip(verdicts, raws) if r in held)
+    assert "10 uncited pairs of this answer passed the first pass" in held[0]["prefilter"]
+    # the same verdicts through the cache (cold and warm) and through the chunk prefetch
+    cached = CachingJudge(OfflineJudge(use_embeddings=False), tmp_path / "c.sqlite")
+    for _ in range(2):
+        assert [v for v in annotate_answer(annotated, cached).verdicts if v.kind == "support"] == verdicts
+    embedding = [v for v in annotate_answer(annotated, OfflineJudge()).verdicts if v.kind == "support"]
+    prefetching = OfflineJudge()  # features of the whole chunk computed at once: the same verdicts
+    prefetching.prefetch([annotated])
+    assert [v for v in annotate_answer(annotated, prefetching).verdicts if v.kind == "support"] == embedding

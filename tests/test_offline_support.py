@@ -8,6 +8,8 @@ import random
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tolerances import close
 
 from pipeline.judges.measure.calibration import fit_logistic
@@ -347,3 +349,24 @@ def test_paraphrase_and_contradictions_hand_checked():
     assert set(changed) >= {"figure", "direction"}
     assert "decreased median sleep" in changed["direction"] and "by 34 minutes" not in changed["figure"]
     assert figures(changed["figure"]) != figures(s)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from("tree shade heat city park water river cool summer street".split()), min_size=1,
+                         max_size=12), min_size=1, max_size=40),
+       st.lists(st.sampled_from("tree shade heat city park water river cool summer street".split()), min_size=1, max_size=10))
+def test_best_window_sums_in_numpy_as_in_python(sentences, statement):
+    # a long source's sentence counts are summed in numpy, a short one's in Python: same result, bit for bit
+    from pipeline.judges.offline import support
+
+    idx = support.SourceIndex(" ".join(" ".join(words).capitalize() + "." for words in sentences))
+    st_words = support.statement_words(" ".join(statement))
+    saved = support.NUMPY_POSTINGS
+    try:
+        support.NUMPY_POSTINGS = 10**9
+        in_python = support._best_window(st_words, idx)
+        support.NUMPY_POSTINGS = 0
+        in_numpy = support._best_window(st_words, idx)
+    finally:
+        support.NUMPY_POSTINGS = saved
+    assert in_numpy == in_python

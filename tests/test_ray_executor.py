@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 import pytest
 from tolerances import ENCODER
 
-from pipeline.store import JUDGE_TABLES
+from pipeline.store import JUDGE_TABLES, result_set, table_path
 from pipeline.testing.faulty_judge import fired
 from pipeline.testing.ray_cluster import LoopbackCluster, ray_installed
 
@@ -63,7 +63,7 @@ def aee_run(cluster: LoopbackCluster, where: Path, *args: str, ray: bool = True,
 
 
 def tables(where: Path, dataset: str, judge: str) -> dict[str, pd.DataFrame]:
-    base = where / "results" / dataset
+    base = result_set(dataset, where / "results")
     paths = {t: base / f"{t}.parquet" for t in ("answers", "sources")}
     paths.update({t: base / judge / f"{t}.parquet" for t in JUDGE_TABLES})
     return {name: pq.read_table(path).to_pandas() for name, path in paths.items()}
@@ -128,7 +128,8 @@ def test_teaching_corpus_rows_are_those_of_a_local_run(demo_runs):
     assert len(local["answers"]) == 24 and len(local["labels"]) > 200
     counts = assert_same_rows(local, remote)
     assert counts["floats"] > 500, counts
-    manifests = [json.loads((demo_runs[k] / "results" / "demo" / "offline" / "manifest.json").read_text()) for k in ("local", "ray")]
+    manifests = [json.loads((result_set("demo", demo_runs[k] / "results") / "offline" / "manifest.json").read_text())
+                 for k in ("local", "ray")]
     assert manifests[0]["prompt_versions"] == manifests[1]["prompt_versions"]
     assert [m["config"]["executor"] for m in manifests] == ["local", "ray"]
 
@@ -194,7 +195,7 @@ def test_a_killed_driver_resumes_from_the_chunks_already_written(cluster, script
         if proc.poll() is None:
             proc.kill()
         proc.communicate(timeout=60)
-    assert not (tmp_path / "ray" / "results" / "demo" / "scripted" / "metrics.parquet").exists()
+    assert not table_path("demo", "metrics", "scripted", tmp_path / "ray" / "results").exists()
     out = aee_run(cluster, tmp_path / "ray", "--dataset", "demo", "--judge", "scripted", env={"AEE_CHUNK_SIZE": "3"})
     annotated, reused = _summary_line(out)
     assert reused >= written and annotated + reused == 8, (annotated, reused, written)

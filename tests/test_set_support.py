@@ -113,12 +113,30 @@ def test_cache_keeps_set_verdicts_under_their_own_key(tmp_path):
     again = judge.support_set(answer, statements, [FOUNDED, FOUNDER])
     assert first == again and len(inner.asked_sets) == 1 and judge.hits == 1
     assert cache_key(inner, "support_set", answer, statements, None, [FOUNDED, FOUNDER]) != \
-        cache_key(inner, "support", answer, statements, None)
-    # the same texts under other numbers in another answer: a hit, with that answer's own numbers
+        cache_key(inner, "support", answer, statements, FOUNDED)
+    # the same texts under other numbers in another answer: this judge reads the numbers (its table is
+    # keyed by them), and it declares no narrower key material, so that is a miss, never its label
     moved = Answer("a2", "engine", answer.query, "expertise", answer.text, (Source(4, text=FOUNDED.text), Source(9, text=FOUNDER.text)))
-    (hit,) = judge.support_set(moved, [Statement("a2", 0, statements[0].text, citations=(4, 9))], list(moved.sources))
-    assert len(inner.asked_sets) == 1
+    moved_statements = [Statement("a2", 0, statements[0].text, citations=(4, 9))]
+    (fresh,) = judge.support_set(moved, moved_statements, list(moved.sources))
+    assert len(inner.asked_sets) == 2 and (fresh.source_set, fresh.label) == ((4, 9), "none")
+    # a judge whose set verdicts read the texts only says so, and then the moved set is a hit that
+    # gets that answer's own numbers
+    texts = TextTableJudge({}, {(0, (1, 2)): "full"})
+    by_text = CachingJudge(texts, tmp_path / "c2.sqlite")
+    by_text.support_set(answer, statements, [FOUNDED, FOUNDER])
+    (hit,) = by_text.support_set(moved, moved_statements, list(moved.sources))
+    assert len(texts.asked_sets) == 1
     assert (hit.answer_id, hit.source_set, hit.label) == ("a2", (4, 9), "full")
+
+
+class TextTableJudge(TableJudge):
+    """Labels sets by the texts of their sources (the table's numbers name the texts of the first call)."""
+
+    def cache_material(self, method, answer, statements, sources):
+        if method == "support_set":
+            return [[[s.text for s in statements], [s.text for s in sources]]]
+        return super().cache_material(method, answer, statements, sources)
 
 
 # ---- which sets the annotate stage asks for ----------------------------------------------------------

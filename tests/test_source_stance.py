@@ -202,6 +202,11 @@ class _Counting(ScriptedJudge):
         super().__init__()
         self.asked: list[list[int]] = []
 
+    def cache_material(self, method, answer, statements, sources):
+        if method == "source_stance":  # its verdict reads the question and the source's text
+            return [[answer.query, s.text] for s in sources]
+        return super().cache_material(method, answer, statements, sources)
+
     def source_stance(self, answer, sources):
         self.asked.append([s.index for s in sources])
         return [Verdict(answer.answer_id, "source_stance", "agree", self.name, "v1", source_index=s.index) for s in sources]

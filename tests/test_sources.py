@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tolerances import ENCODER, close
 
 from pipeline.records import Source
@@ -40,3 +42,42 @@ def test_source_types():
 
 def test_dead_sources():
     assert dead_sources([Source(1, fetch_ok=True), Source(2, fetch_ok=False), Source(3)]) == [2]
+
+
+def _naive_duplicate_pairs(sources, threshold=0.5):
+    """Every pair compared: the definition the indexed search must agree with."""
+    from pipeline.sources import jaccard, normalise_url, shingles
+
+    out = []
+    for i, a in enumerate(sources):
+        for b in sources[i + 1:]:
+            ha, hb = shingles(a.text), shingles(b.text)
+            same = bool(a.url) and bool(normalise_url(a.url)) and normalise_url(a.url) == normalise_url(b.url)
+            sim = 1.0 if same else jaccard(ha, hb)
+            if sim >= threshold and (same or (ha and hb)):
+                out.append((a.index, b.index, round(sim, 4)))
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.sampled_from("tree shade heat city park water river cool".split()), max_size=40),
+                          st.sampled_from(["", "https://a.org/x", "https://b.org/y", "http://www.a.org/x/"])),
+                max_size=8))
+def test_indexed_duplicate_search_matches_comparing_every_pair(rows):
+    sources = [Source(k + 1, url, "", " ".join(words)) for k, (words, url) in enumerate(rows)]
+    assert duplicate_pairs(sources) == _naive_duplicate_pairs(sources)
+
+
+def test_long_near_duplicates_are_found_through_the_sample():
+    import random
+
+    rng = random.Random(5)
+    vocab = [f"w{i}" for i in range(3000)]
+    base = [rng.choice(vocab) for _ in range(6000)]  # ~6,000 shingles: sampled
+    edited = list(base)
+    for k in rng.sample(range(len(base)), 350):  # ~1,750 of ~6,000 shingles change: Jaccard ~0.55
+        edited[k] = rng.choice(vocab)
+    other = [rng.choice(vocab) for _ in range(6000)]
+    sources = [Source(1, "", "", " ".join(base)), Source(2, "", "", " ".join(edited)), Source(3, "", "", " ".join(other))]
+    assert duplicate_pairs(sources) == _naive_duplicate_pairs(sources)
+    assert [(a, b) for a, b, _ in duplicate_pairs(sources)] == [(1, 2)]

@@ -69,10 +69,19 @@ def test_range_cap_and_reversed_range_ignored():
     assert markers("X [1-50].")[0][1] == tuple(range(1, 51))
 
 
-def test_out_of_bounds_numbers_are_not_citations():
-    # years, zero, intervals with zero, huge numbers
-    assert markers("In [2020] the range [0, 1] and [0] and [1000] and [1, 2020].") == []
+def test_zero_and_identifiers_are_not_citations():
+    # zero, intervals with zero, ten digits and more
+    assert markers("The range [0, 1] and [0] and [1234567890] and [1, 99999999999].") == []
     assert markers("Up to [999].") == [("[999]", (999,), "bracket")]
+
+
+def test_large_numbers_are_citations_that_dangle():
+    # an index no source has is a dangling citation whatever its size: never dropped in silence
+    assert markers("A [42]. B [1000]. C [999999999]. D [1, 2020].") == [
+        ("[42]", (42,), "bracket"), ("[1000]", (1000,), "bracket"), ("[999999999]", (999999999,), "bracket"),
+        ("[1, 2020]", (1, 2020), "bracket")]
+    stmts = split_statements("a", "Trees cool streets [42]. They cut heat [1000]. Shade helps [999999999].", {1, 2})
+    assert [s.dangling for s in stmts] == [(42,), (1000,), (999999999,)] and all(not s.citations for s in stmts)
 
 
 def test_lenticular_forms():
@@ -451,7 +460,7 @@ def test_markers_never_raise_and_are_sound(text):
     for m in ms:
         assert prev_end <= m.start < m.end <= len(text)
         assert m.form in {"bracket", "range", "lenticular", "caret", "footnote", "link"}
-        assert m.indexes and all(1 <= i <= 999 for i in m.indexes)
+        assert m.indexes and all(1 <= i <= 999_999_999 for i in m.indexes)
         prev_end = m.end
     stripped = strip_citation_markers(text, ms)
     assert isinstance(stripped, str) and len(stripped) <= len(text) + len(ms)

@@ -37,8 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--retries", type=int, default=5, help="retries per query after 429/5xx/timeouts (default 5)")
     p.add_argument("--backoff", type=float, default=2.0, help="first retry delay in seconds, doubled each time (default 2)")
     p.add_argument("--price-per-call", type=float, help="USD per answer for the --dry-run estimate")
-    p.add_argument("--fetch-allow-host", action="append", default=[], metavar="HOST",
-                   help="a non-public host the page fetcher may reach (a local mirror); repeatable")
+    p.add_argument("--fetch-allow-host", action="append", default=[], metavar="HOST:PORT",
+                   help="a non-public host and port the page fetcher may reach (a local mirror: 127.0.0.1:8080); "
+                        "a host without a port opens its web ports 80 and 443 only; repeatable")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_collect)
     return p
@@ -51,6 +52,14 @@ def cmd_collect(args: argparse.Namespace) -> int:
         raise InputError("must be 0 or more", field="--limit")
     if not 1 <= args.concurrency <= 32:
         raise InputError("must be from 1 to 32", field="--concurrency")
+    from pipeline.fetch import parse_allow_entry
+
+    for entry in args.fetch_allow_host:
+        try:
+            parse_allow_entry(entry)
+        except ValueError as exc:
+            raise InputError(f"{exc}; write HOST:PORT (127.0.0.1:8080, [::1]:8080) or a host alone for ports 80 and 443",
+                             field="--fetch-allow-host") from None
     if args.rpm is not None and not 0 < args.rpm <= 100_000:
         raise InputError("must be more than 0 and at most 100,000", field="--rpm")
     if not 0 <= args.retries <= 20 or not 0 <= args.backoff <= 600 or not 0 < args.timeout <= 3600:

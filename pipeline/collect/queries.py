@@ -26,6 +26,7 @@ from pathlib import Path
 
 from pipeline.errors import InputError
 from pipeline.importers.canonical import MAX_QUERY_CHARS
+from pipeline.importers.input_files import bounded_lines, open_input, read_document
 from pipeline.paths import cache_dir, shared_dir
 
 MAX_QUERIES = 100_000
@@ -105,8 +106,8 @@ def _query(row: dict, where: str, default_type: str) -> Query:
 def _jsonl_rows(path: Path) -> list[tuple[int, dict]]:
     rows = []
     try:
-        with path.open(encoding="utf-8-sig") as fh:
-            for n, line in enumerate(fh, start=1):
+        with open_input(path, newline=None) as fh:
+            for n, line in bounded_lines(fh, path):
                 if not line.strip():
                     continue
                 try:
@@ -127,7 +128,7 @@ def _jsonl_rows(path: Path) -> list[tuple[int, dict]]:
 
 def _csv_rows(path: Path) -> list[tuple[int, dict]]:
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = read_document(path).decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte {exc.start})", record=str(path)) from exc
     except OSError as exc:

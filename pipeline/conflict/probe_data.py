@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import InputError
+from pipeline.importers.input_files import read_document
 from pipeline.paths import data_dir
 
 MAX_FILE_BYTES = 50_000_000
@@ -127,7 +128,7 @@ def load_probe_data(path: Path | str | None = None) -> ProbeData:
         raise InputError(f"cannot read file: {exc.strerror or exc}", record=str(path)) from exc
     if size > MAX_FILE_BYTES:
         raise InputError(f"file is {size:,} bytes; the limit is {MAX_FILE_BYTES:,}", record=str(path))
-    blob = path.read_bytes()
+    blob = read_document(path, MAX_FILE_BYTES)  # a FIFO is refused, a device read up to the limit
     try:
         text = blob.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

@@ -29,14 +29,23 @@ class ImporterInfo:
     takes_options: bool = False
 
     def iter(self, path: str | Path, options: Any = None) -> Iterator[AnnotatedAnswer]:
-        """The answers of a file or folder in this format, one at a time (InputError on bad input)."""
+        """The answers of a file or folder in this format, one at a time (InputError on bad input,
+        an answer larger than `canonical.check_answer_size` allows included)."""
         module, _, func = self.target.partition(":")
         loader: Callable[..., Iterable[AnnotatedAnswer]] = getattr(importlib.import_module(module), func)
-        return iter(loader(path, options) if self.takes_options else loader(path))
+        return _checked(loader(path, options) if self.takes_options else loader(path))
 
     def load(self, path: str | Path, options: Any = None) -> list[AnnotatedAnswer]:
         """Every answer of a file or folder in this format."""
         return list(self.iter(path, options))
+
+
+def _checked(answers: Iterable[AnnotatedAnswer]) -> Iterator[AnnotatedAnswer]:
+    from pipeline.importers.canonical import check_answer_size
+
+    for annotated in answers:
+        check_answer_size(annotated)
+        yield annotated
 
 
 IMPORTERS: dict[str, ImporterInfo] = {

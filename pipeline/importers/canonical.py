@@ -25,16 +25,23 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from pipeline.errors import InputError
+from pipeline.importers.input_files import bounded_lines, open_input, read_document
 from pipeline.records import SOURCE_STANCE_LABELS, STANCE_LABELS, TEXT_ORIGINS, AnnotatedAnswer, Answer, Source, Statement, Verdict
-from pipeline.text import find_citation_markers, split_statements
+from pipeline.text import find_citation_markers, split_statements, statements_for
 
 RECORDED = "recorded"
 CANONICAL_PROMPT = "canonical-labels-v1"
 
-MAX_ANSWER_CHARS = 1_000_000  # a longer "answer" is almost surely a wrong file
+MAX_ANSWER_CHARS = 200_000  # a longer "answer" is a wrong file or a book (a deep-research report: ~50,000)
 MAX_SOURCE_CHARS = 2_000_000
 MAX_SOURCES = 500
-MAX_STATEMENTS = 5_000
+MAX_STATEMENTS = 1_000  # given in the labels, or found by the splitter (each one is embedded and judged)
+# One answer's size as the stages see it: statements x sources (one support label each) and the
+# characters of all its sources together (read by the judge, the injection scan, the duplicate
+# search). Below these limits an answer's cost grows linearly with its size (bench/run.py, row n);
+# the single-field limits alone allowed 500 sources x 5,000 statements and a billion characters.
+MAX_PAIRS_PER_ANSWER = 100_000
+MAX_ANSWER_SOURCE_CHARS = 10_000_000
 MAX_ID_CHARS = 1_000  # answer_id and engine appear in every row of every table and in messages
 MAX_QUERY_CHARS = 100_000
 
@@ -90,9 +97,7 @@ def read_objects(path: Path) -> Iterator[tuple[str, Any]]:
         yield from _read_jsonl(path)
         return
     try:
-        text = path.read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror or exc}", record=str(path)) from exc
+        text = read_document(path).decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte {exc.start})", record=str(path)) from exc
     try:
@@ -115,12 +120,9 @@ def read_objects(path: Path) -> Iterator[tuple[str, Any]]:
 
 
 def _open_text(path: Path):
-    try:
-        # newline="\n" splits on "\n" only: U+2028, U+2029 and U+0085 may stand raw inside a JSON
-        # string (json.dumps(..., ensure_ascii=False) writes them so) and must not end a line
-        return path.open("r", encoding="utf-8-sig", newline="\n")
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror or exc}", record=str(path)) from exc
+    # newline="\n" splits on "\n" only: U+2028, U+2029 and U+0085 may stand raw inside a JSON
+    # string (json.dumps(..., ensure_ascii=False) writes them so) and must not end a line
+    return open_input(path, newline="\n")
 
 
 def _first_line(path: Path) -> tuple[str, bool]:
@@ -128,7 +130,7 @@ def _first_line(path: Path) -> tuple[str, bool]:
     with _open_text(path) as handle:
         try:
             first = ""
-            for line in handle:
+            for _, line in bounded_lines(handle, path):
                 if not first:
                     first = line if line.strip() else ""
                 elif line.strip():
@@ -154,7 +156,7 @@ def _read_jsonl(path: Path) -> Iterator[tuple[str, Any]]:
     with _open_text(path) as handle:
         line_no = 0
         try:
-            for line_no, line in enumerate(handle, start=1):
+            for line_no, line in bounded_lines(handle, path):
                 if not line.strip():
                     continue
                 where = f"{path.name}:{line_no}"
@@ -237,6 +239,24 @@ def parse_answer(obj: Any, where: str, dataset: str = "") -> AnnotatedAnswer:
     )
     labels = _field(obj, "labels", dict, where, required=False, default={})
     return _apply_labels(answer, labels, where)
+
+
+def check_answer_size(annotated: AnnotatedAnswer) -> None:
+    """InputError when one answer is larger than the stages handle in bounded time (the limits above)."""
+    answer = annotated.answer
+    chars = sum(len(s.text or "") for s in answer.sources)
+    if chars > MAX_ANSWER_SOURCE_CHARS:
+        raise InputError(f"its {len(answer.sources)} sources hold {chars:,} characters of text; the limit is "
+                         f"{MAX_ANSWER_SOURCE_CHARS:,} for one answer", record=answer.answer_id, field="sources")
+    n_statements = len(statements_for(annotated))
+    if n_statements > MAX_STATEMENTS:
+        raise InputError(f"{n_statements:,} statements; the limit is {MAX_STATEMENTS:,} for one answer "
+                         "(split it into several answers)", record=answer.answer_id, field="answer")
+    pairs = n_statements * len(answer.sources)
+    if pairs > MAX_PAIRS_PER_ANSWER:
+        raise InputError(f"{n_statements:,} statements x {len(answer.sources)} sources = {pairs:,} statement-source "
+                         f"pairs; the limit is {MAX_PAIRS_PER_ANSWER:,} for one answer (split it into several answers)",
+                         record=answer.answer_id, field="answer")
 
 
 def _parse_sources(raw_sources: list, where: str) -> tuple[Source, ...]:

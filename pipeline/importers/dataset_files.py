@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from pipeline.errors import InputError
 from pipeline.importers.canonical import check_values
+from pipeline.importers.input_files import bounded_lines, open_input
 
 __all__ = ["MAX_DOWNLOAD_BYTES", "MAX_LINE_CHARS", "download_splits", "jsonl_files", "read_jsonl"]
 
@@ -62,7 +63,7 @@ def jsonl_files(path: str | Path) -> list[Path]:
         if not files:
             raise InputError("no *.jsonl files in folder", record=str(path))
         return files
-    if path.is_file():
+    if path.exists():  # a file, or something else that open_input will refuse with its own reason
         return [path]
     raise InputError("no such file or folder", record=str(path))
 
@@ -72,18 +73,14 @@ def read_jsonl(path: Path, *, newline: str | None = None) -> Iterator[tuple[int,
     `check_values`; one InputError naming the line for a line too long or not JSON, naming the
     file when it cannot be read or is not UTF-8. `newline` is passed to `open` ("\\n" splits on
     line feeds only; None also splits on lone carriage returns)."""
-    try:
-        handle = path.open("r", encoding="utf-8-sig", newline=newline)
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror or exc}", record=str(path)) from exc
+    handle = open_input(path, newline=newline)
     with handle:
         try:
-            for line_no, line in enumerate(handle, 1):
+            too_long = lambda n: InputError(f"line longer than {MAX_LINE_CHARS} characters", record=f"{path.name}:{n}")  # noqa: E731
+            for line_no, line in bounded_lines(handle, path, MAX_LINE_CHARS, too_long):
                 if not line.strip():
                     continue
                 where = f"{path.name}:{line_no}"
-                if len(line) > MAX_LINE_CHARS:
-                    raise InputError(f"line longer than {MAX_LINE_CHARS} characters", record=where)
                 try:
                     obj = json.loads(line)
                 except json.JSONDecodeError as exc:

@@ -27,6 +27,7 @@ from pipeline.importers.anthropic_search import join_conversation, parse_anthrop
 from pipeline.importers.canonical import MAX_ID_CHARS, MAX_QUERY_CHARS, check_values, parse_answer, read_objects
 from pipeline.importers.engine_common import EngineParse, as_dict, build_answer, digest_id, raw_for_audit
 from pipeline.importers.gemini import litellm_grounding, parse_gemini
+from pipeline.importers.input_files import open_input, read_document
 from pipeline.importers.openai_search import parse_openai_chat, parse_openai_responses
 from pipeline.importers.perplexity import parse_perplexity
 from pipeline.importers.streams import assemble, event_kind, looks_like_sse, parse_sse, stream_format
@@ -301,14 +302,11 @@ def iter_answers(path: str | Path, fmt: str | None = None, options: ImportOption
 
 def _file_objects(file: Path) -> Iterator[tuple[str, Any]]:
     """(where, object) of a file: JSON, a JSON list, JSONL, or server-sent-event text."""
-    try:
-        with file.open("r", encoding="utf-8-sig", errors="replace") as handle:
-            head = handle.read(2_000)
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror or exc}", record=str(file)) from exc
+    with open_input(file, newline=None, errors="replace") as handle:  # a FIFO is refused, never waited on
+        head = handle.read(2_000)
     if looks_like_sse(head):
         try:
-            text = file.read_bytes().decode("utf-8-sig")
+            text = read_document(file).decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise InputError(f"not UTF-8 text (byte {exc.start})", record=str(file)) from exc
         events = parse_sse(text, file.name)

@@ -7,10 +7,17 @@ judge (`pipeline.judges.cache.CachingJudge`); every judge is built by `pipeline.
 `Judge` is the protocol callers program against. Besides the four label methods it declares the
 optional abilities with their meaning, and `BaseJudge` gives every backend the plain default for
 each, so no caller ever has to probe a judge with `getattr`.
+
+Key material: the cache (`pipeline.judges.cache`) stores a judge's verdicts under a hash of what the
+judge says its verdicts depend on (`cache_material`). `BaseJudge` gives the widest answer (every
+input of the call except the answer's id and provenance), so a judge that says nothing is cached
+safely, only less often; a judge narrows it by declaring its own material, which its tests check
+against cold calls (tests/test_cache_material.py).
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Protocol, Sequence, runtime_checkable
 
 from pipeline.judges.source_sets import as_set_verdicts, joined_source
@@ -73,6 +80,19 @@ class Judge(Protocol):
         ability returns no verdicts (the source-stance metrics then say so)."""
         ...
 
+    def cache_material(self, method: str, answer: Answer, statements: Sequence[Statement],
+                       sources: Sequence[Source]) -> list[Any]:
+        """Everything the verdicts of one call depend on, as JSON-ready values, and nothing else:
+        the cache keys each entry by it (with the judge's name, prompt version, model and
+        `cache_fingerprint`, which hold its settings). `method` is "relevance", "stance",
+        "confidence", "support" (also for `support_many`), "support_set" or "source_stance";
+        `sources` are the sources the call is made with (empty for the statement-level methods).
+        Returns one material per cache entry: for "support" and "source_stance" one per source,
+        in order (the verdicts of that source in a call with all of `sources`); for the others a
+        single one. Ids are not material: a hit gets the ids of the call that asked (statements by
+        position, sources by position)."""
+        ...
+
 
 class BaseJudge:
     """Defaults for the optional abilities; every backend derives from it."""
@@ -95,6 +115,43 @@ class BaseJudge:
 
     def source_stance(self, answer: Answer, sources: Sequence[Source]) -> list[Verdict]:
         return []  # not labelled: distinct from "unknown", which is a judge's answer
+
+    def cache_material(self, method: str, answer: Answer, statements: Sequence[Statement],
+                       sources: Sequence[Source]) -> list[Any]:
+        return full_view_material(method, answer, statements, sources)
+
+
+PER_SOURCE_METHODS = frozenset({"support", "source_stance"})  # one cache entry per source
+
+
+def text_digest(text: str | None) -> str:
+    """A short stand-in for a long text inside key material (sha256, hex)."""
+    return hashlib.sha256((text or "").encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def source_view(source: Source) -> list[Any]:
+    """Every field of a source, its text as a digest."""
+    return [source.index, source.url, source.title, text_digest(source.text), source.fetch_ok, source.text_origin]
+
+
+def full_view_material(method: str, answer: Answer, statements: Sequence[Statement],
+                       sources: Sequence[Source]) -> list[Any]:
+    """The widest key material: every field of the call's inputs that a judge could read (the
+    answer's query, query type, text, subject field, gold answers and every listed source; each
+    statement whole; the sources of the call), leaving out only the answer's id, engine, dataset
+    and provenance notes, which describe where the answer came from, not what it says. For a judge
+    that declares nothing: it may miss where a narrower key would hit, but never serves a verdict
+    computed from other inputs."""
+    answer_view = text_digest(repr([
+        answer.query, answer.query_type, text_digest(answer.text), answer.field,
+        [repr(g) for g in answer.gold], [source_view(s) for s in answer.sources],
+    ]))
+    statement_view = [[s.index, s.text, s.start, s.end, list(s.citations), list(s.dangling)] for s in statements]
+    call = [source_view(s) for s in sources]
+    if method in PER_SOURCE_METHODS:
+        return [{"answer": answer_view, "statements": statement_view, "call": call, "target": k}
+                for k in range(len(sources))]
+    return [{"answer": answer_view, "statements": statement_view, "call": call}]
 
 
 def unchecked_verdicts(judge: Any, answer: Answer, statements: Sequence[Statement], source: Source) -> list[Verdict]:

@@ -1,12 +1,21 @@
 """A SQLite cache in front of any judge.
 
 `CachingJudge(inner)` offers the same methods as the judge it wraps (`support_many` and
-`source_stance` keep one entry per source). Each call is keyed by a
-sha256 over everything that can change the output: the inner judge's name, prompt version, model,
-optional `cache_fingerprint`, the method, and the inputs (query, query type, answer text,
-statement texts, source text; for `support_set`, the texts of every source of the set). A hit
-returns the stored verdicts, rebuilt field by field, so a rerun of the same data makes no judge
-calls at all.
+`source_stance` keep one entry per source). Each entry is keyed by a sha256 over the inner judge's
+identity (name, prompt version, model, optional `cache_fingerprint`: its settings), the method, and
+the key material the judge declares for the call (`Judge.cache_material`): everything its verdicts
+depend on and nothing else. The offline judge's support material, for instance, is the pair input
+it scores: the statement without markers, the source's text, whether the statement cites this
+source (an uncited pair may be ruled out by the first pass) and the texts of all the statements'
+cited sources. A judge that declares nothing gets `base.full_view_material`, every input of the
+call. So two sources with the same text in one answer, one cited and one not, are two entries, and
+a hit returns what a cold call would (tests/test_cache_material.py). A hit returns the stored
+verdicts rebuilt field by field with the ids of the call that asked, so a rerun of the same data
+makes no judge calls at all.
+
+When only some sources of a call are missing, the inner judge is asked for those alone, and its
+verdicts are stored under the material of that smaller call (a judge that packs sources into shared
+requests would have packed them differently), never under the larger call's keys.
 
 What is not cached:
 - sampling calls: the inner judge has `temperature > 0` and `seed is None` (caching would make
@@ -28,11 +37,16 @@ import json
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
+from pipeline.judges.base import PER_SOURCE_METHODS, full_view_material
 from pipeline.records import Answer, Source, Statement, Verdict
 
-__all__ = ["CachingJudge", "cache_key", "default_cache_path"]
+__all__ = ["CachingJudge", "cache_key", "call_keys", "default_cache_path", "KEY_SCHEME"]
+
+# The layout of a key's payload; a new scheme leaves every older entry unread (a miss).
+# 2: keys hold the judge's declared key material (1 held texts only, so twin sources shared a key).
+KEY_SCHEME = 2
 
 
 _SCHEMA = """
@@ -69,6 +83,33 @@ def _judge_identity(inner: Any) -> dict[str, str]:
     }
 
 
+def key_material(inner: Any, method: str, answer: Answer, statements: Sequence[Statement],
+                 sources: Sequence[Source]) -> list[Any]:
+    """The inner judge's key material for one call (`Judge.cache_material`), or the widest material
+    for a judge that does not declare any; one item per cache entry of the call."""
+    declare = getattr(inner, "cache_material", None)
+    found = declare(method, answer, statements, sources) if callable(declare) else None
+    if found is None:  # a judge outside BaseJudge that declares nothing
+        found = full_view_material(method, answer, statements, sources)
+    want = len(sources) if method in PER_SOURCE_METHODS else 1
+    if len(found) != want:
+        raise TypeError(f"{type(inner).__name__}.cache_material({method!r}) gave {len(found)} items for {want} entries")
+    return list(found)
+
+
+def _key(inner: Any, method: str, material: Any) -> str:
+    payload = {**_judge_identity(inner), "scheme": KEY_SCHEME, "method": method, "material": material}
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def call_keys(inner: Any, method: str, answer: Answer, statements: Sequence[Statement] = (),
+              sources: Sequence[Source] = ()) -> list[str]:
+    """The cache keys of one call: one per source for "support" and "source_stance" (the sources
+    the call is made with, in order), else one."""
+    return [_key(inner, method, m) for m in key_material(inner, method, answer, statements, sources)]
+
+
 def cache_key(
     inner: Any,
     method: str,
@@ -77,22 +118,14 @@ def cache_key(
     source: Source | None = None,
     sources: Sequence[Source] | None = None,
 ) -> str:
-    """sha256 hex digest over the judge identity, the method and the inputs that reach the judge.
-    `sources` (set support) adds the texts of a source set, in order; keys of the other methods
-    are unchanged by it."""
-    payload: dict[str, Any] = {
-        **_judge_identity(inner),
-        "method": method,
-        "query": answer.query,
-        "query_type": answer.query_type,
-        "answer": answer.text if method == "confidence" else "",
-        "statements": [s.text for s in statements],
-        "source": None if source is None else source.text,
-    }
-    if sources is not None:
-        payload["sources"] = [s.text for s in sources]
-    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    """The key of one entry: `source` alone for "support" and "source_stance" (the entry of a call
+    with that one source, or its entry in a call with all of `sources` when given), the set
+    `sources` for "support_set", neither for the statement-level methods."""
+    call = list(sources) if sources is not None else ([source] if source is not None else [])
+    keys = call_keys(inner, method, answer, statements, call)
+    if method in PER_SOURCE_METHODS and source is not None:
+        return keys[next(k for k, s in enumerate(call) if s is source)]
+    return keys[0]
 
 
 def _is_sampling(inner: Any) -> bool:
@@ -185,132 +218,102 @@ class CachingJudge:
         return f"CachingJudge({self.inner!r}, path={str(self.path)!r})"
 
     # ------------------------------------------------------------------ core
-    def _cached(
-        self,
-        method: str,
-        answer: Answer,
-        statements: Sequence[Statement],
-        source: Source | None,
-        call: Any,
-    ) -> list[Verdict]:
+    def _count(self, hits: int = 0, misses: int = 0, bypassed: int = 0) -> None:
+        with self._lock:
+            self.hits += hits
+            self.misses += misses
+            self.bypassed += bypassed
+
+    def _cached(self, method: str, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source],
+                call: Callable[[], Sequence[Verdict]], members: tuple[int, ...] | None = None) -> list[Verdict]:
+        """One entry: a statement-level method, or set support (`members`: the set's indexes)."""
         if _is_sampling(self.inner):
-            with self._lock:
-                self.bypassed += 1
+            self._count(bypassed=1)
             return list(call())
-        key = cache_key(self.inner, method, answer, statements, source)
+        (key,) = call_keys(self.inner, method, answer, statements, sources)
         rows = self._get(key)
         if rows is not None:
-            with self._lock:
-                self.hits += 1
-            return [_rebuild(row, answer, statements, source) for row in rows]
-        with self._lock:
-            self.misses += 1
+            self._count(hits=1)
+            got = [_rebuild(row, answer, statements, None) for row in rows]
+            return got if members is None else [dataclasses.replace(v, source_set=members) for v in got]
+        self._count(misses=1)
         verdicts = list(call())
         if not any(v.error == "call" for v in verdicts):
-            self._put(key, method, [_serialize(v, statements, source) for v in verdicts])
+            positions = _positions(statements)
+            self._put(key, method, [_serialize(v, positions, None) for v in verdicts])
         return verdicts
+
+    def _per_source(self, method: str, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source],
+                    call: Callable[[Sequence[Source]], Sequence[Verdict]]) -> list[Verdict]:
+        """One entry per source. The sources not in the cache go to the inner judge together (it may
+        pack them into fewer requests), and their verdicts are stored under the keys of that call."""
+        if _is_sampling(self.inner):
+            self._count(bypassed=1)
+            return list(call(sources))
+        keys = call_keys(self.inner, method, answer, statements, sources)
+        found: dict[int, list[Verdict]] = {}
+        missing: list[int] = []
+        for k, key in enumerate(keys):
+            rows = self._get(key)
+            if rows is None:
+                missing.append(k)
+            else:
+                found[k] = [_rebuild(row, answer, statements, sources[k]) for row in rows]
+        self._count(hits=len(found), misses=len(missing))
+        if missing:
+            asked = [sources[k] for k in missing]
+            fresh = list(call(asked))
+            asked_keys = keys if len(asked) == len(sources) else call_keys(self.inner, method, answer, statements, asked)
+            indexes = [s.index for s in asked]
+            positions = _positions(statements)
+            by_index: dict[int | None, list[Verdict]] = {}
+            for v in fresh:
+                by_index.setdefault(v.source_index, []).append(v)
+            for k, key in zip(missing, asked_keys):
+                source = sources[k]
+                verdicts = list(by_index.get(source.index, ()))
+                found[k] = verdicts
+                # two sources under one index cannot be told apart in the verdicts: not stored
+                storable = verdicts and indexes.count(source.index) == 1
+                if storable and not any(v.error == "call" for v in verdicts):
+                    self._put(key, method, [_serialize(v, positions, source) for v in verdicts])
+        return [v for k in range(len(sources)) for v in found[k]]
 
     # ------------------------------------------------------------------ Judge protocol
     def relevance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:
-        return self._cached("relevance", answer, statements, None,
-                            lambda: self.inner.relevance(answer, statements))
+        return self._cached("relevance", answer, statements, (), lambda: self.inner.relevance(answer, statements))
 
     def stance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:
-        return self._cached("stance", answer, statements, None,
-                            lambda: self.inner.stance(answer, statements))
+        return self._cached("stance", answer, statements, (), lambda: self.inner.stance(answer, statements))
 
     def confidence(self, answer: Answer) -> Verdict:
-        return self._cached("confidence", answer, (), None,
-                            lambda: [self.inner.confidence(answer)])[0]
+        return self._cached("confidence", answer, (), (), lambda: [self.inner.confidence(answer)])[0]
 
     def support(self, answer: Answer, statements: Sequence[Statement], source: Source) -> list[Verdict]:
-        return self._cached("support", answer, statements, source,
-                            lambda: self.inner.support(answer, statements, source))
+        return self._per_source("support", answer, statements, [source],
+                                lambda asked: self.inner.support(answer, statements, asked[0]))
 
     def support_many(
         self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]
     ) -> list[Verdict]:
-        """`support` for several sources, one cache entry per source. The sources not in the cache
-        go to the inner judge together (its `support_many` may pack them into fewer calls); a
-        rerun finds every source and calls nothing."""
-        if _is_sampling(self.inner):
-            with self._lock:
-                self.bypassed += 1
-            return self._inner_many(answer, statements, sources)
-        found: dict[int, list[Verdict]] = {}
-        missing: list[tuple[Source, str]] = []
-        for source in sources:
-            key = cache_key(self.inner, "support", answer, statements, source)
-            rows = self._get(key)
-            if rows is None:
-                missing.append((source, key))
-            else:
-                found[id(source)] = [_rebuild(row, answer, statements, source) for row in rows]
-        with self._lock:
-            self.hits += len(found)
-            self.misses += len(missing)
-        if missing:
-            fresh = self._inner_many(answer, statements, [s for s, _ in missing])
-            for source, key in missing:
-                verdicts = [v for v in fresh if v.source_index == source.index]
-                found[id(source)] = verdicts
-                if verdicts and not any(v.error == "call" for v in verdicts):
-                    self._put(key, "support", [_serialize(v, statements, source) for v in verdicts])
-        return [v for s in sources for v in found[id(s)]]
+        """`support` for several sources, one cache entry per source; a rerun finds every source
+        and calls nothing."""
+        return self._per_source("support", answer, statements, sources,
+                                lambda asked: self.inner.support_many(answer, statements, asked))
 
     def support_set(self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]) -> list[Verdict]:
-        """Set support, cached under its own method name ("support_set") and keyed by the texts
-        of the sources in the set. A hit gets the set's own indexes back, so another answer with the
-        same texts under other numbers is rebuilt right."""
+        """Set support, cached under its own method name ("support_set"). A hit gets the set's own
+        indexes back, so another answer with the same material under other numbers is rebuilt right."""
         members = tuple(sorted({s.index for s in sources}))
-        if _is_sampling(self.inner):
-            with self._lock:
-                self.bypassed += 1
-            return list(self.inner.support_set(answer, statements, sources))
-        key = cache_key(self.inner, "support_set", answer, statements, None, sources)
-        rows = self._get(key)
-        if rows is not None:
-            with self._lock:
-                self.hits += 1
-            return [dataclasses.replace(_rebuild(row, answer, statements, None), source_set=members) for row in rows]
-        with self._lock:
-            self.misses += 1
-        verdicts = list(self.inner.support_set(answer, statements, sources))
-        if not any(v.error == "call" for v in verdicts):
-            self._put(key, "support_set", [_serialize(v, statements, None) for v in verdicts])
-        return verdicts
-
-    def _inner_many(self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]) -> list[Verdict]:
-        return list(self.inner.support_many(answer, statements, sources))
+        return self._cached("support_set", answer, statements, sources,
+                            lambda: self.inner.support_set(answer, statements, sources), members)
 
     def source_stance(self, answer: Answer, sources: Sequence[Source]) -> list[Verdict]:
-        """One cache entry per source under the method name "source_stance" (the key holds the
-        query and the source text, not the answer: a source's stance on a query does not depend on
-        the answer that lists it). Missing sources go to the inner judge together."""
-        if _is_sampling(self.inner):
-            with self._lock:
-                self.bypassed += 1
-            return list(self.inner.source_stance(answer, sources))
-        found: dict[int, list[Verdict]] = {}
-        missing: list[tuple[Source, str]] = []
-        for source in sources:
-            key = cache_key(self.inner, "source_stance", answer, (), source)
-            rows = self._get(key)
-            if rows is None:
-                missing.append((source, key))
-            else:
-                found[id(source)] = [_rebuild(row, answer, (), source) for row in rows]
-        with self._lock:
-            self.hits += len(found)
-            self.misses += len(missing)
-        if missing:
-            fresh = list(self.inner.source_stance(answer, [s for s, _ in missing]))
-            for source, key in missing:
-                verdicts = [v for v in fresh if v.source_index == source.index]
-                found[id(source)] = verdicts
-                if verdicts and not any(v.error == "call" for v in verdicts):
-                    self._put(key, "source_stance", [_serialize(v, (), source) for v in verdicts])
-        return [v for s in sources for v in found[id(s)]]
+        """One cache entry per source under the method name "source_stance" (the offline judge's
+        material holds the query and the source text, not the answer: a source's stance on a query
+        does not depend on the answer that lists it)."""
+        return self._per_source("source_stance", answer, (), sources,
+                                lambda asked: self.inner.source_stance(answer, asked))
 
     def prefetch(self, answers: Sequence[Any]) -> None:
         """Passed to the wrapped judge (batching hints are not results; nothing to cache)."""
@@ -340,13 +343,21 @@ def _unpack(payload: Any) -> list[dict[str, Any]]:
 _VERDICT_FIELDS = frozenset(f.name for f in dataclasses.fields(Verdict))
 
 
-def _serialize(verdict: Verdict, statements: Sequence[Statement], source: Source | None) -> dict[str, Any]:
-    row = dataclasses.asdict(verdict)
+def _positions(statements: Sequence[Statement]) -> dict[int, int]:
+    return {s.index: i for i, s in enumerate(statements)}
+
+
+_FIELD_NAMES = tuple(f.name for f in dataclasses.fields(Verdict))
+
+
+def _serialize(verdict: Verdict, positions: dict[int, int], source: Source | None) -> dict[str, Any]:
+    # field by field (a Verdict holds strings, numbers and a tuple of ints): dataclasses.asdict
+    # deep-copies every value, a tenth of a large answer's time
+    row: dict[str, Any] = {name: getattr(verdict, name) for name in _FIELD_NAMES}
+    row["source_set"] = list(verdict.source_set)
     # Remember which input position the verdict belongs to, so a hit for the same inputs under
     # other ids (another answer with identical text) gets its own ids back.
-    row["_pos"] = next(
-        (i for i, s in enumerate(statements) if s.index == verdict.statement_index), None
-    )
+    row["_pos"] = None if verdict.statement_index is None else positions.get(verdict.statement_index)
     row["_src"] = source is not None and verdict.source_index == source.index
     return row
 

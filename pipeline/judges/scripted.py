@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import re
 import time
-from typing import Sequence
+from typing import Any, Sequence
 
-from pipeline.judges.base import BaseJudge, unchecked_verdicts
+from pipeline.judges.base import BaseJudge, text_digest, unchecked_verdicts
 from pipeline.records import Answer, Source, Statement, Verdict
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -28,6 +28,21 @@ class ScriptedJudge(BaseJudge):
         self.calls = 0
         # A delay per call makes runs slow enough to be killed part-way (crash-safety tests).
         self.delay = float(os.environ.get("SCRIPTED_JUDGE_DELAY", "0"))
+
+    def cache_material(self, method: str, answer: Answer, statements: Sequence[Statement],
+                       sources: Sequence[Source]) -> list[Any]:
+        """Its rules read the statements' texts (relevance, support), how many statements there are
+        (stance), nothing (confidence) and each source's text (support)."""
+        texts = [s.text for s in statements]
+        if method == "relevance":
+            return [texts]
+        if method == "stance":
+            return [len(statements)]
+        if method == "confidence":
+            return [None]
+        if method == "support":
+            return [{"statements": texts, "source": text_digest(s.text)} for s in sources]
+        return super().cache_material(method, answer, statements, sources)
 
     def _v(self, answer: Answer, kind: str, label: str, **kw) -> Verdict:
         return Verdict(answer.answer_id, kind, label, self.name, self.prompt_version, raw=label, **kw)  # type: ignore[arg-type]

@@ -143,6 +143,13 @@ class MiniCheckJudge(SupportOnlyJudge):
     def stats(self) -> dict[str, int]:
         return self.caller.stats
 
+    def support_inputs(self, statements: Sequence[Statement]) -> list[str]:
+        """Each statement as it is sent: markers removed, spaces collapsed, cut to `max_statement_chars`."""
+        return [" ".join(statement_text(st).split())[: self.max_statement_chars] for st in statements]
+
+    def source_read(self, text: str) -> str:
+        return (text or "")[: self.max_source_chars]
+
     def messages(self, document: str, claim: str) -> list[dict[str, str]]:
         """The chat messages for one (window, statement) check."""
         content = render_prompt(self._template, document=_FIELD_LINE_RE.sub(r"\1\2\3 -", document), claim=claim)
@@ -161,11 +168,11 @@ class MiniCheckJudge(SupportOnlyJudge):
     def support_many(self, answer: Answer, statements: Sequence[Statement], sources: Sequence[Source]) -> list[Verdict]:
         """One call per (statement, chosen window), run `concurrency` at a time; verdicts come
         grouped by source, in the order of `sources`."""
-        claims = [" ".join(statement_text(st).split())[: self.max_statement_chars] for st in statements]
+        claims = self.support_inputs(statements)
         plans = []
         tasks: dict[tuple[str, str], ChatReply | None] = {}
         for source in sources:
-            text = (source.text or "")[: self.max_source_chars]
+            text = self.source_read(source.text)
             spans = char_windows(text, self.window_chars, self.window_overlap) if text.strip() else []
             texts = [text[s:e] for s, e in spans]
             chosen = [rank_windows(claim, texts, self.max_windows) if claim and spans else [] for claim in claims]

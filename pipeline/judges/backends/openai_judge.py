@@ -62,7 +62,7 @@ from pipeline.judges.backends.llm_requests import (
 from pipeline.judges.backends.llm_retry import RetryingChat
 from pipeline.judges.backends.passages import Passage, locate_quote
 from pipeline.judges.backends.source_stance_llm import plan_source_stance
-from pipeline.judges.base import BaseJudge, JudgeError, unchecked_verdicts
+from pipeline.judges.base import BaseJudge, JudgeError, text_digest, unchecked_verdicts
 from pipeline.prompts import load_prompt
 from pipeline.records import Answer, Source, Statement, Verdict
 from pipeline.redact import redact
@@ -307,6 +307,37 @@ class OpenAIJudge(RetryingChat, BaseJudge):
         (not a failed call: there is nothing to retry until the source has text)."""
         prompt_id = prompt_parts("support")[2]
         return [replace(v, prompt_version=prompt_id) for v in unchecked_verdicts(self, answer, statements, source)]
+
+    # ------------------------------------------------------------------ key material
+    def cache_material(self, method: str, answer: Answer, statements: Sequence[Statement],
+                       sources: Sequence[Source]) -> list[Any]:
+        """A reply depends on the messages sent (the model and its settings are in the cache
+        fingerprint), and a verdict on the reply and on the text its quote is looked up in. So the
+        material is the planned requests themselves: for support, the requests that hold this source
+        (a short source shares a request with the others of its pack, which then matter too) and
+        its text; for source stance the same; for the statement-level methods their requests."""
+        if method in ("relevance", "stance"):
+            return [{"requests": [r.messages for r in plan_labels(method, self.settings, answer, statements)]}]
+        if method == "confidence":
+            return [{"request": plan_confidence(self.settings, answer).messages, "text": text_digest(answer.text)}]
+        if method == "support":
+            with_text = [s for s in sources if (s.text or "").strip()]
+            plan = plan_support_many(self.settings, answer, statements, with_text) if statements else []
+            out = []
+            for source in sources:
+                covering = [[r.messages, next(k for k, (s, _) in enumerate(r.pack) if s is source) if r.pack else 0]
+                            for r in plan if r.source is source or any(s is source for s, _ in r.pack)]
+                out.append({"requests": covering, "text": text_digest(source.text), "statements": len(statements)})
+            return out
+        if method == "source_stance":
+            plan = plan_source_stance(self.settings, answer, sources)
+            return [{"requests": [[r.messages, r.positions.index(k)] for r in plan if k in r.positions],
+                     "text": text_digest(source.text)} for k, source in enumerate(sources)]
+        if method == "support_set":
+            plan = plan_support_set(self.settings, answer, statements, sources) if statements else []
+            return [{"requests": [r.messages for r in plan], "texts": [text_digest(s.text) for s in sources],
+                     "statements": len(statements)}]
+        return super().cache_material(method, answer, statements, sources)
 
     # ------------------------------------------------------------------ Judge protocol
     def _label_kind(self, kind: str, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:

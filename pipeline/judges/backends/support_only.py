@@ -14,10 +14,11 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
-from pipeline.judges.base import BaseJudge, JudgeError
-from pipeline.records import Answer, Statement, Verdict
+from pipeline.judges.base import BaseJudge, JudgeError, text_digest
+from pipeline.judges.source_sets import joined_source
+from pipeline.records import Answer, Source, Statement, Verdict
 from pipeline.text import find_citation_markers, strip_citation_markers
 
 __all__ = ["SupportOnlyJudge", "SupportThresholds", "statement_text", "DELEGATED_TO"]
@@ -76,6 +77,30 @@ class SupportOnlyJudge(BaseJudge):
             "rules_output": inner,
         }
         return dataclasses.replace(verdict, judge=self.name, raw=json.dumps(raw, sort_keys=True, ensure_ascii=False))
+
+    def cache_material(self, method: str, answer: Answer, statements: Sequence[Statement],
+                       sources: Sequence[Source]) -> list[Any]:
+        """Relevance, stance and confidence: the offline rules' material. Support: what the
+        subclass's model reads of every statement (`support_inputs`) and of the source; set
+        support: the same against the document that joins the set (`BaseJudge.support_set`)."""
+        if method in ("relevance", "stance", "confidence"):
+            return self.rules.cache_material(method, answer, statements, sources)
+        if method == "support":
+            claims = self.support_inputs(statements)
+            return [{"claims": claims, "source": text_digest(self.source_read(s.text))} for s in sources]
+        if method == "support_set":
+            joined = joined_source(sources).text
+            return [{"claims": self.support_inputs(statements), "source": text_digest(self.source_read(joined))}]
+        return super().cache_material(method, answer, statements, sources)
+
+    def support_inputs(self, statements: Sequence[Statement]) -> list[str]:
+        """What the support model reads of each statement of a call (all of them: a judge may size
+        its windows by the longest)."""
+        return [statement_text(st) for st in statements]
+
+    def source_read(self, text: str) -> str:
+        """What the support model reads of a source text (the whole text, unless a subclass bounds it)."""
+        return text or ""
 
     def relevance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:
         return [self._delegated(v) for v in self.rules.relevance(answer, statements)]

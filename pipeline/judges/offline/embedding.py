@@ -9,7 +9,15 @@ content, so a sentence that occurs in many sources is encoded once.
 Speed: `encode` cuts its texts into batches and runs them on `embed_threads()` worker threads
 (numpy releases the GIL in BLAS calls and element-wise loops), with BLAS itself held at one thread
 (threadpoolctl). Each batch is then computed by one thread with the same arithmetic whatever the
-number of workers, so vectors are bit for bit the same for any thread count. Attention runs on slices
+number of workers, so vectors are bit for bit the same for any thread count.
+
+A text's vector must not depend on the other texts of its batch either (a resumed run embeds the
+texts it has left in other batches than a clean run, and the labels must come out the same). The
+batches are packed without padding, and every operation works per token, per text or per matrix
+row, so only a matrix product could tie a text to its companions: BLAS might block a product
+differently for another row count. `Encoder` checks this when it loads (`batch_independent`: a
+few texts encoded alone and in batches of several sizes must agree to the bit); where the BLAS in
+use fails the check, every text is encoded on its own products (exact, and slower). Attention runs on slices
 of at most ATTENTION_BLOCK_BYTES of scores, which stay in cache
 (softmax over one large block was a fifth of the time for 256-token passages).
 
@@ -183,11 +191,36 @@ class Encoder:
         self._executor: ThreadPoolExecutor | None = None
         self._inflight: dict[bytes, Future] = {}  # text key -> the batch embedding it right now
         self._inflight_lock = threading.RLock()
+        # False where this BLAS makes a row depend on the rows beside it: then each text alone
+        self.batch_independent = self._check_batch_independence()
+        if not self.batch_independent:
+            log.warning("embedding: this BLAS gives a text other last bits beside other texts; "
+                        "encoding every text on its own (exact, slower)")
 
     # -- forward pass -------------------------------------------------------------------------
+    def _check_batch_independence(self) -> bool:
+        """True when texts encoded in batches of several sizes get the vectors they get alone, to the
+        bit (checked once, at load, on texts of different lengths and row counts from 2 to ~1,000)."""
+        probes = [self.tokenizer.encode(" ".join(["shade"] * k + ["cools", "streets"] * (k % 5))).ids
+                  for k in (1, 2, 3, 5, 8, 13, 21, 34, 55, 80)]
+        alone = [self._pool_vectors([seq]) for seq in probes]
+        for size in (2, 3, 7, len(probes)):
+            for start in range(0, len(probes), size):
+                group = sorted(range(start, min(start + size, len(probes))), key=lambda i: len(probes[i]))
+                together = self._pool_vectors([probes[i] for i in group])
+                if any(not np.array_equal(together[r], alone[i][0]) for r, i in enumerate(group)):
+                    return False
+        return True
+
     def _forward(self, seqs: Sequence[Sequence[int]]) -> np.ndarray:
         """Token-id sequences, sorted by length -> (len(seqs), DIM) normalised sentence vectors
-        (the mean of each text's token states from `_hidden`, L2-normalised)."""
+        (the mean of each text's token states from `_hidden`, L2-normalised); each text on its own
+        where the BLAS fails `batch_independent`."""
+        if not self.batch_independent:
+            return np.concatenate([self._pool_vectors([seq]) for seq in seqs]) if seqs else np.zeros((0, DIM), np.float32)
+        return self._pool_vectors(seqs)
+
+    def _pool_vectors(self, seqs: Sequence[Sequence[int]]) -> np.ndarray:
         x, starts, lens = self._hidden(seqs)
         pooled = np.add.reduceat(x, starts, axis=0) / lens[:, None].astype(np.float32)  # mean over each text
         norm = np.sqrt(np.einsum("ij,ij->i", pooled, pooled))[:, None]
@@ -199,10 +232,9 @@ class Encoder:
 
         The sequences are packed end to end without padding: the dense layers run on all tokens at
         once (one large GEMM each) and attention runs per slice of equal-length sequences. So no
-        work goes to padding, and every op works per token, per sequence or per matmul row. A text's
-        vector still moves by float32 rounding (~1e-7) with the other texts of its batch, because
-        BLAS blocks a product differently for other row counts; decisions never hinge on that
-        (tests/test_kill_resume.py compares resumed runs with clean ones).
+        work goes to padding, and every op works per token, per sequence or per matmul row; whether
+        the BLAS also keeps a row's product apart from the rows beside it is checked at load
+        (`batch_independent`), and `_forward` encodes each text alone where it does not.
         """
         w = self.w
         H, h = self.hidden, self.n_heads

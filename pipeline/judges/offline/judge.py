@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import json
 import logging
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
-from pipeline.judges.base import BaseJudge, unchecked_verdicts
+from pipeline.judges.base import BaseJudge, text_digest, unchecked_verdicts
 from pipeline.judges.offline.cues import CUES_VERSION, confidence_level, filler_cue, stance_readings
 from pipeline.judges.offline.source_stance import RULES_VERSION as SOURCE_STANCE_RULES
 from pipeline.judges.offline.source_stance import offline_source_stance
@@ -47,7 +48,7 @@ from pipeline.judges.offline.support import (
 )
 from pipeline.judges.offline.text import strip_markers
 from pipeline.judges.source_sets import WindowedSetSupport
-from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
+from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict, unreadable_code
 from pipeline.text import statements_for
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,33 @@ LEXICAL_JUDGE_NAME = "offline:lexical"
 # Follows PROMPT_VERSION (the two share every rule) and never equals it, so their labels never mix.
 LEXICAL_PROMPT_VERSION = f"{PROMPT_VERSION}-lexical"
 RULED_OUT_SCORE = 0.0  # the score of a pair the first pass rules out (label none)
+# Uncited pairs of one answer judged in full, at most: when more pass the first pass, those whose best
+# window holds the largest share of the statement's words go on and the rest are ruled out with the
+# reason. A deep-research answer (200 sources x 140 statements) has a few hundred; an answer where
+# every page repeats every statement would otherwise cost one embedding per pair. Cited pairs are
+# always judged in full.
+MAX_UNCITED_JUDGED = 1_000
+HELD_BACK = ("ruled out before the full judge: {n:,} uncited pairs of this answer passed the first pass and "
+             "only the {cap:,} whose best window holds the most of their words are judged in full")
+
+
+@lru_cache(maxsize=50_000)
+def _stripped(text: str) -> str:
+    return strip_markers(text)
+
+
+_SOURCES_OF: tuple[Any, dict[int, Source]] = (None, {})  # the last answer's sources by index (pair_input)
+
+
+def _sources_by_index(answer: Answer) -> dict[int, Source]:
+    global _SOURCES_OF
+    last, by_index = _SOURCES_OF
+    if last is not answer:
+        by_index = {}
+        for s in answer.sources:
+            by_index.setdefault(s.index, s)  # as Answer.source: the first one listed under a number
+        _SOURCES_OF = (answer, by_index)
+    return by_index
 
 # --------------------------------------------------------------------------------------------
 # the judge
@@ -72,16 +100,20 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
     True: rule out uncited pairs that share almost nothing before the full judge)."""
 
     name = JUDGE_NAME
+
     @property
     def cache_fingerprint(self) -> str:
-        """In the cache key: the source-stance cue rules (their own module, their own version) and
-        the support model in use, so labels of the lexical fallback never stand in for the
-        embedding model's under the same name and prompt version."""
-        return f"{SOURCE_STANCE_RULES}+support-{self.mode}"
+        """In the cache key: the source-stance cue rules (their own module, their own version), the
+        support model in use (labels of the lexical fallback never stand in for the embedding
+        model's under the same name and prompt version), the parameters file's content, whether the
+        first pass runs, and how long an evidence passage may be."""
+        return (f"{SOURCE_STANCE_RULES}+support-{self.mode}+params-{self._params_digest}"
+                f"+prefilter-{int(self.prefilter)}+evidence-{self._features.max_evidence_chars}")
 
     def __init__(self, params_path: str | Path | None = None, use_embeddings: bool = True,
                  max_evidence_chars: int = MAX_EVIDENCE_CHARS, prefilter: bool = True, **_: Any) -> None:
         self.params = load_params(Path(params_path) if params_path else None)
+        self._params_digest = text_digest(json.dumps(self.params, sort_keys=True))[:16]
         # the cue rules' version is part of it: new relevance / stance / confidence rules rebuild labels
         self.prompt_version = f"{PROMPT_VERSION}+{self.params.get('version', 'default')}+{CUES_VERSION}"
         # Which ExpertQA questions the support model was fitted on (hashes, see
@@ -95,6 +127,9 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         self._warning = ""
         self._models: dict[str, SupportModel] = {}
         self._prefetched: dict[PairInput, PairFeatures] = {}
+        self._to_prefetch: Sequence[AnnotatedAnswer] = ()  # announced by `prefetch`, computed on first need
+        self._held_memo: tuple[Any, frozenset[tuple[int, int]]] | None = None  # the last answer's held_back
+        self._held_note = ""
 
     # -- mode and models ----------------------------------------------------------------------
     @property
@@ -141,13 +176,43 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
 
     @staticmethod
     def pair_input(answer: Answer, statement: Statement, source: Source) -> PairInput:
+        by_index = _sources_by_index(answer)
         cited = []
         for n in statement.citations:
-            src = answer.source(n)
+            src = by_index.get(n)
             if src is not None and src.text and src.fetch_ok is not False:
                 cited.append(src.text)
-        return PairInput(strip_markers(statement.text), source.text or "", tuple(cited), answer.query,
+        return PairInput(_stripped(statement.text), source.text or "", tuple(cited), answer.query,
                          source.index in statement.citations)
+
+    def held_back(self, answer: Answer, statements: Sequence[Statement]) -> frozenset[tuple[int, int]]:
+        """(statement position, source index) of the uncited pairs that pass the first pass but are
+        not among the MAX_UNCITED_JUDGED whose best window holds the largest share of the
+        statement's words (ties: statement, then source, in order); empty while at most that many
+        uncited pairs exist. Ranked among the answer's sources with text, whichever of them a call
+        asks about, so a call for some sources decides as a call for all of them."""
+        if not self.prefilter:
+            return frozenset()
+        judged = [s for s in answer.sources if not unreadable_code(s)]  # what the annotate stage judges
+        uncited = sum(1 for st in statements for src in judged if src.index not in st.citations)
+        if uncited <= MAX_UNCITED_JUDGED:
+            return frozenset()
+        key = (answer, tuple((st.text, st.citations) for st in statements))
+        if self._held_memo is not None and self._held_memo[0] == key:
+            return self._held_memo[1]
+        ranked = []
+        texts = [_stripped(st.text) for st in statements]
+        for src in judged:
+            for pos, st in enumerate(statements):
+                if src.index not in st.citations:
+                    reason, share = self._features.first_pass(texts[pos], src.text)
+                    if not reason:
+                        ranked.append((-share, pos, src.index))
+        ranked.sort()
+        held = frozenset((pos, index) for _, pos, index in ranked[MAX_UNCITED_JUDGED:])
+        self._held_note = HELD_BACK.format(n=len(ranked), cap=MAX_UNCITED_JUDGED)
+        self._held_memo = (key, held)
+        return held
 
     def support(self, answer: Answer, statements: Sequence[Statement], source: Source) -> list[Verdict]:
         if not (source.text or "").strip():  # nothing to read: not checked, never "none"
@@ -155,18 +220,31 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         mode = self.mode
         model = self.model(mode)
         inputs = [self.pair_input(answer, s, source) for s in statements]
-        if all(p in self._prefetched for p in inputs):
-            feats = [self._prefetched[p] for p in inputs]
-        else:
-            feats = self.support_features(inputs, mode)
-        probs = model.score([pf.features for pf in feats if not pf.ruled_out])
+        if self._to_prefetch:
+            self._prefetch_now()
+        held = self.held_back(answer, statements)
+        judged = [k for k in range(len(statements)) if (k, source.index) not in held]
+        feats: list[PairFeatures | None] = [None] * len(statements)
+        missing = []
+        for k in judged:
+            feats[k] = self._prefetched.get(inputs[k])
+            if feats[k] is None:
+                missing.append(k)
+        if missing:  # computed alone or with the others: a pair's features do not depend on its companions
+            for k, computed in zip(missing, self.support_features([inputs[k] for k in missing], mode)):
+                feats[k] = computed
+        probs = model.score([f.features for f in feats if f is not None and not f.ruled_out])
         scored = iter(probs)
         out = []
         for s, pf in zip(statements, feats):
             raw: dict[str, Any] = {"mode": mode}
-            if pf.ruled_out:
+            evidence = ""
+            if pf is None:  # held back: more uncited pairs passed the first pass than are judged in full
+                p, raw["prefilter"] = RULED_OUT_SCORE, self._held_note
+            elif pf.ruled_out:
                 p, raw["prefilter"] = RULED_OUT_SCORE, pf.note
             else:
+                evidence = pf.evidence
                 p_model = float(next(scored))
                 raw.update(features={k: round(v, 4) for k, v in pf.features.items()}, p_full=round(p_model, 4))
                 p, rule = apply_rules(p_model, pf.conflicts, model.t_partial, pf.missing_part, model.t_full)
@@ -182,25 +260,72 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
                 raw["warning"] = self._warning
             out.append(Verdict(answer.answer_id, "support", model.label(p), self.name, self.prompt_version,
                                raw=json.dumps(raw, sort_keys=True), statement_index=s.index,
-                               source_index=source.index, score=p, evidence=pf.evidence))
+                               source_index=source.index, score=p, evidence=evidence))
         return out
 
+    # -- key material (pipeline.judges.cache) --------------------------------------------------------
+    def cache_material(self, method: str, answer: Answer, statements: Sequence[Statement],
+                       sources: Sequence[Source]) -> list[Any]:
+        """What each method's verdicts depend on. Support: the pair inputs it scores (`pair_input`:
+        the statement without markers, the source text, whether the statement cites this source,
+        the texts of all its cited sources, the question), texts as digests. Set support
+        (`WindowedSetSupport`): the same for every source of the set, in order, with each one's
+        title (the joined passages carry it). Relevance and stance read the statements' texts and
+        the question; confidence the answer's text; source stance the question and the source."""
+        if method in ("relevance", "stance"):
+            return [{"query": answer.query, "statements": [s.text for s in statements]}]
+        if method == "confidence":
+            return [{"text": text_digest(answer.text)}]
+        if method == "source_stance":
+            return [{"query": answer.query, "source": text_digest(s.text)} for s in sources]
+        digests: dict[str, str] = {}  # each long text hashed once per call
+
+        def digest(text: str) -> str:
+            found = digests.get(text)
+            if found is None:
+                found = digests[text] = text_digest(text)
+            return found
+
+        held = self.held_back(answer, statements) if method in ("support", "support_set") else frozenset()
+
+        def support(source: Source) -> dict[str, Any]:
+            pairs = [self.pair_input(answer, s, source) for s in statements]
+            material: dict[str, Any] = {
+                "query": answer.query, "source": digest(source.text or ""),
+                "pairs": [[p.statement, p.cited, [digest(t) for t in p.cited_texts]] for p in pairs]}
+            kept_out = [k for k in range(len(statements)) if (k, source.index) in held]
+            if kept_out:  # ruled out by rank among the answer's uncited pairs (`held_back`): part of the verdict
+                material["held_back"] = [kept_out, self._held_note]
+            return material
+
+        if method == "support":
+            return [support(s) for s in sources]
+        if method == "support_set":
+            return [{"set": [[s.title, support(s)] for s in sources]}]
+        return super().cache_material(method, answer, statements, sources)
+
     def prefetch(self, answers: Sequence[AnnotatedAnswer]) -> None:
-        """Compute the support features of every (statement, source with text) pair of these answers
-        in one `support_features` call, so that all their sentences are embedded in large batches;
-        the following `support` calls take the stored features. Replaces what an earlier call stored."""
+        """Announce the answers about to be labelled: at the first `support` call that reaches this
+        judge, the support features of every (statement, source with text) pair of these answers
+        are computed in one `support_features` call, so that all their sentences are embedded in
+        large batches, and the following `support` calls take the stored features. Nothing is
+        computed when no call comes (every verdict found in the judge cache). Replaces what an
+        earlier call stored."""
         self._prefetched = {}
-        if self.mode != "embed":
-            return
+        self._to_prefetch = list(answers) if self.mode == "embed" else ()
+
+    def _prefetch_now(self) -> None:
+        answers, self._to_prefetch = self._to_prefetch, ()
         pairs: dict[PairInput, None] = {}
         for a in answers:
             statements = statements_for(a)
+            held = self.held_back(a.answer, statements)
             for src in a.answer.sources:
                 if (src.text or "").strip() and src.fetch_ok is not False:
-                    for s in statements:
-                        pairs[self.pair_input(a.answer, s, src)] = None
+                    for k, s in enumerate(statements):
+                        if (k, src.index) not in held:
+                            pairs[self.pair_input(a.answer, s, src)] = None
         self._prefetched = dict(zip(pairs, self.support_features(list(pairs), "embed")))
-
 
     # -- relevance, confidence, stance: rule sets in pipeline.judges.offline.cues -----------------
     def relevance(self, answer: Answer, statements: Sequence[Statement]) -> list[Verdict]:

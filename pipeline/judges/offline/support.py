@@ -166,6 +166,7 @@ class SourceIndex:
                 self.postings.setdefault(f, []).append(i)
         n = max(len(self.sentences), 1)
         self.idf = {f: math.log(1.0 + n / len(ids)) for f, ids in self.postings.items()}
+        self._arrays: dict[str, np.ndarray] = {}  # postings as arrays, made when first asked (`posting_array`)
         self.default_idf = math.log(1.0 + n)
         self.figures: tuple[Figure, ...] = tuple(f for figs in self.sentence_figures for f in figs)
         self.bigrams = {b for fs, _ in parsed for b in zip(fs, fs[1:])}
@@ -174,6 +175,12 @@ class SourceIndex:
         self.n_words = len(raw)
         self.raw_bigrams = set(zip(raw, raw[1:]))
         self.raw_trigrams = set(zip(raw, raw[1:], raw[2:]))
+
+    def posting_array(self, form: str) -> np.ndarray:
+        found = self._arrays.get(form)
+        if found is None:
+            found = self._arrays[form] = np.asarray(self.postings[form], dtype=np.intp)
+        return found
 
 
 # --------------------------------------------------------------------------------------------
@@ -221,32 +228,64 @@ def prefilter_reason(st: StatementWords, idx: SourceIndex) -> str:
     """Why a statement is ruled out against an uncited source before the full judge runs, or "":
     no window of one to three consecutive sentences holds PREFILTER_MIN_WINDOW of its words (so the
     source cannot state it), counted first over the whole source, which is cheaper and never smaller."""
+    return first_pass(st, idx)[0]
+
+
+def first_pass(st: StatementWords, idx: SourceIndex) -> tuple[str, float]:
+    """`prefilter_reason`, and the share of the statement's words the best window holds (what ranks
+    the pairs that pass; 0 for a pair ruled out on the whole source)."""
     n = len(st.forms)
     shared = sum(1 for f in st.forms if f in idx.all_forms)
     if n == 0 or shared < PREFILTER_MIN_WINDOW * n:
-        return f"ruled out before the full judge: {shared} of its {n} words in the source"
+        return f"ruled out before the full judge: {shared} of its {n} words in the source", 0.0
     _, in_window, _, _ = _best_window(st, idx)
     if in_window < PREFILTER_MIN_WINDOW * n:
         return (f"ruled out before the full judge: at most {in_window} of its {n} words in any window of "
-                f"{WINDOW_SENTENCES} sentences")
-    return ""
+                f"{WINDOW_SENTENCES} sentences"), in_window / n
+    return "", in_window / n
+
+
+# Above this many postings a statement's sentence counts are summed in numpy, below in Python; both
+# add the same numbers in the same order (form by form, sentence by sentence), so they agree to the bit.
+NUMPY_POSTINGS = 256
+
+
+def _top_sentences(st: StatementWords, idx: SourceIndex) -> tuple[list[int], int]:
+    """The best TOP_SENTENCES sentences (by statement words held, then their rarity, then position)
+    and the words the first one holds; ([], 0) when no sentence holds any."""
+    forms = [f for f in st.forms if f in idx.postings]
+    if not forms:
+        return [], 0
+    if sum(len(idx.postings[f]) for f in forms) < NUMPY_POSTINGS:
+        counts: dict[int, int] = {}
+        weights: dict[int, float] = {}
+        for f in forms:
+            w = idx.idf[f]
+            for i in idx.postings[f]:
+                counts[i] = counts.get(i, 0) + 1
+                weights[i] = weights.get(i, 0.0) + w
+        top = sorted(counts, key=lambda i: (-counts[i], -weights[i], i))[:TOP_SENTENCES]
+        return top, counts[top[0]]
+    arrays = [idx.posting_array(f) for f in forms]
+    ids = np.concatenate(arrays)
+    each = np.repeat(np.array([idx.idf[f] for f in forms], dtype=np.float64), [len(a) for a in arrays])
+    n = len(idx.sentences)
+    held = np.bincount(ids, minlength=n)
+    rarity = np.bincount(ids, weights=each, minlength=n)
+    hit = np.flatnonzero(held)
+    order = np.lexsort((hit, -rarity[hit], -held[hit]))  # the last key sorts first: words, rarity, position
+    top = [int(i) for i in hit[order[:TOP_SENTENCES]]]
+    return top, int(held[top[0]])
 
 
 def _best_window(st: StatementWords, idx: SourceIndex) -> tuple[tuple[int, int], int, int, list[int]]:
     """Best window (start, end) of one to three sentences, the statement words it holds, the most
-    any single sentence holds, and the best sentences in order."""
-    counts: dict[int, int] = {}
-    weights: dict[int, float] = {}
-    for f in st.forms:
-        ids = idx.postings.get(f)
-        if ids:
-            w = idx.idf[f]
-            for i in ids:
-                counts[i] = counts.get(i, 0) + 1
-                weights[i] = weights.get(i, 0.0) + w
-    if not counts:
+    any single sentence holds, and the best TOP_SENTENCES sentences in order (by words held, then
+    their rarity, then position). Its cost grows with the postings of the statement's words, not
+    with the pairs: the counts are summed in numpy for a long source."""
+    top, most = _top_sentences(st, idx)
+    if not top:
         return (0, min(1, len(idx.sentences))), 0, 0, []
-    top = sorted(counts, key=lambda i: (-counts[i], -weights[i], i))
     want = set(st.forms)
     best, best_n = (top[0], top[0] + 1), -1
     for s in top[:3]:
@@ -256,7 +295,7 @@ def _best_window(st: StatementWords, idx: SourceIndex) -> tuple[tuple[int, int],
             got = len(set().union(*(want & idx.forms[k] for k in range(a, b))))
             if got > best_n or (got == best_n and b - a < best[1] - best[0]):
                 best, best_n = (a, b), got
-    return best, best_n, counts[top[0]], top
+    return best, best_n, most, top
 
 
 def _raw_overlap(st: StatementWords, idx: SourceIndex) -> dict[str, float]:
@@ -466,10 +505,16 @@ class SupportModel:
         self.t_partial = float(spec["threshold_partial"])
 
     def score(self, feats: Sequence[dict[str, float]]) -> np.ndarray:
+        """Probability of full support per feature row. Each row's sum is exactly rounded
+        (`math.fsum` over its terms), so a pair's score does not depend on the other rows scored
+        with it: a matrix-vector product gives a row other last bits in another row count (BLAS
+        blocks it differently), which made a resumed run differ from a clean one."""
         if not feats:
             return np.zeros(0)
         x = np.array([[f.get(k, 0.0) for k in self.features] for f in feats], dtype=np.float64)
-        return _sigmoid(((x - self.mean) / self.std) @ self.coef + self.intercept)
+        terms = ((x - self.mean) / self.std) * self.coef  # element by element: no row sees another
+        z = np.array([math.fsum(row) for row in terms.tolist()], dtype=np.float64) + self.intercept
+        return _sigmoid(z)
 
     def label(self, p: float) -> str:
         return "full" if p >= self.t_full else "partial" if p >= self.t_partial else "none"
@@ -526,6 +571,18 @@ class FeatureBuilder:
     def __init__(self, max_evidence_chars: int = MAX_EVIDENCE_CHARS) -> None:
         self.max_evidence_chars = max_evidence_chars
         self._index_cache: dict[str, SourceIndex] = {}
+        self._passes: dict[tuple[str, str], tuple[str, float]] = {}  # (statement, source) -> `first_pass`
+
+    def first_pass(self, statement: str, source: str) -> tuple[str, float]:
+        """`first_pass` of a statement (markers stripped) against a source text, remembered: the
+        judge ranks an answer's uncited pairs by it before it judges them."""
+        key = (statement, source)
+        found = self._passes.get(key)
+        if found is None:
+            if len(self._passes) > 200_000:
+                self._passes.clear()
+            found = self._passes[key] = first_pass(statement_words(statement), self.index(source))
+        return found
 
     def index(self, text: str) -> SourceIndex:
         idx = self._index_cache.get(text)
@@ -554,7 +611,7 @@ class FeatureBuilder:
         for p in pairs:
             idx = indexes[p.source]
             st = statement_words(p.statement)
-            reason = prefilter_reason(st, idx) if prefilter and not p.cited else ""
+            reason = self.first_pass(p.statement, p.source)[0] if prefilter and not p.cited else ""
             if reason:
                 rows.append(PairFeatures({}, "", note=reason, ruled_out=True))
                 passages.append("")

@@ -1,0 +1,52 @@
+"""Runs `aee` with a crash hook on the write path's named points (pipeline/faults.py).
+
+    python tests/crash_driver.py LOG KILL_AT -- run --dataset ... (any `aee` arguments)
+
+Every point the run passes is appended to LOG, one name a line. With KILL_AT = n > 0 the process
+sends itself SIGKILL right after the n-th point: a real kill -9, nothing cleans up. `run_in_child`
+does the same in a process forked from a multiprocessing fork server that has imported the
+pipeline already (a trial then costs the run, not the imports).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+
+def main() -> int:
+    log_path, kill_at = sys.argv[1], int(sys.argv[2])
+    return run(log_path, kill_at, sys.argv[sys.argv.index("--") + 1:])
+
+
+def run_in_child(log_path: str, kill_at: int, argv: list[str], env: dict[str, str]) -> None:
+    """A multiprocessing target: `run` with these environment variables; exits with its code."""
+    os.environ.update(env)
+    code = run(log_path, kill_at, argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def run(log_path: str, kill_at: int, argv: list[str]) -> int:
+    from pipeline import faults
+    from pipeline.cli import main as aee
+
+    seen = 0
+    log = open(log_path, "a", encoding="utf-8")  # noqa: SIM115 - open until the process ends or is killed
+
+    def hook(name: str) -> None:
+        nonlocal seen
+        seen += 1
+        log.write(name + "\n")
+        log.flush()
+        if seen == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    faults.set_hook(hook)
+    return aee(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
