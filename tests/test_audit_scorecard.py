@@ -16,6 +16,7 @@ from pipeline.audit.ppi import additivity_gap, unit_values  # noqa: E402
 from pipeline.audit.sample import draw_sample, register  # noqa: E402
 from pipeline.audit.scorecard import ALL_ENGINES, human_labels, ppi_scorecard  # noqa: E402
 from pipeline.matrices import label_view  # noqa: E402
+from pipeline.records import unreadable_code  # noqa: E402
 from pipeline.tables import load_annotated  # noqa: E402
 
 JUDGE = "scripted"
@@ -66,7 +67,15 @@ def _hand_means(root, metric: str) -> dict[str, float]:
     rows = []
     for aid, a in judged.items():
         if metric in SUPPORT_METRICS:
-            mixed = with_verdicts(a, [v for v in hand[aid].verdicts if v.kind == "support"])
+            # a pair whose source has no text or could not be fetched stays unknown: no judge sees it, no
+            # person is asked about it (a hand label there is knowledge the audited judge could never have)
+            readable = {s.index for s in a.answer.sources if not unreadable_code(s)}
+            mixed = with_verdicts(a, [v for v in hand[aid].verdicts if v.kind == "support" and v.source_index in readable])
+            if metric == "unsupported_statements" and len(readable) < len(a.answer.sources):
+                # the census is over scope "all": every statement of this answer has a source nobody can read, so
+                # whether it is supported would hang on its other labels; the estimate leaves such statements out
+                mixed = type(a)(a.answer, a.statements, tuple(v for v in mixed.verdicts
+                                                              if not (v.kind == "support" and v.source_index is not None)))
         else:
             mixed = hand[aid]
         value = METRICS[metric].fn(ScoringContext(mixed, ScoreConfig("strict", "exact"))).value

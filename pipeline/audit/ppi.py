@@ -34,6 +34,13 @@ Judge abstentions (`unknown`, no verdict, an error) are never predictions: such 
 support" inside the prediction, a constant, which the rectifier then corrects from human labels
 (they sit in their own "judge: unknown" strata). An annotator's "can't tell" is not a label: a unit
 with any such item is left out of the labelled set, assumed to behave like the rest of its stratum.
+
+A pair whose source has no text here (or could not be fetched) is unknown to every judge and to the
+metrics (docs/metrics/unknown.md), and nobody is asked about it (`population.audited_sources`): it
+stays unknown in the prediction, in the label-free baseline and under the people's labels, so the
+estimand is the scorecard a judge agreeing with the people on every readable pair would give, with
+the same statements and answers left out as in the judge-only value. An answer whose value is null
+that way (too few readable pairs) is outside the metric's population, as it is on the scorecard.
 """
 
 from __future__ import annotations
@@ -47,10 +54,10 @@ import pandas as pd
 
 from pipeline.audit import CANT_TELL, definite
 from pipeline.audit.humans import audit_judge_id, human_verdicts
-from pipeline.audit.population import pair_cluster_ids
+from pipeline.audit.population import audited_sources, pair_cluster_ids
 from pipeline.audit.sample import Sample
 from pipeline.metrics import METRICS, ScoreConfig, ScoringContext
-from pipeline.records import SUPPORT_LABELS, AnnotatedAnswer, Verdict
+from pipeline.records import SUPPORT_LABELS, AnnotatedAnswer, Verdict, unreadable_code
 
 ALPHA = 0.05
 Z = NormalDist().inv_cdf(1 - ALPHA / 2)
@@ -307,15 +314,18 @@ def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
         drawn.setdefault(r.cluster_id, []).append((r.item_id, int(r.statement_index), int(r.source_index)))
     rows, consts = [], []
     for aid in sorted(answers):
-        a, cids = answers[aid], by_answer.get(aid, [])
-        listed = [s.index for s in a.answer.sources]
+        a, all_cids = answers[aid], by_answer.get(aid, [])
+        listed = {s.index: s for s in a.answer.sources}
         statements = {s.index: s for s in a.statements}
-        frame_pairs: list[tuple[int, int]] = []
-        for cid in cids:
-            st = statements.get(int(cid.rsplit("#s", 1)[1]))
-            if st is None:
-                return f"statement {cid!r} of the sample is no longer in the results: draw a new sample"
-            frame_pairs += [(st.index, i) for i in ([i for i in st.citations if i in listed] if scope == "cited" else listed)]
+        if any(int(cid.rsplit("#s", 1)[1]) not in statements for cid in all_cids):
+            return f"a statement of answer {aid!r} in the sample is no longer in the results: draw a new sample"
+        partly_unreadable = _partly_unreadable(a, listed, scope) if metric == "unsupported_statements" else set()
+        if partly_unreadable:
+            a = _undecided_statements(a, partly_unreadable)
+        cids = [cid for cid in all_cids if int(cid.rsplit("#s", 1)[1]) not in partly_unreadable]
+        rows += [_outside(cid) for cid in all_cids if cid not in cids]
+        frame_pairs = [(si, i) for si in (int(cid.rsplit("#s", 1)[1]) for cid in cids)
+                       for i in audited_sources(statements[si], listed, scope)]
         base_j = prediction_view(a, frame_pairs)
         g_j = _metric(metric, base_j)
         if g_j is None:  # not defined for this answer whatever the support labels: outside the population
@@ -326,8 +336,9 @@ def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
             continue
         base_h = with_verdicts(a, _support(a, {k: "none" for k in frame_pairs}, NO_PREDICTION_JUDGE))
         g_h = _metric(metric, base_h)
-        if g_h is None:
-            return f"the label-free baseline of answer {aid!r} is undefined for {metric}"
+        if g_h is None:  # too many pairs without text for a value whatever people say: outside, as for the judge
+            rows += [_outside(cid) for cid in cids]
+            continue
         consts.append(_const(a, 0.0, g_h))
         share = g_j / len(cids)
         for cid in cids:
@@ -347,6 +358,28 @@ def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
                         "c": float(np.mean([d[1] for d in deltas])), "complete": True}
             rows.append(row)
     return _finish(sample, rows, consts)
+
+
+def _partly_unreadable(a: AnnotatedAnswer, listed: Mapping[int, Any], scope: str) -> set[int]:
+    """Statements with a source in scope that has no text here (or could not be fetched). Whether such
+    a statement is supported would hang on the labels of its other pairs (one "full" decides it, a
+    "none" leaves it undecided), so its place in the answer's denominator would move with the labels
+    and the estimate would stop being a sum over statements: unsupported statements is estimated
+    over the statements whose every source in scope can be read, and these are left out."""
+    out = set()
+    for st in a.statements:
+        indexes = [i for i in st.citations if i in listed] if scope == "cited" else list(listed)
+        if any(unreadable_code(listed[i]) for i in indexes):
+            out.add(st.index)
+    return out
+
+
+def _undecided_statements(a: AnnotatedAnswer, statements: set[int]) -> AnnotatedAnswer:
+    """The answer with every single-source support verdict of these statements removed: each of
+    their pairs is then unknown, so the metric leaves the statements out whatever anyone says."""
+    keep = tuple(v for v in a.verdicts if not (v.kind == "support" and v.source_index is not None
+                                               and v.statement_index in statements))
+    return AnnotatedAnswer(a.answer, a.statements, keep)
 
 
 def _outside(cluster_id: str) -> dict:
@@ -435,7 +468,10 @@ def additivity_gap(metric: str, answer: AnnotatedAnswer, sample: Sample, labels:
     part = units.clusters[(units.clusters["answer_id"] == aid) & units.clusters["in_population"]]
     if part.empty or not part["labelled"].all():
         return None
-    items = sample.items[sample.items["answer_id"] == aid]
+    if metric == "unsupported_statements":  # as `_pair_units` does: partly unreadable statements left out
+        listed = {s.index: s for s in answer.answer.sources}
+        answer = _undecided_statements(answer, _partly_unreadable(answer, listed, sample.meta.get("scope", "cited")))
+    items = sample.items[sample.items["cluster_id"].isin(set(part["cluster_id"]))]
     pairs = {(int(r.statement_index), int(r.source_index)): (labels.get(r.item_id) or {}).get("support")
              for r in items.itertuples(index=False)}
     base = prediction_view(answer, list(pairs))

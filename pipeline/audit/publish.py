@@ -179,15 +179,17 @@ class Publication:
     def summary(self) -> str:
         """One paragraph: what became a label and what stayed unknown, by kind."""
         parts = []
-        for kind, noun in (("support", "pairs"), ("relevance", "statements (relevance)"), ("stance", "statements (stance)"),
-                           ("confidence", "answers (confidence)")):
+        for kind, noun in (("support", "pairs"), ("relevance", "statements for relevance"),
+                           ("stance", "statements for stance"), ("confidence", "answers for confidence")):
             decided = self.counts[(kind, "decided")]
             split, cant = self.counts[(kind, "audit_split")], self.counts[(kind, "audit_cant_tell")]
             total = sum(n for (k, _), n in self.counts.items() if k == kind)
             if not total:
                 continue
             extra = ", ".join(x for x in (f"{split} split" if split else "", f"{cant} can't tell" if cant else "") if x)
-            parts.append(f"{decided} of {total} {noun} labelled" + (f" ({extra})" if extra else ""))
+            what = noun.split(" for ")
+            parts.append(f"{decided} of {total} {what[0]} labelled" + (f" for {what[1]}" if len(what) > 1 else "")
+                         + (f" ({extra})" if extra else ""))
         stale = self.counts[("stale", "")]
         who = ", ".join(self.annotators)
         return (f"judge {AUDIT_JUDGE} of {self.dataset}: labels of {len(self.annotators)} "
