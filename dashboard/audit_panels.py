@@ -175,6 +175,8 @@ def verdict(row: dict) -> str:
         words.append("judge within the corrected interval")
     if row.get("more_to_halve"):
         words.append(f"about {row['more_to_halve']} more labelled items would halve the interval")
+    if row.get("note"):
+        words.append(str(row["note"]))
     return "; ".join(words)
 
 

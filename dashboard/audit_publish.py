@@ -21,7 +21,9 @@ import streamlit as st
 from dashboard import data
 from dashboard.render import md_escape
 from dashboard.url_state import page_link_to
+from pipeline.audit.labels import LabelStore, labels_path
 from pipeline.audit.publish import labels_since, published
+from pipeline.audit.sample import list_samples
 from pipeline.judges.carried import AUDIT_JUDGE
 from pipeline.store import table_path
 
@@ -54,9 +56,11 @@ def run_publish(dataset: str) -> tuple[bool, str]:
 
 
 def status(dataset: str) -> dict[str, Any]:
-    """{"record": what the published judge holds or None, "since": label events after it, or None}."""
+    """{"record": what the published judge holds or None, "since": label events after it or None,
+    "events": label events on the dataset's samples so far}."""
     root = data.results_root()
-    return {"record": published(dataset, root), "since": labels_since(dataset, root)}
+    events, _ = LabelStore(labels_path(root)).state(str(m["sample_id"]) for m in list_samples(dataset, root))
+    return {"record": published(dataset, root), "since": labels_since(dataset, root), "events": events}
 
 
 def _publish_now(dataset: str, where: Any) -> None:
@@ -77,6 +81,10 @@ def publish_panel(dataset: str, key: str, audited_judge: str | None = None, wher
         (where.success if ok else where.error)(md_escape(said), icon=":material/how_to_reg:" if ok else ":material/error:")
     state = status(dataset)
     record, since = state["record"], state["since"]
+    if record is None and not state["events"]:
+        where.caption(f"Once people have labelled items of a sample, their labels can be published here as the judge "
+                      f"{AUDIT_JUDGE}, to pick in the Scorecard, the Answer inspector and Compare.")
+        return
     cols = where.columns([3, 1.2])
     if record is None:
         cols[0].markdown(f"These labels are not a judge yet. Publish them as judge **{AUDIT_JUDGE}** to pick them in the "

@@ -42,6 +42,15 @@ samples = audit_data.samples(dataset)
 labels = {str(m["sample_id"]): audit_data.sample_label(m) for m in samples}
 
 
+def _default_scope() -> int:
+    """Every listed source (index 1) where the judges label uncited pairs too, as on the teaching corpus: the
+    unsupported-statements correction needs them; the cited ones (0) where labels cover cited pairs only (ExpertQA)."""
+    judge = data.default_judge(dataset)
+    answers = data.annotated_answers(dataset, judge) if judge else {}
+    cited_only = bool(answers) and all(a.answer.meta.get("support_scope") == "cited_only" for a in answers.values())
+    return 0 if cited_only or not answers else 1
+
+
 def _draw_form() -> None:
     judges = [j for j in data.judges(dataset) if j != AUDIT_JUDGE]  # the people's own labels are not audited
     if not judges:
@@ -57,7 +66,7 @@ def _draw_form() -> None:
         n = cols[0].number_input("Items (about)", min_value=10, max_value=5000, value=100, step=10)
         seed = cols[1].number_input("Seed", min_value=0, max_value=10**6, value=0, step=1,
                                     help="The same seed draws the same items: a sample anyone can redraw.")
-        scope = cols[2].selectbox("Sources per statement", ["cited", "all"],
+        scope = cols[2].selectbox("Sources per statement", ["cited", "all"], index=_default_scope(),
                                   format_func={"cited": "the ones it cites", "all": "every listed source"}.get,
                                   help="Support samples only: the sources the statement cites (default), or every "
                                        "listed source (needed to correct unsupported statements when the judge also "

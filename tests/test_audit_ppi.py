@@ -59,11 +59,18 @@ def test_strata_add_up_and_a_census_is_exact():
     assert float(est.se[0]) == close((100 * 0.02) ** 0.5)
 
 
-def test_a_stratum_with_one_labelled_unit_of_several_has_no_estimate():
+def test_a_stratum_with_one_labelled_unit_of_several_is_pooled_with_its_weight():
     short = Stratum("thin", 5, np.array([1.0]), np.array([1.0]), np.ones(5))
+    alone = stratified([_one_stratum(), short], pool=False)
+    assert alone.value is None
+    assert "'thin' (1 of 5)" in alone.reason and "at least two" in alone.reason
     est = stratified([_one_stratum(), short])
-    assert est.value is None
-    assert "'thin' (1 of 5)" in est.reason and "at least two" in est.reason
+    # the pool: thin's one labelled unit weighs 5 / 1, each of s's five 10 / 5 (together 15 = N).
+    # The judge's labels add 0.6 (s) + 5 (thin) = 5.6; the weighted rectifier: N x (2 x -0.1) / 15 = -0.2
+    assert est.pooled == ("thin", "s") and est.reason == ""
+    assert float(est.value[0]) == close(5.4)
+    nobody = Stratum("empty", 5, np.zeros(0), np.zeros(0), np.ones(5))
+    assert stratified([nobody]).value is None  # no two labelled units anywhere: nothing to pool
 
 
 def test_agreeing_labels_do_not_give_a_zero_wide_interval():

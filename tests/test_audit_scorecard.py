@@ -204,7 +204,7 @@ def test_two_people_who_disagree_count_half_each(corpus, census):
 
 def test_an_engine_is_estimated_from_its_own_strata(corpus):
     """Labels on one engine's items only: that engine gets its corrected value; all engines together
-    cannot be estimated and say which strata lack labels."""
+    get only a first estimate, the strata without labels pooled with the rest, and say so."""
     sample = draw_sample("demo", JUDGE, 150, seed=6, unit="pair", scope="all", root=corpus, sample_id="one-engine")
     register(sample, corpus)
     hand = load_annotated("demo", "recorded", corpus)
@@ -216,5 +216,6 @@ def test_an_engine_is_estimated_from_its_own_strata(corpus):
     out = ppi_scorecard("demo", JUDGE, samples={"pair": sample.sample_id}, root=corpus)
     cells = {(r["metric"], r["domain"]): r for r in out["rows"]}
     lumen, everyone = cells[("citation_accuracy", "Lumen")], cells[("citation_accuracy", ALL_ENGINES)]
-    assert lumen["ppi"] is not None and lumen["reason"] == ""
-    assert everyone["ppi"] is None and "Parrot" in everyone["reason"] and "0 of" in everyone["reason"]
+    assert lumen["ppi"] is not None and lumen["reason"] == "" and lumen["note"] == ""
+    assert everyone["ppi"] is not None and everyone["reason"] == ""
+    assert everyone["note"].startswith("a first estimate: ") and "Parrot" in everyone["note"]

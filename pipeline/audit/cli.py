@@ -245,5 +245,7 @@ def print_ppi(args: argparse.Namespace, judge: str) -> int:
                 line += "  judge biased"
             if r["reason"]:
                 line += f"  ({r['reason']})"
+            if r.get("note"):
+                line += f"  ({r['note']})"
             print(line)
     return 0

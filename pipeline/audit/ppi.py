@@ -45,7 +45,7 @@ that way (too few readable pairs) is outside the metric's population, as it is o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 from typing import Any, Callable, Mapping, Sequence
 
@@ -100,17 +100,21 @@ class Stratum:
     y: np.ndarray
     yhat: np.ndarray
     yhat_all: np.ndarray
+    # sampling weight of each labelled unit, for a stratum pooled from several (`pool_short`); None: equal
+    w: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
 class Estimate:
     """A total over strata (plus a known constant) with its standard error and 95% interval; arrays
-    of length d (one per column of the inputs). `reason` says why it is missing (value None)."""
+    of length d (one per column of the inputs). `reason` says why it is missing (value None);
+    `pooled` names the strata that had too few labelled units and were estimated together."""
 
     value: np.ndarray | None
     se: np.ndarray | None
     variances: dict[str, np.ndarray] = field(default_factory=dict)  # per stratum: variance of its total
     reason: str = ""
+    pooled: tuple[str, ...] = ()
 
     def interval(self) -> tuple[np.ndarray, np.ndarray] | None:
         if self.value is None or self.se is None:
@@ -140,11 +144,12 @@ def stratum_total(s: Stratum, *, use_predictions: bool = True, floor_scale: np.n
     if n >= big_n:
         return big_n * y.mean(axis=0), np.zeros(y.shape[1])
     lam = 1 if use_predictions else 0
-    mean = np.asarray(ppi.ppi_mean_pointestimate(y, yhat, yhat_all, lam=lam), dtype=np.float64).reshape(-1)
-    low, high = ppi.ppi_mean_ci(y, yhat, yhat_all, alpha=ALPHA, lam=lam)
+    w = s.w
+    mean = np.asarray(ppi.ppi_mean_pointestimate(y, yhat, yhat_all, lam=lam, w=w), dtype=np.float64).reshape(-1)
+    low, high = ppi.ppi_mean_ci(y, yhat, yhat_all, alpha=ALPHA, lam=lam, w=w)
     se_all = _se_from_interval(low, high)
     if use_predictions:  # the judge part: ppi's interval around a zero rectifier
-        low0, high0 = ppi.ppi_mean_ci(yhat, yhat, yhat_all, alpha=ALPHA, lam=1)
+        low0, high0 = ppi.ppi_mean_ci(yhat, yhat, yhat_all, alpha=ALPHA, lam=1, w=w)
         se_judge = _se_from_interval(low0, high0)
     else:
         se_judge = np.zeros_like(se_all)
@@ -176,14 +181,50 @@ def _floor_scales(strata: Sequence[Stratum], use_predictions: bool) -> dict[str,
     return out
 
 
+def _short(s: Stratum) -> bool:
+    """A stratum that cannot be estimated alone: none of several units labelled, or one (no variance)."""
+    return s.size > 0 and (len(s.y) == 0 or (len(s.y) == 1 and s.size > 1))
+
+
+def pool_short(strata: Sequence[Stratum]) -> tuple[list[Stratum], tuple[str, ...]]:
+    """Strata that cannot be estimated alone, estimated together (collapsed strata): every short
+    stratum goes into one pool, and while the pool has fewer than two labelled units the stratum
+    with the most labelled units joins it. Inside the pool each labelled unit keeps its own stratum's
+    sampling weight (N_h / n_h), so the pool's rectifier is their weighted mean; a short stratum with
+    no labelled unit is taken to be like the rest of the pool, which is the pooled estimate's
+    assumption and why the page calls it a first estimate. Returns the strata with the pool (or
+    the strata unchanged when nothing is short or there is no way to reach two labelled units) and
+    the names pooled."""
+    short = [s for s in strata if _short(s)]
+    if not short:
+        return list(strata), ()
+    rest = sorted((s for s in strata if not _short(s) and s.size > 0), key=lambda s: (-len(s.y), s.name))
+    pool = list(short)
+    while sum(len(s.y) for s in pool) < 2 and rest:
+        pool.append(rest.pop(0))
+    if sum(len(s.y) for s in pool) < 2:
+        return list(strata), ()
+    weights = [np.full(len(s.y), s.size / len(s.y)) for s in pool if len(s.y)]
+    merged = Stratum("pooled: " + ", ".join(s.name for s in pool), sum(s.size for s in pool),
+                     np.concatenate([_as2d(s.y) for s in pool if len(s.y)]),
+                     np.concatenate([_as2d(s.yhat) for s in pool if len(s.y)]),
+                     np.concatenate([_as2d(s.yhat_all) for s in pool if s.size]), np.concatenate(weights))
+    names = {s.name for s in pool}
+    return [s for s in strata if s.name not in names] + [merged], tuple(s.name for s in pool)
+
+
 def stratified(strata: Sequence[Stratum], constant: np.ndarray | float = 0.0, *, use_predictions: bool = True,
-               floor: bool = True) -> Estimate:
-    """Constant + the sum of every stratum's estimated total; None with the reason when a stratum
-    cannot be estimated (no labelled unit, or one labelled unit of several: no variance). When the
-    labelled units show no spread at all in any stratum (every one agrees with the judge, say) but
-    not everything was labelled, the variance is floored as `stratum_total` says (`floor=False`
-    turns that off): a sample never yields a 0-wide interval."""
-    short = [s for s in strata if s.size > 0 and (len(s.y) == 0 or (len(s.y) == 1 and s.size > 1))]
+               floor: bool = True, pool: bool = True) -> Estimate:
+    """Constant + the sum of every stratum's estimated total. Strata that cannot be estimated alone
+    (no labelled unit, or one of several: no variance) are estimated together (`pool_short`; the
+    estimate names them); None with the reason when even that cannot reach two labelled units, or
+    with `pool=False`. When the labelled units show no spread at all in any stratum (every one
+    agrees with the judge, say) but not everything was labelled, the variance is floored as
+    `stratum_total` says (`floor=False` turns that off): a sample never yields a 0-wide interval."""
+    pooled: tuple[str, ...] = ()
+    if pool:
+        strata, pooled = pool_short(strata)
+    short = [s for s in strata if _short(s)]
     if short:
         names = ", ".join(f"'{s.name}' ({len(s.y)} of {s.size})" for s in short[:4])
         return Estimate(None, None, reason=f"too few labelled units in {len(short)} stratum(s): {names}"
@@ -206,7 +247,7 @@ def stratified(strata: Sequence[Stratum], constant: np.ndarray | float = 0.0, *,
         flat = var <= 0
         var = np.where(flat, sum(floored.values()), var)
         parts = {k: np.where(flat, floored.get(k, v), v) for k, v in parts.items()}
-    return Estimate(total, np.sqrt(var), parts)
+    return Estimate(total, np.sqrt(var), parts, pooled=pooled)
 
 
 def halving_labels(strata: Sequence[Stratum], estimate: Estimate, items_per_unit: Mapping[str, float]) -> int | None:
@@ -503,9 +544,19 @@ class PPIRow:
     biased: bool | None
     more_to_halve: int | None
     reason: str
+    note: str = ""  # how the estimate was made when it is not the plain stratified one (strata pooled)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+def pooled_note(pooled: Sequence[str]) -> str:
+    """What a row says when strata were estimated together ("" when none were)."""
+    if not pooled:
+        return ""
+    names = ", ".join(f"'{p}'" for p in pooled[:3]) + ("…" if len(pooled) > 3 else "")
+    return (f"a first estimate: {len(pooled)} strata with fewer than two labelled statements or answers ({names}) "
+            "were estimated together, taken to be alike; label more items for the stratified estimate")
 
 
 def _scaled(metric: str, value: float | None) -> float | None:
@@ -534,7 +585,9 @@ def domain_estimates(metric: str, units: UnitValues, sample: Sample, domain: Cal
         pred = np.where(inside, part[column].to_numpy(dtype=float), 0.0) if use_predictions else np.zeros(len(part))
         strata.append(Stratum(str(name), len(part), truth[labelled] / n_answers, pred[labelled] / n_answers,
                               pred / n_answers))
-    return stratified(strata, const / n_answers, use_predictions=use_predictions), strata, n_answers
+    strata, pooled = pool_short(strata)  # the same pool for the PPI and the people-only estimate
+    estimate = stratified(strata, const / n_answers, use_predictions=use_predictions, pool=False)
+    return replace(estimate, pooled=pooled), strata, n_answers
 
 
 def ppi_rows(metric: str, units: UnitValues, sample: Sample, judge_values: pd.DataFrame,
@@ -576,6 +629,6 @@ def ppi_rows(metric: str, units: UnitValues, sample: Sample, judge_values: pd.Da
             labelled_units=int(lab.sum()), labelled_items=int(sum(labelled_items.get(cid, 0) for cid in c.loc[lab, "cluster_id"])),
             population_units=int(inside.sum()), population_answers=n_answers, biased=biased,
             more_to_halve=halving_labels(strata, ppi, items_per_unit) if ppi.value is not None else None,
-            reason=ppi.reason,
+            reason=ppi.reason, note=pooled_note(ppi.pooled) if ppi.value is not None else "",
         ))
     return out
