@@ -218,4 +218,21 @@ def test_an_engine_is_estimated_from_its_own_strata(corpus):
     lumen, everyone = cells[("citation_accuracy", "Lumen")], cells[("citation_accuracy", ALL_ENGINES)]
     assert lumen["ppi"] is not None and lumen["reason"] == "" and lumen["note"] == ""
     assert everyone["ppi"] is not None and everyone["reason"] == ""
-    assert everyone["note"].startswith("a first estimate: ") and "Parrot" in everyone["note"]
+    assert everyone["note"].startswith("a first estimate: ") and any("Parrot" in p for p in everyone["pooled_strata"])
+
+
+def test_ten_labelled_items_give_a_first_estimate_never_a_zero_wide_interval(corpus):
+    """A campaign's start: the first ten items of a sample (a few statements, most strata without a
+    label) already give corrected values, called a first estimate, each with an interval that has a
+    width, on the PPI and the people-only side alike (both labelled "none": no spread to measure)."""
+    sample = draw_sample("demo", JUDGE, 100, seed=8, unit="pair", scope="all", root=corpus, sample_id="first-ten")
+    register(sample, corpus)
+    first = sample.items.sort_values("order")["item_id"].iloc[:10]
+    LabelStore(labels_path(corpus)).record_many([(sample.sample_id, i, "early", "support", "none") for i in first], "test")
+    out = ppi_scorecard("demo", JUDGE, samples={"pair": sample.sample_id}, human=["early"], root=corpus)
+    rows = [r for r in out["rows"] if r["metric"] in SUPPORT_METRICS and r["domain"] == ALL_ENGINES]
+    assert len(rows) == 2
+    for r in rows:
+        assert r["ppi"] is not None and r["note"].startswith("a first estimate") and r["pooled_strata"]
+        assert 0 < r["labelled_units"] < r["population_units"]
+        assert r["ppi_high"] - r["ppi_low"] > 1.0 and r["human_high"] - r["human_low"] > 1.0, r

@@ -131,8 +131,8 @@ def _se_from_interval(low: Any, high: Any) -> np.ndarray:
     return (np.asarray(high, dtype=np.float64).reshape(-1) - np.asarray(low, dtype=np.float64).reshape(-1)) / (2 * Z)
 
 
-def stratum_total(s: Stratum, *, use_predictions: bool = True, floor_scale: np.ndarray | None = None
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def stratum_total(s: Stratum, *, use_predictions: bool = True, floor_scale: np.ndarray | None = None,
+                  student: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(N_h times the stratum mean, its variance) from `ppi_py` with the design corrections of the
     module doc. A census (every unit labelled) is exact. Where every labelled unit has the same
     rectifier (so the sample shows no spread yet) the variance is taken as if one more unit had been
@@ -158,6 +158,10 @@ def stratum_total(s: Stratum, *, use_predictions: bool = True, floor_scale: np.n
         flat = np.ptp(y - lam * yhat, axis=0) <= 1e-15
         rectifier = np.where(flat, np.maximum(rectifier, floor_scale**2 / ((n + 1) * n)), rectifier)
     variance = rectifier * (1 - n / big_n)
+    if (s.w is not None) if student is None else student:  # a pool of short strata: Student's t, not the normal
+        from scipy.stats import t as student_t
+
+        variance = variance * (float(student_t.ppf(1 - ALPHA / 2, n - 1)) / Z) ** 2
     return big_n * mean, big_n**2 * variance
 
 
@@ -192,7 +196,8 @@ def pool_short(strata: Sequence[Stratum]) -> tuple[list[Stratum], tuple[str, ...
     with the most labelled units joins it. Inside the pool each labelled unit keeps its own stratum's
     sampling weight (N_h / n_h), so the pool's rectifier is their weighted mean; a short stratum with
     no labelled unit is taken to be like the rest of the pool, which is the pooled estimate's
-    assumption and why the page calls it a first estimate. Returns the strata with the pool (or
+    assumption and why the page calls it a first estimate. A pool holds few labelled units, so its
+    variance is widened to a Student t interval with n - 1 degrees of freedom (`stratum_total`). Returns the strata with the pool (or
     the strata unchanged when nothing is short or there is no way to reach two labelled units) and
     the names pooled."""
     short = [s for s in strata if _short(s)]
@@ -545,18 +550,19 @@ class PPIRow:
     more_to_halve: int | None
     reason: str
     note: str = ""  # how the estimate was made when it is not the plain stratified one (strata pooled)
+    pooled_strata: tuple[str, ...] = ()  # the strata estimated together
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
 
 def pooled_note(pooled: Sequence[str]) -> str:
-    """What a row says when strata were estimated together ("" when none were)."""
+    """What a row says when strata were estimated together ("" when none were; the row's
+    `pooled_strata` names them)."""
     if not pooled:
         return ""
-    names = ", ".join(f"'{p}'" for p in pooled[:3]) + ("…" if len(pooled) > 3 else "")
-    return (f"a first estimate: {len(pooled)} strata with fewer than two labelled statements or answers ({names}) "
-            "were estimated together, taken to be alike; label more items for the stratified estimate")
+    return (f"a first estimate: {len(pooled)} strata with under two labelled units pooled; label more for the "
+            "stratified one")
 
 
 def _scaled(metric: str, value: float | None) -> float | None:
@@ -573,7 +579,6 @@ def domain_estimates(metric: str, units: UnitValues, sample: Sample, domain: Cal
     n_answers = int(answers["answer_id"].nunique()) if not answers.empty else 0
     if n_answers == 0:
         return Estimate(None, None, reason="no answer here where the metric is defined"), [], 0
-    column = "yhat" if use_predictions else "c"
     const = float(answers["judge_const" if use_predictions else "human_const"].sum())
     strata = []
     for name, part in c.groupby("stratum", sort=True):
@@ -582,8 +587,11 @@ def domain_estimates(metric: str, units: UnitValues, sample: Sample, domain: Cal
             continue  # no unit of this stratum is in the domain: it adds exactly 0 and needs no label
         labelled = part["labelled"].to_numpy(dtype=bool)
         truth = np.where(inside, part["y" if use_predictions else "c"].to_numpy(dtype=float), 0.0)
-        pred = np.where(inside, part[column].to_numpy(dtype=float), 0.0) if use_predictions else np.zeros(len(part))
-        strata.append(Stratum(str(name), len(part), truth[labelled] / n_answers, pred[labelled] / n_answers,
+        pred = np.where(inside, part["yhat"].to_numpy(dtype=float), 0.0)
+        # the people-only estimate uses no prediction (lam = 0: `yhat_all` then only tells the variance
+        # guard how large one unit can be, should every labelled unit read the same)
+        labelled_pred = pred[labelled] if use_predictions else np.zeros(int(labelled.sum()))
+        strata.append(Stratum(str(name), len(part), truth[labelled] / n_answers, labelled_pred / n_answers,
                               pred / n_answers))
     strata, pooled = pool_short(strata)  # the same pool for the PPI and the people-only estimate
     estimate = stratified(strata, const / n_answers, use_predictions=use_predictions, pool=False)
@@ -630,5 +638,6 @@ def ppi_rows(metric: str, units: UnitValues, sample: Sample, judge_values: pd.Da
             population_units=int(inside.sum()), population_answers=n_answers, biased=biased,
             more_to_halve=halving_labels(strata, ppi, items_per_unit) if ppi.value is not None else None,
             reason=ppi.reason, note=pooled_note(ppi.pooled) if ppi.value is not None else "",
+            pooled_strata=ppi.pooled if ppi.value is not None else (),
         ))
     return out
