@@ -27,7 +27,7 @@ def stat_text(stat: dict[str, Any] | None, reason: str = "not measurable here") 
     if not stat or stat.get("value") is None:
         return f"{NA}: {reason}"
     low, high = stat.get("low"), stat.get("high")
-    interval = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else " (too few items for an interval)"
+    interval = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else " (too few labelled for an interval)"
     return f"{stat['value']:.3f}{interval}"
 
 

@@ -85,34 +85,35 @@ def publish_panel(dataset: str, key: str, audited_judge: str | None = None, wher
         where.caption(f"Once people have labelled items of a sample, their labels can be published here as the judge "
                       f"{AUDIT_JUDGE}, to pick in the Scorecard, the Answer inspector and Compare.")
         return
-    cols = where.columns([3, 1.2])
     if record is None:
-        cols[0].markdown(f"These labels are not a judge yet. Publish them as judge **{AUDIT_JUDGE}** to pick them in the "
-                         "Scorecard, the Answer inspector and Compare: each item gets the majority of the people who "
-                         "labelled it; everything nobody audited reads *not checked*.")
+        where.markdown(f"These labels are not a judge yet. Publish them as judge **{AUDIT_JUDGE}** to pick them in the "
+                       "Scorecard, the Answer inspector and Compare: each item gets the majority of the people who "
+                       "labelled it; everything nobody audited reads *not checked*.")
         label, kind = f"Publish as judge {AUDIT_JUDGE}", "primary"
     else:
         people = ", ".join(record.get("annotators") or []) or "nobody"
         when = str(record.get("published", ""))[:16].replace("T", " ")
-        line = (f"Published as judge **{AUDIT_JUDGE}** ({md_escape(when)} UTC): labels of {md_escape(people)}. ")
+        line = f"Published as judge **{AUDIT_JUDGE}** ({md_escape(when)} UTC): labels of {md_escape(people)}. "
         if since:
             line += f"**{since} answer(s) given since** are not in it yet."
             label, kind = "Publish again", "primary"
         else:
             line += "Up to date."
             label, kind = "Publish again", "secondary"
-        cols[0].markdown(line)
-    if cols[1].button(label, key=f"{key}_publish", type=kind, icon=":material/publish:", width="stretch",
-                      help="Runs `aee audit publish` on this dataset: the judge's tables are written beside the others"):
+        where.markdown(line)
+    # one below the other: side by side, the button and the links were cut off at 800 px
+    if where.button(label, key=f"{key}_publish", type=kind, icon=":material/publish:",
+                    help="Runs `aee audit publish` on this dataset: the judge's tables are written beside the others"):
         _publish_now(dataset, where)
     if record is not None:
-        links = where.columns(2)
-        page_link_to(links[0], "inspector.py", f"Answer inspector with {AUDIT_JUDGE}",
-                     {"dataset": dataset, "judge": AUDIT_JUDGE}, icon=":material/search:")
+        # open an answer that holds labels: most answers hold none, and the first one listed may be one of those
+        answer = next(iter(record.get("answers") or []), None)
+        page_link_to(where, "inspector.py", f"The Answer inspector with {AUDIT_JUDGE}",
+                     {"dataset": dataset, "judge": AUDIT_JUDGE, "answer": answer}, icon=":material/search:")
         if audited_judge:
-            page_link_to(links[1], "compare.py", f"Compare {audited_judge} with the people",
-                         {"dataset": dataset, "view": "judges", "judge": audited_judge, "judge_b": AUDIT_JUDGE},
-                         icon=":material/compare_arrows:")
+            page_link_to(where, "compare.py", f"Compare: {audited_judge} beside the people, item by item",
+                         {"dataset": dataset, "view": "judges", "judge": audited_judge, "judge_b": AUDIT_JUDGE,
+                          "answer": answer}, icon=":material/compare_arrows:")
 
 
 def after_import(dataset: str, written: int, where: Any) -> None:

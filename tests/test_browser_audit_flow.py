@@ -120,12 +120,19 @@ def test_a_researcher_audits_the_judge_end_to_end(browser, server):
     assert "a first estimate" in row  # ten items cannot fill every stratum: the row says so
     _shots(pg, "audit_flow_scorecard", anchor="Checked by people: corrected values", height=1300)
 
-    # 5. the people as a judge in the Answer inspector
-    pg.goto(f"{url}/inspector?dataset=demo&judge=human%3Aaudit")
+    # 5. the people as a judge in the Answer inspector, from the Judges page's link: an answer Ana labelled
+    pg.goto(f"{url}/judges")
+    pg.wait_for_selector("h1", timeout=90_000)
+    wait_idle(pg)
+    link = pg.get_by_role("link", name="The Answer inspector with human:audit")
+    link.scroll_into_view_if_needed()
+    link.click()
     pg.wait_for_selector("h1:has-text('Answer inspector')", timeout=90_000)
     wait_idle(pg)
     expect(_main(pg)).to_contain_text("human:audit labels: what the people who audited a sample here said",
                                       timeout=60_000)
-    assert "human:audit" in pg.get_by_label("Judge").first.inner_text() or "human:audit" in _main(pg).inner_text()
+    text = _main(pg).inner_text()
+    assert "judge: human:audit" in text
+    assert "Not checked: all" not in text  # the linked answer holds some of Ana's labels
     _no_error(pg)
     _shots(pg, "audit_flow_inspector", height=1600)

@@ -172,8 +172,10 @@ class Publication:
 
     def config(self) -> dict[str, Any]:
         """The manifest's record of what was published (`config_extra` of the run)."""
+        answers = sorted({str(self.items[i]["answer_id"]) for i in self.votes if i in self.items})
         return {"audit": {"rule": RULE, "annotators": list(self.annotators), "samples": list(self.samples),
                           "label_state": list(self.label_state), "items_labelled": len(self.votes),
+                          "answers": answers,  # the answers holding a label (pages open one of them)
                           "published": datetime.now(timezone.utc).isoformat(timespec="seconds")}}
 
     def summary(self) -> str:
