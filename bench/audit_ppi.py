@@ -190,6 +190,9 @@ def bench_audit_ppi(quick: bool, cost_row: Callable[..., Any], skipped: Callable
             first_text = ("" if first is None else
                           " (first draw [{:.1f}, {:.1f}])".format(*(float(np.clip(b[0], 0, 1)) * 100 for b in first.interval())))
             missing = f"; {p_none} draw(s) without a PPI estimate, {h_none} without a human-only one" if p_none or h_none else ""
+            pooled = sum(1 for r in ppi_runs if r.pooled)
+            if pooled:  # some stratum had under two labelled statements: a first estimate (strata pooled)
+                missing += f"; {pooled} draw(s) pooled strata with under two labelled statements"
             rows.append(cost_row(
                 f"k. {dataset} {metric}, ~{n} pairs: 95% interval width, human-only vs PPI",
                 h_width, p_width, "points",
