@@ -204,3 +204,26 @@ def test_nothing_to_publish_is_one_line(root, capsys):
     assert main(["audit", "publish", "--dataset", "eqa-mini", "--annotator", "Zed"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: ")
+
+
+def test_the_default_build_never_takes_the_audit_judge_for_the_experts(root, capsys):
+    """`make run` rescores the `human` judge when its metrics are stale; a stale `human:audit` beside it
+    is another judge (registered), not a variant of `human` to rebuild from the data."""
+    import pyarrow as pa
+
+    from pipeline.default_data import stale_metrics
+
+    if AUDIT not in list_judges("eqa-mini", root):
+        sample = draw_sample("eqa-mini", "scripted", 8, seed=1, root=root)
+        register(sample, root)
+        LabelStore(labels_path(root)).record(sample.sample_id, sample.items.iloc[0]["item_id"], "Ana", "support", "full")
+        assert main(["audit", "publish", "--dataset", "eqa-mini"]) == 0
+        capsys.readouterr()
+    path = table_path("eqa-mini", "metrics", AUDIT, root)
+    table = pq.read_table(path)
+    versions = table.column("metric_version").to_pylist()
+    table = table.set_column(table.schema.get_field_index("metric_version"), "metric_version",
+                             pa.array([0] * len(versions), type=table.schema.field("metric_version").type))
+    pq.write_table(table, path)
+    assert stale_metrics("eqa-mini", "human") == []
+    assert "unsupported_statements" in stale_metrics("eqa-mini", AUDIT)

@@ -31,7 +31,7 @@ def _known_stances(ctx: ScoringContext) -> tuple[list[str], int, str]:
     unknown = labelled.count("unknown")
     if labelled and unknown / len(labelled) > MAX_UNKNOWN_STANCE:
         return [], unknown, (f"stance unknown for {unknown} of {len(labelled)} relevant statements "
-                             f"(more than {MAX_UNKNOWN_STANCE:.0%}): the judge could not tell their side")
+                             f"(more than {MAX_UNKNOWN_STANCE:.0%}): their side was not decided (the judge could not tell, or nobody audited them)")
     return [x for x in labelled if x != "unknown"], unknown, ""
 
 
