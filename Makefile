@@ -6,7 +6,7 @@ PORT ?= 8501
 # requirements*.txt pin the exact versions CI tests with; pyproject.toml declares the ranges.
 PIN := -c requirements.txt -c requirements-dev.txt
 
-.PHONY: run test setup setup-dev setup-nli data browser bench lint clean
+.PHONY: run test setup setup-dev setup-nli setup-ray data browser bench lint clean
 
 $(VENV)/.installed: pyproject.toml requirements.txt requirements-model.txt
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (Python 3.11)"; exit 1; }
@@ -27,11 +27,19 @@ $(VENV)/.installed-nli: $(VENV)/.installed-dev
 	$(PY) -m pip install --quiet $(PIN) -e ".[dev,browser,nli,audit]"
 	touch $@
 
+# The optional Ray executor (`aee run --executor ray`) for its tests: ray[data], pinned in
+# requirements-dev.txt (one ~80 MB wheel; nothing else new).
+$(VENV)/.installed-ray: $(VENV)/.installed-dev requirements-dev.txt
+	$(PY) -m pip install --quiet $(PIN) -e ".[dev,browser,audit,ray]"
+	touch $@
+
 setup: $(VENV)/.installed
 
 setup-dev: $(VENV)/.installed-dev
 
 setup-nli: $(VENV)/.installed-nli
+
+setup-ray: $(VENV)/.installed-ray
 
 data: setup
 	$(VENV)/bin/aee build-default
@@ -50,7 +58,7 @@ lint: setup-dev
 	$(VENV)/bin/ruff check pipeline dashboard pages app.py bench tests
 	$(VENV)/bin/mypy
 
-test: setup-dev setup-nli browser lint
+test: setup-dev setup-nli setup-ray browser lint
 	$(PY) -m pytest -q
 
 bench: setup-dev

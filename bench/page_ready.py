@@ -34,7 +34,7 @@ QUIET_CHECKS, QUIET_STEP = 3, 0.2
 
 
 def start_server(port: int) -> subprocess.Popen:
-    """`streamlit run app.py` on 127.0.0.1:port; returns once /_stcore/health answers."""
+    """The dashboard (`streamlit run dashboard/serve.py`) on 127.0.0.1:port; returns once /_stcore/health answers."""
     try:
         return start_app(port, root=ROOT)
     except RuntimeError as exc:
@@ -81,6 +81,78 @@ def server_side(slugs: list[str]) -> int:
     return 1 if failed else 0
 
 
+FLOOR_SCRIPT = "import streamlit as st\n\nst.title(\"Floor\")\n"
+
+
+def start_floor(folder: Path, port: int) -> subprocess.Popen:
+    """A Streamlit app that shows one title and nothing else, on 127.0.0.1:port: what any page costs
+    before its own content (the frontend, the websocket, a script run), to time pages against."""
+    import urllib.request
+
+    script = folder / "floor.py"
+    script.write_text(FLOOR_SCRIPT, encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
+                             "--server.port", str(port), "--server.address", "127.0.0.1",
+                             "--browser.gatherUsageStats", "false"], cwd=folder,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+                if r.read().strip() == b"ok":
+                    return proc
+        except OSError:
+            time.sleep(0.3)
+    proc.kill()
+    raise RuntimeError("the floor app did not start")
+
+
+def measure(url: str, slugs: list[str], query: str = "", warm_visits: int = 1, shots: Path | None = None,
+            width: int = 1280, floor_url: str | None = None) -> tuple[dict[str, list[float]], list[str]]:
+    """{page: [cold, warm, warm, ...]} seconds until each page is ready, every visit in a fresh
+    browser context (no session: the server runs the page's script from the start), cold visits of
+    all pages first, then the warm ones; and every request that left 127.0.0.1. With `floor_url`,
+    each warm visit of a page is paired with a visit of that bare app right before it, stored under
+    "floor:<page>", so a page's own cost can be read apart from the machine's load at that moment."""
+    from playwright.sync_api import sync_playwright
+
+    outside: list[str] = []
+    times: dict[str, list[float]] = {s: [] for s in slugs}
+    if floor_url:
+        times.update({f"floor:{s}": [] for s in slugs})
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        for visit in range(1 + warm_visits):
+            for slug in slugs:
+                if floor_url and visit:
+                    ctx = browser.new_context(viewport={"width": width, "height": 1000})
+                    pg = ctx.new_page()
+                    start = time.perf_counter()
+                    pg.goto(floor_url)
+                    wait_ready(pg)
+                    times[f"floor:{slug}"].append(time.perf_counter() - start - QUIET_CHECKS * QUIET_STEP)
+                    ctx.close()
+                ctx = browser.new_context(viewport={"width": width, "height": 1000})
+                pg = ctx.new_page()
+                pg.on("request", lambda r: outside.append(r.url)
+                      if urlparse(r.url).hostname not in {"127.0.0.1", "localhost", None} and
+                      not r.url.startswith(("data:", "blob:")) else None)
+                target = f"{url}/{'' if slug == 'home' else slug}" + (f"?{query}" if query else "")
+                start = time.perf_counter()
+                pg.goto(target)
+                wait_ready(pg)
+                times[slug].append(time.perf_counter() - start - QUIET_CHECKS * QUIET_STEP)
+                if shots and visit == warm_visits:
+                    height = pg.evaluate("Math.max(1000, document.querySelector('[data-testid=stMain]')"
+                                         "?.scrollHeight || 0)")
+                    pg.set_viewport_size({"width": width, "height": min(int(height) + 40, 9000)})
+                    time.sleep(0.8)
+                    pg.screenshot(path=str(shots / f"{slug}.png"), full_page=True)
+                ctx.close()
+        browser.close()
+    return times, outside
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", help="a running app (default: start one on a free port)")
@@ -92,8 +164,6 @@ def main() -> int:
     if args.server_side:
         return server_side(args.pages.split(",") if args.pages else page_slugs())
 
-    from playwright.sync_api import sync_playwright
-
     proc = None
     url = args.url
     if not url:
@@ -104,37 +174,14 @@ def main() -> int:
     shots = Path(args.shots) if args.shots else None
     if shots:
         shots.mkdir(parents=True, exist_ok=True)
-    outside: list[str] = []
-    times: dict[str, list[float]] = {s: [] for s in slugs}
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-            for visit in ("cold", "warm"):
-                for slug in slugs:
-                    ctx = browser.new_context(viewport={"width": 1280, "height": 1000})
-                    pg = ctx.new_page()
-                    pg.on("request", lambda r: outside.append(r.url)
-                          if urlparse(r.url).hostname not in {"127.0.0.1", "localhost", None} and
-                          not r.url.startswith(("data:", "blob:")) else None)
-                    target = f"{url}/{'' if slug == 'home' else slug}" + (f"?{args.query}" if args.query else "")
-                    start = time.perf_counter()
-                    pg.goto(target)
-                    wait_ready(pg)
-                    times[slug].append(time.perf_counter() - start - QUIET_CHECKS * QUIET_STEP)
-                    if shots and visit == "warm":
-                        height = pg.evaluate("Math.max(1000, document.querySelector('[data-testid=stMain]')"
-                                             "?.scrollHeight || 0)")
-                        pg.set_viewport_size({"width": 1280, "height": min(int(height) + 40, 9000)})
-                        time.sleep(0.8)
-                        pg.screenshot(path=str(shots / f"{slug}.png"), full_page=True)
-                    ctx.close()
-            browser.close()
+        times, outside = measure(url, slugs, args.query, 1, shots)
     finally:
         if proc is not None:
             stop_app(proc)
     print(f"{'page':<14} {'cold s':>7} {'warm s':>7}")
     for slug in slugs:
-        cold, warm = times[slug]
+        cold, warm = times[slug][:2]
         print(f"{slug:<14} {cold:7.2f} {warm:7.2f}")
     print(f"requests outside 127.0.0.1: {len(outside)}")
     for u in sorted(set(outside)):

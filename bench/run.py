@@ -21,10 +21,12 @@ Rows (letters as in docs/benchmarks.md):
   f    Scorecard page server time (Streamlit AppTest), cold caches vs warm, largest dataset.
   g    Peak RSS of `python -m pipeline run --dataset demo`: recorded labels vs the offline judge.
   h    Scale (bench/scale.py): whole runs on resampled ExpertQA corpora (teaching corpus when
-       ExpertQA is absent) of 1,000, 5,000 and 20,000 answers with the human judge, and of 1,000
-       and 5,000 with the offline judge; wall time and peak RSS per size, each in a fresh process.
-       Linear time: size ratio / time ratio (target 20k/1k time ratio <= 22, i.e. ratio >= 0.91);
-       flat memory: peak RSS small / large.
+       ExpertQA is absent) of 1,000, 5,000 and 20,000 answers with the human judge, on the local
+       executor and on Ray (a loopback cluster of 2 CPUs; the labels the data carries then travel
+       through the actor pool too), and of 1,000 and 5,000 with the offline judge; wall time, CPU
+       time and peak RSS per size, each in a fresh process. Linear time: size ratio / time ratio
+       (target 20k/1k time ratio <= 22, i.e. ratio >= 0.91); flat memory: peak RSS small / large
+       (target 20k within 1.3x of 1k).
   i    One deep-research answer (200 sources x 140 statements, bench/deep_research.py) judged offline
        end to end: without vs with the judge's first pass, the time against the 10 s target, and
        ExpertQA rand_val agreement without vs with the first pass (unchanged by construction).
@@ -36,6 +38,17 @@ Rows (letters as in docs/benchmarks.md):
        interval width of human-only vs PPI estimates of unsupported statements and citation
        accuracy, with the judge-only (offline) error, each estimate's mean error and how often its
        interval covers the value from all expert labels, over 200 draws per size.
+  l    The offline judge on all of ExpertQA on Ray: one node with 1 CPU vs two nodes with 1 CPU
+       each, both on this machine's loopback (bench/ray_rows.py); the ratio is the speed-up.
+  m    An LLM judge on Ray against the fake server at 300 ms per reply: requests in flight vs the
+       bound of 8 shared by two workers (bench/ray_rows.py).
+  n    Every dashboard page in a real browser (Debian's chromium, bench/page_ready.py), a row per
+       page: seconds from navigation until the page's title is shown and its script run is over
+       (server + render), each visit in a fresh browser context, warm (median of five visits after
+       a first one; target: under 2 s). Baseline: a bare Streamlit app showing one title, visited
+       right before each page visit, so the page's own cost reads apart from the machine's load. The
+       server reads the default build (`aee build-default`: teaching corpus, ExpertQA with its
+       experts' labels, judge agreement and checks); every page opens on ExpertQA.
 
 Each row reads "baseline vs ours": `ratio` is how many times better `ours` is than `baseline`
 (baseline / ours for costs such as calls, tokens, seconds and MB; ours / baseline for rates such as
@@ -479,7 +492,11 @@ def _scale_rows(label: str, results: list[dict]) -> list[Row]:
     small, large = results[0], results[-1]
     size_ratio = large["size"] / small["size"]
     time_ratio = large["seconds"] / small["seconds"]
-    sizes = ", ".join(f"{r['size']:,}: {r['seconds']:.1f} s / {r['peak_mb']:.0f} MB" for r in results)
+    cpu_ratio = large["cpu_seconds"] / small["cpu_seconds"] if small.get("cpu_seconds") else None
+    sizes = ", ".join(f"{r['size']:,}: {r['seconds']:.1f} s ({r['cpu_seconds']:.1f} s CPU) / {r['peak_mb']:.0f} MB"
+                      for r in results)
+    if cpu_ratio is not None:
+        sizes += f"; CPU time ratio {cpu_ratio:.1f}" + (" (the driver's)" if small.get("executor") == "ray" else "")
     hits = f"; judge cache hits/misses at the largest size {large['cache_hits']}/{large['cache_misses']}" \
         if large.get("cache_hits") is not None else ""
     limit = 22 / 20 * size_ratio
@@ -489,16 +506,25 @@ def _scale_rows(label: str, results: list[dict]) -> list[Row]:
             f"baseline = linear extrapolation of the small run; time ratio {time_ratio:.1f} for a size ratio "
             f"{size_ratio:.0f} (target <= {limit:.0f}: {'met' if time_ratio <= limit else 'NOT met'}); {sizes}{hits}"),
         cost_row(f"h. scale, {label}: peak RSS {small['size']:,} vs {large['size']:,} answers", small["peak_mb"],
-                 large["peak_mb"], "MB", "ratio ~1 = flat memory (chunked; nothing holds the whole corpus)"),
+                 large["peak_mb"], "MB", "ratio ~1 = flat memory (chunked; nothing holds the whole corpus); target "
+                 f"large within 1.3x of small: {'met' if large['peak_mb'] <= 1.3 * small['peak_mb'] else 'NOT met'}"
+                 + ("; the driver's memory (the workers hold one chunk each)" if small.get("executor") == "ray" else "")),
     ]
 
 
 def bench_scale(quick: bool) -> list[Row]:
     from scale import run_sizes  # bench/scale.py (this folder is on sys.path when run as a script)
 
+    from pipeline.testing.ray_cluster import ray_installed
+
     human = run_sizes([100, 300] if quick else [1000, 5000, 20000], None)
     rows = _scale_rows(f"{human[0]['judge']} judge", human)
     if not quick:
+        if ray_installed():
+            on_ray = run_sizes([1000, 5000, 20000], None, executor="ray")
+            rows += _scale_rows(f"{on_ray[0]['judge']} judge on Ray (2 CPUs)", on_ray)
+        else:
+            rows.append(skipped("h. scale on Ray", "Ray is not installed (pip install '.[ray]')"))
         rows += _scale_rows("offline judge", run_sizes([1000, 5000], "offline"))
     return rows
 
@@ -549,6 +575,92 @@ def bench_audit_ppi(quick: bool) -> list[Row]:
 
 
 # ------------------------------------------------------------------------------------------------
+# l, m: the annotate stage on Ray (bench/ray_rows.py)
+# ------------------------------------------------------------------------------------------------
+
+
+def bench_two_nodes(quick: bool) -> list[Row]:
+    import ray_rows  # bench/ is on sys.path when this file runs as a script
+
+    return ray_rows.bench_two_nodes(quick, cost_row, skipped)
+
+
+def bench_llm_in_flight(quick: bool) -> list[Row]:
+    import ray_rows
+
+    return ray_rows.bench_llm_in_flight(quick, rate_row, skipped)
+# n: page times in a real browser
+# ------------------------------------------------------------------------------------------------
+
+PAGE_TARGET_S = 2.0
+
+
+def bench_pages(quick: bool) -> list[Row]:
+    title = "n. page time in a browser (server + render): cold vs warm"
+    from page_ready import measure, page_slugs, start_floor  # bench/page_ready.py
+
+    from pipeline.testing.app_server import CHROMIUM, free_port, start_app, stop_app
+
+    if not CHROMIUM.exists():
+        return [skipped(title, "no /usr/bin/chromium (apt-get install -y chromium)")]
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        return [skipped(title, "the playwright package is not installed")]
+    from pipeline.default_data import build_default
+    from pipeline.paths import expertqa_dir
+
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ)
+        env.update({"AEE_RESULTS_DIR": str(Path(tmp) / "results"), "AEE_CACHE_DIR": str(Path(tmp) / "cache"),
+                    "AEE_STUDIES_DIR": str(Path(tmp) / "studies"), "OMP_NUM_THREADS": env.get("OMP_NUM_THREADS", "1")})
+        old = {k: os.environ.get(k) for k in ("AEE_RESULTS_DIR", "AEE_CACHE_DIR")}
+        os.environ.update({k: env[k] for k in old})
+        try:
+            if quick:
+                from pipeline.runner import run_dataset
+
+                run_dataset("demo", root=Path(env["AEE_RESULTS_DIR"]), progress=False)
+                dataset, how = "demo", "teaching corpus only (--quick)"
+            else:
+                list(build_default(force=True, progress=False))
+                dataset = "expertqa" if expertqa_dir() is not None else "demo"
+                how = "default build" + ("" if dataset == "expertqa" else " (ExpertQA absent: teaching corpus)")
+        finally:
+            for k, v in old.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+        slugs = ["scorecard"] if quick else page_slugs()
+        port, floor_port = free_port(), free_port()
+        proc = start_app(port, root=ROOT, env=env)
+        floor = start_floor(Path(tmp), floor_port)
+        load_before = os.getloadavg()[0]
+        try:
+            times, outside = measure(f"http://127.0.0.1:{port}", slugs, f"dataset={dataset}", 1 if quick else 5,
+                                     floor_url=f"http://127.0.0.1:{floor_port}")
+        finally:
+            stop_app(proc)
+            stop_app(floor)
+        load_after = os.getloadavg()[0]
+    rows = []
+    for slug in slugs:
+        _cold, *warm = times[slug]
+        floor_s = times[f"floor:{slug}"]
+        mid, base = statistics.median(warm), statistics.median(floor_s)
+        own = statistics.median(w - f for w, f in zip(warm, floor_s))
+        verdict = "under" if mid < PAGE_TARGET_S else "OVER"
+        rows.append(cost_row(f"n. page {slug}: bare app vs page, warm", base, mid, "s",
+                             f"{verdict} the {PAGE_TARGET_S:g} s target; the page's own cost over a bare Streamlit app "
+                             f"(a title only, visited right before each visit) {own:+.2f} s; warm visits "
+                             f"{', '.join(f'{w:.2f}' for w in warm)} s, cold {_cold:.2f} s; ?dataset={dataset}, {how}; "
+                             f"load average {load_before:.1f} before, {load_after:.1f} after (2 cores); requests outside "
+                             f"127.0.0.1: {len(outside)}"))
+    return rows
+
+
+# ------------------------------------------------------------------------------------------------
 # the table
 # ------------------------------------------------------------------------------------------------
 
@@ -563,6 +675,9 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "i": ("i. deep-research answer judged offline", bench_deep_research),
     "j": ("j. aee collect wall time: concurrency 1 vs 4", bench_collect),
     "k": ("k. prediction-powered scorecard on ExpertQA: human-only vs PPI", bench_audit_ppi),
+    "l": ("l. offline judge on Ray: one node vs two", bench_two_nodes),
+    "m": ("m. LLM judge on Ray: requests in flight vs the bound", bench_llm_in_flight),
+    "n": ("n. page time in a browser (server + render): cold vs warm", bench_pages),
 }
 
 

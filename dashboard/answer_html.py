@@ -197,10 +197,10 @@ def _sources_html(annotated: AnnotatedAnswer, data: Mapping[str, Any]) -> str:
         if src.fetch_ok is False:
             fetched = "dead: could not be fetched"
         else:
-            fetched = "text available" if src.text.strip() else "no text in the data"
+            fetched = "text available" if src.text.strip() else "no text in the data: no judge could check it"
         flags = "".join(f"<div>{_e(f)}</div>" for f in info.get("flags", []))
         excerpt = f"<blockquote>{_e(info.get('excerpt', ''))}</blockquote>" if info.get("excerpt") else ""
-        rows.append(f"<tr><td>[{_e(src.index)}]</td><td><b>{_e(src.title or '(no title)')}</b>"
+        rows.append(f"<tr><td>[{_e(src.index)}]</td><td><b>{_e(answer_model.source_title(src.title, src.url))}</b>"
                     f"<div class=url>{link}</div>{excerpt}</td><td>{_e(info.get('type', ''))}<br>"
                     f"<span class=small>{_e(fetched)}</span>{flags}</td></tr>")
     return ("<table><thead><tr><th>#</th><th>source</th><th>type and flags</th></tr></thead>"

@@ -189,15 +189,53 @@ def _tidy_blocks(blocks: list[dict]) -> list[dict]:
     return out
 
 
+def source_title(title: str, url: str) -> str:
+    """The title a reader sees for a source: its own, else the site and the page's path from its
+    URL ("en.wikipedia.org/wiki/Urban_heat_island"), else a plain "(no title, no address)"."""
+    if title.strip():
+        return title.strip()
+    from urllib.parse import unquote, urlsplit
+
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        parts = None
+    if parts is None or not parts.netloc:
+        return url.strip()[:120] or "(no title, no address)"
+    host = parts.hostname or parts.netloc
+    host = host[4:] if host.startswith("www.") else host
+    path = unquote(parts.path).rstrip("/")
+    if len(path) > 70:
+        path = path[:69] + "…"
+    return host + path
+
+
+NO_TEXT_PARTICIPANT = "(no text of this source is available here)"
+
+
+def no_text_hint(dataset: str) -> str:
+    """What the popover says about a source without text in a stored dataset: why, the command
+    that fetches it, and what that changes."""
+    from pipeline.fill_sources import WHAT_IT_CHANGES, fetch_command
+
+    return (f"No text: the dataset carries none for this source, so a computed judge cannot check it here. "
+            f"`{fetch_command(dataset)}` fetches the page; {WHAT_IT_CHANGES}.")
+
+
+NO_TEXT_RESCORE = ("No text: nothing was pasted for this source and its page was not fetched. Paste the text in its "
+                   "box, or tick “Fetch the page” and score again: the judge then checks the statements citing it.")
+
+
 def component_data(annotated: AnnotatedAnswer, rep: dict, source_rows: Iterable[dict],
                    report_events: bool = False, participant: bool = False,
-                   reliability: dict[str, str] | None = None) -> dict[str, Any]:
+                   reliability: dict[str, str] | None = None, no_text: str = "") -> dict[str, Any]:
     """Everything the answer component shows, as JSON-ready data (inserted as text by the JS).
 
     `participant`: what a study participant may see - the answer with its markers and sources,
     as an answer engine shows them. No verdict, status, stance or audit flag leaves the server.
     `reliability`: {"line": the judge's measured reliability in one sentence, "url": the Judges
-    page}, shown in every verdict popover."""
+    page}, shown in every verdict popover. `no_text`: what the popover says of a source without
+    text (`no_text_hint`, `NO_TEXT_RESCORE`); a title falls back to the site and path of the URL."""
     answer = annotated.answer
     text = answer.text
     urls = {s.url: s.index for s in answer.sources if s.url}
@@ -251,9 +289,12 @@ def component_data(annotated: AnnotatedAnswer, rep: dict, source_rows: Iterable[
         for f in row.get("injection_flags") or []:
             flags.append(f"injection-like text ({f.get('kind', '?')}): {str(f.get('excerpt', ''))[:160]}")
         sources[str(src.index)] = {
-            "title": src.title or "(no title)", "url": src.url, "http": is_http_url(src.url),
+            "title": source_title(src.title, src.url), "url": src.url, "http": is_http_url(src.url),
             "type": "" if participant else row.get("source_type") or "unknown", "flags": flags, "has_text": bool(src.text.strip()),
-            "excerpt": _excerpt(src.text)}
+            "excerpt": _excerpt(src.text),
+            "no_text": "" if src.text.strip() else (NO_TEXT_PARTICIPANT if participant else
+                                                     (no_text or "No text: no judge could check this source.")),
+            "snippet": src.text_origin == "snippet"}
     return {
         "answer_id": answer.answer_id,
         "debate": answer.query_type == "debate",

@@ -47,7 +47,9 @@ def pick_dataset_and_judge(prefix: str, datasets: list[str], wanted: url_state.W
     if not judges:
         st.warning("This dataset has no scored judge results yet.")
         st.stop()
-    url_state.seed(f"{prefix}_judge", judges, wanted.get(url_state.JUDGE))
+    # every page opens a dataset with the same judge (`data.default_judge`: the teaching corpus's
+    # hand-checked labels, for instance), unless a link names another
+    url_state.seed(f"{prefix}_judge", judges, wanted.get(url_state.JUDGE), fallback=data.default_judge(dataset))
     judge = c2.selectbox(judge_label, judges, key=f"{prefix}_judge")
     index = data.answer_index(dataset, judge)
     if index.empty:

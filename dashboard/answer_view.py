@@ -7,7 +7,9 @@ becomes a link only when it parses as http(s), and then with `rel="noopener nore
 
 When `report_events` is on, hovers and clicks on citation markers are sent back to Python
 (batched: a click at once, hovers after a short pause) as a cumulative list with sequence
-numbers, so a rerun that arrives late never loses or repeats an event.
+numbers, so a rerun that arrives late never loses or repeats an event. The component also measures
+how long the answer stays visible and reports it (a "dwell" event) when the reader moves to another
+answer or hides the tab; the inspector records, besides, a "shown" row for every answer it shows.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import streamlit as st
 
 from dashboard.render import md_escape
 from pipeline.metrics import MODE_LABELS
+from pipeline.study.log import MAX_DWELL_SECONDS
 
 # The component's code lives in static files (no build step); it is a constant, never formatted
 # with answer or source text.
@@ -38,7 +41,8 @@ def answer_view(data: dict[str, Any], *, key: str) -> list[dict]:
     """Mount the answer component and return the events not seen in earlier runs.
 
     Each event: {"event": "hover"|"click", "statement": int|None, "source": int,
-    "timestamp": datetime (UTC), "answer_id": str}. Empty unless data["report_events"].
+    "timestamp": datetime (UTC), "answer_id": str}, or {"event": "dwell", "seconds": float, "source":
+    None, ...} when the reader leaves an answer or hides the tab. Empty unless data["report_events"].
     """
     result = _component(data=data, key=key, default={"events": None}, on_events_change=_noop)
     payload = None
@@ -75,6 +79,13 @@ def _parse_event(ev: Any) -> dict | None:
         return None
     kind = ev.get("type")
     seq, src, stmt, ts = ev.get("seq"), ev.get("source"), ev.get("statement"), ev.get("ts")
+    if kind == "dwell":  # how long an answer stayed on screen, in milliseconds
+        ms = ev.get("ms")
+        if not isinstance(seq, int) or isinstance(ms, bool) or not isinstance(ms, (int, float)) \
+                or not 0 <= ms <= MAX_DWELL_SECONDS * 1000:
+            return None
+        return {"seq": seq, "event": "dwell", "statement": None, "source": None, "seconds": round(float(ms) / 1000, 1),
+                "timestamp": _event_time(ts), "answer_id": str(ev.get("answer") or "")[:200]}
     if kind not in ("hover", "click") or not isinstance(seq, int) or isinstance(src, bool) or not isinstance(src, int):
         return None
     if stmt is not None and (isinstance(stmt, bool) or not isinstance(stmt, int)):
@@ -95,11 +106,34 @@ def _event_time(ts: object) -> datetime:
 
 def study_rows(events: list[dict], *, participant: str, session: str, alignment: str,
                context: dict[str, str]) -> list[dict]:
-    """Component events as rows of the study log (participant code only, no other person data)."""
-    return [{"participant": participant, "session": session, "engine": context["engine"],
-             "query_id": context["query_id"], "query_type": context["query_type"], "alignment": alignment,
-             "event": e["event"], "source_rank": e["source"], "timestamp": e["timestamp"]}
-            for e in events if e["source"] >= 1]
+    """Component events as rows of the study log (participant code only, no other person data):
+    hovers and clicks on a source, and dwell times of the answer."""
+    base = {"participant": participant, "session": session, "engine": context["engine"],
+            "query_id": context["query_id"], "query_type": context["query_type"], "alignment": alignment}
+    rows = []
+    for e in events:
+        if e["event"] == "dwell":
+            rows.append({**base, "event": "dwell", "source_rank": None, "timestamp": e["timestamp"],
+                         "dwell_seconds": e["seconds"]})
+        elif e["source"] is not None and e["source"] >= 1:
+            rows.append({**base, "event": e["event"], "source_rank": e["source"], "timestamp": e["timestamp"]})
+    return rows
+
+
+def shown_rows(annotated, *, participant: str, session: str, alignment: str, context: dict[str, str],
+               when: datetime | None = None) -> list[dict]:
+    """The rows that say an answer was on a participant's screen, whether or not they touch it:
+    "shown", one "displayed" per listed source and one "cited" per listed source a statement cites.
+    With them a participant who reads without hovering leaves counts of zero, which is data."""
+    stamp = when or datetime.now(timezone.utc)
+    base = {"participant": participant, "session": session, "engine": context["engine"],
+            "query_id": context["query_id"], "query_type": context["query_type"], "alignment": alignment,
+            "timestamp": stamp}
+    listed = sorted({s.index for s in annotated.answer.sources if s.index >= 1})
+    cited = sorted({i for st_ in annotated.statements for i in st_.citations if i in set(listed)})
+    return ([{**base, "event": "shown", "source_rank": None}]
+            + [{**base, "event": "displayed", "source_rank": i} for i in listed]
+            + [{**base, "event": "cited", "source_rank": i} for i in cited])
 
 
 # ---- charts and the shared block of views ---------------------------------------------------
@@ -138,22 +172,6 @@ def _plain(text: str, limit: int = 160) -> str:
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     return html.escape(text, quote=True)
-
-
-def _wrapped(text: str, limit: int = 600, width: int = 70) -> str:
-    """Escaped text for a plotly hover box, broken into lines of about `width` characters."""
-    import textwrap
-
-    return "<br>".join(_plain(line, limit) for line in textwrap.wrap(" ".join(str(text).split())[:limit], width)) or "(empty)"
-
-
-def _discrete_scale(colours: list[str]) -> list:
-    n = len(colours)
-    scale = []
-    for k, c in enumerate(colours):
-        scale.append([k / n, c])
-        scale.append([(k + 1) / n, c])
-    return scale
 
 
 def matrix_cells(rep: dict) -> tuple[list[list[int]], list[list[int]]]:
@@ -202,40 +220,58 @@ def row_labels(rep: dict) -> list[str]:
     return out
 
 
-def matrices_figure(rep: dict):
-    """Citation matrix and support matrix side by side on shared rows (statements) and columns."""
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
+_MATRIX_CSS = """
+<style>
+.aee-mx-wrap { overflow-x: auto; max-width: 100%; margin: 2px 0 8px 0; }
+table.aee-mx { border-collapse: separate; border-spacing: 2px; font-size: 13px; }
+table.aee-mx th { font-weight: 600; color: #31333f; padding: 2px 4px; text-align: center; }
+table.aee-mx th.lab { text-align: left; font-weight: 400; color: #31333f; position: sticky; left: 0; background: #ffffff;
+  max-width: 280px; min-width: 150px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+table.aee-mx th.panel { border-bottom: 1px solid #d0d3da; }
+table.aee-mx td { width: 30px; min-width: 30px; height: 26px; text-align: center; font-size: 15px; color: #111111;
+  border-radius: 2px; cursor: default; }
+table.aee-mx td.gap, table.aee-mx th.gap { width: 14px; min-width: 14px; background: transparent; }
+</style>
+"""
+
+
+def matrices_html(rep: dict) -> str:
+    """Citation matrix and support matrix side by side on shared rows (statements), as an HTML
+    table: a symbol and a tint per cell, the statement, the source and the verdict on hover (the
+    cell's title). Plain HTML: no chart bundle to load before the answer's page is usable."""
+    import html
 
     rows, cols = rep["citation_matrix"]["rows"], rep["citation_matrix"]["columns"]
-    texts = {s["index"]: s["text"] for s in rep["statements"]}
+    texts = {s["index"]: " ".join(str(s["text"]).split()) for s in rep["statements"]}
     titles = {s["index"]: s["title"] or s["url"] for s in rep["sources"]}
-    y = [_plain(label, 80) for label in row_labels(rep)]
-    x = [f"[{c}]" for c in cols]
+    labels = row_labels(rep)
     cit, sup = matrix_cells(rep)
     sup_codes, sup_texts = support_cell_texts(rep, sup)
-    fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=("Citations: what the answer cites", "Support: what the judge found"))
-    cit_texts = [[CELL_CITATION[v][0] for v in row] for row in cit]
-    reasons = rep["support_matrix"].get("reasons") or [[""] * len(cols) for _ in rows]
-    for k, (codes, shown, base, table) in enumerate(((cit, cit_texts, cit, CELL_CITATION),
-                                                    (sup_codes, sup_texts, sup, CELL_SUPPORT)), start=1):
-        hover = [[f"<b>S{rows[i] + 1}</b>: {_wrapped(texts.get(rows[i], ''))}<br><br>"
-                  f"<b>source {x[j]}</b> {_plain(titles.get(cols[j], ''), 80)}<br>{table[base[i][j]][0]} {table[base[i][j]][1]}"
-                  + (f"<br>{table[UNCERTAIN_CODE][0]} {table[UNCERTAIN_CODE][1]}" if codes[i][j] != base[i][j] else "")
-                  + (f"<br><b>{_plain(reasons[i][j])}</b>" if reasons[i][j] else "")
-                  for j in range(len(cols))] for i in range(len(rows))]
-        fig.add_trace(go.Heatmap(
-            z=codes, x=x, y=y, zmin=-0.5, zmax=len(table) - 0.5, showscale=False,
-            colorscale=_discrete_scale([table[c][2] for c in sorted(table)]),
-            text=shown, texttemplate="%{text}",
-            textfont={"size": 16, "color": "#111111"}, hovertext=hover, hoverinfo="text",
-            xgap=2, ygap=2), row=1, col=k)
-    fig.update_yaxes(autorange="reversed", type="category", tickfont={"size": 12})
-    fig.update_xaxes(type="category", side="bottom", title_text="source")
-    fig.update_layout(height=max(220, 110 + 34 * len(rows)), margin={"l": 10, "r": 10, "t": 40, "b": 10},
-                      showlegend=False, plot_bgcolor="rgba(0,0,0,0)", hoverlabel={"align": "left"})
-    return fig
+    reasons = rep["support_matrix"].get("reasons") or [[""] * len(cols) for _ in rows]  # why a pair is not checked
+    heads = "".join(f"<th>[{html.escape(str(c))}]</th>" for c in cols)
+    out = [_MATRIX_CSS, '<div class="aee-mx-wrap"><table class="aee-mx"><thead><tr><th class="lab"></th>',
+           f'<th class="panel" colspan="{len(cols)}">Citations: what the answer cites</th><th class="gap"></th>',
+           f'<th class="panel" colspan="{len(cols)}">Support: what the judge found</th></tr>',
+           f'<tr><th class="lab">statement</th>{heads}<th class="gap"></th>{heads}</tr></thead><tbody>']
+    for i, r in enumerate(rows):
+        cells = []
+        for panel, (codes, shown, base, table) in enumerate(((cit, [[CELL_CITATION[v][0] for v in row] for row in cit], cit,
+                                                              CELL_CITATION), (sup_codes, sup_texts, sup, CELL_SUPPORT))):
+            if panel:
+                cells.append('<td class="gap"></td>')
+            for j, c in enumerate(cols):
+                meaning = f"{table[base[i][j]][0]} {table[base[i][j]][1]}".strip()
+                if codes[i][j] != base[i][j]:
+                    meaning += f"\n{table[UNCERTAIN_CODE][0]} {table[UNCERTAIN_CODE][1]}"
+                if panel and reasons[i][j]:
+                    meaning += f"\n{reasons[i][j]}"
+                tip = f"S{r + 1}: {texts.get(r, '')[:400]}\nsource [{c}] {str(titles.get(c, ''))[:120]}\n{meaning}"
+                cells.append(f'<td style="background:{table[codes[i][j]][2]}" title="{html.escape(tip, quote=True)}">'
+                             f"{html.escape(shown[i][j])}</td>")
+        out.append(f'<tr><th class="lab" title="{html.escape(texts.get(r, ""), quote=True)}">{html.escape(labels[i])}</th>'
+                   f'{"".join(cells)}</tr>')
+    out.append("</tbody></table></div>")
+    return "".join(out)
 
 
 def graph_figure(rep: dict):
@@ -362,18 +398,19 @@ def unchecked_headline(rep: dict) -> str:
 
 def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str,
                       report_events: bool = False, participant: bool = False,
-                      reliability: dict[str, str] | None = None, unchecked_hint: str = "") -> list[dict]:
+                      reliability: dict[str, str] | None = None, unchecked_hint: str = "",
+                      no_text: str = "") -> list[dict]:
     """The answer component, flags, metrics, matrices and graph for one answer (inspector,
     re-score). `participant` shows only what a study participant may see: the answer and its
     sources. `reliability`: the judge's reliability line and the Judges page address, for the
     verdict popovers. `unchecked_hint`: how to get pairs checked here, after the line saying some
-    were not. Returns the component's new events."""
+    were not. `no_text`: what a popover says of a source without text. Returns the component's new events."""
     import pandas as pd
 
     from dashboard import answer_model
 
     data = answer_model.component_data(annotated, rep, source_rows, report_events=report_events,
-                                       participant=participant, reliability=reliability)
+                                       participant=participant, reliability=reliability, no_text=no_text)
     headline = unchecked_headline(rep)
     if headline and not participant:
         st.info(md_escape(headline + (" " + unchecked_hint if unchecked_hint else "")), icon=":material/visibility_off:")
@@ -412,7 +449,7 @@ def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str
     if not rep["citation_matrix"]["rows"] or not rep["citation_matrix"]["columns"]:
         st.info("No relevant statement or no usable source: the matrices are empty.")
     else:
-        st.plotly_chart(matrices_figure(rep), key=f"{key}_matrices", width="stretch")
+        st.html(matrices_html(rep))
         k1, k2 = st.columns(2)
         k1.markdown(matrix_legend_markdown(CELL_CITATION, CITATION_ORDER, "Citations panel"))
         k2.markdown(matrix_legend_markdown(CELL_SUPPORT, SUPPORT_ORDER, "Support panel"))
@@ -422,5 +459,7 @@ def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str
         st.markdown("#### Statements and sources")
         nec = ", ".join(f"[{c}]" for c in rep["necessary_sources"]) or "none"
         st.caption(f"Minimum set of sources that together support every supported statement: {nec}.")
-        st.plotly_chart(graph_figure(rep), key=f"{key}_graph", width="stretch")
+        graph = st.expander("The statements and sources as a graph", key=f"{key}_graph_box", on_change="rerun")
+        if graph.open:  # a chart: drawn only when asked for, so the page is usable before its bundle loads
+            graph.plotly_chart(graph_figure(rep), key=f"{key}_graph", width="stretch")
     return events

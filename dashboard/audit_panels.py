@@ -83,9 +83,9 @@ def judges_audit_section() -> None:
     if conf:
         left, right = st.columns([1, 1.3])
         who = "the people's majority" if chosen["annotator"] == MAJORITY else chosen["annotator"]
-        left.plotly_chart(charts.confusion_figure(conf["rows"], conf["cols"], conf["counts"], "Items compared",
-                                                  row_title=f"judge: {judge}", col_title=who),
-                          key=f"judges_audit_conf_{sample_id}_{field}", config={"displayModeBar": False})
+        left.markdown("*Items compared*")
+        left.table(charts.confusion_table(conf["rows"], conf["cols"], conf["counts"], row_title=f"judge {judge}",
+                                          col_title=who))
         shares = pd.DataFrame([
             {"judge said": r, **{f"people: {c}": _share(conf, i, j) for j, c in enumerate(conf["cols"])}}
             for i, r in enumerate(conf["rows"])])

@@ -1,6 +1,6 @@
-"""Figures and exports: the scorecard heatmap, its SVG / PNG / LaTeX exports, the confidence bars
-and the judges' confusion matrices. Inputs are display cells from `dashboard.render`; nothing here
-computes a metric.
+"""The scorecard's exports (SVG / PNG / LaTeX), the cell tooltips the scorecard grid shows
+(`dashboard.scorecard_grid`) and the judges' confusion tables. Inputs are display cells from
+`dashboard.render`; nothing here computes a metric.
 
 Exports work offline without kaleido or a browser: the SVG is written by hand from a small list
 of drawing operations, and the PNG draws the same operations with Pillow (a Streamlit dependency).
@@ -11,11 +11,8 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 import pandas as pd
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from dashboard.metric_text import (
     DIRECTION_WORDS,
@@ -32,22 +29,12 @@ from dashboard.render import (
     group_summaries,
     group_title,
     latex_escape,
-    plot_escape,
     rating_text,
     records,
     xml_escape,
 )
 from pipeline.metrics import METRICS, RATING_COLOURS, RATING_SYMBOLS
 
-_RATING_CODE = {None: 0, "problematic": 1, "borderline": 2, "acceptable": 3}
-# z = code / 3 on the colour axis: 0 unrated, 1/3 problematic, 2/3 borderline, 1 acceptable.
-_SCALE = [
-    [0.0, RATING_TINTS[None]], [1 / 6, RATING_TINTS[None]],
-    [1 / 6, RATING_TINTS["problematic"]], [0.5, RATING_TINTS["problematic"]],
-    [0.5, RATING_TINTS["borderline"]], [5 / 6, RATING_TINTS["borderline"]],
-    [5 / 6, RATING_TINTS["acceptable"]], [1.0, RATING_TINTS["acceptable"]],
-]
-CONFIDENCE_COLOURS = ("#b2182b", "#ef8a62", "#bdbdbd", "#67a9cf", "#2166ac")
 FLAG = "⚑"
 
 
@@ -56,41 +43,18 @@ def _shown_rating(rec: dict) -> str | None:
     return rec.get("published_rating") or rec.get("rating")
 
 
-def wrap_label(name: str, width: int = 14) -> str:
-    """An escaped axis label broken into lines of about `width` characters at "_", " ", "-" or "/"."""
-    import re
-
-    parts = re.split(r"(?<=[_\s/-])", str(name))
-    lines, line = [], ""
-    for part in parts:
-        if line and len(line) + len(part) > width:
-            lines.append(line)
-            line = ""
-        line += part
-    lines.append(line)
-    return "<br>".join(plot_escape(chunk) for chunk in lines)
+def hover_lines(rec: dict, engine: str) -> list[str]:
+    """What hovering a scorecard cell says, as plain text lines (callers escape for their medium)."""
+    return [line.replace("<b>", "").replace("</b>", "") for line in _hover_parts(rec, engine, lambda t: str(t))]
 
 
-def _cell_text(rec: dict, with_n: bool = True) -> str:
-    shown = _shown_rating(rec)
-    text = fmt_metric(rec["value"], rec["metric"])
-    if shown:
-        text += f" {RATING_SYMBOLS[shown]}"
-    if rec.get("disagrees") and rec.get("rating"):
-        text += f"{FLAG}{RATING_SYMBOLS[rec['rating']]}"
-    # n, or for a cell that is n/a because too little was judged, how much was
-    if with_n and (note := cell_note(rec)):
-        text += f"<br><span style='font-size:10px'>{plot_escape(note)}</span>"
-    return text
-
-
-def _hover(rec: dict, engine_label: str) -> str:
+def _hover_parts(rec: dict, engine_label: str, esc) -> list[str]:
     name = rec["metric"]
     info = METRICS[name]
-    parts = [f"<b>{plot_escape(info.label)}</b> · {engine_label}",
+    parts = [f"<b>{esc(info.label)}</b> · {engine_label}",
              f"value: {fmt_metric(rec['value'], name)}"]
     if rec["value"] is None:
-        parts.append(f"why: {plot_escape(rec.get('why_blank') or 'not printed in this scorecard')}")
+        parts.append(f"why: {esc(rec.get('why_blank') or 'not printed in this scorecard')}")
     elif rec.get("ci_low") is not None:
         parts.append(f"95% CI: {fmt_ci(rec['ci_low'], rec['ci_high'])}")
     else:
@@ -98,7 +62,7 @@ def _hover(rec: dict, engine_label: str) -> str:
     if rec.get("n_answers") is not None:
         parts.append(f"answers: {int(rec['n_answers'])}")
     if judged := judged_text(rec.get("judged_share"), name):
-        parts.append(f"judged: {plot_escape(judged)}")
+        parts.append(f"judged: {esc(judged)}")
     parts.append(f"unit: {UNIT_WORDS[info.unit]}; {DIRECTION_WORDS[info.direction]}")
     parts.append(f"thresholds: {thresholds_text(name)}")
     if rec.get("published_rating"):
@@ -108,67 +72,7 @@ def _hover(rec: dict, engine_label: str) -> str:
             parts.append(f"{FLAG} the printed rating disagrees with the thresholds")
     else:
         parts.append(f"rating: {rating_text(rec.get('rating')) or 'not rated'}")
-    return "<br>".join(parts)
-
-
-def _blank(engine: str, name: str) -> dict:
-    return {"engine": engine, "metric": name, "value": None, "ci_low": None, "ci_high": None, "n_answers": None,
-            "rating": None, "published_rating": None, "disagrees": False, "why_blank": ""}
-
-
-def scorecard_figure(cells: pd.DataFrame, title: str = "", with_n: bool = True, divider_after: int | None = None,
-                     no_n_for: Iterable[str] = (), with_summary: bool = True) -> go.Figure:
-    """The scorecard as a heatmap: metrics down (grouped as the registry orders them), engines
-    across, each cell tinted by its rating and labelled with value, symbol and n; hover shows the
-    95% interval. A final block holds each group's symbols per engine (with_summary; the page
-    shows them as a table naming each metric instead). `divider_after` draws a line after that
-    many columns (computed | published)."""
-    order = {name: i for i, name in enumerate(METRICS)}
-    cells = cells.assign(_order=cells["metric"].map(order)).sort_values("_order", kind="stable").drop(columns="_order")
-    engines = list(dict.fromkeys(cells["engine"]))
-    no_n = set(no_n_for)
-    crowded = len(engines) > 4
-    x = [wrap_label(e, 9 if crowded else 14) for e in engines]
-    y_group: list[str] = []
-    y_label: list[str] = []
-    z: list[list[float | None]] = []  # None (a rating with no code) leaves the cell blank
-    text: list[list[str]] = []
-    hover: list[list[str]] = []
-    for (group, name), part in cells.groupby(["group", "metric"], sort=False):
-        recs = {r["engine"]: r for r in records(part)}
-        row = [recs.get(e) or _blank(e, name) for e in engines]
-        y_group.append(plot_escape(group_title(group)))
-        y_label.append(plot_escape(row_label(name)))
-        z.append([_RATING_CODE.get(_shown_rating(r)) for r in row])
-        text.append([_cell_text(r, with_n and r["engine"] not in no_n) for r in row])
-        hover.append([_hover(r, plot_escape(r["engine"])) for r in row])
-    if with_summary:
-        for group, part in group_summaries(cells).groupby("group", sort=False):
-            by_engine = dict(zip(part["engine"], part["symbols"]))
-            named = dict(zip(part["engine"], part["named"]))
-            y_group.append("Summary")
-            y_label.append(plot_escape(f"{group_title(group)} ratings"))
-            z.append([0 for _ in engines])
-            text.append([f"<span style='font-size:17px'>{by_engine.get(e, '')}</span>" for e in engines])
-            hover.append([f"<b>{plot_escape(group_title(group))}</b> · {plot_escape(e)}<br>"
-                          + "<br>".join(plot_escape(item) for item in named.get(e, '').split(" · ")) for e in engines])
-    fig = go.Figure(go.Heatmap(
-        x=x, y=[y_group, y_label], z=z, zmin=0, zmax=3, colorscale=_SCALE, showscale=False,
-        text=text, texttemplate="%{text}", textfont={"color": "#111111", "size": 11 if crowded else 13},
-        customdata=hover, hovertemplate="%{customdata}<extra></extra>", xgap=2, ygap=2,
-    ))
-    if divider_after:
-        fig.add_vline(x=divider_after - 0.5, line_width=3, line_color="#6b7280")
-    fig.update_yaxes(autorange="reversed", showdividers=True, tickson="boundaries")
-    fig.update_xaxes(side="top", tickangle=0)
-    lines = max((x_.count("<br>") + 1 for x_ in x), default=1)
-    top = 24 + 16 * lines + (34 if title else 0)
-    fig.update_layout(
-        title={"text": plot_escape(title), "x": 0, "y": 0.995, "yanchor": "top", "font": {"size": 15}} if title else None,
-        height=top + 20 + 36 * len(y_label), margin={"l": 10, "r": 10, "t": top, "b": 10},
-        plot_bgcolor="rgba(0,0,0,0)",
-    )
-    return fig
+    return parts
 
 
 # ---- exports: drawing operations shared by SVG and PNG ---------------------------------------------
@@ -431,56 +335,22 @@ def parquet_bytes(frame: pd.DataFrame) -> bytes:
     return buf.getvalue()
 
 
-# ---- confidence --------------------------------------------------------------------------------
-
-
-def confidence_figure(counts: pd.DataFrame, levels: Iterable[str], splits: Iterable[str], title: str = "") -> go.Figure:
-    """Stacked horizontal bars per engine of the share of answers at each confidence level, one
-    panel per split; counts are printed in the bars and on hover."""
-    levels = list(levels)
-    splits = [s for s in splits if s in set(counts["split"])]
-    titles = [f"{s} queries" if s != "all" else "all queries" for s in splits]
-    weights = [max(110, 48 * counts.loc[counts["split"] == s, "engine"].nunique()) for s in splits] or [1]
-    fig = make_subplots(rows=max(len(splits), 1), cols=1, shared_xaxes=True, subplot_titles=titles,
-                        vertical_spacing=min(0.25, 50 / (sum(weights) + 50 * max(len(splits) - 1, 1))),
-                        row_heights=[w / sum(weights) for w in weights])
-    for row, split in enumerate(splits, start=1):
-        part = counts[counts["split"] == split]
-        engines = sorted(part["engine"].unique().tolist(), reverse=True)
-        totals = part.groupby("engine")["count"].sum()
-        for level, colour in zip(levels, CONFIDENCE_COLOURS):
-            sub = part[part["level"] == level].set_index("engine").reindex(engines)["count"].fillna(0).astype(int)
-            share = [100 * c / totals[e] if totals.get(e, 0) else 0 for e, c in zip(engines, sub)]
-            fig.add_trace(go.Bar(
-                orientation="h", y=[plot_escape(e) for e in engines], x=share, name=level, legendgroup=level,
-                showlegend=row == 1, marker={"color": colour},
-                text=[str(c) if c else "" for c in sub], textposition="inside", insidetextanchor="middle",
-                customdata=[[c, int(totals.get(e, 0))] for e, c in zip(engines, sub)],
-                hovertemplate=f"{plot_escape(level)}<br>%{{y}}: %{{customdata[0]}} of %{{customdata[1]}} answers "
-                              "(%{x:.1f}%)<extra></extra>",
-            ), row=row, col=1)
-    panel = [max(110, 48 * counts.loc[counts["split"] == s, "engine"].nunique()) for s in splits]
-    fig.update_layout(barmode="stack", height=170 + sum(panel) + 50 * max(len(splits) - 1, 0),
-                      legend={"orientation": "h", "yref": "container", "y": 0.0, "yanchor": "bottom", "x": 0,
-                              "traceorder": "normal"},
-                      margin={"l": 10, "r": 10, "t": 70 if title else 40, "b": 120},
-                      title={"text": plot_escape(title), "x": 0} if title else None)
-    fig.update_xaxes(range=[0, 100], ticksuffix="%")
-    return fig
-
-
 # ---- judges ------------------------------------------------------------------------------------
 
 
-def confusion_figure(rows: list[str], cols: list[str], matrix: list[list[int]], title: str,
-                     row_title: str = "judge", col_title: str = "experts") -> go.Figure:
-    """A confusion matrix as an annotated heatmap (counts in the cells)."""
-    fig = go.Figure(go.Heatmap(
-        z=matrix, x=[plot_escape(c) for c in cols], y=[plot_escape(r) for r in rows], colorscale="Blues",
-        text=[[str(v) for v in r] for r in matrix], texttemplate="%{text}", showscale=False,
-        hovertemplate=f"{plot_escape(row_title)}: %{{y}}<br>{plot_escape(col_title)}: %{{x}}<br>items: %{{z}}<extra></extra>",
-    ))
-    fig.update_yaxes(autorange="reversed", title_text=plot_escape(row_title))
-    fig.update_xaxes(title_text=plot_escape(col_title), side="bottom")
-    fig.update_layout(title={"text": plot_escape(title), "x": 0}, height=340, margin={"l": 10, "r": 10, "t": 50, "b": 10})
-    return fig
+def confusion_table(rows: list[str], cols: list[str], matrix: list[list[int]], row_title: str = "judge",
+                    col_title: str = "experts") -> "pd.io.formats.style.Styler":
+    """A confusion matrix as a table of counts, each cell tinted by its share of the largest count
+    (a static table: no chart bundle to load). Labels are escaped for st.table's markdown."""
+    from dashboard.render import md_escape
+
+    frame = pd.DataFrame(matrix, index=[md_escape(f"{row_title}: {r}") for r in rows],
+                         columns=[md_escape(f"{col_title}: {c}") for c in cols])
+    top = max((v for row in matrix for v in row), default=0) or 1
+
+    def tint(value: int) -> str:
+        share = value / top  # white to a mid blue; dark text stays readable on every step
+        red, green, blue = (int(255 - share * (255 - c)) for c in (107, 174, 214))
+        return f"background-color: rgb({red},{green},{blue}); text-align: center"
+
+    return frame.style.map(tint)

@@ -454,9 +454,10 @@ def published_scorecard(key: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=cols)
 
 
-def published_disagreements() -> pd.DataFrame:
-    """Every printed rating that differs from the rating its own value gets under Table 7."""
-    frames = [published_scorecard(p.key).assign(scorecard=p.title) for p in PUBLISHED]
+def published_disagreements(key: str | None = None) -> pd.DataFrame:
+    """Every printed rating that differs from the rating its own value gets under Table 7 (of one
+    published scorecard when `key` names it, else of all of them)."""
+    frames = [published_scorecard(p.key).assign(scorecard=p.title) for p in PUBLISHED if key in (None, p.key)]
     frames = [f for f in frames if len(f)]
     if not frames:
         return pd.DataFrame(columns=["scorecard", "engine", "metric", "value", "published_rating", "rating"])

@@ -354,6 +354,43 @@ def url_remember(param: str, value: str) -> None:
     st.query_params[param] = value
 
 
+def url_choices(param: str, key: str, options: list[str], default: list[str]) -> bool:
+    """`url_choice` for a multiselect or multi-choice pills: the URL's repeated `param` (valid
+    options only) when it differs from what this page last wrote; else the widget's own values
+    that are still offered; else `default`. True when the URL decided."""
+    raw = st.query_params.get_all(param)
+    wanted = [v for v in dict.fromkeys(raw) if v in options]
+    if raw and wanted != st.session_state.get(key) and st.session_state.get(f"_url_{param}") != wanted:
+        st.session_state[key] = wanted
+        return True
+    if key not in st.session_state:
+        st.session_state[key] = [v for v in default if v in options]
+    else:
+        kept = [v for v in st.session_state[key] if v in options]
+        if kept != st.session_state[key]:
+            st.session_state[key] = kept
+    return False
+
+
+def url_remember_list(param: str, values: list[str], default: list[str] | None = None) -> None:
+    """Write a page's current multiple choice to the URL as a repeated `param`; the default (or
+    nothing chosen) leaves it out, so a plain link means the default view."""
+    values = list(values)
+    st.session_state[f"_url_{param}"] = values
+    if not values or (default is not None and values == list(default)):
+        if param in st.query_params:
+            del st.query_params[param]
+    else:
+        st.query_params[param] = values
+
+
+def url_forget(param: str) -> None:
+    """Take `param` out of the URL (a choice that is off, or back at its default)."""
+    st.session_state[f"_url_{param}"] = None
+    if param in st.query_params:
+        del st.query_params[param]
+
+
 def no_results_message() -> None:
     """What to do when no results exist yet."""
     st.warning("No results found in the results folder. Produce some first, for example:")

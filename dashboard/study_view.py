@@ -181,3 +181,21 @@ def flags_view(flags: list[dict]) -> pd.DataFrame:
 def pairs_text(pairs: list) -> str:
     """[[26, 21], [25, 22]] -> "26 + 21, 25 + 22"."""
     return ", ".join(" + ".join(str(int(v)) for v in pair) for pair in pairs) or "none"
+
+
+def rows_view(counts: pd.DataFrame) -> pd.DataFrame:
+    """One line per participant x question of a log, as text: what was displayed and cited, what
+    the participant hovered and clicked, and how long the answer stayed on screen."""
+    def count(value: Any, what: str) -> str:
+        return na(f"{what} not recorded") if _missing(value) else str(int(value))
+
+    rows = []
+    for rec in counts.to_dict("records"):
+        dwell = rec.get("dwell_seconds")
+        rows.append({"participant": rec["participant"], "session": rec["session"], "engine": rec["engine"],
+                     "question": rec["query_id"], "displayed": count(rec.get("displayed"), "display"),
+                     "cited": count(rec.get("cited"), "citations"), "hovered": count(rec["hovered"], "hovers"),
+                     "clicked": count(rec["clicked"], "clicks"),
+                     "time on screen": na("not measured") if _missing(dwell) else f"{float(dwell):.0f} s"})
+    return pd.DataFrame(rows, columns=["participant", "session", "engine", "question", "displayed", "cited",
+                                       "hovered", "clicked", "time on screen"])

@@ -27,7 +27,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-# ---- the one list of parameter names (15a: inspector, compare; 15b: scorecard and the others) ----
+# ---- the one list of parameter names every page uses --------------------------------------------
 DATASET = "dataset"  # dataset name
 JUDGE = "judge"  # judge whose labels are shown
 ANSWER = "answer"  # answer id
@@ -41,13 +41,35 @@ VIEW = "view"  # a page's sub-view (compare: engines | judges)
 ENGINE_B = "engine_b"  # the second engine of a comparison
 JUDGE_B = "judge_b"  # the second judge of a comparison
 STUDY = "study"  # a study id
+GROUPS = "group"  # metric groups shown (repeatable; absent = the page's default groups)
+PUBLISHED = "published"  # published figures beside the computed ones: a scorecard key, or "off"
+TAB = "tab"  # the open tab of a page (its label)
+ONLY_DIFF = "only"  # compare: "diff" shows only the items the two judges label differently
+LOG = "log"  # study: simulated | upload | recorded
+SEED = "seed"  # study: the simulated log's seed
+ALPHA = "alpha"  # study: significance level
+TEST = "test"  # study: which comparison
+CONDITION = "condition"  # study: the column whose conditions are compared
+FIRST = "first"  # study: first condition
+SECOND = "second"  # study: second condition
+BY = "by"  # conflicting evidence: group sources by source type or domain
+TOP = "top"  # conflicting evidence: domains shown per engine
+RUN = "run"  # conflicting evidence: probe run
+VARIANT = "variant"  # conflicting evidence: probe variant
+QUESTION = "question"  # conflicting evidence: probe question
+DONE = "done"  # start here: steps ticked done (repeatable step numbers)
 
 PARAMS: dict[str, str] = {
     DATASET: "dataset name", JUDGE: "judge", ANSWER: "answer id", MODE: "scoring rules", NECESSITY: "necessity method",
     SEARCH: "search text", QUERY_TYPE: "query type", FIELDS: "subject field (repeatable)", ENGINE: "engine",
     VIEW: "sub-view of a page", ENGINE_B: "second engine", JUDGE_B: "second judge", STUDY: "study id",
+    GROUPS: "metric group (repeatable)", PUBLISHED: "published figures shown", TAB: "open tab",
+    ONLY_DIFF: "only differing items", LOG: "study log", SEED: "simulation seed", ALPHA: "significance level",
+    TEST: "comparison", CONDITION: "compared column", FIRST: "first condition", SECOND: "second condition",
+    BY: "grouping", TOP: "items shown", RUN: "probe run", VARIANT: "probe variant", QUESTION: "probe question",
+    DONE: "step done (repeatable)",
 }
-MULTI = frozenset({FIELDS})  # parameters that may repeat
+MULTI = frozenset({FIELDS, GROUPS, DONE})  # parameters that may repeat
 MAX_VALUE = 300
 MAX_REPEAT = 50
 

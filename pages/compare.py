@@ -90,7 +90,8 @@ def _side(column, annotated, rep, title: str, key: str) -> None:
                    f"{answer_model.statement_count_text(annotated, rep)} · {len(annotated.answer.sources)} sources")
     rows = answer_model.source_view_rows(data.answer_source_rows(dataset, annotated.answer.answer_id))
     with column:
-        answer_view(answer_model.component_data(annotated, rep, rows), key=key)
+        answer_view(answer_model.component_data(annotated, rep, rows, no_text=answer_model.no_text_hint(dataset)),
+                    key=key)
         flags = answer_model.answer_flags(annotated, rep, rows)
         if flags:
             st.dataframe([{"kind": f["kind"], "where": f["where"], "message": f["message"]} for f in flags],
@@ -162,7 +163,12 @@ else:
     st.markdown("#### Verdicts side by side")
     st.caption(f"{n_diff} of {len(diffs)} judged items differ between judge A ({answer_model.md_text(judge)}) and "
                f"judge B ({answer_model.md_text(judge_b)}). Rows that differ are highlighted.")
+    if wanted.source == "link":
+        st.session_state["cmp_only_diff"] = wanted.get(url_state.ONLY_DIFF) == "diff"
     only = st.toggle("Show only the items that differ", key="cmp_only_diff")
+    url_state.publish(PAGE, {url_state.VIEW: view, url_state.DATASET: dataset, url_state.JUDGE: judge,
+                             url_state.ANSWER: answer_id, url_state.JUDGE_B: judge_b, url_state.MODE: mode,
+                             url_state.NECESSITY: necessity, url_state.ONLY_DIFF: "diff" if only else ""})
     shown = diffs[diffs["agreement"] == compare_model.DIFFERENT] if only else diffs
     shown = shown.rename(columns={"judge A": f"A: {judge}", "judge B": f"B: {judge_b}"})
     styled = shown.style.apply(

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard import charts, data
-from dashboard.render import ensure_router, md_escape, pick_dataset_and_judge
+from dashboard import data
+from dashboard.light_charts import confidence_bars
+from dashboard.render import ensure_router, md_escape, pick_dataset_and_judge, url_forget, url_remember
 from pipeline.aggregate import QUERY_TYPES
 from pipeline.records import CONFIDENCE_NAMES
 
@@ -17,7 +18,16 @@ st.caption("How confident each answer's wording sounds, from 1 (strongly not con
 
 cols = st.columns([1.2, 1, 2])
 dataset, judge = pick_dataset_and_judge("confidence", cols[0], cols[1])
-show_published = cols[2].toggle("Show the published distribution (AEE Fig. 8b)", value=True, key="confidence_published")
+# shown by default: a link says ?published=off when the reader hid it
+linked = st.query_params.get("published")
+if linked in ("off", "aee") and st.session_state.get("_url_published") != linked:
+    st.session_state["confidence_published"] = linked != "off"
+st.session_state.setdefault("confidence_published", True)
+show_published = cols[2].toggle("Show the published distribution (AEE Fig. 8b)", key="confidence_published")
+if show_published:
+    url_forget("published")
+else:
+    url_remember("published", "off")
 
 counts = data.confidence_counts(dataset, judge)
 missing = data.unscored_confidence(dataset, judge)
@@ -42,8 +52,7 @@ def computed() -> None:
                       on_click=_switch_to, args=(other,), icon=":material/swap_horiz:")
         return
     st.markdown(f"**Computed** · {md_escape(data.dataset_label(dataset))} · judge {md_escape(judge)}")
-    st.plotly_chart(charts.confidence_figure(counts, CONFIDENCE_NAMES, QUERY_TYPES),
-                    key="confidence_chart", config={"displayModeBar": False})
+    st.html(confidence_bars(counts, CONFIDENCE_NAMES, QUERY_TYPES))
     if missing:
         st.caption(f"{missing} answer(s) without a confidence label are left out.")
 
@@ -54,8 +63,7 @@ def published() -> None:
         st.warning("data/reference/aee_confidence_counts.csv is missing.")
         return
     st.markdown("**Published** · AEE (Venkit et al. 2024), Fig. 8b")
-    st.plotly_chart(charts.confidence_figure(pub, CONFIDENCE_NAMES, QUERY_TYPES),
-                    key="confidence_published_chart", config={"displayModeBar": False})
+    st.html(confidence_bars(pub, CONFIDENCE_NAMES, QUERY_TYPES))
     st.caption("Counts of the 301 queries per engine that the paper's figure covers.")
 
 

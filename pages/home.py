@@ -20,8 +20,7 @@ st.markdown(
     "precision in the style of Liu et al. Every number comes from the pipeline's exported results; "
     "the pages only display them."
 )
-link_to_page("tour.py", "New here, or teaching a class? **Start here**: a 15-minute guided tour with the teaching "
-             "corpus", ":material/school:")
+link_to_page("tour.py", "New here or teaching? **Start here** (a 15-minute tour)", ":material/school:")
 
 names = data.datasets()
 if not names:
@@ -105,7 +104,7 @@ for name, info in known.items():
     status = "results loaded" if name in names else ("found on this machine" if info.path else "not found on this machine")
     title = f"{info.title} (`{name}`)" if info.title else f"`{name}`"
     st.markdown(f"- **{md_with_code(title)}** ({md_escape(status)}): {md_with_code(info.how_to_get)}.")
-st.code(
+st.text(
     "# ExpertQA (expert-labelled answers from six systems; labels come from human annotators)\n"
     "export EXPERTQA_DIR=/path/to/expertqa   # folder with the *.jsonl files\n"
     "aee run --dataset expertqa\n\n"
@@ -114,5 +113,4 @@ st.code(
     "aee run --dataset aee\n\n"
     "# Your own answers in the canonical JSON / JSONL format\n"
     "aee run --dataset mine --path my_answers.jsonl --judge offline",
-    language="bash",
 )

@@ -12,7 +12,7 @@ from functools import partial
 import streamlit as st
 
 from dashboard import answer_html, answer_model, answer_picker, data, url_state
-from dashboard.answer_view import reliability_header, report_download, scoring_controls, show_report_views, study_rows
+from dashboard.answer_view import reliability_header, report_download, scoring_controls, show_report_views, shown_rows, study_rows
 from dashboard.attribution_panel import show_attribution
 from dashboard.render import engine_key, ensure_router
 from dashboard.source_stance_panel import show_source_stance_panel
@@ -74,7 +74,9 @@ if wanted.get(url_state.NECESSITY) in methods:
     st.session_state["ins_necessity"] = st.session_state["ins_necessity_kept"] = wanted[url_state.NECESSITY]
 o1, o2, o3 = st.columns([1.2, 1.2, 1])
 mode, necessity = scoring_controls("ins", (o1, o2))
-study_on = o3.toggle("Study mode", key="ins_study", help="Record hovers and clicks on citations into a study log.")
+study_on = o3.toggle("Study mode", key="ins_study",
+                     help="Record every answer shown (with how long it stays on screen) and the hovers and clicks "
+                          "on its citations into a study log.")
 
 participant = session = study_id = ""
 alignment = "none"
@@ -97,7 +99,8 @@ if study_on:
         st.warning("To record, fill in " + ", ".join(bad) + " with letters, digits, '-' or '_' (up to 64, no spaces).")
     else:
         study_ready = True
-        st.caption(f"Recording hovers and clicks for participant {participant} into study {study_id}.")
+        st.caption(f"Recording for participant {participant} into study {study_id}: each answer shown, how long it "
+                   "stays on screen, and every hover and click on its citations.")
 
 state = {url_state.DATASET: dataset, url_state.JUDGE: judge, url_state.ANSWER: answer_id, url_state.MODE: mode,
          url_state.NECESSITY: necessity, url_state.SEARCH: search.strip()}
@@ -138,25 +141,34 @@ if not participant_view:
             st.markdown(f"- {answer_model.md_text(line, 600)}")
 
 events = show_report_views(annotated, rep, sources, key="ins_answer", report_events=study_ready,
-                           participant=participant_view, reliability=summary)
+                           participant=participant_view, reliability=summary,
+                           no_text=answer_model.no_text_hint(dataset))
 if not participant_view:  # labels are what a study participant must not see
     show_attribution(annotated, key="ins_attribution")
+rows: list[dict] = []
+already: set = st.session_state.setdefault("ins_shown", set())
+shown_key = (study_id, participant, session, dataset, answer_id)
+if study_ready and shown_key not in already:
+    # every answer shown is a participant x query row, touched or not: a zero-hover answer is data
+    rows += shown_rows(annotated, participant=participant, session=session, alignment=alignment,
+                       context=answer_model.study_context(annotated))
 if events and study_ready:
     # an event sent late (after switching answers) belongs to the answer it happened on
     answers = data.annotated_answers(dataset, judge)
-    rows = []
     for aid in dict.fromkeys(e["answer_id"] for e in events):
         context = answer_model.study_context(answers.get(aid, annotated))
         rows += study_rows([e for e in events if e["answer_id"] == aid], participant=participant, session=session,
                            alignment=alignment, context=context)
-    if rows:
-        try:
-            _study_log.append_events(study_id, rows)
-            st.session_state["ins_logged"] = st.session_state.get("ins_logged", 0) + len(rows)
-        except (_study.StudyLogError, OSError) as exc:
-            st.error(f"Could not record the events: {exc}")
+if rows:
+    try:
+        _study_log.append_events(study_id, rows)
+        st.session_state["ins_logged"] = st.session_state.get("ins_logged", 0) + len(rows)
+        already.add(shown_key)  # only once written: a failed write is tried again on the next run
+    except (_study.StudyLogError, OSError) as exc:
+        st.error(f"Could not record the events: {exc}")
 if study_ready:
-    st.caption(f"Events recorded in this browser session: {st.session_state.get('ins_logged', 0)}")
+    st.caption(f"Recorded in this browser session: {len(already)} answer(s) shown, "
+               f"{st.session_state.get('ins_logged', 0)} event(s) in all.")
 if not participant_view:
     show_source_stance_panel(annotated, rep, key="ins_source_stance")
 

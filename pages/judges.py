@@ -69,11 +69,70 @@ st.title("Judges")
 st.caption("Every scorecard number rests on labels from a judge. This page shows how often each judge agrees "
            "with human experts on ExpertQA's claims.")
 
-with st.expander("The judges this toolkit has", expanded=False):
-    st.dataframe(pd.DataFrame([{"judge": j.name, "how it works": j.description, "needs network": j.needs_network}
-                               for j in JUDGES.values()]), hide_index=True, width="stretch")
+def _value(report: pd.DataFrame, metric: str) -> float | None:
+    part = report.loc[report["metric"] == metric, "value"]
+    value = part.iloc[0] if len(part) else None
+    return None if value is None or value != value else float(value)
+
+
+def _verdict_lines(reports: pd.DataFrame) -> list[str]:
+    """The page's conclusion in a few sentences, with the measured numbers of each saved comparison."""
+    lines = []
+    for (dataset, judge), rep in reports.groupby(["dataset", "judge"], sort=False):
+        auc, bal, n = _value(rep, "support.auc"), _value(rep, "support.balanced_accuracy"), _value(rep, "support.n")
+        if auc is not None and bal is not None and n is not None:
+            level = "close to the experts" if bal >= 0.8 else "fair, well short of the experts" if bal >= 0.6 else "weak"
+            lines.append(f"**{md_escape(judge)}** on {md_escape(dataset)}: support agreement is {level} "
+                         f"(AUC {auc:.2f}, balanced accuracy {bal:.2f}, {int(n)} pairs). Its support-based metrics "
+                         "(unsupported statements, source necessity, citation accuracy and thoroughness) carry that "
+                         "error on top of the sampling error the scorecard's intervals show.")
+    return lines
+
+
+def _relevance_comment(reports: pd.DataFrame) -> str:
+    """Why the relevance row and the behavioural checks seem to disagree, with the numbers ("" when
+    there is nothing to compare)."""
+    for (dataset, judge), rep in reports.groupby(["dataset", "judge"], sort=False):
+        recall, kappa = _value(rep, "relevance.recall"), _value(rep, "relevance.kappa")
+        positives = _value(rep, "relevance.n_positive")
+        checks = data.judge_checks(judge)
+        if recall is None or kappa is None or checks.empty or "kind" not in checks.columns:
+            continue
+        relevance_checks = checks[checks["kind"] == "relevance"]
+        if relevance_checks.empty:
+            continue
+        share = float(relevance_checks["passed"].astype(bool).mean())
+        caught = round(recall * positives) if positives else None
+        return (f"**The relevance row ({md_escape(judge)} on {md_escape(dataset)}):** agreement with the experts is near chance (recall "
+                f"{recall:.2f}{f', {caught} of {int(positives)} claims' if caught is not None else ''}, kappa {kappa:.2f}) "
+                f"while the behavioural checks pass {share:.0%} of {len(relevance_checks)} relevance cases. The two measure "
+                "different things. The checks ask for filler in the AEE sense: greetings, sign-offs, restated questions, "
+                "offers of more help, which the judge finds. ExpertQA's experts mark a claim as filler when it is a fact "
+                "they consider unimportant for the question (\"Not too important\", \"Uninformative\"), which no "
+                "wording rule can see. So the Relevant statements metric counts conversational filler well, and says "
+                "nothing about whether an answer's facts are the ones an expert would keep.")
+    return ""
+
 
 reports = data.agreement()
+st.subheader("In short")
+verdict = _verdict_lines(reports) if not reports.empty else []
+st.markdown("\n".join(f"- {line}" for line in verdict + [
+    "Differences between engines smaller than the disagreement between a judge and the experts should not be "
+    "read as real. Where a rating sits near a threshold, check it under a second judge before reporting it.",
+    "Expert labels (ExpertQA's `human` judge) are the reference here, but experts disagree with each other too; "
+    "no judge can be expected to score perfectly against them. The AEE paper's own judge (GPT-4o) matched two "
+    "human annotators only moderately on support (Pearson r 0.62) and better on confidence (0.72)."]))
+if comment := (_relevance_comment(reports) if not reports.empty else ""):
+    st.info(comment, icon=":material/info:")
+st.caption("The details follow: agreement with the experts, whether each measurement is held out, confusion "
+           "matrices, the uncertain band, the behavioural checks and what the papers report.")
+
+judges_list = st.expander("The judges this toolkit has", key="judges_list", on_change="rerun")
+if judges_list.open:  # drawn only when opened (a table on a long page costs the first view)
+    judges_list.dataframe(pd.DataFrame([{"judge": j.name, "how it works": j.description, "needs network": j.needs_network}
+                               for j in JUDGES.values()]), hide_index=True, width="stretch")
+
 if reports.empty:
     st.info("No agreement results yet. Compare a judge with the ExpertQA experts first, for example:",
             icon=":material/info:")
@@ -102,7 +161,9 @@ else:
     _text_table(stats.reset_index())
     st.caption("Kappa corrects for chance agreement: 0 is chance, 1 is perfect; above 0.6 is usually called "
                "substantial. AUC is the chance that a randomly chosen expert-'Complete' pair gets a higher "
-               "score than a randomly chosen other pair.")
+               "score than a randomly chosen other pair. The relevance rows ask whether a claim is important to "
+               "an expert, a different question from the filler checks below: \"In short\" at the top says why "
+               "the two disagree.")
 
     st.subheader("Held out or not")
     st.caption("A judge fitted on expert labels is only tested fairly on answers to questions it never saw. "
@@ -127,12 +188,14 @@ else:
             "measurement": f"{judge} on {dataset}", "held out": held, "status": status,
             "AUC, unseen pairs": _num(unseen_auc, "no pair from unseen questions" if seen else "no AUC in this report"),
             "cross-validated AUC / bal. acc.": cv,
-            "calibrated on": (f"{cal.get('fit_pairs')} pairs of {cal.get('fit_splits')}" if cal
+            "calibrated on": (f"{cal.get('fit_pairs')} pairs of {str(cal.get('fit_splits')).replace('+', ' + ')}" if cal
                               else na("judge not fitted on expert labels")),
         })
     st.table(pd.DataFrame(held_rows), hide_index=True)
 
     st.subheader("Confusion matrices")
+    st.caption("A judge that calls too few pairs 'full' makes engines look worse on every support metric at once; one "
+               "that is too generous hides misattributed citations. The matrices show which way a judge leans.")
     for dataset, judge in keys:
         rep = reports[(reports["dataset"] == dataset) & (reports["judge"] == judge)]
         matrices = data.agreement_confusions(rep)
@@ -141,9 +204,9 @@ else:
         st.markdown(f"**{md_escape(judge)}** on {md_escape(dataset)}")
         cols = st.columns(len(matrices))
         for col, (task, m) in zip(cols, matrices.items()):
-            col.plotly_chart(charts.confusion_figure(m["rows"], m["cols"], m["matrix"], TASK_TITLES.get(task, task),
-                                                     row_title=f"judge: {judge}", col_title="experts"),
-                             key=f"judges_confusion_{dataset}_{judge}_{task}", config={"displayModeBar": False})
+            col.markdown(f"*{md_escape(TASK_TITLES.get(task, task))}*")
+            col.table(charts.confusion_table(m["rows"], m["cols"], m["matrix"], row_title=f"judge {judge}",
+                                             col_title="experts"))
 
 judges_audit_section()
 
@@ -186,11 +249,13 @@ for name in checked:
         "abstained (unknown)": summary["abstained"].astype(int).astype(str)})
     _text_table(table)
     failed = results.loc[~results["passed"].astype(bool)]
-    with st.expander(f"Failed cases of {judge_label} ({len(failed)})", expanded=False):
+    box = st.expander(f"Failed cases of {judge_label} ({len(failed)})", key=f"judges_failed_box_{name}",
+                      on_change="rerun")
+    if box.open:  # drawn only when opened
         if failed.empty:
-            st.caption("Every case passed.")
+            box.caption("Every case passed.")
         else:
-            st.dataframe(pd.DataFrame({"case": failed["id"], "kind": failed["kind"], "capability": failed["capability"],
+            box.dataframe(pd.DataFrame({"case": failed["id"], "kind": failed["kind"], "capability": failed["capability"],
                                        "expected": failed["expected"].str.replace("|", " or ", regex=False),
                                        "got": failed["label"].fillna("no label (unparsed)")}),
                          hide_index=True, width="stretch", key=f"judges_failed_{name}")
@@ -212,17 +277,3 @@ if not expertqa.empty:
                "labels; values are shares from 0 to 1, abstention as a percentage, as the paper prints them.")
     if "system" in shown.columns and (key := engine_key(shown["system"].astype(str))):
         st.caption(key)
-
-st.subheader("What this means for the scorecard")
-st.markdown(
-    "- The AEE paper's own judge (GPT-4o) matched two human annotators only moderately on support "
-    "(Pearson r 0.62) and better on confidence (0.72). Its support-based metrics (unsupported statements, "
-    "source necessity, citation accuracy and thoroughness) therefore carry judge error on top of sampling error; "
-    "the 95% intervals on the scorecard cover only the sampling part.\n"
-    "- A judge that calls too few pairs 'full' makes engines look worse on every support metric at once; one that "
-    "is too generous hides misattributed citations. The confusion matrices show which way a judge leans.\n"
-    "- Differences between engines that are smaller than the disagreement between judge and experts should not "
-    "be read as real. Where a rating sits near a threshold, check it under a second judge before reporting it.\n"
-    "- Expert labels (ExpertQA's `human` judge) are the reference here, but experts disagree with each other "
-    "too; no judge can be expected to score perfectly against them."
-)

@@ -91,7 +91,7 @@ def _upload_key() -> str:
 
 def _fill_from_paste() -> None:
     """Parse the paste box (or the uploaded file) into the form below, for review before scoring."""
-    for key in ("rs_result", "rs_error", "rs_paste_error", "rs_paste_found"):
+    for key in ("rs_result", "rs_error", "rs_paste_error", "rs_paste_found", "rs_understood"):
         st.session_state.pop(key, None)
     upload = st.session_state.get(_upload_key())
     try:
@@ -117,15 +117,60 @@ def _fill_form(pasted: Pasted) -> None:
     if any(i > MAX_SOURCES for i in by_index):
         notes.append(f"The form holds {MAX_SOURCES} sources; sources numbered above {MAX_SOURCES} were left out.")
     st.session_state["rs_answer"] = pasted.answer
+    kept_query = str(st.session_state.get("rs_query") or "").strip()
+    if not pasted.query and kept_query:
+        notes = [n for n in notes if "write the query" not in n]
+        notes.append("The paste does not say what was asked: the query already in the form was kept.")
     for key, value in (("rs_query", pasted.query), ("rs_engine", pasted.engine), ("rs_qtype", pasted.query_type)):
         if value:
             st.session_state[key] = value
+    if pasted.query_type and not pasted.query and kept_query:  # the type follows the query actually used
+        from pipeline.importers.paste import guess_query_type
+
+        st.session_state["rs_qtype"], why = guess_query_type(kept_query)
+    else:
+        why = pasted.query_type_why
     st.session_state["rs_n"] = max([i for i in by_index if i <= MAX_SOURCES] or [1])
     for k in range(MAX_SOURCES):
         src = by_index.get(k + 1)
         for f in ("title", "url", "text"):
             st.session_state[f"rs_src_{f}_{k}"] = getattr(src, f) if src else ""
     st.session_state["rs_paste_found"] = [pasted.found, *notes]
+    st.session_state["rs_understood"] = {
+        "query_from": pasted.query_from, "query_type_why": why,
+        "sources": [{"n": s.index, "title": s.title, "url": s.url, "text": s.text} for s in pasted.sources
+                    if s.index <= MAX_SOURCES]}
+
+
+def _show_understood() -> None:
+    """What the paste was read as, before anything is scored: the question and where it came from,
+    the query type and why, the engine, the answer's markers and every source with what it lacks."""
+    seen = st.session_state.get("rs_understood")
+    if not seen:
+        return
+    query = str(st.session_state.get("rs_query") or "")
+    answer = str(st.session_state.get("rs_answer") or "")
+    lines = [
+        f"**Query:** {answer_model.md_text(query, 300)} (from {answer_model.md_text(seen['query_from'], 80)})"
+        if query and seen.get("query_from") else
+        ("**Query:** " + answer_model.md_text(query, 300) if query else "**Query:** none found: write it below"),
+        f"**Query type:** {answer_model.md_text(seen.get('query_type_why') or st.session_state.get('rs_qtype'), 300)}",
+        f"**Engine:** {answer_model.md_text(st.session_state.get('rs_engine') or 'pasted', 80)}",
+        f"**Answer:** {len(answer):,} characters, starting “{answer_model.md_text(answer[:90], 100)}”",
+    ]
+    st.markdown("\n".join(f"- {line}" for line in lines))
+    if seen["sources"]:
+        rows = [{"source": f"[{s['n']}]", "title": s["title"] or f"(none; shown as {answer_model.source_title('', s['url'])})",
+                 "address": s["url"] or "none: paste it, or its text",
+                 "text": (f"snippet: {s['text'][:80]}…" if len(s["text"]) > 80 else f"snippet: {s['text']}") if s["text"]
+                 else ("none yet: fetched on Score when “Fetch the page” is ticked" if s["url"] else "none")}
+                for s in seen["sources"]]
+        import pandas as pd
+
+        from dashboard.render import md_escape
+
+        table = pd.DataFrame(rows).map(md_escape)  # a static table wraps long addresses instead of cutting them
+        st.table(table, hide_index=True)
 
 
 def _clear_all() -> None:
@@ -136,7 +181,7 @@ def _clear_all() -> None:
     for k in range(MAX_SOURCES):
         for f in ("title", "url", "text"):
             st.session_state[f"rs_src_{f}_{k}"] = ""
-    for key in ("rs_result", "rs_error", "rs_paste_error", "rs_paste_found", "rs_kept"):
+    for key in ("rs_result", "rs_error", "rs_paste_error", "rs_paste_found", "rs_kept", "rs_understood"):
         st.session_state.pop(key, None)
 
 
@@ -153,7 +198,7 @@ def _canonical_object() -> dict:
             sources.append({"index": k + 1, "title": title.strip(), "url": url.strip(), "text": body})
     digest = hashlib.sha1(json.dumps([query, text, sources], sort_keys=True).encode("utf-8")).hexdigest()[:12]
     return {"answer_id": f"pasted-{digest}", "engine": st.session_state.get("rs_engine", "").strip() or "pasted",
-            "query": query.strip(), "query_type": st.session_state.get("rs_qtype", "debate"), "answer": text,
+            "query": query.strip(), "query_type": st.session_state.get("rs_qtype", "expertise"), "answer": text,
             "sources": sources}
 
 
@@ -243,12 +288,14 @@ def _score() -> None:
 
 
 _restore_inputs()
-for _key, _default in (("rs_engine", "pasted"), ("rs_n", 3), ("rs_qtype", "debate")):
+for _key, _default in (("rs_engine", "pasted"), ("rs_n", 3), ("rs_qtype", "expertise")):
     st.session_state.setdefault(_key, _default)
 ensure_router()
 st.title("Re-score an answer")
 st.caption("Paste an answer with its citation markers and the sources it lists; a judge labels it and "
-           "the inspector's views show the result. Nothing you paste is stored unless you save it.")
+           "the inspector's views show the result. Nothing you paste is stored unless you save it, and it stays in "
+           "this browser session: a link to this page opens an empty form (to share a scored answer, download its "
+           "HTML report below the result).")
 
 examples_path = _examples_file()
 examples = _examples(str(examples_path), examples_path.stat().st_mtime if examples_path.exists() else 0.0)
@@ -273,13 +320,19 @@ with st.container(border=True):
     u3.button("Clear", key="rs_clear", on_click=_clear_all, width="stretch")
     if st.session_state.get("rs_paste_error"):
         st.error(answer_model.md_text(f"Paste: {st.session_state['rs_paste_error']}", limit=600))
-    for line in st.session_state.get("rs_paste_found") or []:
-        st.caption(answer_model.md_text(line, limit=600))
+    if st.session_state.get("rs_paste_found"):
+        with st.container(border=True, key="rs_understood_box"):
+            st.markdown("**What was understood** (check it, correct the form below, then press Score)")
+            for line in st.session_state.get("rs_paste_found") or []:
+                st.caption(answer_model.md_text(line, limit=600))
+            _show_understood()
 
 c1, c2, c3 = st.columns([1, 2, 1])
 c1.text_input("Engine", key="rs_engine")
 c2.text_input("Query", key="rs_query")
-c3.radio("Query type", ["debate", "expertise"], key="rs_qtype", horizontal=True)
+c3.radio("Query type", ["debate", "expertise"], key="rs_qtype", horizontal=True,
+         help="debate: the question asks to take a side (should, better than, good or bad); the stance metrics apply. "
+              "expertise: a question of fact.")
 st.text_area("Answer (markdown with markers such as [1] or [2, 3])", key="rs_answer", height=200)
 
 st.markdown("##### Sources")
@@ -321,7 +374,8 @@ if result:
     reliability_header(summary)
     show_report_views(annotated, rep, source_view, key="rs_view", reliability=summary,
                       unchecked_hint="To judge them, paste each source's text into the form above (or tick "
-                                     "\"Fetch the page\"), then score again.")
+                                     "\"Fetch the page\"), then score again.",
+                      no_text=answer_model.NO_TEXT_RESCORE)
 
     st.markdown("#### Second opinion")
     st.caption("Label the same answer with another judge and see both side by side: every metric with the "

@@ -22,9 +22,13 @@ from dashboard.render import (
     summary_table,
     symbol,
     url_choice,
+    url_choices,
+    url_forget,
     url_remember,
+    url_remember_list,
     wide_table,
 )
+from dashboard.scorecard_grid import scorecard_html
 from pipeline.aggregate import QUERY_TYPES
 from pipeline.metrics import METRICS, MODE_LABELS, NECESSITY_METHODS, PARITY_NECESSITY
 
@@ -32,21 +36,25 @@ ensure_router()
 st.title("Scorecard")
 st.caption("Corpus values per engine, rated against the paper's Table 7 thresholds. Each row names its unit "
            "(% = share from 0 to 100; per answer = a count averaged over answers) and which way is better. "
-           "Hover a cell for its 95% bootstrap interval and thresholds.")
+           "Hover a cell for its 95% bootstrap interval and thresholds; the Values with intervals tab lists them all.")
 
 # ---- filters ------------------------------------------------------------------------------------
 
-top = st.columns([1.2, 1, 1.6, 1.6])
+top = st.columns([1.6, 1.1, 1.3, 1.4])  # the dataset name needs the room at 800 px
 dataset, judge = pick_dataset_and_judge("scorecard", top[0], top[1], judge_help="Whose labels the metrics were computed from.")
 full_summary = data.table(dataset, "summary", judge)
 present_types = [q for q in QUERY_TYPES if q in set(full_summary["query_type"])] or ["all"]
+url_choice("type", "scorecard_query_type", present_types)
 query_type = top[2].radio("Query type", present_types, horizontal=True, key="scorecard_query_type")
+url_remember("type", query_type)
 field_options = data.fields(dataset, judge)
+url_choices("field", "scorecard_fields", field_options, [])
 field_filter = top[3].multiselect(
     "Field", field_options, key="scorecard_fields", placeholder="All fields" if field_options else "No fields in this dataset",
     disabled=not field_options, help="Pick fields to recompute the scorecard on their answers only.")
+url_remember_list("field", field_filter)
 
-row2 = st.columns([1.2, 1, 2.8])
+row2 = st.columns([1.3, 1.1, 2.6])
 url_choice("mode", "scorecard_mode", list(MODE_LABELS))
 mode = row2[0].radio("Scoring rules", list(MODE_LABELS), format_func=MODE_LABELS.get, horizontal=True,
                      key="scorecard_mode",
@@ -61,12 +69,15 @@ else:
                                        "bipartite: vertex cover on the statement-source graph.")
 url_remember("mode", mode)
 url_remember("necessity", necessity)
+# the published scorecard shown beside this one travels in the address as ?published=<key>
+published_keys = [p.key for p in data.PUBLISHED]
+linked_published = st.query_params.get("published")
+if linked_published in published_keys and st.session_state.get("_url_published") != linked_published:
+    st.session_state["scorecard_published"] = True
+    st.session_state["scorecard_published_source"] = linked_published
 show_published = row2[2].toggle("Compare with published scorecards", key="scorecard_published",
                                 help="Show the papers' own scorecards beside this one and flag printed ratings "
                                      "that do not match the thresholds.")
-groups_present = data.groups_present(full_summary)
-groups = st.pills("Metric groups", groups_present, selection_mode="multi", default=groups_present,
-                  format_func=group_title, key="scorecard_groups") or groups_present
 if mode == "parity":
     st.caption("Paper parity fixes source necessity to **greedy**, the set cover the released notebook used.")
 
@@ -77,10 +88,46 @@ if (mode, necessity) not in data.configs(dataset, judge):
 
 summary = data.summary(dataset, judge, mode, necessity, tuple(field_filter))
 engines = data.engines(dataset)
-cells = scorecard_cells(summary, query_type, groups, engines=[e for e in engines if e in set(summary["engine"])])
+shown_engines = [e for e in engines if e in set(summary["engine"])]
 has_debate = query_type in ("all", "debate") and "debate" in set(summary["query_type"])
-cells = add_blank_reasons(cells, data.blank_reasons(dataset, judge, mode, necessity, query_type, tuple(field_filter)),
-                          has_debate=has_debate)
+reasons = data.blank_reasons(dataset, judge, mode, necessity, query_type, tuple(field_filter))
+groups_present = data.groups_present(full_summary)
+every_cell = add_blank_reasons(scorecard_cells(summary, query_type, groups_present, engines=shown_engines), reasons,
+                               has_debate=has_debate)
+# A group opens shown when some engine has a value in it here; groups that are n/a throughout (ExpertQA
+# has no gold answers and no debate questions) start hidden, and one line below says which and why.
+with_values = [g for g in groups_present if every_cell.loc[every_cell["group"] == g, "value"].notna().any()]
+default_groups = with_values or groups_present
+if st.session_state.get("_scorecard_groups_for") != (dataset, judge):
+    st.session_state.pop("scorecard_groups", None)  # another dataset: its own default groups
+    st.session_state["_scorecard_groups_for"] = (dataset, judge)
+url_choices("group", "scorecard_groups", groups_present, default_groups)
+groups = st.pills("Metric groups", groups_present, selection_mode="multi", format_func=group_title,
+                  key="scorecard_groups") or default_groups
+url_remember_list("group", groups, default_groups)
+hidden = [g for g in groups_present if g not in groups]
+if hidden:
+    def _why_hidden(group: str) -> str:
+        part = every_cell[every_cell["group"] == group]
+        if part["value"].notna().any():
+            return "hidden by you"
+        why = part["why_blank"].replace("", None).dropna()
+        return "no engine has a value here" + (f": {why.value_counts().index[0]}" if len(why) else "")
+    st.caption("Not shown: " + "; ".join(f"**{md_escape(group_title(g))}** ({md_escape(_why_hidden(g))})" for g in hidden)
+               + ". Turn a group on above to see its rows.")
+if st.query_params.get("empty") == "show" and st.session_state.get("_url_empty") != "show":
+    st.session_state["scorecard_show_empty"] = True  # a link asks for the rows without a value
+show_empty = st.toggle("Show metrics without a value", key="scorecard_show_empty",
+                       help="Rows where no engine has a value are listed with their reason below the scorecard; "
+                            "turn this on to keep them in the grid too.")
+if show_empty:
+    url_remember("empty", "show")
+else:
+    url_forget("empty")
+
+cells = every_cell[every_cell["group"].isin(groups)].reset_index(drop=True)
+blank_metrics = [m for m, part in cells.groupby("metric", sort=False) if part["value"].isna().all()]
+grid_cells = cells if show_empty else cells[~cells["metric"].isin(blank_metrics)].reset_index(drop=True)
 
 illustrative = data.is_illustrative(dataset)
 context = (f"{data.dataset_label(dataset)} · judge {judge} · {query_type} queries · {MODE_LABELS[mode].lower()} rules"
@@ -117,30 +164,41 @@ def published_cells(source: str) -> pd.DataFrame:
     return pub
 
 
-figure_cells, divider, paper_engines, source = cells, None, [], None
+figure_cells, divider, paper_engines, source = grid_cells, None, [], None
+summary_cells = cells
 if show_published:
     pick = st.columns([1.6, 3])
-    source = pick[0].selectbox("Published scorecard", [p.key for p in data.PUBLISHED], key="scorecard_published_source",
+    source = pick[0].selectbox("Published scorecard", published_keys, key="scorecard_published_source",
                                format_func=lambda k: next(p.title for p in data.PUBLISHED if p.key == k))
+    url_remember("published", source)
     pub = published_cells(source)
     if pub.empty:
         pick[1].warning("This reference file is missing or shares no metric group with the selection.")
     else:
         paper_engines = list(dict.fromkeys(pub["engine"]))
-        figure_cells = pd.concat([cells, pub], ignore_index=True)
-        divider = cells["engine"].nunique()
+        shown_metrics = set(grid_cells["metric"])
+        figure_cells = pd.concat([grid_cells, pub[pub["metric"].isin(shown_metrics) | show_empty]], ignore_index=True)
+        summary_cells = pd.concat([cells, pub], ignore_index=True)
+        divider = grid_cells["engine"].nunique()
         title = next(p.title for p in data.PUBLISHED if p.key == source)
         pick[1].caption(f"Right of the grey line: {md_escape(title)}, as printed. Where the paper printed its own "
                         f"ratings the symbols are the printed ones, and {charts.FLAG} followed by a symbol marks a "
                         "printed rating that differs from what Table 7's thresholds give for the printed value. "
                         "Otherwise the paper's values are rated here with the same thresholds.")
 
+if not show_published:
+    url_forget("published")
 st.markdown(f"**Computed** · {md_escape(context)}")
-st.plotly_chart(charts.scorecard_figure(figure_cells, divider_after=divider, no_n_for=paper_engines, with_summary=False),
-                key="scorecard_chart", config={"displayModeBar": False})
-if len(summary_table(figure_cells)):
+st.html(scorecard_html(figure_cells, divider_after=divider, no_n_for=paper_engines))
+ratings = summary_table(summary_cells)
+if len(ratings):
     st.markdown("**Summary ratings per group**, each symbol beside the metric it rates")
-    st.table(summary_table(figure_cells))
+    # engines down, groups across: a row per engine fits any number of engines (the published ones
+    # too) at any width, where a column per engine ran off the right edge
+    shown = ratings.T.map(md_escape)
+    shown.index.name = "Engine"
+    shown.columns = [md_escape(c) for c in shown.columns]
+    st.table(shown)
 st.caption(rating_legend() + ". Each cell shows the value, its rating symbol and n, the number of answers the "
            "value averages over; an n/a cell built on labels nobody could give (sources without text, for instance) "
            "shows instead how much was judged: a cell needs at least half (Methodology, \"Not checked is not "
@@ -151,14 +209,18 @@ if key := engine_key(cells["engine"]):
 blank_rows = [(name, part["why_blank"].iloc[0]) for name, part in cells.groupby("metric", sort=False)
               if part["value"].isna().all() and part["why_blank"].nunique() == 1]
 if blank_rows:
-    st.markdown("**n/a rows, and why**\n" + "\n".join(
+    where = "in the grid" if show_empty else "left out of the grid (turn on “Show metrics without a value” to keep them)"
+    st.markdown(f"**Metrics without a value here, and why** ({where})\n" + "\n".join(
         f"- {md_escape(METRICS[name].label)}: {md_escape(reason)}" for name, reason in blank_rows))
 
-if show_published:
-    flagged = data.published_disagreements()
+if show_published and source:
+    flagged = data.published_disagreements(source)
+    title = next(p.title for p in data.PUBLISHED if p.key == source)
     st.subheader("Printed ratings that disagree with the thresholds")
+    elsewhere = data.published_disagreements()
+    elsewhere = elsewhere[elsewhere["scorecard"] != title]
     if flagged.empty:
-        st.success("Every printed rating matches Table 7.")
+        st.success(f"Every rating printed in {md_escape(title)} matches Table 7's thresholds.")
     else:
         st.warning(f"{len(flagged)} printed rating(s) differ from what Table 7's thresholds give for the printed value.")
         view = flagged.assign(
@@ -166,38 +228,51 @@ if show_published:
             published_rating=flagged["published_rating"].map(lambda r: f"{charts.RATING_SYMBOLS[r]} {r}"),
             rating=flagged["rating"].map(lambda r: f"{charts.RATING_SYMBOLS[r]} {r}"),
         ).rename(columns={"published_rating": "printed rating", "rating": "thresholds give"})
-        st.dataframe(view, hide_index=True, width="stretch", key="scorecard_disagreements")
+        st.dataframe(view.drop(columns=["scorecard"]), hide_index=True, width="stretch", key="scorecard_disagreements")
+    if len(elsewhere):
+        counts = elsewhere.groupby("scorecard", sort=False).size()
+        st.caption("Other published scorecards with printed ratings that disagree: " + "; ".join(
+            f"{md_escape(name)} ({n})" for name, n in counts.items()) + ". Choose one above to see them.")
 
-tab_table, tab_detail, tab_variants = st.tabs(["Table", "Values with intervals", "Necessity variants"])
-with tab_table:
-    table = wide_table(cells)
-    column_help = {e: st.column_config.TextColumn(e, help="value, rating symbol and (n = answers averaged)")
-                   for e in table.columns[4:-2]}
-    column_help |= {"Group": st.column_config.TextColumn(width=120), "Metric": st.column_config.TextColumn(width=170, pinned=True),
-                    "Unit": st.column_config.TextColumn(width=80), "Better": st.column_config.TextColumn(width=95)}
-    st.dataframe(table, hide_index=True, width="stretch", column_config=column_help, key="scorecard_table")
-with tab_detail:
-    detail = pd.DataFrame([{
-        "group": group_title(r["group"]), "metric": METRICS[r["metric"]].label, "engine": r["engine"],
-        "value": fmt_metric(r["value"], r["metric"]) if r["value"] is not None else na(r["why_blank"]),
-        "95% interval": ci_text(r["ci_low"], r["ci_high"], r["metric"], r["value"], r["n_answers"]),
-        "n answers": str(int(r["n_answers"])) if r["n_answers"] is not None else "0",
-        "judged": judged_text(r.get("judged_share"), r["metric"]) or "–",
-        "rating": f"{r['symbol']} {r['rating']}" if r["rating"] else ("not rated" if r["value"] is not None else "n/a"),
-    } for r in records(cells)])
-    st.dataframe(detail, hide_index=True, width="stretch", key="scorecard_detail")
-with tab_variants:
-    variants = data.necessity_comparison(dataset, judge)
-    if variants.empty or variants.isna().all().all():
-        st.info("No source-necessity values to compare: "
-                + (cells.loc[cells["metric"] == "source_necessity", "why_blank"].iloc[0]
-                   if (cells["metric"] == "source_necessity").any() else "this selection has none") + ".")
-    else:
-        st.caption("Source necessity (all queries, strict rules, % of answers' sources) under each way of finding "
-                   "the smallest supporting source set. Greedy can only overestimate the minimum; bipartite counts "
-                   "a vertex cover, which is a different quantity.")
-        shown = variants.apply(lambda col: col.map(lambda v: fmt_metric(v, "source_necessity")))
-        st.dataframe(shown.reset_index(), hide_index=True, width="stretch", key="scorecard_variants")
+TABS = ["Table", "Values with intervals", "Necessity variants"]
+url_choice("tab", "scorecard_tab", TABS, TABS[0])
+tab_table, tab_detail, tab_variants = st.tabs(TABS, key="scorecard_tab", on_change="rerun")
+if st.session_state.get("scorecard_tab", TABS[0]) == TABS[0]:
+    url_forget("tab")
+else:
+    url_remember("tab", st.session_state["scorecard_tab"])
+if tab_table.open is not False:  # only the open tab is drawn (the others cost a rerun to open)
+    with tab_table:
+        table = wide_table(cells)
+        column_help = {e: st.column_config.TextColumn(e, help="value, rating symbol and (n = answers averaged)")
+                       for e in table.columns[4:-2]}
+        column_help |= {"Group": st.column_config.TextColumn(width=120), "Metric": st.column_config.TextColumn(width=170, pinned=True),
+                        "Unit": st.column_config.TextColumn(width=80), "Better": st.column_config.TextColumn(width=95)}
+        st.dataframe(table, hide_index=True, width="stretch", column_config=column_help, key="scorecard_table")
+if tab_detail.open is not False:  # only the open tab is drawn (the others cost a rerun to open)
+    with tab_detail:
+        detail = pd.DataFrame([{
+            "group": group_title(r["group"]), "metric": METRICS[r["metric"]].label, "engine": r["engine"],
+            "value": fmt_metric(r["value"], r["metric"]) if r["value"] is not None else na(r["why_blank"]),
+            "95% interval": ci_text(r["ci_low"], r["ci_high"], r["metric"], r["value"], r["n_answers"]),
+            "n answers": str(int(r["n_answers"])) if r["n_answers"] is not None else "0",
+            "judged": judged_text(r.get("judged_share"), r["metric"]) or "–",
+            "rating": f"{r['symbol']} {r['rating']}" if r["rating"] else ("not rated" if r["value"] is not None else "n/a"),
+        } for r in records(cells)])
+        st.dataframe(detail, hide_index=True, width="stretch", key="scorecard_detail")
+if tab_variants.open is not False:  # only the open tab is drawn (the others cost a rerun to open)
+    with tab_variants:
+        variants = data.necessity_comparison(dataset, judge)
+        if variants.empty or variants.isna().all().all():
+            st.info("No source-necessity values to compare: "
+                    + (cells.loc[cells["metric"] == "source_necessity", "why_blank"].iloc[0]
+                       if (cells["metric"] == "source_necessity").any() else "this selection has none") + ".")
+        else:
+            st.caption("Source necessity (all queries, strict rules, % of answers' sources) under each way of finding "
+                       "the smallest supporting source set. Greedy can only overestimate the minimum; bipartite counts "
+                       "a vertex cover, which is a different quantity.")
+            shown = variants.apply(lambda col: col.map(lambda v: fmt_metric(v, "source_necessity")))
+            st.dataframe(shown.reset_index(), hide_index=True, width="stretch", key="scorecard_variants")
 
 scorecard_ppi_section(dataset, judge, query_type, mode)
 

@@ -9,17 +9,19 @@ from datetime import date
 import pandas as pd
 import streamlit as st
 
-from dashboard import data
+from dashboard import data, url_state
 from dashboard.metric_text import fmt_metric
 from dashboard.pages_registry import page
 from dashboard.render import ensure_router, link_to_page, md_escape
 from pipeline import study
 from pipeline.metrics import METRICS
+from pipeline.study import recorder as study_log
 
 TEACHING = "demo"  # the teaching corpus's dataset id
 JUDGE = "recorded"  # its hand-checked labels
 STEPS = ("Read the scorecard", "Open one answer", "Re-score it yourself", "Record a mini study")
 MINUTES = (3, 4, 4, 4)
+PAGE = "tour"
 
 ensure_router()
 st.title("Start here")
@@ -35,9 +37,15 @@ if TEACHING not in data.datasets() or JUDGE not in data.judges(TEACHING):
     st.code("aee build-default", language="bash")
     st.stop()
 
-# The ticks live in a plain session key: a checkbox's own state is dropped when the class visits
-# another page, and the tour must remember its progress across those visits.
+# The ticks live in a plain session key (a checkbox's own state is dropped when the class visits
+# another page) and in the address (`?done=1&done=2`), so a reload or a bookmark keeps them too.
 progress: list[bool] = st.session_state.setdefault("tour_progress", [False] * len(STEPS))
+_wanted = url_state.incoming(PAGE)
+if _wanted.source == "link":
+    _ticked = {str(v) for v in _wanted.get(url_state.DONE, [])}
+    for _k in range(len(STEPS)):
+        progress[_k] = str(_k + 1) in _ticked
+        st.session_state[f"tour_done_{_k}"] = progress[_k]
 done = list(progress)
 left = sum(m for m, d in zip(MINUTES, done) if not d)
 st.progress(sum(done) / len(STEPS), text=f"{sum(done)} of {len(STEPS)} steps done · about {left} minutes left")
@@ -73,6 +81,11 @@ def _example_answer() -> dict:
 
 def _tick(k: int) -> None:
     progress[k] = bool(st.session_state.get(f"tour_done_{k}"))
+    _publish()
+
+
+def _publish() -> None:
+    url_state.publish(PAGE, {url_state.DONE: [str(k + 1) for k, ticked in enumerate(progress) if ticked]})
 
 
 def _step(k: int, body) -> None:
@@ -145,24 +158,43 @@ def step_rescore() -> None:
                     "(uncited sources, citation accuracy and thoroughness) but not the statements themselves.")
 
 
-def _open_study() -> None:
-    st.session_state["study_open_recorded"] = True
+def _study_status(study_id: str) -> tuple[int, int, int]:
+    """(answers shown, participants, events) recorded so far in the class study (zeros when none)."""
+    if study_id not in study_log.list_studies():
+        return 0, 0, 0
+    try:
+        recorded = study_log.load_study(study_id)
+    except study.StudyLogError:
+        return 0, 0, 0
+    return len(recorded.counts), int(recorded.counts["participant"].nunique()), len(recorded.events)
 
 
 def step_study() -> None:
     today = date.today().strftime("%Y%m%d")
+    study_id = f"class-{today}"
     st.markdown(
         "Finally, measure how people use citations, as the paper's usability study did. In the Answer inspector, "
-        f"turn on **Study mode** with the study id `class-{today}`; each student types their own participant "
+        f"turn on **Study mode** with the study id `{study_id}`; each student types their own participant "
         "code (P01, P02, ...; no names) and reads two answers from each of two engines, hovering and clicking the "
-        "sources they check. Then open the recorded study here and compare the two engines."
+        "sources they check. Every answer shown is recorded, with how long it stayed on screen, even when nobody "
+        "touches a citation: reading without checking is what the study measures. Then open the recorded study "
+        "here and compare the two engines."
     )
     c1, c2 = st.columns(2)
     link_to_page("inspector.py", "Answer inspector (turn on Study mode)", ":material/manage_search:", links,
                  where=c1)
-    with c2:
-        if st.button("Open the recorded study", key="tour_open_study", on_click=_open_study, icon=":material/groups:"):
-            st.switch_page(str(page("study.py").path))
+    answers, people, _ = _study_status(study_id)
+    if answers:
+        link_to_page("study.py", f"Open the recorded study ({answers} answers, {people} participants)",
+                     ":material/groups:", {url_state.LOG: "recorded", url_state.STUDY: study_id}, where=c2)
+    else:
+        c2.button("Open the recorded study", key="tour_open_study", icon=":material/groups:", disabled=True,
+                  help="Enabled once study mode has recorded an answer.")
+        c2.caption(f"Nothing recorded in `{study_id}` yet: turn on Study mode in the inspector and open an answer.")
+        latest = study_log.latest_study()
+        if latest:
+            link_to_page("study.py", f"Open the last study recorded on this machine ({latest})", ":material/history:",
+                         {url_state.LOG: "recorded", url_state.STUDY: latest}, where=c2)
     st.caption("No computers for everyone? Record on paper with the count log template and upload it on the "
                "Usability study page.")
     st.download_button("Count log template (CSV)", study.template_csv("counts"), "study_counts_template.csv",
@@ -173,6 +205,8 @@ def step_study() -> None:
 
 for k, body in enumerate((step_scorecard, step_answer, step_rescore, step_study)):
     _step(k, body)
+
+_publish()
 
 if all(done):
     st.success("All four steps done. The Methodology page explains every metric in more depth.",

@@ -12,7 +12,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from pipeline.audit.cli import add_ppi_options
 from pipeline.audit.cli import register as register_audit
@@ -78,6 +78,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="only the first N answers (sorted by id)")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--dry-run", action="store_true", help="with an LLM judge: print calls, tokens and cost, call nothing")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="where the judge runs: this process (default) or a Ray actor pool (pip install '.[ray]'; docs/scaling.md)")
+    p.add_argument("--address", help="with --executor ray: a running cluster this machine is a node of (auto or HOST:PORT); "
+                                     "default: a Ray instance on this machine for this run, on 127.0.0.1 only")
+    p.add_argument("--workers", type=int, help="with --executor ray: judge actors, one CPU each (default: the cluster's CPUs)")
+    p.add_argument("--in-flight", type=int, help="with a judge behind an endpoint (openai, minicheck): requests in flight "
+                                                 "at once, across all workers (default: the judge's own, 4 for openai)")
+    p.add_argument("--fetch-missing", action="store_true",
+                   help="fetch the page of every listed source that has a URL but no text (public http(s) only, cached) "
+                        "before labelling: a computed judge then checks statements against it; pages that cannot be "
+                        "fetched count as dead sources; labels that come with the data do not change")
 
     p = sub.add_parser("import", help="import a release with its own labels and print the scorecard")
     p.add_argument("format", choices=("aee", "expertqa", "hagrid", "canonical"))
@@ -244,8 +255,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if args.dry_run:
         return _dry_run(args)
+    extra = {}
+    transform = None
+    if getattr(args, "fetch_missing", False):
+        from pipeline.fill_sources import fill_missing_texts
+
+        transform, extra = fill_missing_texts, {"fetch_missing": True}
     result = run_dataset(args.dataset, args.path, judge_name=args.judge, importer=args.importer,
-                         limit=args.limit, progress=not args.no_progress, import_options=_import_options(args))
+                         limit=args.limit, progress=not args.no_progress, import_options=_import_options(args),
+                         judge_config=_in_flight_config(args), executor=_executor(args),
+                         transform=transform, config_extra=extra)
     if result.formats:
         print("format: " + ", ".join(f"{name} ({n})" for name, n in sorted(result.formats.items())))
     from pipeline.errors import one_line
@@ -253,12 +272,40 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     for line in report_lines(result.import_report):
         print(one_line(line, 2000))
-    print(f"{result.answers} answers, judge {result.judge}: {result.chunks_done} chunks annotated, "
+    where = "" if result.executor == "local" else f" on {result.executor}"
+    print(f"{result.answers} answers, judge {result.judge}{where}: {result.chunks_done} chunks annotated, "
           f"{result.chunks_skipped} reused; {result.seconds:.1f} s; results in {result.out_dir}")
     if result.cache:
         print(f"judge cache: {result.cache.get('hits', 0)} hits, {result.cache.get('misses', 0)} misses")
     print(_scorecard_text(result.summary, "strict", "exact", "all"))
     return 0
+
+
+def _executor(args: argparse.Namespace) -> Any:
+    """The annotate stage's executor chosen on the command line (None: the local default)."""
+    if args.executor == "local":
+        if args.address or args.workers:
+            raise InputError("--address and --workers go with --executor ray")
+        return None
+    if args.workers is not None and args.workers < 1:
+        raise InputError(f"--workers must be at least 1 (got {args.workers})")
+    from pipeline.cluster import ray_executor
+
+    return ray_executor(address=args.address, workers=args.workers)
+
+
+def _in_flight_config(args: argparse.Namespace) -> dict[str, Any] | None:
+    """`--in-flight N` as the judge's `concurrency` (judges behind an endpoint only)."""
+    if args.in_flight is None:
+        return None
+    from pipeline.judges import registry_entry
+
+    info = registry_entry(args.judge or "")
+    if info is None or not info.needs_network:
+        raise InputError(f"--in-flight applies to judges behind an endpoint (openai, minicheck), not {args.judge or 'the default judge'!r}")
+    if args.in_flight < 1:
+        raise InputError(f"--in-flight must be at least 1 (got {args.in_flight})")
+    return {"concurrency": args.in_flight}
 
 
 def _dry_run(args: argparse.Namespace) -> int:
@@ -411,14 +458,14 @@ def cmd_app(args: argparse.Namespace) -> int:
 
     from pipeline.paths import REPO_ROOT, is_checkout
 
-    # In a checkout the top-level app.py is the entry (as `streamlit run app.py`); an installed
-    # wheel runs the router module itself.
-    if is_checkout() and (REPO_ROOT / "app.py").is_file():
-        script = REPO_ROOT / "app.py"
+    # dashboard/serve.py: Streamlit's ASGI app running the router (the checkout's app.py, or the
+    # wheel's dashboard/app.py), plus the middleware that spares a directly opened page two 404s.
+    if is_checkout() and (REPO_ROOT / "dashboard" / "serve.py").is_file():
+        script = REPO_ROOT / "dashboard" / "serve.py"
     else:  # located, not imported: the pipeline never imports the dashboard
         import importlib.util
 
-        spec = importlib.util.find_spec("dashboard.app")
+        spec = importlib.util.find_spec("dashboard.serve")
         if spec is None or spec.origin is None:
             raise InputError("the dashboard is not installed with this package")
         script = Path(spec.origin)

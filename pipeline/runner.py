@@ -6,7 +6,9 @@ Annotation is the slow, costly stage, so a computed judge's labels are also save
 (`<judge>/parts/labels-<hash>.parquet`, written atomically); a rerun or a run restarted after a
 crash skips every chunk already on disk, and the judge cache skips every call already answered.
 Tables are written beside their targets and renamed into place only when the whole run succeeded,
-so bad input or a crash never damages results already written.
+so bad input or a crash never damages results already written. The chunks are annotated by an
+executor (`pipeline/executor.py`): in this process by default, or by judges in a Ray actor pool
+(`pipeline/cluster/`, `--executor ray`); saved parts, metrics and tables stay here either way.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ import pandas as pd
 import pyarrow.compute as pc
 
 from pipeline.aggregate import SummaryAccumulator, summary_keys
-from pipeline.annotate import annotate_answer, prompt_versions
+from pipeline.annotate import prompt_versions
+from pipeline.executor import ChunkTask, Executor, JudgeSpec, LocalExecutor
 from pipeline.importers import IMPORTERS, resolve_dataset
 from pipeline.importers.import_report import ImportReport
 from pipeline.judges import Judge, get_judge, with_cache
@@ -73,6 +76,7 @@ class RunResult:
     cache: dict[str, int] = field(default_factory=dict)  # judge-cache hits/misses of this run
     formats: dict[str, int] = field(default_factory=dict)  # answers per input format found
     import_report: dict[str, dict] = field(default_factory=dict)  # per input file (pipeline.importers.import_report)
+    executor: str = "local"  # where the annotate stage ran (pipeline.executor)
 
 
 def _chunk_key(judge: Judge, chunk: Sequence[AnnotatedAnswer]) -> str:
@@ -96,31 +100,46 @@ def _chunks(answers: Iterable[AnnotatedAnswer], size: int) -> Iterator[list[Anno
         yield chunk
 
 
-def annotate_chunk(chunk: Sequence[AnnotatedAnswer], judge: Judge, parts_dir: Path, dataset: str,
-                   result: RunResult) -> list[AnnotatedAnswer]:
-    """Labels of one chunk: carried by the data, read back from a saved part, or asked of the judge
-    (and then saved as a part, so a restarted run never asks again)."""
-    if judge.carries_labels:
-        return [annotate_answer(a, judge) for a in chunk]
-    part = parts_dir / f"labels-{_chunk_key(judge, chunk)}.parquet"
-    if part.exists():
-        by_answer: dict[str, list[Verdict]] = {}
-        for row in read_table(part, "labels").to_dict("records"):
-            by_answer.setdefault(row["answer_id"], []).append(row_verdict(row))
-        result.chunks_skipped += 1
-        return [AnnotatedAnswer(a.answer, statements_for(a), tuple(by_answer.get(a.answer.answer_id, ()))) for a in chunk]
-    judge.prefetch(chunk)  # judges that batch across answers (the offline encoder) see the chunk first
-    done = [annotate_answer(a, judge) for a in chunk]
-    write_table("labels", label_rows(dataset, done), part)
-    result.chunks_done += 1
-    return done
+def _saved_labels(chunk: Sequence[AnnotatedAnswer], part: Path) -> list[AnnotatedAnswer] | None:
+    """A chunk's labels read back from its saved part, or None when the part is not on disk."""
+    if not part.exists():
+        return None
+    by_answer: dict[str, list[Verdict]] = {}
+    for row in read_table(part, "labels").to_dict("records"):
+        by_answer.setdefault(row["answer_id"], []).append(row_verdict(row))
+    return [AnnotatedAnswer(a.answer, statements_for(a), tuple(by_answer.get(a.answer.answer_id, ()))) for a in chunk]
+
+
+def _tasks(chunks: Iterable[list[AnnotatedAnswer]], judge: Judge, parts_dir: Path, result: RunResult) -> Iterator[ChunkTask]:
+    """Each chunk as a task for the executor: labels carried by the data, read back from a saved
+    part (a restarted run never asks again), or to be asked of the judge and saved as a part."""
+    for seq, chunk in enumerate(chunks):
+        if judge.carries_labels:
+            yield ChunkTask(seq, chunk)
+            continue
+        part = parts_dir / f"labels-{_chunk_key(judge, chunk)}.parquet"
+        saved = _saved_labels(chunk, part)
+        if saved is not None:
+            result.chunks_skipped += 1
+        yield ChunkTask(seq, chunk, saved, part)
+
+
+def _annotated_chunks(chunks: Iterable[list[AnnotatedAnswer]], judge: Judge, parts_dir: Path, dataset: str,
+                      result: RunResult, executor: Executor, spec: JudgeSpec | None) -> Iterator[list[AnnotatedAnswer]]:
+    """Every chunk annotated by the executor, in order; a computed judge's fresh labels are saved
+    as the chunk's part as soon as the chunk is complete (the executor hands over whole chunks only)."""
+    for task, annotated in executor.annotate(_tasks(chunks, judge, parts_dir, result), judge, spec, dataset):
+        if task.saved is None and task.part is not None:
+            write_table("labels", label_rows(dataset, annotated), task.part)
+            result.chunks_done += 1
+        yield annotated
 
 
 def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | None = None,
                 judge_config: dict | None = None, importer: str | None = None, limit: int | None = None,
                 progress: bool = True, root: Path | None = None, use_cache: bool = True,
                 judge: Judge | None = None, transform: Callable[[AnnotatedAnswer], AnnotatedAnswer] | None = None,
-                config_extra: dict | None = None, import_options: Any = None) -> RunResult:
+                config_extra: dict | None = None, import_options: Any = None, executor: Executor | None = None) -> RunResult:
     """Run the whole pipeline for one dataset and write its Parquet tables.
 
     `judge` passes a ready judge object (tests, notebooks) instead of a registry name. Before a
@@ -129,14 +148,19 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
     as it is read (`compare-gold` attaches the gold answers of its query); `config_extra` is added
     to the manifest's config (where such additions came from). `import_options` tells engine
     formats what a bare response does not say (pipeline.importers.engines.ImportOptions).
+    `executor` runs the annotate stage (default `LocalExecutor`, this process; `pipeline.cluster`'s
+    `RayExecutor` builds the judge by name on Ray workers, so it needs `judge_name`, not `judge`).
     """
     started = time.perf_counter()
+    executor = executor or LocalExecutor()
     info = resolve_dataset(name, path, importer)
     data_path = info.path
     assert data_path is not None  # resolve_dataset raises InputError for data not on this machine
     reader = IMPORTERS[info.importer]
+    spec: JudgeSpec | None = None
     if judge is None:
-        judge = get_judge(judge_name or info.default_judge, cache=use_cache, **(judge_config or {}))
+        spec = JudgeSpec(judge_name or info.default_judge, dict(judge_config or {}), use_cache)
+        judge = get_judge(spec.name, cache=use_cache, **spec.config)
     elif use_cache:
         judge = with_cache(judge)
     selected: set[str] | None = None
@@ -150,7 +174,7 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
         stream = (transform(a) for a in stream)
 
     judge_id = judge.name
-    result = RunResult(dataset=name, judge=judge_id)
+    result = RunResult(dataset=name, judge=judge_id, executor=executor.name)
     out_dir = dataset_dir(name, root)
     parts = out_dir / judge_dirname(judge_id) / "parts"
     created = [d for d in (out_dir, out_dir / judge_dirname(judge_id)) if not d.exists()]
@@ -163,8 +187,7 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
     imported = ImportReport()
     bar = _progress_bar(total, f"{name}:{judge_id}", progress)
     try:
-        for chunk in _chunks(stream, CHUNK_SIZE):
-            annotated = annotate_chunk(chunk, judge, parts, name, result)
+        for annotated in _annotated_chunks(_chunks(stream, CHUNK_SIZE), judge, parts, name, result, executor, spec):
             sources = source_rows(name, annotated)
             flagged = {(r["answer_id"], r["source_index"]): bool(r["injection_flags"]) for r in sources}
             shared["answers"].append(answer_rows(name, annotated))
@@ -184,7 +207,7 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
                 mode = a.answer.meta.get("sources")
                 if mode:
                     source_modes[mode] = source_modes.get(mode, 0) + 1
-            bar(len(chunk))
+            bar(len(annotated))
     except BaseException:
         for w in (*shared.values(), *writers.values()):
             w.abort()
@@ -196,7 +219,7 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
         bar(0, close=True)
     result.answers = len(ids_done)
     result.import_report = imported.as_dict()
-    result.cache = dict(getattr(judge, "stats", {}) or {})
+    result.cache = executor.cache_stats(judge)
 
     # answers/sources are shared by every judge of the dataset: keep the rows of answers this run
     # did not touch, so a --limit run of one judge never hides answers another judge's tables refer to.
@@ -216,6 +239,7 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
               "formats": dict(sorted(result.formats.items())), "sources": dict(sorted(source_modes.items())),
               "import_report": result.import_report,
               "judge_config": {k: v for k, v in (judge_config or {}).items() if "key" not in k.lower()},
+              "executor": executor.name,
               **(config_extra or {})}
     write_json_atomic(table_path(name, "summary", judge_id, root).with_name("manifest.json"),
                       manifest(config, judge_id, versions))

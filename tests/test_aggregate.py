@@ -79,6 +79,29 @@ def test_bootstrap_interval_does_not_depend_on_the_block_size(monkeypatch):
     from pipeline import aggregate
 
     values = np.random.default_rng(3).random(2_345)
-    whole = aggregate.bootstrap_ci(values)  # 1,000 x 2,345 draws fit in one block
+    monkeypatch.setattr(aggregate, "BOOTSTRAP_BLOCK_DRAWS", 10_000_000)  # 1,000 x 2,345 draws in one block
+    whole = aggregate.bootstrap_ci(values)
     monkeypatch.setattr(aggregate, "BOOTSTRAP_BLOCK_DRAWS", 10_000)  # four resamples per block
     assert aggregate.bootstrap_ci(values) == whole
+    monkeypatch.setattr(aggregate, "BOOTSTRAP_BLOCK_DRAWS", 1 << 16)  # the default: 27 resamples per block
+    assert aggregate.bootstrap_ci(values) == whole
+
+
+def test_groups_with_the_same_values_share_one_interval(monkeypatch):
+    # the summary asks for each (configuration, query type, metric) group's interval; many groups
+    # hold the same values (a count metric under every necessity method, "all" = the one query
+    # type of a dataset), and an interval is a function of the values alone
+    from pipeline import aggregate
+
+    calls = []
+    real = aggregate.bootstrap_ci
+    monkeypatch.setattr(aggregate, "bootstrap_ci", lambda values: calls.append(len(values)) or real(values))
+    rows = [{"dataset": "d", "judge": "j", "mode": "strict", "necessity": necessity, "engine": "e",
+             "query_type": "expertise", "answer_id": f"a{i}", "metric": "n_statements", "value": float(i % 7)}
+            for necessity in ("exact", "greedy", "bipartite") for i in range(50)]
+    acc = aggregate.SummaryAccumulator(["dataset", "judge", "mode", "necessity", "engine"])
+    acc.add_rows(rows)
+    summary = acc.summary()
+    statements = summary[summary["metric"] == "n_statements"]
+    assert len(statements) == 6 and statements["ci_low"].nunique() == 1 and statements["ci_low"].notna().all()
+    assert calls == [50]  # six groups, one bootstrap

@@ -84,9 +84,16 @@ def test_inspector_renders_answer_matrices_graph_and_metrics():
     # value, direction and rating stay on one line each ("↑ higher" wrapped made every row two lines tall)
     styles = next(t for t in at.table if "rating" in t.value.columns).proto.arrow_data.styler.styles
     assert all(f"td.col{k} p" in styles for k in (1, 2, 3)) and "white-space: nowrap" in styles
-    charts = at.get("plotly_chart")
-    assert len(charts) == 2  # matrices + graph
+    # the matrices as an HTML table (no chart bundle): statement 3's cited sources [1] and [3] do not
+    # fully support it (✗ on the citation side), the hover says which statement and source
+    matrices = next(e.proto.body for e in at.get("html") if "aee-mx" in e.proto.body)
+    assert matrices.count("<tr>") == 2 + len(data["statements"]) - 1  # two header rows + the relevant statements
+    assert "Citations: what the answer cites" in matrices and "✗" in matrices and "●" in matrices
+    assert "source [1]" in matrices and not at.get("plotly_chart")  # the graph waits in its box
     assert "Minimum set of sources" in _texts(at)
+    at.session_state["ins_answer_graph_box"] = True
+    at.run()
+    assert len(at.get("plotly_chart")) == 1  # the statement-source graph, once asked for
 
 
 def _fig7() -> AppTest:
@@ -128,8 +135,18 @@ def test_inspector_study_mode_validates_codes():
     assert _component(at)["report_events"] is False
     at.text_input(key="ins_participant").set_value("P07").run()
     assert not at.exception
-    assert "Recording hovers and clicks for participant P07" in _texts(at)
+    assert "Recording for participant P07 into study pilot-1" in _texts(at)
     assert _component(at)["report_events"] is True
+    # the answer on screen is recorded at once, before any hover: a zero-hover answer is a row
+    from pipeline.study import recorder
+
+    counts = recorder.load_study("pilot-1").counts
+    assert len(counts) == 1 and counts[["hovered", "clicked"]].iloc[0].tolist() == [0, 0]
+    assert counts["displayed"].iloc[0] == 5  # the worked example lists five sources
+    assert "1 answer(s) shown" in _texts(at)
+    at.run()  # a rerun of the same answer records nothing more
+    assert len(recorder.load_study_log("pilot-1")) == len(recorder.load_study_log("pilot-1").drop_duplicates())
+    assert int((recorder.load_study_log("pilot-1")["event"] == "shown").sum()) == 1
 
 
 @pytest.mark.skipif(not DEMO.is_file(), reason="teaching corpus data/demo/answers.jsonl not present")
@@ -168,6 +185,40 @@ def test_study_rows_fit_the_log(tmp_path):
     recorder.append_events("t1", rows)
     log = recorder.load_study_log("t1")
     assert list(log["event"]) == ["hover", "click"] and list(log["source_rank"]) == [2, 1]
+
+    # the time an answer stayed on screen arrives as a dwell event and becomes an answer-level row
+    dwell = _parse_event({"seq": 4, "type": "dwell", "ms": 12_345, "ts": 1_700_000_030_000, "answer": "a"})
+    assert dwell["event"] == "dwell" and dwell["seconds"] == pytest.approx(12.3, abs=1e-9)
+    for bad in ({"seq": 5, "type": "dwell", "ms": -1}, {"seq": 5, "type": "dwell", "ms": True},
+                {"seq": 5, "type": "dwell", "ms": 10**12}, {"seq": "5", "type": "dwell", "ms": 10}):
+        assert _parse_event(bad) is None
+    rows = study_rows([dwell], participant="P1", session="s1", alignment="none",
+                      context={"engine": "Example engine", "query_id": "q-1", "query_type": "debate"})
+    recorder.append_events("t1", rows)
+    counts = recorder.load_study("t1").counts
+    assert counts["dwell_seconds"].iloc[0] == pytest.approx(12.3, abs=1e-9)
+
+
+def test_every_answer_shown_is_recorded_with_its_sources(tmp_path):
+    """shown_rows: the answer, each listed source as displayed and each cited one as cited, so a
+    participant who never hovers still leaves a row of zeros."""
+    from dashboard.answer_view import shown_rows
+    from pipeline.importers.canonical import parse_answer
+    from pipeline.study import recorder
+
+    obj = {"answer_id": "s", "engine": "Lumen", "query": "Do trees cool streets?", "query_type": "expertise",
+           "answer": "Trees shade streets [2]. They cool the air [2][9].",
+           "sources": [{"index": 1, "url": "https://a.example.org", "title": "A", "text": "x"},
+                       {"index": 2, "url": "https://b.example.org", "title": "B", "text": "y"},
+                       {"index": 3, "url": "https://c.example.org", "title": "C", "text": "z"}]}
+    annotated = parse_answer(obj, "test")
+    rows = shown_rows(annotated, participant="P4", session="s1", alignment="none",
+                      context={"engine": "Lumen", "query_id": "q-7", "query_type": "expertise"})
+    assert [(r["event"], r["source_rank"]) for r in rows] == [
+        ("shown", None), ("displayed", 1), ("displayed", 2), ("displayed", 3), ("cited", 2)]  # [9] is dangling
+    recorder.append_events("t2", rows)
+    counts = recorder.load_study("t2").counts
+    assert counts[["displayed", "cited", "hovered", "clicked"]].iloc[0].tolist() == [3, 1, 0, 0]
 
 
 def test_component_code_never_parses_data_as_html():
@@ -219,7 +270,7 @@ def test_rescore_example_scores_with_offline_judge(tmp_path):
     assert "Scored with the offline" in " ".join(str(s.label) for s in at.get("expandable")) or at.get("status")
     data = _component(at)
     assert data["answer_id"].startswith("pasted-") and len(data["sources"]) == 5
-    assert len(at.get("plotly_chart")) == 2
+    assert len([e for e in at.get("html") if "aee-mx" in e.proto.body]) == 1 and not at.get("plotly_chart")
     at.radio(key="rs_mode").set_value("parity").run()
     assert not at.exception and "Scored with paper parity rules" in _texts(at)
     assert not (tmp_path / "data" / "user").exists()  # nothing stored without the save button
@@ -316,6 +367,41 @@ def test_rescore_paste_fills_the_form_for_review():
         "https://www.worldwildlife.org/zoos", "https://www.nature.com/articles/stress", "https://example.org/welfare"]
     assert at.text_input(key="rs_src_title_2").value == "<script>x()</script> Welfare review"
     assert "3 source(s)" in _texts(at).replace("\\", "") and not at.get("bidi_component")  # parsed, not scored yet
+
+
+def test_rescore_plain_paste_of_question_answer_and_urls():
+    """The journalist's paste from the issue: the question fills the Query (not the answer), a factual
+    question gets the expertise type, and what was understood is shown before anything is scored."""
+    text = (ROOT / "tests" / "fixtures" / "paste" / "plain_question_urls.txt").read_text(encoding="utf-8")
+    at = _rescore()
+    at.radio(key="rs_qtype").set_value("debate").run()  # a previous answer's type must not stick
+    at.text_area(key="rs_paste").set_value(text).run()
+    at.button(key="rs_parse").click().run()
+    assert not at.exception
+    assert at.text_input(key="rs_query").value == "How much of the world's electricity came from wind power in 2023?"
+    assert at.radio(key="rs_qtype").value == "expertise"
+    assert at.text_area(key="rs_answer").value.startswith("Wind turbines produced a little under 8%")
+    assert "?" not in at.text_area(key="rs_answer").value.splitlines()[0]
+    shown = _texts(at).replace("\\", "")
+    assert "What was understood" in shown and "(from the first line)" in shown and "a question of fact" in shown
+    understood = next(t.value for t in at.table if "address" in t.value.columns).map(lambda v: v.replace("\\", ""))
+    assert list(understood["source"]) == ["[1]", "[2]", "[3]"]
+    assert set(understood["text"]) == {"none yet: fetched on Score when “Fetch the page” is ticked"}
+    assert not at.get("bidi_component")  # nothing scored yet
+
+
+@pytest.mark.parametrize("pasted, says", [
+    ('{"answer_id": "a", "engine": "e", "query": "q", "answer": "Trees cool streets [1].", "sources": [{"index": 1, "url"',
+     "the JSON is cut off"),
+    ('{"id": "resp_1", "usage": {"input_tokens": 10}}', "not a shape this form reads (an object with keys id, usage)"),
+])
+def test_rescore_json_that_cannot_be_read_says_why(pasted, says):
+    at = _rescore()
+    at.text_area(key="rs_paste").set_value(pasted).run()
+    at.button(key="rs_parse").click().run()
+    assert not at.exception
+    assert at.error and says in _err(at).replace("\\", "")
+    assert at.text_area(key="rs_answer").value != pasted  # never taken in as answer text
 
 
 def test_rescore_upload_of_a_capture_fills_query_engine_and_markers():

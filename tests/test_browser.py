@@ -204,7 +204,7 @@ def test_study_mode_logs_hover_and_click(page, server, server_env, monkeypatch):
     _fill(page.get_by_role("textbox", name="Study id", exact=True), "browser-study")
     _fill(page.get_by_role("textbox", name="Participant code", exact=True), "P01")
     _fill(page.get_by_role("textbox", name="Session", exact=True), "s1")
-    page.wait_for_selector("text=Recording hovers and clicks", timeout=30_000)
+    page.wait_for_selector("text=Recording for participant P01", timeout=30_000)
     wait_idle(page)
     chip2 = page.locator("button.cite[data-source='2']").first
     chip2.scroll_into_view_if_needed()
@@ -224,8 +224,22 @@ def test_study_mode_logs_hover_and_click(page, server, server_env, monkeypatch):
     assert hover["source_rank"] == 2 and click["source_rank"] == 3
     assert set(log["participant"]) == {"P01"} and set(log["engine"]) == {"Example engine"}
     assert set(log["query_type"]) == {"debate"}
+    # the answer itself was recorded as shown, with its five sources displayed, before any hover
+    assert (log["event"] == "shown").sum() == 1 and set(log.loc[log["event"] == "displayed", "source_rank"]) == {1, 2, 3, 4, 5}
     wait_idle(page)
-    assert page.get_by_text(re.compile(r"Events recorded in this browser session: [1-9]")).count() == 1
+    assert page.get_by_text(re.compile(r"Recorded in this browser session: 1 answer\(s\) shown, [1-9]\d* event")).count() == 1
+    # the participant leaves (the tab is hidden): the time the answer was on screen is reported
+    time.sleep(1.0)
+    page.evaluate("Object.defineProperty(document, 'hidden', {value: true, configurable: true});"
+                  "document.dispatchEvent(new Event('visibilitychange'))")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and "dwell" not in set(log["event"]):
+        time.sleep(0.5)
+        log = recorder.load_study_log("browser-study")
+    dwell = log.loc[log["event"] == "dwell", "dwell_seconds"]
+    assert len(dwell) == 1 and 1.0 <= float(dwell.iloc[0]) < 600, log
+    page.evaluate("Object.defineProperty(document, 'hidden', {value: false, configurable: true});"
+                  "document.dispatchEvent(new Event('visibilitychange'))")
     _shot(page, "inspector-study-mode")
 
     # The study page then finds the recorded study and counts what was logged.

@@ -104,7 +104,8 @@ def test_teacher_walks_the_four_steps(page, classroom):
     assert "dataset=demo" in page.url and "judge=recorded" in page.url
     main = _main_text(page)
     assert "Teaching corpus · judge recorded" in main
-    assert "Uncited sources (%, ↓ better)" in page.locator(".js-plotly-plot").first.inner_text()
+    grid = page.locator("table.aee-grid").first.inner_text()
+    assert "Uncited sources" in grid and "(%, ↓ better)" in grid
     sidebar = page.locator("[data-testid=stSidebar]").inner_text()
     assert "Teaching corpus is illustrative" in sidebar
     _shot(page, "tour-step1-scorecard")
@@ -143,13 +144,16 @@ def test_teacher_walks_the_four_steps(page, classroom):
     _back_to_tour(page)
     _tick(page, 2)
 
-    # Step 4: the recorded class study, two engines compared
-    page.get_by_role("button", name="Open the recorded study").click()
+    # Step 4: nothing is recorded under today's class id yet, so its button is off and says why; the
+    # last study recorded on this machine opens by link instead
+    expect(page.get_by_role("button", name="Open the recorded study")).to_be_disabled()
+    assert "Nothing recorded in" in _main_text(page)
+    page.get_by_role("link", name=re.compile("Open the last study recorded on this machine")).click()
     page.wait_for_selector("h1:has-text('Usability')", timeout=90_000)
     wait_idle(page)
     _no_error(page)
     main = _main_text(page)
-    assert "participant x query rows" in main
+    assert "participant x question rows" in main and "log=recorded" in page.url
     expect(page.get_by_text("Lumen vs Parrot").first).to_be_visible()
     _shot(page, "tour-step4-study")
     _back_to_tour(page)

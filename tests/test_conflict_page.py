@@ -106,6 +106,10 @@ def test_page_shows_side_table_and_probe_run():
     assert shown.loc[("Engine A", "government"), "share (%)"] == close(0.0)
     assert shown.loc[("Engine B", "encyclopedia"), "share (%)"] == close(100.0)
     assert shown.loc[("Engine A", "news"), "95% interval (%)"] == "[20.7, 100.0]"
+    assert len(at.get("plotly_chart")) == 1  # only the open tab is drawn
+    at.session_state["cf_tab"] = "Convincingness probe"
+    at.run()
+    assert not at.exception and at.query_params["tab"] == "Convincingness probe"
     effects = next(d.value for d in at.dataframe if "effect (points)" in d.value.columns).set_index(["perturbation", "baseline"])
     # the scripted model always takes the prefixed passage's side: yes paragraphs then win every time
     assert effects.loc[("relevance_prefix", "control"), "effect (points)"] == close(50.0)
@@ -113,11 +117,13 @@ def test_page_shows_side_table_and_probe_run():
     assert any("illustrative question set" in w.body for w in at.warning)
     winrates = next(d.value for d in at.dataframe if "win-rate (%)" in d.value.columns)
     assert list(winrates["win-rate (%)"]) == close([50.0] * len(winrates))  # original variant: pure order bias cancels over both orders
-    assert len(at.get("plotly_chart")) == 3
+    assert len(at.get("plotly_chart")) == 2
     at.selectbox(key="cf_variant").set_value("relevance_prefix").run()
     winrates = next(d.value for d in at.dataframe if "win-rate (%)" in d.value.columns)
     by_stance = winrates.groupby("stance")["win-rate (%)"]
     assert by_stance.min().to_dict() == close({"yes": 100.0, "no": 0.0}) and by_stance.max().to_dict() == close({"yes": 100.0, "no": 0.0})
+    at.session_state["cf_tab"] = "Sources the answers side with"
+    at.run()
     at.radio(key="cf_by").set_value("domain").run()
     assert not at.exception
     assert "en.wikipedia.org" in next(d.value for d in at.dataframe if "domain" in d.value.columns)["domain"].tolist()
@@ -128,8 +134,10 @@ def test_page_without_results_says_what_to_run(tmp_path, monkeypatch):
     at = AppTest.from_file(PAGE, default_timeout=60)
     at.run()
     assert not at.exception
-    text = "\n".join(i.body for i in at.info) + "\n".join(c.value for c in at.code)
-    assert "--judge offline" in text and "probe conflict" in text
+    assert "--judge offline" in "\n".join(i.body for i in at.info)
+    at.session_state["cf_tab"] = "Convincingness probe"
+    at.run()
+    assert "probe conflict" in "\n".join(c.value for c in at.code)
 
 
 def test_inspector_panel_lists_sources_by_stance():
@@ -203,24 +211,36 @@ def test_page_on_the_teaching_corpus_shows_sources_by_side(tmp_path, monkeypatch
     assert table.loc[("Quarry", "blog/commercial"), ["cited", "followed", "cited with a side"]].tolist() == [6, 4, 6]
 
 
-def test_judge_without_sides_offers_the_datasets_judge_with_them(tmp_path, monkeypatch):
+def test_judge_without_sides_shows_the_datasets_judge_with_them(tmp_path, monkeypatch):
     """On the teaching corpus the offline judge gives no listed source a side, while the corpus's
-    recorded labels do: the page says why the table is empty and switches judge in one click, rather
-    than only advising a re-run."""
+    recorded labels do: the page says why, and shows the recorded judge's table at once (no click),
+    naming the judge it came from. The page opens the corpus with its recorded labels by default."""
     from pipeline.runner import run_dataset
 
     root = tmp_path / "results"
     for judge in ("offline", "recorded"):  # the first three answers: one debate question, three engines
         run_dataset("demo", ROOT / "data" / "demo" / "answers.jsonl", judge_name=judge, limit=3, root=root, progress=False)
     monkeypatch.setenv("AEE_RESULTS_DIR", str(root))
+    fresh = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert fresh.selectbox(key="cf_judge").value == "recorded"  # the same default judge as every other page
     at = AppTest.from_file(PAGE, default_timeout=60)
     at.session_state["cf_judge"] = "offline"
     at.run()
     assert not at.exception, at.exception
-    assert any("has a source-stance label with a side" in i.body for i in at.info)
-    offer = [b for b in at.button if b.key and b.key.startswith("cf_judge_to_")]
-    assert [b.key for b in offer] == ["cf_judge_to_recorded"]
-    offer[0].click().run()
-    assert at.selectbox(key="cf_judge").value == "recorded"
+    info = " ".join(i.body for i in at.info)
+    assert "has a source-stance label with a side under the offline judge" in info
+    assert "Shown below: the recorded judge's labels" in info
     assert any(d for d in at.dataframe if "on the answer's side" in d.value.columns)
-    assert not [b for b in at.button if b.key and b.key.startswith("cf_judge_to_")]  # nothing to offer any more
+    assert any("(judge recorded)" in c.value.replace("\\", "") for c in at.caption)
+    assert at.selectbox(key="cf_judge").value == "offline"  # the reader's choice stays as it was
+
+
+def test_probe_tab_without_a_run_says_what_it_needs(tmp_path, monkeypatch):
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "empty"))
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params["tab"] = "Convincingness probe"
+    at.run()
+    assert not at.exception
+    info = " ".join(i.body for i in at.info)
+    assert "this tab needs a language model" in info and "OpenAI-compatible endpoint" in info
+    assert any("aee probe conflict" in c.value for c in at.code)

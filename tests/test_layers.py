@@ -99,7 +99,7 @@ LAYERS: dict[str, int] = {
     "pipeline.redact": 0, "pipeline.text": 0, "pipeline.locate": 0, "pipeline.matrices": 0, "pipeline.sources": 0,
     "pipeline.injection": 0, "pipeline.gold": 0, "pipeline.set_support": 0, "pipeline.prompts": 0,
     # 1 input and storage
-    "pipeline.importers": 1, "pipeline.fetch": 1, "pipeline.fetch_text": 1, "pipeline.store": 1,
+    "pipeline.importers": 1, "pipeline.fetch": 1, "pipeline.fetch_text": 1, "pipeline.store": 1, "pipeline.fill_sources": 1,
     # 2-5 judges: the factory, protocol and cache; the offline judge; model backends; measuring judges
     "pipeline.judges": 2, "pipeline.judges.offline": 3, "pipeline.judges.backends": 4, "pipeline.judges.measure": 5,
     # 2 metrics: pure, beside the judges' top (test_metrics_are_pure keeps them away from judges)
@@ -107,10 +107,12 @@ LAYERS: dict[str, int] = {
     # 6 stages around the judges and metrics
     "pipeline.annotate": 6, "pipeline.similarity": 6, "pipeline.scoring": 6, "pipeline.second_opinion": 6,
     "pipeline.tables": 6, "pipeline.aggregate": 6, "pipeline.compare_gold": 6,
+    "pipeline.executor": 6,  # where the annotate stage runs: the local executor and the seam the runner hands chunks to
     # 7 orchestration and workflows
     "pipeline.runner": 7, "pipeline.collect": 7, "pipeline.conflict": 7, "pipeline.study": 7, "pipeline.default_data": 7,
     # the audit of a judge by people: samples, the label store, agreement, prediction-powered estimates
     "pipeline.audit": 7,
+    "pipeline.cluster": 7,  # the annotate stage on Ray (optional extra), beside the runner it serves, never importing it
     # 8 interfaces: the command lines and the shipped test doubles
     "pipeline.cli": 8, "pipeline.__main__": 8, "pipeline.judges.cli": 8, "pipeline.testing": 8, "pipeline.audit.cli": 8,
     # 9 the dashboard

@@ -175,7 +175,7 @@ def test_study_shows_no_raw_missing_value(app, tmp_path):
     for comparison in ["pair", *COMPARISONS]:
         at.selectbox(key="comparison").set_value(comparison).run()
         assert _raw_missing(at) == [], comparison
-    at.radio(key="source").set_value("Recorded study").run()
+    at.radio(key="source").set_value("recorded").run()
     assert not at.exception
     assert _raw_missing(at) == [], "tiny recorded study, alignment"
     at.selectbox(key="comparison").set_value("pair").run()

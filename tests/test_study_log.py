@@ -62,3 +62,53 @@ def test_empty_study_loads_with_schema():
     log = recorder.load_study_log("nothing-yet")
     assert log.empty and list(log.columns) == list(study.EVENT_COLUMNS)
     assert study.counts_from_events(log).empty
+
+
+def test_an_answer_shown_but_never_touched_is_a_row_of_zeros():
+    """The seed study's trust signal: a participant who reads an answer without hovering a citation
+    still gives a participant x query row, with 0 hovered and 0 clicked."""
+    shown = dict(participant="P2", query_id="Q9", engine="Lumen")
+    recorder.append_events("zeros", [
+        ev("shown", None, **shown), ev("displayed", 1, **shown), ev("displayed", 2, **shown), ev("displayed", 3, **shown),
+        ev("cited", 2, **shown),
+        ev("dwell", None, dwell_seconds=12.5, **shown), ev("dwell", None, dwell_seconds=7.0, **shown),
+        # a shown answer with no sources at all: displayed and cited are 0, not "not recorded"
+        ev("shown", None, participant="P2", query_id="Q10", engine="Lumen"),
+        # an older log row without a "shown" event: displayed stays unknown
+        ev("hover", 1, participant="P3", query_id="Q9", engine="Lumen"),
+    ])
+    counts = recorder.load_study("zeros").counts.set_index(["participant", "query_id"])
+    row = counts.loc[("P2", "Q9")]
+    assert (row["displayed"], row["cited"], row["hovered"], row["clicked"]) == (3, 1, 0, 0)
+    assert row["dwell_seconds"] == pytest.approx(19.5, abs=1e-9)
+    empty = counts.loc[("P2", "Q10")]
+    assert (empty["displayed"], empty["cited"], empty["hovered"], empty["clicked"]) == (0, 0, 0, 0)
+    assert pd.isna(empty["dwell_seconds"])
+    old = counts.loc[("P3", "Q9")]
+    assert pd.isna(old["displayed"]) and pd.isna(old["cited"]) and old["hovered"] == 1
+
+
+@pytest.mark.parametrize("row, message", [
+    (ev("shown", 2), "leave source_rank blank"),
+    (ev("dwell", None), "dwell_seconds"),
+    (ev("dwell", None, dwell_seconds=-3), "between 0 and"),
+    (ev("dwell", None, dwell_seconds="soon"), "not a number of seconds"),
+    (ev("hover", 1, dwell_seconds=4), "only a 'dwell' row"),
+    (ev("displayed", None), "value is missing"),
+])
+def test_answer_level_rows_are_checked(row, message):
+    with pytest.raises(study.StudyLogError, match=message):
+        recorder.append_events("checked", [row])
+    assert recorder.list_studies() == []
+
+
+def test_logs_written_before_dwell_times_still_load(studies_root):
+    """A study recorded before the dwell_seconds column existed (int64 ranks, no dwell) loads beside new files."""
+    folder = studies_root / "older"
+    folder.mkdir(parents=True)
+    old = pd.DataFrame([{**ev("hover", 2), "timestamp": pd.Timestamp("2025-01-01T10:00:00Z")}])
+    old["source_rank"] = old["source_rank"].astype("int64")
+    old.to_parquet(folder / "events-20250101T100000000000Z-aaaaaaaa.parquet", index=False)
+    recorder.append_events("older", [ev("shown", None), ev("dwell", None, dwell_seconds=30)])
+    counts = recorder.load_study("older").counts
+    assert len(counts) == 1 and counts["hovered"].iloc[0] == 1 and counts["dwell_seconds"].iloc[0] == pytest.approx(30.0)

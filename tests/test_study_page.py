@@ -44,15 +44,19 @@ def test_page_renders_with_simulated_log():
     at = _run()
     assert not at.exception
     assert "simulated from published summary statistics" in _texts(at)
-    assert len(at.get("plotly_chart")) == 1
+    figure = [e.proto.body for e in at.get("html")]
+    assert len(figure) == 1 and figure[0].count('class="dot"') == len(
+        study.validate_counts(study.simulate_counts(0))) * 2  # a dot per row and measure
     assert "cited | All" in _df(at, "displayed | All").columns
-    assert len(_df(at, "reason")) >= 5
     tests = _df(at, "p, Holm")
     assert len(tests) == 8
     # p values this small print in scientific notation, never as 0.0000
     first = tests.iloc[0]
     assert first["comparison"] == "Google vs All answer engines" and "×10⁻" in first["p"]
     assert first["significant"] == "yes"
+    at.session_state["study_tab"] = "Reproduction of the paper"  # only the open tab is drawn
+    at.run()
+    assert len(_df(at, "reason")) >= 5
     repro = _df(at, "t printed")
     assert len(repro) == 10
     # Table 5 prints p but no t: said in words, never "None"
@@ -60,6 +64,8 @@ def test_page_renders_with_simulated_log():
     assert set(table5["t printed"]) == {"not printed in the paper"}
     assert "Google 82" in _texts(at)
     assert "26 + 21" in _texts(at) and "[[" not in _texts(at)  # inferred sizes as text, not a Python list
+    at.session_state["study_tab"] = "This log"
+    at.run()
     at.selectbox(key="comparison").set_value("aligned_vs_disaligned").run()
     assert not at.exception and len(_df(at, "p, Holm")) == 2
 
@@ -67,7 +73,7 @@ def test_page_renders_with_simulated_log():
 def test_page_with_uploaded_log():
     counts = study.simulate_counts(seed=4)
     at = _run()
-    at.radio(key="source").set_value("Upload a log").run()
+    at.radio(key="source").set_value("upload").run()
     at.file_uploader(key="upload").set_value(("mylog.csv", counts.to_csv(index=False).encode(), "text/csv")).run()
     assert not at.exception
     assert len(_df(at, "p, Holm")) == 8
@@ -78,7 +84,7 @@ def test_page_rejects_bad_upload_with_row_and_column():
     bad = "participant,session,engine,query_id,query_type,alignment,event,source_rank,timestamp\n" \
           "P1,S1,Google,Q1,expert,none,<b>boom</b>,1,2024-01-01T00:00:00Z\n"
     at = _run()
-    at.radio(key="source").set_value("Upload a log").run()
+    at.radio(key="source").set_value("upload").run()
     at.file_uploader(key="upload").set_value(("bad.csv", bad.encode(), "text/csv")).run()
     assert not at.exception
     assert at.error and "row 1, column 'event'" in at.code[0].value
@@ -96,7 +102,7 @@ def test_page_with_recorded_study():
                                alignment="none", event="hover", source_rank=r))
     recorder.append_events("lab-a", events)
     at = _run()
-    at.radio(key="source").set_value("Recorded study").run()
+    at.radio(key="source").set_value("recorded").run()
     assert not at.exception
     assert at.selectbox(key="study_id").value == "lab-a"
     desc = _df(at, "hovered | Google")
@@ -122,7 +128,7 @@ def test_class_study_compares_two_engines():
             ("P3", "Lumen", 2), ("P3", "Parrot", 1)]
     recorder.append_events("class-a", _class_events(rows))
     at = _run()
-    at.radio(key="source").set_value("Recorded study").run()
+    at.radio(key="source").set_value("recorded").run()
     assert not at.exception
     assert at.selectbox(key="comparison").value == "pair"  # no Google in a class study: pairs first
     assert at.selectbox(key="pair_column").value == "engine"
@@ -143,7 +149,7 @@ def test_class_study_compares_two_engines():
 def test_class_study_with_too_few_participants_says_so():
     recorder.append_events("class-b", _class_events([("P1", "Lumen", 3), ("P2", "Parrot", 1), ("P3", "Parrot", 2)]))
     at = _run()
-    at.radio(key="source").set_value("Recorded study").run()
+    at.radio(key="source").set_value("recorded").run()
     tests = _df(at, "p, Holm").set_index("measure")
     assert tests.loc["hovered", "Student t"] == "n/a: too few participants"
     assert any("hovered: too few participants: Lumen has 1 row (1 participant)" in i.value for i in at.info)
@@ -153,7 +159,7 @@ def test_class_study_with_too_few_participants_says_so():
 def test_one_engine_study_explains_why_no_test():
     recorder.append_events("class-c", _class_events([("P1", "Lumen", 3), ("P2", "Lumen", 1)]))
     at = _run()
-    at.radio(key="source").set_value("Recorded study").run()
+    at.radio(key="source").set_value("recorded").run()
     warning = " ".join(w.value for w in at.warning)
     assert "No test is possible" in warning and "every row of this log has engine 'Lumen'" in warning
 
@@ -166,3 +172,74 @@ def test_log_template_downloads_and_documents_every_column():
     assert set(docs.index) == set(study.COUNT_COLUMNS) | set(study.EVENT_COLUMNS)
     assert docs.loc["hovered", "count log"] == "required" and docs.loc["displayed", "count log"] == "optional"
     assert docs.loc["timestamp", "event log"] == "required"
+
+
+def _shown(participant: str, engine: str, q: int, hovers: int, n_sources: int = 4, dwell: float | None = None) -> list[dict]:
+    """What the inspector's study mode writes for one answer shown: shown, displayed, cited, hovers, dwell."""
+    base = dict(participant=participant, session="S1", engine=engine, query_id=f"Q{q}", query_type="debate",
+                alignment="none")
+    rows = [dict(base, event="shown", source_rank=None)]
+    rows += [dict(base, event="displayed", source_rank=r) for r in range(1, n_sources + 1)]
+    rows += [dict(base, event="cited", source_rank=r) for r in range(1, n_sources)]
+    rows += [dict(base, event="hover", source_rank=r) for r in range(1, hovers + 1)]
+    if dwell is not None:
+        rows.append(dict(base, event="dwell", source_rank=None, dwell_seconds=dwell))
+    return rows
+
+
+def test_untouched_answers_count_in_every_table_and_test():
+    """3 students x 2 answers per engine, half of them never touching a citation: 12 rows, 3 vs 3
+    participants, zeros in the tests (the issue saw 10 rows and 3 vs 2 when only touches were logged)."""
+    events = []
+    hovers = {("P1", "Lumen"): (2, 0), ("P1", "Parrot"): (0, 0), ("P2", "Lumen"): (3, 1), ("P2", "Parrot"): (1, 0),
+              ("P3", "Lumen"): (0, 2), ("P3", "Parrot"): (0, 0)}
+    q = 0
+    for (participant, engine), per_answer in hovers.items():
+        for h in per_answer:
+            events += _shown(participant, engine, q, h, dwell=30.0 + q)
+            q += 1
+    recorder.append_events("class-zeros", events)
+    at = _run()
+    at.radio(key="source").set_value("recorded").run()
+    assert not at.exception
+    assert "12 participant x question rows" in _texts(at)
+    tests = _df(at, "p, Holm").set_index("measure")
+    hovered = tests.loc["hovered"]
+    assert hovered["rows (n)"] == "6\u00a0vs\u00a06" and hovered["participants"] == "3\u00a0vs\u00a03"
+    # Lumen 2, 0, 3, 1, 0, 2 (mean 1.33) vs Parrot 0, 0, 1, 0, 0, 0 (mean 0.17), hand-checked
+    assert hovered["mean ± SD (first)"] == "1.33 ± 1.21" and hovered["mean ± SD (second)"] == "0.17 ± 0.41"
+    sources = _df(at, "displayed | All")
+    assert sources.loc["Mean", "displayed | All"] == "4.00" and sources.loc["Cited share", "cited | All"] == "75% of displayed"
+    dwell = _df(at, "dwell_seconds | Lumen")
+    assert dwell.loc["n", "dwell_seconds | Lumen"] == "6"
+    at.session_state["study_rows_box"] = True  # the rows are drawn once their box is opened
+    at.run()
+    rows = _df(at, "time on screen")
+    assert len(rows) == 12 and (rows["hovered"] == "0").sum() == 7
+
+
+def test_open_recorded_before_anything_is_recorded_says_so():
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params["log"] = "recorded"
+    at.query_params["study"] = "class-20261125"
+    at.run()
+    assert not at.exception
+    text = _texts(at)
+    assert "Study class\\-20261125 has nothing recorded yet" in text
+    assert "simulated from published" not in text  # no simulated log in its place
+    assert "Nothing to show until a study is recorded" in text
+    assert not at.get("html") and not any("participant x question" in str(c.value) for c in at.caption)
+
+
+def test_address_reopens_the_same_view():
+    recorder.append_events("class-a", _class_events([("P1", "Lumen", 3), ("P1", "Parrot", 1), ("P2", "Lumen", 4),
+                                                     ("P2", "Parrot", 2)]))
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    for key, value in {"log": "recorded", "study": "class-a", "alpha": "0.05", "condition": "engine",
+                       "first": "Parrot", "second": "Lumen"}.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception
+    assert at.radio(key="source").value == "recorded" and at.select_slider(key="alpha").value == 0.05
+    assert at.selectbox(key="pair_first_engine").value == "Parrot"
+    assert _df(at, "p, Holm").iloc[0]["comparison"] == "Parrot vs Lumen"

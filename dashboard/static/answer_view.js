@@ -1,7 +1,30 @@
+// How long the answer in view stays on screen, for study mode's dwell time. It lives on the window,
+// which outlives the remounts a rerun causes, so one continuous view of an answer is one stretch;
+// time the tab is hidden or another page is open is not counted.
+const DWELL = window.__aevDwell || (window.__aevDwell = { answer: null, ms: 0, since: null, report: null });
+const dwellPause = () => {
+  if (DWELL.since !== null) { DWELL.ms += performance.now() - DWELL.since; DWELL.since = null; }
+};
+const dwellResume = () => {
+  if (DWELL.answer !== null && DWELL.since === null && !document.hidden) { DWELL.since = performance.now(); }
+};
+if (!window.__aevDwellListener) {
+  window.__aevDwellListener = true;
+  // a hidden tab may never come back (closed, or the class moved on): report the stretch now
+  document.addEventListener('visibilitychange', () => {
+    if (document.hidden) { dwellPause(); if (DWELL.report) { DWELL.report(); } } else { dwellResume(); }
+  });
+}
+const MIN_DWELL_MS = 500;  // shorter stretches are re-renders, not reading
+
 export default function (component) {
   const { data, parentElement, setStateValue } = component;
   const host = parentElement;
   const prev = host.__aev;
+  // moving to another answer: the previous mount reports the finished stretch with its own unsent
+  // events, in one state value (two values set in a row could hide the first from Python)
+  const leaving = DWELL.answer !== null && !(data && data.report_events && DWELL.answer === data.answer_id);
+  if (prev && leaving && prev.reportDwell) { prev.reportDwell(); }
   if (prev && prev.flush) { prev.flush(); }
   if (prev && prev.onDocClick) { document.removeEventListener('click', prev.onDocClick); }
   const old = host.querySelector('.aev');
@@ -37,6 +60,27 @@ export default function (component) {
     if (type === 'click') { send(); }
     else { if (state.timer) { clearTimeout(state.timer); } state.timer = setTimeout(send, 700); }
   };
+
+  // the stretch measured so far, as a 'dwell' event of the answer it belongs to (sent at once)
+  const reportDwell = () => {
+    dwellPause();
+    if (DWELL.answer !== null && DWELL.ms >= MIN_DWELL_MS && data.report_events) {
+      state.seq += 1;
+      state.events.push({ seq: state.seq, type: 'dwell', ms: Math.round(DWELL.ms), ts: Date.now(), answer: DWELL.answer });
+      DWELL.ms = 0;
+      send();
+    }
+  };
+  if (data.report_events && data.answer_id) {
+    if (DWELL.answer !== null && DWELL.answer !== data.answer_id) { reportDwell(); }
+    if (DWELL.answer !== data.answer_id) { DWELL.answer = data.answer_id; DWELL.ms = 0; DWELL.since = null; }
+    DWELL.report = reportDwell;
+    state.reportDwell = reportDwell;
+    dwellResume();
+  } else {
+    dwellPause();
+    DWELL.answer = null; DWELL.ms = 0; DWELL.report = null;
+  }
 
   const root = el('div', 'aev');
   root.setAttribute('data-testid', 'answer-view');
@@ -127,7 +171,11 @@ export default function (component) {
     const excerpt = () => {
       const row = addRow(pop, 'Start of the source text', null);
       if (s.excerpt) { row.appendChild(el('blockquote', 'excerpt', s.excerpt)); }
-      else { row.appendChild(document.createTextNode('(no text: the page was not fetched)')); }
+      else {
+        const why = el('div', 'no-text', s.no_text || '(no text)');
+        why.setAttribute('data-testid', 'popover-no-text');
+        row.appendChild(why);
+      }
     };
     if (s.type) { addRow(pop, 'Type', s.type); }
     (s.flags || []).forEach((f) => addRow(pop, 'Flag', f, 'flag'));
@@ -270,5 +318,7 @@ export default function (component) {
   };
   document.addEventListener('click', state.onDocClick);
   host.appendChild(root);
-  return () => { send(); document.removeEventListener('click', state.onDocClick); };
+  // unmounted (another page, a rerun): pause the stretch without reporting it, so a rerun never
+  // sends an event that causes another rerun; the next mount resumes or reports it
+  return () => { dwellPause(); send(); document.removeEventListener('click', state.onDocClick); };
 }

@@ -17,7 +17,9 @@ named loaders), so the CLI and the Streamlit pages share one implementation. Cal
 from pipeline.study.log import (
     ALIGNMENTS,
     ALL_ENGINES_LABEL,
+    ALL_EVENTS,
     ANSWER_ENGINES,
+    ANSWER_EVENTS,
     BASELINE,
     COLUMN_DOCS,
     COUNT_COLUMNS,
@@ -88,7 +90,7 @@ from pipeline.study.stats import (
 __all__ = [
     # log
     "ALIGNMENTS", "ALL_ENGINES_LABEL", "ANSWER_ENGINES", "BASELINE", "COUNT_COLUMNS", "COUNT_MEASURES",
-    "EVENT_COLUMNS", "EVENT_TO_COUNT", "EVENT_TYPES", "KEY_COLUMNS", "SAFE_CODE", "SAFE_LABEL",
+    "EVENT_COLUMNS", "EVENT_TO_COUNT", "EVENT_TYPES", "ANSWER_EVENTS", "ALL_EVENTS", "KEY_COLUMNS", "SAFE_CODE", "SAFE_LABEL",
     "SIMULATED_LABEL", "StudyLog", "StudyLogError", "counts_from_events", "is_safe_code", "load_log",
     "load_log_bytes", "parse_log", "validate_counts", "validate_events", "write_log", "COLUMN_DOCS", "template_csv",
     # stats

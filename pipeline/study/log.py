@@ -2,9 +2,15 @@
 
 Two log levels are accepted:
 
-* event level: one row per logged event (a source displayed or cited by the engine, or a
-  hover/click by the participant); counts are derived from these;
-* count level: one row per participant x query with the four counts already summed.
+* event level: one row per logged event: a source displayed or cited by the engine, a hover or
+  click by the participant, or (answer-level, no source rank) the answer being shown and how long
+  it stayed on screen; counts are derived from these;
+* count level: one row per participant x query with the four counts already summed (and, when
+  measured, the dwell time).
+
+An answer shown to a participant who never touched a citation is data (zero hovers, zero clicks:
+the trust signal the seed study measures), so the inspector's study mode records a "shown" row and
+the answer's displayed and cited sources for every answer it shows, not only for interactions.
 
 Every row is checked before anything is computed, and a bad cell is reported by row and column
 (`StudyLogError`), so the CLI and the dashboard can show one clear line for bad input.
@@ -30,13 +36,19 @@ BASELINE = "Google"
 ANSWER_ENGINES = ("Perplexity", "Bing Copilot", "YouChat")
 ALL_ENGINES_LABEL = "All answer engines"
 ALIGNMENTS = ("aligned", "disaligned", "none")
-EVENT_TYPES = ("displayed", "cited", "hover", "click")
+EVENT_TYPES = ("displayed", "cited", "hover", "click")  # events about one source (source_rank required)
+# Answer-level events (source_rank blank): "shown" = the answer appeared on the participant's
+# screen; "dwell" = how long it stayed visible before they moved on (dwell_seconds).
+ANSWER_EVENTS = ("shown", "dwell")
+ALL_EVENTS = (*EVENT_TYPES, *ANSWER_EVENTS)
 # Event name -> count column it feeds.
 EVENT_TO_COUNT = {"displayed": "displayed", "cited": "cited", "hover": "hovered", "click": "clicked"}
 COUNT_MEASURES = ("displayed", "cited", "hovered", "clicked")
 KEY_COLUMNS = ("participant", "session", "engine", "query_id")
-EVENT_COLUMNS = (*KEY_COLUMNS, "query_type", "alignment", "event", "source_rank", "timestamp")
-COUNT_COLUMNS = (*KEY_COLUMNS, "query_type", "alignment", *COUNT_MEASURES)
+EVENT_COLUMNS = (*KEY_COLUMNS, "query_type", "alignment", "event", "source_rank", "timestamp", "dwell_seconds")
+COUNT_COLUMNS = (*KEY_COLUMNS, "query_type", "alignment", *COUNT_MEASURES, "dwell_seconds")
+OPTIONAL_COLUMNS = ("dwell_seconds",)  # older logs and hand-made ones may leave it out
+MAX_DWELL_SECONDS = 24 * 3600.0
 SIMULATED_LABEL = "simulated from published summary statistics"
 
 # Participant codes, session ids and study ids become file names and dashboard labels, so only
@@ -138,28 +150,62 @@ def _text_fields(raw: dict, row: int) -> dict:
     }
 
 
+def _as_seconds(value: object, row: int, column: str) -> float:
+    if _blank(value):
+        raise StudyLogError("value is missing (a dwell row says how many seconds)", row, column)
+    try:
+        number = float(str(value).strip()) if not isinstance(value, (int, float, np.number)) else float(value)
+    except ValueError:
+        raise StudyLogError(f"{str(value)[:40]!r} is not a number of seconds", row, column) from None
+    if not math.isfinite(number) or number < 0 or number > MAX_DWELL_SECONDS:
+        raise StudyLogError(f"{str(value)[:40]!r} is not between 0 and {MAX_DWELL_SECONDS:g} seconds", row, column)
+    return number
+
+
+def _with_optional(frame: pd.DataFrame) -> pd.DataFrame:
+    missing = [c for c in OPTIONAL_COLUMNS if c not in frame.columns]
+    return frame.assign(**{c: None for c in missing}) if missing else frame
+
+
 def validate_events(frame: pd.DataFrame) -> pd.DataFrame:
-    """Check an event-level table row by row and return it with normalised types."""
-    _check_columns(frame, EVENT_COLUMNS)
+    """Check an event-level table row by row and return it with normalised types.
+
+    Source events need a source rank (from 1); answer-level events ("shown", "dwell") leave it
+    blank, and a "dwell" row says its seconds in dwell_seconds (blank on every other row)."""
+    _check_columns(frame, [c for c in EVENT_COLUMNS if c not in OPTIONAL_COLUMNS])
+    frame = _with_optional(frame)
     rows = []
     for i, raw in enumerate(frame[list(EVENT_COLUMNS)].to_dict("records"), start=1):
         rec = _text_fields(raw, i)
-        rec["event"] = _as_choice(raw["event"], i, "event", EVENT_TYPES)
-        rec["source_rank"] = _as_count(raw["source_rank"], i, "source_rank", nullable=False, minimum=1)
+        rec["event"] = _as_choice(raw["event"], i, "event", ALL_EVENTS)
+        if rec["event"] in ANSWER_EVENTS:
+            if not _blank(raw["source_rank"]):
+                raise StudyLogError(f"a {rec['event']!r} row is about the whole answer: leave source_rank blank",
+                                    i, "source_rank")
+            rec["source_rank"] = None
+        else:
+            rec["source_rank"] = _as_count(raw["source_rank"], i, "source_rank", nullable=False, minimum=1)
         rec["timestamp"] = _as_timestamp(raw["timestamp"], i, "timestamp")
+        if rec["event"] == "dwell":
+            rec["dwell_seconds"] = _as_seconds(raw["dwell_seconds"], i, "dwell_seconds")
+        elif not _blank(raw["dwell_seconds"]):
+            raise StudyLogError("only a 'dwell' row has dwell seconds", i, "dwell_seconds")
+        else:
+            rec["dwell_seconds"] = None
         rows.append(rec)
     out = pd.DataFrame(rows, columns=list(EVENT_COLUMNS))
     _check_query_attributes(out)
-    out["source_rank"] = out["source_rank"].astype("int64")
+    out["source_rank"] = out["source_rank"].astype("Int64")
     out["timestamp"] = pd.to_datetime(out["timestamp"], utc=True)
+    out["dwell_seconds"] = out["dwell_seconds"].astype("Float64")
     return out
 
 
 def validate_counts(frame: pd.DataFrame) -> pd.DataFrame:
-    """Check a count-level table row by row; displayed/cited may be blank (not recorded)."""
+    """Check a count-level table row by row; displayed/cited/dwell_seconds may be blank (not recorded)."""
     _check_columns(frame, (*KEY_COLUMNS, "query_type", "alignment", "hovered", "clicked"))
     frame = frame.copy()
-    for col in ("displayed", "cited"):
+    for col in ("displayed", "cited", "dwell_seconds"):
         if col not in frame.columns:
             frame[col] = None
     rows: list[dict] = []
@@ -170,6 +216,7 @@ def validate_counts(frame: pd.DataFrame) -> pd.DataFrame:
             rec[col] = _as_count(raw[col], i, col, nullable=True)
         for col in ("hovered", "clicked"):
             rec[col] = _as_count(raw[col], i, col, nullable=False)
+        rec["dwell_seconds"] = None if _blank(raw["dwell_seconds"]) else _as_seconds(raw["dwell_seconds"], i, "dwell_seconds")
         key = tuple(rec[k] for k in KEY_COLUMNS)
         if key in seen:
             raise StudyLogError(f"duplicate participant x query (first seen in row {seen[key]})", i, "query_id")
@@ -178,6 +225,7 @@ def validate_counts(frame: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(rows, columns=list(COUNT_COLUMNS))
     for col in COUNT_MEASURES:
         out[col] = out[col].astype("Int64")
+    out["dwell_seconds"] = out["dwell_seconds"].astype("Float64")
     return out
 
 
@@ -199,28 +247,40 @@ def _check_query_attributes(events: pd.DataFrame) -> None:
 def counts_from_events(events: pd.DataFrame) -> pd.DataFrame:
     """One row per participant x query. A source hovered twice counts once (distinct ranks),
     because the paper counts sources hovered, not hover gestures. hovered/clicked are 0 when a
-    logged query has no such events; displayed/cited stay null when none were logged, since
-    that means the recorder did not capture them, not that zero sources were shown."""
+    logged query has no such events. displayed/cited are 0 when the answer was logged as
+    "shown" without any (the recorder saw it on screen, so nothing logged means none), and stay
+    null otherwise, since then the recorder did not capture them. dwell_seconds adds up the
+    answer's "dwell" rows (null when none was measured)."""
     events = validate_events(events) if not _is_validated_events(events) else events
     if events.empty:
-        return pd.DataFrame({c: pd.Series(dtype="Int64" if c in COUNT_MEASURES else "object") for c in COUNT_COLUMNS})
+        return pd.DataFrame({c: pd.Series(dtype="Int64" if c in COUNT_MEASURES else
+                                          "Float64" if c == "dwell_seconds" else "object") for c in COUNT_COLUMNS})
     keys = list(KEY_COLUMNS)
     meta = events.groupby(keys, sort=True)[["query_type", "alignment"]].first()
-    distinct = events.drop_duplicates([*keys, "event", "source_rank"])
-    table = distinct.groupby([*keys, "event"]).size().unstack("event")
-    out = meta.join(table, how="left").reset_index()
+    per_source = events[events["event"].isin(EVENT_TYPES)]
+    distinct = per_source.drop_duplicates([*keys, "event", "source_rank"])
+    table = distinct.groupby([*keys, "event"]).size().unstack("event") if len(distinct) else None
+    out = meta.join(table, how="left") if table is not None else meta.copy()
+    shown = set(events.loc[events["event"] == "shown", keys].itertuples(index=False, name=None))
+    dwell = events[events["event"] == "dwell"].groupby(keys)["dwell_seconds"].sum()
+    out = out.join(dwell.rename("dwell_total"), how="left").reset_index()
+    was_shown = pd.Series([tuple(r) in shown for r in out[keys].itertuples(index=False, name=None)], index=out.index)
     for event, col in EVENT_TO_COUNT.items():
         values = out[event] if event in out.columns else pd.Series(np.nan, index=out.index)
         if col in ("hovered", "clicked"):
             values = values.fillna(0)
+        else:
+            values = values.where(values.notna() | ~was_shown, 0)
         out[col] = values.astype("Int64")
+    out["dwell_seconds"] = out["dwell_total"].astype("Float64")
     return out[list(COUNT_COLUMNS)]
 
 
 def _is_validated_events(frame: pd.DataFrame) -> bool:
     return (
         list(frame.columns) == list(EVENT_COLUMNS)
-        and str(frame["source_rank"].dtype) == "int64"
+        and str(frame["source_rank"].dtype) == "Int64"
+        and str(frame["dwell_seconds"].dtype) == "Float64"
         and isinstance(frame["timestamp"].dtype, pd.DatetimeTZDtype)
     )
 
@@ -237,23 +297,30 @@ COLUMN_DOCS: dict[str, str] = {
     "cited": "sources the answer cited (whole number; leave blank if not recorded)",
     "hovered": "distinct sources the participant hovered (whole number)",
     "clicked": "distinct sources the participant clicked (whole number)",
-    "event": "what happened: displayed, cited, hover or click",
-    "source_rank": "the source's number in the answer's list, from 1",
+    "event": "what happened: displayed, cited, hover or click (about one source); shown or dwell (about the answer)",
+    "source_rank": "the source's number in the answer's list, from 1 (blank on shown and dwell rows)",
     "timestamp": "when it happened, ISO 8601 (e.g. 2025-03-01T10:15:00Z; no zone = UTC)",
+    "dwell_seconds": "seconds the answer stayed on screen (a dwell row; in a count log, their sum; blank if not measured)",
 }
 
 _TEMPLATE_ROWS: dict[str, list[tuple[str, ...]]] = {
     "counts": [
-        ("P01", "s1", "Lumen", "q1", "debate", "aligned", "4", "3", "2", "1"),
-        ("P01", "s1", "Parrot", "q2", "debate", "disaligned", "3", "3", "1", "0"),
-        ("P02", "s1", "Lumen", "q2", "expertise", "none", "", "", "3", "1"),
-        ("P02", "s1", "Parrot", "q1", "expertise", "none", "", "", "0", "0"),
+        ("P01", "s1", "Lumen", "q1", "debate", "aligned", "4", "3", "2", "1", "48.5"),
+        ("P01", "s1", "Parrot", "q2", "debate", "disaligned", "3", "3", "1", "0", "35"),
+        ("P02", "s1", "Lumen", "q2", "expertise", "none", "", "", "3", "1", ""),
+        ("P02", "s1", "Parrot", "q1", "expertise", "none", "", "", "0", "0", ""),
     ],
     "events": [
-        ("P01", "s1", "Lumen", "q1", "debate", "aligned", "displayed", "1", "2025-03-01T10:15:00Z"),
-        ("P01", "s1", "Lumen", "q1", "debate", "aligned", "hover", "1", "2025-03-01T10:15:20Z"),
-        ("P01", "s1", "Lumen", "q1", "debate", "aligned", "click", "1", "2025-03-01T10:15:31Z"),
-        ("P02", "s1", "Parrot", "q1", "debate", "none", "hover", "2", "2025-03-01T10:20:05Z"),
+        ("P01", "s1", "Lumen", "q1", "debate", "aligned", "shown", "", "2025-03-01T10:15:00Z", ""),
+        ("P01", "s1", "Lumen", "q1", "debate", "aligned", "displayed", "1", "2025-03-01T10:15:00Z", ""),
+        ("P01", "s1", "Lumen", "q1", "debate", "aligned", "cited", "1", "2025-03-01T10:15:00Z", ""),
+        ("P01", "s1", "Lumen", "q1", "debate", "aligned", "hover", "1", "2025-03-01T10:15:20Z", ""),
+        ("P01", "s1", "Lumen", "q1", "debate", "aligned", "click", "1", "2025-03-01T10:15:31Z", ""),
+        ("P01", "s1", "Lumen", "q1", "debate", "aligned", "dwell", "", "2025-03-01T10:16:02Z", "62"),
+        ("P02", "s1", "Parrot", "q1", "debate", "none", "shown", "", "2025-03-01T10:20:00Z", ""),
+        ("P02", "s1", "Parrot", "q1", "debate", "none", "displayed", "1", "2025-03-01T10:20:00Z", ""),
+        ("P02", "s1", "Parrot", "q1", "debate", "none", "displayed", "2", "2025-03-01T10:20:00Z", ""),
+        ("P02", "s1", "Parrot", "q1", "debate", "none", "dwell", "", "2025-03-01T10:20:41Z", "41"),
     ],
 }
 

@@ -85,6 +85,12 @@ def list_studies() -> list[str]:
     return sorted(p.name for p in root.iterdir() if p.is_dir() and is_safe_code(p.name) and any(p.glob("events-*.parquet")))
 
 
+def latest_study() -> str | None:
+    """The study that recorded something last (by its newest event file), or None."""
+    stamped = [(max(f.stat().st_mtime for f in event_files(name)), name) for name in list_studies()]
+    return max(stamped)[1] if stamped else None
+
+
 def load_study(study_id: str) -> StudyLog:
     events = load_study_log(study_id)
     return StudyLog("events", counts_from_events(events), events, f"recorded study {study_id}")

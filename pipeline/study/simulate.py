@@ -165,9 +165,10 @@ def simulate_counts(seed: int = 0, pub: Published | None = None, n: dict | None 
         g_rows.append({"participant": a.participant, "session": a.session, "engine": BASELINE, "query_id": a.query_id,
                        "query_type": a.query_type, "alignment": a.alignment, "displayed": None, "cited": None,
                        "hovered": int(g_counts["hovered"][i]), "clicked": int(g_counts["clicked"][i])})
-    out = pd.concat([ae, pd.DataFrame(g_rows)], ignore_index=True)[list(COUNT_COLUMNS)]
+    out = pd.concat([ae, pd.DataFrame(g_rows)], ignore_index=True).assign(dwell_seconds=None)[list(COUNT_COLUMNS)]
     for col in COUNT_MEASURES:
         out[col] = out[col].astype("Int64")
+    out["dwell_seconds"] = out["dwell_seconds"].astype("Float64")  # the paper reports no dwell times
     out.attrs["label"] = SIMULATED_LABEL
     return out
 

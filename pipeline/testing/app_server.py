@@ -1,5 +1,6 @@
 """The dashboard served on 127.0.0.1 for browser tests and benchmarks (`tests/test_browser*.py`,
-`tests/test_concurrency.py`, `bench/page_ready.py`): start `streamlit run app.py` from a checkout
+`tests/test_concurrency.py`, `bench/page_ready.py`): start the dashboard from a checkout as `aee app`
+does (`streamlit run dashboard/serve.py`: the app plus the page-address middleware)
 on a free port and wait until it answers, stop it, and wait until a Playwright page has finished
 its script run. Debian's chromium and the flags every run gives it are named here once.
 
@@ -23,6 +24,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 HEALTH_TIMEOUT = 60.0  # seconds for a fresh server to answer /_stcore/health
+SERVE = "dashboard/serve.py"  # the ASGI entry `aee app` runs (relative to the checkout)
 
 
 def free_port() -> int:
@@ -34,11 +36,11 @@ def free_port() -> int:
 
 def start_app(port: int, *, root: Path, env: Mapping[str, str] | None = None, log: Path | None = None,
               extra: tuple[str, ...] = ()) -> subprocess.Popen:
-    """`streamlit run app.py` in the checkout `root`, on 127.0.0.1:`port`, with `env` (default:
+    """`streamlit run dashboard/serve.py` in the checkout `root`, on 127.0.0.1:`port`, with `env` (default:
     this process's) and `extra` Streamlit options; returns once /_stcore/health answers "ok".
     Its output goes to `log` when given (and ends the error when the server exits early), else
     nowhere. RuntimeError when it exits or does not answer within a minute (then it is killed)."""
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+    cmd = [sys.executable, "-m", "streamlit", "run", SERVE, "--server.headless", "true", "--server.port", str(port),
            "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", *extra]
     if log is None:
         proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)

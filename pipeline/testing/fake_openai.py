@@ -5,7 +5,9 @@ It answers POST /v1/chat/completions (and GET /v1/models) from a script:
 - a handler function `handler(request) -> FakeResponse | str | dict` (`server.handler = ...`),
   then a default reply of `{"results": []}`.
 A `str` becomes the assistant message content; a `dict` is sent as the whole JSON body.
-Every request is logged in `server.requests` as a `LoggedRequest(path, headers, body)`.
+Every request is logged in `server.requests` as a `LoggedRequest(path, headers, body)`, and the
+server measures how many chat requests it was serving at once (`in_flight_stats()`: the most at any
+moment, and the mean over the time it was serving at least one).
 
     with FakeOpenAIServer() as server:
         server.enqueue(FakeResponse(status=429, headers={"Retry-After": "0"}))
@@ -79,6 +81,11 @@ class FakeOpenAIServer(StubServer):
         self.requests: list[LoggedRequest] = []
         self.queue: deque[FakeResponse] = deque()
         self.handler: Callable[[LoggedRequest], Any] | None = None
+        self._in_flight = 0
+        self._max_in_flight = 0
+        self._busy_seconds = 0.0
+        self._request_seconds = 0.0  # integral of requests in flight over time
+        self._last_change = time.monotonic()
 
     # ---------------------------------------------------------------- script
     def enqueue(self, *responses: FakeResponse | str) -> None:
@@ -91,6 +98,26 @@ class FakeOpenAIServer(StubServer):
             self.requests.clear()
             self.queue.clear()
             self.handler = None
+            self._max_in_flight = 0
+            self._busy_seconds = self._request_seconds = 0.0
+            self._last_change = time.monotonic()
+
+    def _count(self, change: int) -> None:
+        with self._lock:
+            now = time.monotonic()
+            if self._in_flight:
+                self._busy_seconds += now - self._last_change
+                self._request_seconds += self._in_flight * (now - self._last_change)
+            self._last_change = now
+            self._in_flight += change
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+
+    def in_flight_stats(self) -> dict[str, float]:
+        """Chat requests served at once: `max`, and `mean` over the time at least one was in flight."""
+        self._count(0)
+        with self._lock:
+            busy = self._busy_seconds
+            return {"max": self._max_in_flight, "mean": self._request_seconds / busy if busy else 0.0, "busy_seconds": busy}
 
     @property
     def chat_requests(self) -> list[LoggedRequest]:
@@ -133,7 +160,16 @@ class FakeOpenAIServer(StubServer):
                 self.requests.append(logged)
             request.send(404, b'{"error": {"message": "not found"}}')
             return
-        response = self._next(logged)
+        self._count(+1)
+        try:
+            status, payload, headers = self._answer(body, raw, self._next(logged))
+        finally:
+            # counted out before the reply goes: a client that has its reply may send its next
+            # request at once, and must never find its previous one still counted
+            self._count(-1)
+        request.send(status, payload, headers=headers)
+
+    def _answer(self, body: Any, raw: str, response: FakeResponse) -> tuple[int, bytes, dict[str, str]]:
         if response.delay:
             time.sleep(response.delay)
         if response.body is not None:
@@ -144,4 +180,4 @@ class FakeOpenAIServer(StubServer):
         else:
             model = body.get("model", "fake-model") if isinstance(body, dict) else "fake-model"
             payload = json.dumps(chat_completion(response.content or "", model, len(raw) // 4, len(response.content or "") // 4))
-        request.send(response.status, payload.encode("utf-8"), headers=response.headers)
+        return response.status, payload.encode("utf-8"), response.headers

@@ -4,7 +4,9 @@ what a failed call says.
 
 Policy: retry on 408, 409, 429, 5xx, timeouts and connection errors with exponential backoff and
 jitter, honouring `Retry-After` / `retry-after-ms` up to a cap; never retry other 4xx or a reply
-that cannot be read; a semaphore bounds concurrent requests across threads; the API key never
+that cannot be read; a gate bounds concurrent requests across threads (and, shared through
+`share_gate`, across the processes of a Ray run: pipeline.cluster.gate), and a Retry-After holds
+off every request through that gate, not only the one refused; the API key never
 reaches a reply, a log line or an error text (`llm_config.redact`). A 400 that names a request
 parameter the caller can do without is sent again without it, which does not count as an attempt.
 """
@@ -20,9 +22,42 @@ from typing import Any, Callable, ClassVar, TypeVar
 
 from pipeline.redact import redact
 
-__all__ = ["RetryingChat"]
+__all__ = ["Gate", "RetryingChat"]
 
 R = TypeVar("R")
+
+
+class Gate:
+    """At most `bound` requests at once through `with gate:`, and none until a hold-off set by
+    `hold_off(seconds)` (a server's Retry-After) has passed. Thread-safe; one per client by default."""
+
+    def __init__(self, bound: int) -> None:
+        self.bound = max(1, int(bound))
+        self._cond = threading.Condition()
+        self._held = 0
+        self._resume_at = 0.0  # time.monotonic() before which nobody enters
+
+    def __enter__(self) -> "Gate":
+        with self._cond:
+            while True:
+                wait = self._resume_at - time.monotonic()
+                if wait > 0:
+                    self._cond.wait(wait)
+                elif self._held < self.bound:
+                    self._held += 1
+                    return self
+                else:
+                    self._cond.wait()
+
+    def __exit__(self, *exc: object) -> None:
+        with self._cond:
+            self._held -= 1
+            self._cond.notify_all()  # a waiter may be sitting out a hold-off: wake every one to re-check
+
+    def hold_off(self, seconds: float) -> None:
+        """Let no request in for `seconds` (extends, never shortens, a hold-off already set)."""
+        with self._cond:
+            self._resume_at = max(self._resume_at, time.monotonic() + max(0.0, seconds))
 
 
 class RetryingChat:
@@ -42,8 +77,19 @@ class RetryingChat:
         self.backoff_base = float(backoff_base)
         self.backoff_max = float(backoff_max)
         self.max_retry_after = float(max_retry_after)
-        self._semaphore = threading.BoundedSemaphore(max(1, int(concurrency)))
+        self._gate: Any = Gate(concurrency)
         self._stats_lock = threading.Lock()
+
+    @property
+    def gate(self) -> Any:
+        """The bound this client's requests go through (`Gate`, or a shared one set by `share_gate`)."""
+        return self._gate
+
+    def share_gate(self, gate: Any) -> None:
+        """Send requests through `gate` instead of this client's own: any context manager that
+        admits one request, with a `bound` and a `hold_off(seconds)` (pipeline.cluster.gate holds one
+        bound per endpoint for every worker of a Ray run)."""
+        self._gate = gate
 
     def _bump(self, **counts: int) -> None:
         with self._stats_lock:
@@ -89,7 +135,7 @@ class RetryingChat:
             retry_after: float | None = None
             try:
                 self._bump(requests=1)
-                with self._semaphore:
+                with self._gate:
                     response = client.chat.completions.create(timeout=self.timeout, **kwargs)
                 return read(response)
             except openai.APITimeoutError:
@@ -109,6 +155,8 @@ class RetryingChat:
             if not retryable or attempt == self.max_retries:
                 break
             delay = self._delay(attempt, retry_after)
+            if retry_after is not None:
+                self._gate.hold_off(delay)  # the server asked everyone to wait, not only this request
             self.retry_log.info("%s failed (%s); retry %d/%d in %.2fs", self.call_name, last_error, attempt + 1,
                                 self.max_retries, delay)
             self._bump(retries=1)
