@@ -10,12 +10,13 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dashboard import audit_data, charts, data
+from dashboard import audit_data, audit_publish, charts, data
 from dashboard.metric_text import NA, fmt_metric
 from dashboard.render import md_escape, md_with_code
 from dashboard.url_state import page_link
 from pipeline.audit.humans import MAJORITY
 from pipeline.audit.ppi import PPI_METRICS
+from pipeline.judges.carried import AUDIT_JUDGE
 from pipeline.metrics import METRICS
 
 FIELD_TITLES = {"support": "support", "relevant": "relevance", "stance": "stance"}
@@ -26,7 +27,7 @@ def stat_text(stat: dict[str, Any] | None, reason: str = "not measurable here") 
     if not stat or stat.get("value") is None:
         return f"{NA}: {reason}"
     low, high = stat.get("low"), stat.get("high")
-    interval = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else " (too few items for an interval)"
+    interval = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else " (too few labelled for an interval)"
     return f"{stat['value']:.3f}{interval}"
 
 
@@ -103,6 +104,8 @@ def judges_audit_section() -> None:
                               "Cohen's kappa": f"{p['kappa']:.3f}" if p["kappa"] is not None else NA}
                              for p in result["pairs"]]))
     _disagreements(result["disagreements"], s, judge, field)
+    st.markdown("**The people as a judge**")
+    audit_publish.publish_panel(dataset, f"judges_audit_{sample_id}", judge)
 
 
 def _share(conf: dict, i: int, j: int) -> str:
@@ -120,9 +123,13 @@ def _disagreements(frame: pd.DataFrame, s, judge: str, field: str) -> None:
         st.caption("Nowhere: on every item both labelled, the judge and the people gave the same label.")
         return
     dataset = s.meta["dataset"]
+    beside = AUDIT_JUDGE in data.judges(dataset) and AUDIT_JUDGE != judge
     view = pd.DataFrame({
         "item": frame["order"].astype(int) + 1,
         "open": [page_link("inspector", {"dataset": dataset, "judge": judge, "answer": a}) for a in frame["answer_id"]],
+        # the answer under both: the judge's verdicts and the people's, item by item (Compare, two judges)
+        "both": [page_link("compare", {"view": "judges", "dataset": dataset, "judge": judge, "judge_b": AUDIT_JUDGE,
+                                       "answer": a}) if beside else None for a in frame["answer_id"]],
         "judge": frame["judge"], "people": frame["people"],
         "each person": frame["labels"].map(lambda d: "; ".join(f"{k}: {v}" for k, v in d.items())),
         "engine": frame["engine"],
@@ -132,6 +139,10 @@ def _disagreements(frame: pd.DataFrame, s, judge: str, field: str) -> None:
     st.dataframe(view, hide_index=True, width="stretch", key=f"judges_audit_disagree_{s.sample_id}_{field}",
                  column_config={"open": st.column_config.LinkColumn("open", display_text="in the inspector",
                                                                     help="The answer in the Answer inspector"),
+                                "both": st.column_config.LinkColumn(
+                                    "judge and people", display_text="side by side",
+                                    help=f"The answer in Compare: the judge's verdicts beside {AUDIT_JUDGE}'s, item by item "
+                                         "(empty until the labels are published as that judge)"),
                                 "statement": st.column_config.TextColumn(width="large")})
 
 
@@ -164,6 +175,8 @@ def verdict(row: dict) -> str:
         words.append("judge within the corrected interval")
     if row.get("more_to_halve"):
         words.append(f"about {row['more_to_halve']} more labelled items would halve the interval")
+    if row.get("note"):
+        words.append(str(row["note"]))
     return "; ".join(words)
 
 
@@ -193,6 +206,12 @@ def ppi_table(result: dict[str, Any], domain: str) -> tuple[pd.DataFrame, dict[s
 def scorecard_ppi_section(dataset: str, judge: str, query_type: str, mode: str) -> None:
     """The Scorecard's prediction-powered columns (shown when an audit exists and asked for)."""
     st.subheader("Checked by people: corrected values")
+    if judge == AUDIT_JUDGE:
+        audited = sorted({str(m.get("judge")) for m in audit_data.samples(dataset)})
+        st.caption(f"This judge is the people's own labels from the audit: only the audited items carry one, so most "
+                   "values above are n/a with the share judged. The corrected values for every item are shown under "
+                   f"the judge the audit checked ({md_escape(', '.join(audited)) or 'none'}): pick it above.")
+        return
     metas = [m for m in audit_data.samples(dataset) if m.get("judge") == judge]
     if not metas:
         st.caption(f"No audit of judge {md_escape(judge)} on this dataset yet. Label a sample of its decisions on the "

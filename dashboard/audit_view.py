@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dashboard import audit_data
+from dashboard import audit_data, audit_publish
 from dashboard.render import md_escape
 from pipeline.audit import CANT_TELL, LABEL_WORDS
 from pipeline.audit.progress import is_complete, progress, resume_index
@@ -203,6 +203,8 @@ def _finished(s: Sample, annotator: str, order: list[str], counts: dict[str, int
                     f"({same / len(compared):.0%}). The Judges page compares the judge with everyone who labelled "
                     "this sample, weighted to stand for all items.")
     st.button("Start again from the first item", key="audit_restart", on_click=_go, args=(pos_key, 0))
+    st.divider()
+    audit_publish.publish_panel(str(s.meta["dataset"]), "audit_done", str(s.meta["judge"]))
 
 
 def who_table(seats: pd.DataFrame, order_len: int) -> pd.DataFrame:

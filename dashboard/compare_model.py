@@ -17,6 +17,7 @@ from pipeline.metrics import METRICS
 from pipeline.records import SUPPORT_LABELS, AnnotatedAnswer, unchecked_text
 
 SAME, DIFFERENT = "same", "differs"
+ONE_SIDE = "one side only"  # one judge decided the item, the other did not (the people's audit covers a sample)
 ITEM_ORDER = {"relevance": 0, "stance": 1, "support": 2, "support_set": 3}
 
 
@@ -64,6 +65,8 @@ def _labels(annotated: AnnotatedAnswer) -> dict[tuple[str, int | None, int | Non
             continue
         if v.kind == "support" and v.label not in SUPPORT_LABELS:  # nobody decided it: say why
             label = unchecked_text(unknown_verdict_code(v))
+        elif v.label == "unknown" and v.raw.startswith(("not checked", "not decided")):
+            label = v.raw  # a relevance or stance nobody decided, with why ("not checked: no one audited ...")
         elif v.error:
             label = f"no label ({v.error} error)"
         elif v.label is None:
@@ -75,8 +78,8 @@ def _labels(annotated: AnnotatedAnswer) -> dict[tuple[str, int | None, int | Non
 
 
 def _undecided(label: str) -> bool:
-    """A shown support label that decides nothing: "no verdict", "not checked: ...", "not decided: ..."."""
-    return label == "no verdict" or label.startswith(("not checked", "not decided", "no label"))
+    """A shown label that decides nothing: "no verdict", "unknown", "not checked: ...", "not decided: ..."."""
+    return label in ("no verdict", "unknown") or label.startswith(("not checked", "not decided", "no label"))
 
 
 def _item_key(v: Any) -> tuple[str, int | None, int | None]:
@@ -105,7 +108,8 @@ def statements_match(a: AnnotatedAnswer, b: AnnotatedAnswer) -> bool:
 def verdict_differences(a: AnnotatedAnswer, b: AnnotatedAnswer) -> pd.DataFrame:
     """Every item either judge labelled on one answer, side by side: statement number and text,
     what was judged (relevance, stance, support by source [n], the answer's confidence), both
-    labels ("no verdict" where a judge gave none) and whether they differ."""
+    labels ("no verdict" where a judge gave none) and whether they agree: same, differs, or one side
+    only (one judge decided the item, the other did not)."""
     la, lb = _labels(a), _labels(b)
     sets = {**_source_sets(a), **_source_sets(b)}
     texts = {s.index: s.text for s in a.statements}
@@ -117,9 +121,11 @@ def verdict_differences(a: AnnotatedAnswer, b: AnnotatedAnswer) -> pd.DataFrame:
         what = {"support": f"support by source [{src}]", "support_set": f"support by sources [{sources}] together",
                 "relevance": "relevance", "stance": "stance", "confidence": "confidence of the whole answer"}[kind]
         va, vb = la.get((kind, stmt, src), "no verdict"), lb.get((kind, stmt, src), "no verdict")
-        # two support labels that decide nothing (not checked, no verdict) do not disagree
-        same = va == vb or (kind.startswith("support") and _undecided(va) and _undecided(vb))
+        # two labels that decide nothing (not checked, no verdict, unknown) do not disagree; where only one
+        # side decided, there is nothing to compare (a judge beside the people's audit of a few items)
+        same = va == vb or (_undecided(va) and _undecided(vb))
+        agreement = SAME if same else ONE_SIDE if _undecided(va) or _undecided(vb) else DIFFERENT
         rows.append({"statement": "" if stmt is None else f"S{stmt + 1}",
                      "text": "" if stmt is None else " ".join(texts.get(stmt, "").split()),
-                     "judged": what, "judge A": va, "judge B": vb, "agreement": SAME if same else DIFFERENT})
+                     "judged": what, "judge A": va, "judge B": vb, "agreement": agreement})
     return pd.DataFrame(rows, columns=["statement", "text", "judged", "judge A", "judge B", "agreement"])

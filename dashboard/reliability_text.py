@@ -11,6 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from pipeline.judges import JUDGES, carries_labels, registry_entry
+from pipeline.judges.carried import AUDIT_JUDGE
 from pipeline.store import judge_dirname
 
 __all__ = ["reliability_summary", "reliability_lines"]
@@ -40,11 +41,19 @@ def _check_counts(checks: pd.DataFrame | None) -> dict[str, tuple[int, int]]:
     return {str(kind): (int(rows["passed"].sum()), len(rows)) for kind, rows in checks.groupby("kind", sort=True)}
 
 
+def _is_audit(judge: str) -> bool:
+    """The people's audit labels (`human:audit`, or its folder name)."""
+    return judge in (AUDIT_JUDGE, judge_dirname(AUDIT_JUDGE))
+
+
 def reliability_summary(judge: str, agreement: pd.DataFrame | None = None, checks: pd.DataFrame | None = None) -> str:
     """The judge's measured reliability in one line ("offline judge: AUC 0.70 against experts on
     expertqa-rand_val (held out), 86% on 321 behavioural checks"); where a figure was never measured
     here, the line says so and names the command that measures it."""
     base = judge.partition(":")[0]
+    if _is_audit(judge):
+        return ("human:audit labels: what the people who audited a sample here said (each item's majority); "
+                "items nobody audited are unknown")
     if carries_labels(judge):
         return ("human labels: the experts' own labels, the reference the judges are measured against" if base == "human"
                 else f"{judge} labels: recorded with the data; nobody re-judged them here")
@@ -85,6 +94,12 @@ def reliability_lines(judge: str, agreement: pd.DataFrame | None = None, checks:
             or JUDGES.get(base.partition("_")[0]))  # "openai_gpt-4o"
     # registry descriptions are written for markdown pages: here they are plain sentences
     lines = [info.description.replace("`", "") if info else f"Judge {judge} (not in the registry)."]
+    if _is_audit(judge):
+        lines.append("People label what they see, and people disagree: the Judges page shows how often each person "
+                     "agrees with the others (Krippendorff's alpha) and with the judge. Only the audited items carry "
+                     "a label here, so most of the scorecard reads n/a; the Scorecard's corrected values extend the "
+                     "audit to every item.")
+        return lines
     if carries_labels(judge):
         if base == "human":
             lines.append("These expert labels are the reference the automatic judges are measured against; "

@@ -6,14 +6,19 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import audit_data, data
+from dashboard import audit_data, audit_publish, data
 from dashboard.audit_view import label_panel, who_table
 from dashboard.render import ensure_router, link_to_page, md_escape, pick_dataset
 from dashboard.url_state import full_url
 from pipeline.audit.agreement import FIELD_CLASSES, krippendorff_alpha, majority_labels
+from pipeline.audit.files import FORMATS as IMPORT_FORMATS
+from pipeline.audit.files import import_upload
 from pipeline.audit.labels import clean_name, student_name
 from pipeline.audit.sample import annotation_text, design_text, draw_sample, register
 from pipeline.errors import InputError
+from pipeline.judges.carried import AUDIT_JUDGE
+
+MAX_ERRORS_SHOWN = 200  # error lines listed on the page; the download holds every one
 
 ensure_router()
 st.title("Audit the judge")
@@ -28,7 +33,7 @@ dataset = pick_dataset("audit_dataset", where=top[0])
 if dataset is None:
     st.warning("No results yet: build some first (`make run`, or `aee run --dataset demo --judge offline`).")
     st.stop()
-mode = top[1].radio("What do you want to do?", ["Label", "Draw a sample", "Classroom"], horizontal=True,
+mode = top[1].radio("What do you want to do?", ["Label", "Draw a sample", "Import a file", "Classroom"], horizontal=True,
                     key="audit_mode") or "Label"  # radio buttons wrap on a narrow screen
 illustrative = data.is_illustrative(dataset)
 if illustrative and not labelling:
@@ -37,21 +42,31 @@ samples = audit_data.samples(dataset)
 labels = {str(m["sample_id"]): audit_data.sample_label(m) for m in samples}
 
 
+def _default_scope() -> int:
+    """Every listed source (index 1) where the judges label uncited pairs too, as on the teaching corpus: the
+    unsupported-statements correction needs them; the cited ones (0) where labels cover cited pairs only (ExpertQA)."""
+    judge = data.default_judge(dataset)
+    answers = data.annotated_answers(dataset, judge) if judge else {}
+    cited_only = bool(answers) and all(a.answer.meta.get("support_scope") == "cited_only" for a in answers.values())
+    return 0 if cited_only or not answers else 1
+
+
 def _draw_form() -> None:
-    judges = data.judges(dataset)
+    judges = [j for j in data.judges(dataset) if j != AUDIT_JUDGE]  # the people's own labels are not audited
     if not judges:
         st.warning("This dataset has no judged results to audit.")
         return
     with st.form("audit_draw"):
         cols = st.columns([1, 1.4])
-        judge = cols[0].selectbox("Judge to audit", judges, index=judges.index(data.default_judge(dataset) or judges[0]))
+        default = data.default_judge(dataset)
+        judge = cols[0].selectbox("Judge to audit", judges, index=judges.index(default) if default in judges else 0)
         unit = cols[1].radio("What people label", ["pair", "statement"], horizontal=True,
                              format_func={"pair": "support (statement + source)", "statement": "relevance and stance"}.get)
         cols = st.columns(3)
         n = cols[0].number_input("Items (about)", min_value=10, max_value=5000, value=100, step=10)
         seed = cols[1].number_input("Seed", min_value=0, max_value=10**6, value=0, step=1,
                                     help="The same seed draws the same items: a sample anyone can redraw.")
-        scope = cols[2].selectbox("Sources per statement", ["cited", "all"],
+        scope = cols[2].selectbox("Sources per statement", ["cited", "all"], index=_default_scope(),
                                   format_func={"cited": "the ones it cites", "all": "every listed source"}.get,
                                   help="Support samples only: the sources the statement cites (default), or every "
                                        "listed source (needed to correct unsupported statements when the judge also "
@@ -71,7 +86,8 @@ def _draw_form() -> None:
 
 def _downloads(sample) -> None:
     st.markdown("**Label it elsewhere** (a spreadsheet works): the file has the ids, the texts and empty label columns; "
-                "bring it back with `aee audit import`. The design file holds each item's stratum and sampling weight.")
+                "bring it back under *Import a file* above, or with `aee audit import`. The design file holds each item's "
+                "stratum and sampling weight.")
     cols = st.columns(3)
     cols[0].download_button("CSV", annotation_text(sample, "csv").encode("utf-8"), f"{sample.sample_id}.csv",
                             "text/csv", key="audit_dl_csv", on_click="ignore", icon=":material/download:")
@@ -103,6 +119,11 @@ def _class_people(sample, codes: tuple[str, ...], field: str) -> dict[str, dict[
     return out
 
 
+def _audited_judge() -> str | None:
+    """The judge the newest sample of this dataset audits (for the link that puts it beside the people)."""
+    return str(samples[0].get("judge")) if samples else None
+
+
 if mode == "Draw a sample":
     st.markdown("A sample is drawn at random, separately for each engine and for each label the judge gave, so rare "
                 "labels are there too; each item carries the weight it needs for every estimate to stay unbiased.")
@@ -117,6 +138,65 @@ if mode == "Draw a sample":
         chosen = _pick_sample("audit_download_sample")
         if chosen:
             _downloads(audit_data.sample(chosen))
+        st.divider()
+        audit_publish.publish_panel(dataset, "audit_draw", _audited_judge())
+    st.stop()
+
+if mode == "Import a file":
+    st.markdown("Bring back labels given elsewhere: the CSV or JSON lines file of a sample filled in by hand, or a "
+                "Label Studio or Argilla export of its tasks. Every row is checked against the sample it names; a bad "
+                "row gets one line below, and the good rows land.")
+    if not samples:
+        st.info("No sample of this dataset yet: draw one first (Draw a sample above) and label its file.",
+                icon=":material/info:")
+        st.stop()
+    with st.form("audit_import"):
+        upload = st.file_uploader("Labelled file", type=["csv", "tsv", "jsonl", "json"], key="audit_import_file",
+                                  help="The file `aee audit sample` or this page wrote, filled in; or a Label Studio / "
+                                       "Argilla export (JSON) of the tasks `aee audit export` wrote.")
+        cols = st.columns([1.2, 1, 1.6])
+        person = cols[0].text_input("Whose labels", max_chars=60, key="audit_import_person",
+                                    help="The labels are kept under this name, apart from everyone else's.")
+        fmt = cols[1].selectbox("Format", list(IMPORT_FORMATS), key="audit_import_format",
+                                format_func={"auto": "detect", "csv": "CSV", "jsonl": "JSON lines",
+                                             "label-studio": "Label Studio", "argilla": "Argilla"}.get)
+        from_file = "from the file"
+        sample_choice = cols[2].selectbox("Sample", [from_file, *labels], key="audit_import_sample",
+                                          format_func=lambda i: "named in the file (sample_id column)" if i == from_file
+                                          else labels.get(i, i),
+                                          help="Only for a file without a sample_id column.")
+        go = st.form_submit_button("Import the labels", type="primary", icon=":material/upload_file:")
+    if go:
+        outcome: dict = {"dataset": dataset, "file": upload.name if upload is not None else ""}
+        try:
+            if upload is None:
+                raise InputError("choose a file first")
+            report = import_upload(upload.getvalue(), upload.name, dataset, person, store=audit_data.store(), fmt=fmt,
+                                   sample_id=None if sample_choice == from_file else sample_choice,
+                                   root=data.results_root())
+            outcome |= {"summary": report.summary(), "errors": list(report.errors), "written": report.written}
+        except InputError as exc:
+            outcome |= {"failed": str(exc)}
+        st.session_state["audit_import_report"] = outcome
+        if outcome.get("written"):
+            audit_publish.after_import(dataset, int(outcome["written"]), st.container())
+    shown = st.session_state.get("audit_import_report")
+    if shown and shown.get("dataset") == dataset:
+        if shown.get("failed"):
+            st.error(f"{md_escape(shown['file'])}: {md_escape(shown['failed'])}", icon=":material/error:")
+        else:
+            errors = shown.get("errors") or []
+            (st.warning if errors else st.success)(f"{md_escape(shown['file'])}: {md_escape(shown['summary'])}",
+                                                   icon=":material/warning:" if errors else ":material/task_alt:")
+            if errors:
+                st.markdown(f"**{len(errors)} bad row(s)**, one line each (nothing of them was saved):")
+                st.code("\n".join(errors[:MAX_ERRORS_SHOWN]), language=None, wrap_lines=True)
+                if len(errors) > MAX_ERRORS_SHOWN:
+                    st.caption(f"… and {len(errors) - MAX_ERRORS_SHOWN} more in the file below.")
+                st.download_button("Every error line (text)", "\n".join(errors).encode("utf-8"), "import_errors.txt",
+                                   "text/plain", key="audit_import_errors", on_click="ignore", icon=":material/download:")
+    st.divider()
+    audit_publish.publish_panel(dataset, "audit_import", _audited_judge())
     st.stop()
 
 if mode == "Classroom":

@@ -88,7 +88,8 @@ def stale_metrics(dataset: str, judge: str) -> list[str]:
     from pipeline.metrics import METRICS
     from pipeline.store import table_path
 
-    have = [j for j in list_judges(dataset) if j == judge or j.startswith(judge + ":")]
+    # "openai" covers "openai:<model>"; a registered variant ("human:audit", "offline:lexical") is another judge
+    have = [j for j in list_judges(dataset) if j == judge or (j.startswith(judge + ":") and j not in JUDGES)]
     out: set[str] = set()
     for name in have:
         try:

@@ -19,7 +19,7 @@ from typing import Literal
 
 import numpy as np
 
-from pipeline.records import SUPPORT_LABELS, AnnotatedAnswer, Answer, Statement, Verdict, unchecked_code, unreadable_code
+from pipeline.records import RELEVANCE_LABELS, SUPPORT_LABELS, AnnotatedAnswer, Answer, Statement, Verdict, unchecked_code, unreadable_code
 
 Mode = Literal["strict", "parity"]
 
@@ -38,6 +38,9 @@ class LabelView:
     # (statement index, source index) -> cause code (records.UNCHECKED) of a verdict that decided
     # nothing: the judge said unknown, its call failed, or its reply could not be read
     support_unknown: dict[tuple[int, int], str] = field(default_factory=dict)
+    # statement index -> the words of a relevance verdict that decided nothing ("unknown": people's
+    # audit labels leave most statements unjudged); such a statement is not in `relevant`
+    relevance_unknown: dict[int, str] = field(default_factory=dict)
 
 
 def unknown_verdict_code(v: Verdict) -> str:
@@ -77,6 +80,7 @@ def label_view(annotated: AnnotatedAnswer) -> LabelView:
     union: dict[int, str] = {}
     worthy: dict[int, bool] = {}
     unknown: dict[tuple[int, int], str] = {}
+    relevance_unknown: dict[int, str] = {}
     confidence: int | None = None
     for v in annotated.verdicts:
         if (v.kind == "support" and v.statement_index is not None and v.source_index is not None
@@ -88,7 +92,11 @@ def label_view(annotated: AnnotatedAnswer) -> LabelView:
         if v.label is None:
             continue
         if v.kind == "relevance" and v.statement_index is not None:
-            relevant[v.statement_index] = v.label == "relevant"
+            if v.label in RELEVANCE_LABELS:
+                relevant[v.statement_index] = v.label == "relevant"
+                relevance_unknown.pop(v.statement_index, None)
+            elif v.statement_index not in relevant:  # "unknown" decides nothing, and never means filler
+                relevance_unknown[v.statement_index] = v.raw or "relevance not decided"
         elif v.kind == "stance" and v.statement_index is not None:
             stance[v.statement_index] = v.label
         elif v.kind == "confidence":
@@ -109,11 +117,12 @@ def label_view(annotated: AnnotatedAnswer) -> LabelView:
                     scores[(v.statement_index, v.source_index)] = float(v.score)
         elif v.kind == "worthiness" and v.statement_index is not None:
             worthy[v.statement_index] = v.label.lower() in ("yes", "worthy", "true", "1")
-    return LabelView(relevant, stance, confidence, support, scores, union, worthy, unknown)
+    return LabelView(relevant, stance, confidence, support, scores, union, worthy, unknown, relevance_unknown)
 
 
 def is_relevant(view: LabelView, statement: Statement) -> bool:
-    """A statement without a relevance verdict counts as relevant (content, not filler)."""
+    """A statement without a relevance verdict (or with one that decided nothing) counts as relevant
+    (content, not filler): its support is still asked about; the relevance metrics leave it out."""
     return view.relevant.get(statement.index, True)
 
 

@@ -21,6 +21,7 @@ LabelKind = Literal["relevance", "stance", "confidence", "support", "worthiness"
 
 TEXT_ORIGINS: tuple[str, ...] = ("", "page", "snippet")
 SUPPORT_LABELS: tuple[str, ...] = ("full", "partial", "none")  # the decided support labels
+RELEVANCE_LABELS: tuple[str, ...] = ("relevant", "filler")  # the decided relevance labels ("unknown" decides nothing)
 SUPPORT_UNKNOWN = "unknown"
 # "unknown": the judge could not tell (an abstention, not a side); metrics leave it out or become null
 STANCE_LABELS: tuple[str, ...] = ("agree", "disagree", "neutral", "unknown")
@@ -49,6 +50,10 @@ UNCHECKED: dict[str, tuple[str, str]] = {
     "no_label": ("not checked: no label for this pair", "pairs without a label"),
     "expert_na": ("not checked: the expert could not open the page (N/A)", "pages the experts could not open"),
     "expert_unlabelled": ("not checked: the expert gave no support label", "claims the experts did not label"),
+    # the `human:audit` judge (people's labels from audits, `aee audit publish`): most pairs were never drawn
+    "not_audited": ("not checked: no one audited this pair", "pairs no one audited"),
+    "audit_split": ("not decided: the people who audited it disagree", "pairs the auditors split on"),
+    "audit_cant_tell": ("not decided: the people who audited it could not tell", "pairs the auditors could not tell"),
 }
 
 

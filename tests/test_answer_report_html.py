@@ -220,7 +220,8 @@ def test_verdict_differences_pair_every_item():
         ("S1", "support by source [1]"): ("full", "full", "same"),
         ("S2", "relevance"): ("relevant", "relevant", "same"),
         ("S2", "stance"): ("agree", "neutral", "differs"),
-        ("S2", "support by source [2]"): ("full", "no verdict", "differs"),
+        # one judge decided, the other did not: nothing to compare, not a disagreement
+        ("S2", "support by source [2]"): ("full", "no verdict", "one side only"),
     }
     assert list(diffs["statement"]) == ["S1", "S1", "S2", "S2", "S2"]  # reading order
     assert compare_model.statements_match(a, b)

@@ -136,3 +136,22 @@ def test_relevance_and_stance_have_no_auc(field, classes):
     assert got["auc"] is None and got["n_items"] == 6
     assert got["balanced_accuracy"]["value"] == close(balanced_accuracy([judge[f"i{k}"] for k in range(6)],
                                                                          [human[f"i{k}"] for k in range(6)]))
+
+
+def test_strata_with_one_labelled_cluster_are_redrawn_together_and_few_clusters_give_no_interval():
+    # five strata of one labelled cluster each: alone, every bootstrap draw would return the sample itself
+    clusters, strata = ["a", "b", "c", "d", "e"], ["h1", "h2", "h3", "h4", "h5"]
+    w = replicate_weights(clusters, strata, {h: 4 for h in strata}, replicates=200)
+    assert w[0].tolist() == [4.0] * 5  # the weights themselves stay N_h / n_h
+    assert np.ptp(w[1:], axis=0).max() > 0  # redrawn together, the replicates differ
+    assert np.allclose(w[1:].sum(axis=1), 20.0)  # a draw of five from the pool of five, each weighing 4
+    # ten items in three statements: the statistic, but no interval (it would be the same three redrawn)
+    items = pd.DataFrame({"item_id": [f"i{k}" for k in range(10)], "cluster_id": [f"c{k % 3}" for k in range(10)],
+                          "stratum": ["s"] * 10})
+    judge = dict(zip(items["item_id"], PRED))
+    human = dict(zip(items["item_id"], GOLD))
+    got = judge_vs_human(items, judge, human, "support", {"s": 30}, replicates=200)
+    assert got["n_items"] == 10 and got["n_units"] == 3
+    assert got["balanced_accuracy"]["value"] == close((3 / 4 + 5 / 6) / 2)
+    assert got["balanced_accuracy"]["low"] is None and got["kappa"]["high"] is None
+    assert all(x != x for row in got["confusion"]["low"] for x in row)  # no share interval either

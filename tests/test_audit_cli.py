@@ -42,6 +42,16 @@ def test_sample_import_status_and_the_ppi_scorecard(root, tmp_path, capsys):
     captured = capsys.readouterr()
     assert captured.err.count("error: ") == 1 and "row 2:" in captured.err and "'perhaps'" in captured.err
     assert f"{len(rows)} rows read for Ana: {len(rows) - 1} labels written" in captured.out
+    # the labels that landed are published as the dataset's judge human:audit right away
+    assert "published judge human:audit of demo: labels of 1 person (Ana)" in captured.out
+    rows[1]["support"] = "partial" if rows[1]["support"] != "partial" else "full"  # Ana changes her mind once
+    with out_file.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert main(["audit", "import", str(out_file), "--dataset", "demo", "--annotator", "Ana", "--no-publish"]) == 2
+    said = capsys.readouterr().out
+    assert "1 labels written" in said and "published" not in said  # the label landed; publishing was declined
 
     assert main(["audit", "status", "--dataset", "demo", "--json"]) == 0
     status = json.loads(capsys.readouterr().out)

@@ -126,9 +126,11 @@ def test_drawing_a_sample_and_creating_class_codes(app, built):
     at.selectbox(key=next(b.key for b in at.selectbox if b.label == "Judge to audit")).set_value("scripted")
     at.number_input[0].set_value(90)
     at.number_input[1].set_value(5)
+    # the teaching corpus's judges label uncited pairs too: every listed source is the default scope
+    assert next(b for b in at.selectbox if b.label == "Sources per statement").value == "all"
     next(b for b in at.button if "Draw and register" in str(b.label)).click()
     at.run()
-    assert "Sample demo-scripted-pair-n90-s5" in _text(at)
+    assert "Sample demo-scripted-pair-all-n90-s5" in _text(at)
     at.radio(key="audit_mode").set_value("Classroom")
     at.run()
     at.selectbox(key="audit_class_sample").set_value("demo-scripted-pair-n70-s1")

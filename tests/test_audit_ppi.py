@@ -10,7 +10,7 @@ from tolerances import COUNTS, close
 
 pytest.importorskip("ppi_py", reason="the `audit` extra (ppi-python) is not installed")
 
-from pipeline.audit.ppi import Stratum, Z, halving_labels, stratified  # noqa: E402
+from pipeline.audit.ppi import Stratum, Z, halving_labels, pool_short, stratified, stratum_total  # noqa: E402
 from pipeline.audit.sample import allocate  # noqa: E402
 
 # ---- a case small enough to do by hand ------------------------------------------------------------
@@ -59,11 +59,23 @@ def test_strata_add_up_and_a_census_is_exact():
     assert float(est.se[0]) == close((100 * 0.02) ** 0.5)
 
 
-def test_a_stratum_with_one_labelled_unit_of_several_has_no_estimate():
+def test_a_stratum_with_one_labelled_unit_of_several_is_pooled_with_its_weight():
     short = Stratum("thin", 5, np.array([1.0]), np.array([1.0]), np.ones(5))
+    alone = stratified([_one_stratum(), short], pool=False)
+    assert alone.value is None
+    assert "'thin' (1 of 5)" in alone.reason and "at least two" in alone.reason
     est = stratified([_one_stratum(), short])
-    assert est.value is None
-    assert "'thin' (1 of 5)" in est.reason and "at least two" in est.reason
+    # the pool: thin's one labelled unit weighs 5 / 1, each of s's five 10 / 5 (together 15 = N).
+    # The judge's labels add 0.6 (s) + 5 (thin) = 5.6; the weighted rectifier: N x (2 x -0.1) / 15 = -0.2
+    assert est.pooled == ("thin", "s") and est.reason == ""
+    assert float(est.value[0]) == close(5.4)
+    # six labelled units in the pool: the interval is Student's t with 5 degrees of freedom, wider than the normal
+    pool = pool_short([_one_stratum(), short])[0][-1]
+    normal = stratum_total(pool, student=False)[1]
+    assert list(pool.w) == [5.0, 2.0, 2.0, 2.0, 2.0, 2.0]
+    assert float(est.se[0]) ** 2 == close(float(normal[0]) * (2.570582 / Z) ** 2, 1e-6)
+    nobody = Stratum("empty", 5, np.zeros(0), np.zeros(0), np.ones(5))
+    assert stratified([nobody]).value is None  # no two labelled units anywhere: nothing to pool
 
 
 def test_agreeing_labels_do_not_give_a_zero_wide_interval():

@@ -16,6 +16,7 @@ from pipeline.audit.ppi import additivity_gap, unit_values  # noqa: E402
 from pipeline.audit.sample import draw_sample, register  # noqa: E402
 from pipeline.audit.scorecard import ALL_ENGINES, human_labels, ppi_scorecard  # noqa: E402
 from pipeline.matrices import label_view  # noqa: E402
+from pipeline.records import unreadable_code  # noqa: E402
 from pipeline.store import table_path  # noqa: E402
 from pipeline.tables import load_annotated  # noqa: E402
 
@@ -67,7 +68,15 @@ def _hand_means(root, metric: str) -> dict[str, float]:
     rows = []
     for aid, a in judged.items():
         if metric in SUPPORT_METRICS:
-            mixed = with_verdicts(a, [v for v in hand[aid].verdicts if v.kind == "support"])
+            # a pair whose source has no text or could not be fetched stays unknown: no judge sees it, no
+            # person is asked about it (a hand label there is knowledge the audited judge could never have)
+            readable = {s.index for s in a.answer.sources if not unreadable_code(s)}
+            mixed = with_verdicts(a, [v for v in hand[aid].verdicts if v.kind == "support" and v.source_index in readable])
+            if metric == "unsupported_statements" and len(readable) < len(a.answer.sources):
+                # the census is over scope "all": every statement of this answer has a source nobody can read, so
+                # whether it is supported would hang on its other labels; the estimate leaves such statements out
+                mixed = type(a)(a.answer, a.statements, tuple(v for v in mixed.verdicts
+                                                              if not (v.kind == "support" and v.source_index is not None)))
         else:
             mixed = hand[aid]
         value = METRICS[metric].fn(ScoringContext(mixed, ScoreConfig("strict", "exact"))).value
@@ -196,7 +205,7 @@ def test_two_people_who_disagree_count_half_each(corpus, census):
 
 def test_an_engine_is_estimated_from_its_own_strata(corpus):
     """Labels on one engine's items only: that engine gets its corrected value; all engines together
-    cannot be estimated and say which strata lack labels."""
+    get only a first estimate, the strata without labels pooled with the rest, and say so."""
     sample = draw_sample("demo", JUDGE, 150, seed=6, unit="pair", scope="all", root=corpus, sample_id="one-engine")
     register(sample, corpus)
     hand = load_annotated("demo", "recorded", corpus)
@@ -208,5 +217,23 @@ def test_an_engine_is_estimated_from_its_own_strata(corpus):
     out = ppi_scorecard("demo", JUDGE, samples={"pair": sample.sample_id}, root=corpus)
     cells = {(r["metric"], r["domain"]): r for r in out["rows"]}
     lumen, everyone = cells[("citation_accuracy", "Lumen")], cells[("citation_accuracy", ALL_ENGINES)]
-    assert lumen["ppi"] is not None and lumen["reason"] == ""
-    assert everyone["ppi"] is None and "Parrot" in everyone["reason"] and "0 of" in everyone["reason"]
+    assert lumen["ppi"] is not None and lumen["reason"] == "" and lumen["note"] == ""
+    assert everyone["ppi"] is not None and everyone["reason"] == ""
+    assert everyone["note"].startswith("a first estimate: ") and any("Parrot" in p for p in everyone["pooled_strata"])
+
+
+def test_ten_labelled_items_give_a_first_estimate_never_a_zero_wide_interval(corpus):
+    """A campaign's start: the first ten items of a sample (a few statements, most strata without a
+    label) already give corrected values, called a first estimate, each with an interval that has a
+    width, on the PPI and the people-only side alike (both labelled "none": no spread to measure)."""
+    sample = draw_sample("demo", JUDGE, 100, seed=8, unit="pair", scope="all", root=corpus, sample_id="first-ten")
+    register(sample, corpus)
+    first = sample.items.sort_values("order")["item_id"].iloc[:10]
+    LabelStore(labels_path(corpus)).record_many([(sample.sample_id, i, "early", "support", "none") for i in first], "test")
+    out = ppi_scorecard("demo", JUDGE, samples={"pair": sample.sample_id}, human=["early"], root=corpus)
+    rows = [r for r in out["rows"] if r["metric"] in SUPPORT_METRICS and r["domain"] == ALL_ENGINES]
+    assert len(rows) == 2
+    for r in rows:
+        assert r["ppi"] is not None and r["note"].startswith("a first estimate") and r["pooled_strata"]
+        assert 0 < r["labelled_units"] < r["population_units"]
+        assert r["ppi_high"] - r["ppi_low"] > 1.0 and r["human_high"] - r["human_low"] > 1.0, r

@@ -380,4 +380,5 @@ def test_two_judges_that_both_decided_nothing_do_not_disagree():
     b = answer([(3,)], [support(0, 1, "none")], (WITH_TEXT_1, URL_ONLY_3))
     rows = {r["judged"]: (r["judge A"], r["judge B"], r["agreement"]) for r in compare_model.verdict_differences(a, b).to_dict("records")}
     assert rows["support by source [3]"] == ("not decided: the judge could not tell", "no verdict", "same")
-    assert rows["support by source [1]"] == ("no verdict", "none", "differs")
+    # one judge decided, the other did not: nothing to compare, and not a disagreement either
+    assert rows["support by source [1]"] == ("no verdict", "none", "one side only")

@@ -51,6 +51,7 @@ def _interval(values: np.ndarray) -> tuple[float | None, float | None]:
 
 
 MIN_FOR_INTERVAL = 10  # fewer compared items: the statistic is shown without an interval (it would mean nothing)
+MIN_UNITS_FOR_INTERVAL = 5  # nor from fewer labelled statements (answers): the bootstrap redraws those, not items
 
 
 def _stat(point: float, replicates: np.ndarray, n: int = MIN_FOR_INTERVAL) -> dict[str, float | None]:
@@ -74,14 +75,33 @@ def replicate_weights(clusters: Sequence[str], strata: Sequence[str], sizes: Map
     rng = np.random.default_rng(seed)
     for h in sorted(set(strata)):
         members = np.array(sorted(k for k, s in stratum_of_cluster.items() if s == h), dtype=np.int64)
-        m = len(members)
-        base[members] = sizes.get(h, m) / m
-        if replicates:
+        base[members] = sizes.get(h, len(members)) / len(members)
+    if replicates:
+        for members in _resampling_groups(stratum_of_cluster):
+            m = len(members)
             draws = rng.integers(0, m, size=(replicates, m))
             counts = np.zeros((replicates, m))
             np.add.at(counts, (np.repeat(np.arange(replicates), m), draws.reshape(-1)), 1.0)
             multiplicity[1:, members] = counts
     return (multiplicity * base)[:, cluster_of]
+
+
+def _resampling_groups(stratum_of_cluster: Mapping[int, str]) -> list[np.ndarray]:
+    """The groups of clusters the bootstrap redraws within: the strata, except that strata with one
+    labelled cluster are redrawn together (one cluster redrawn alone always comes back itself, so a
+    sample of such strata would show an interval of width 0); a lone pool joins the largest stratum."""
+    groups: dict[str, list[int]] = {}
+    for k, h in stratum_of_cluster.items():
+        groups.setdefault(h, []).append(k)
+    single = [h for h, ks in groups.items() if len(ks) == 1]
+    if single:
+        pooled = [groups.pop(h)[0] for h in sorted(single)]
+        if len(pooled) == 1 and groups:
+            biggest = max(sorted(groups), key=lambda h: len(groups[h]))
+            groups[biggest] = groups[biggest] + pooled
+        else:
+            groups["\x00pooled"] = pooled
+    return [np.array(sorted(ks), dtype=np.int64) for _, ks in sorted(groups.items())]
 
 
 def weighted_confusion(weights: np.ndarray, pred: Sequence[str], gold: Sequence[str], classes: Sequence[str]) -> np.ndarray:
@@ -167,7 +187,8 @@ def judge_vs_human(items: pd.DataFrame, judge: Mapping[str, str], human: Mapping
     else:
         bal = balanced_accuracy_from(conf)
     kap = kappa_from(conf)
-    n = len(ids)
+    # an interval needs enough items and enough labelled statements (answers): the bootstrap redraws those
+    n = len(ids) if out["n_units"] >= MIN_UNITS_FOR_INTERVAL else 0
     out["balanced_accuracy"] = _stat(bal[0], bal[1:], n)
     out["kappa"] = _stat(kap[0], kap[1:], n)
     out["auc"], out["auc_reason"] = None, "no score for this label"
@@ -185,7 +206,7 @@ def judge_vs_human(items: pd.DataFrame, judge: Mapping[str, str], human: Mapping
     counts = weighted_confusion(np.ones(len(ids)), pred, gold, classes)[0]
     low = np.full(shares.shape[1:], np.nan)
     high = np.full(shares.shape[1:], np.nan)
-    if len(shares) > 10:
+    if len(shares) > 10 and n >= MIN_FOR_INTERVAL:
         low, high = np.percentile(shares[1:], 2.5, axis=0), np.percentile(shares[1:], 97.5, axis=0)
     out["confusion"] = {"rows": list(classes), "cols": list(classes), "counts": counts.astype(int).tolist(),
                         "shares": shares[0].tolist(), "low": low.tolist(), "high": high.tolist()}

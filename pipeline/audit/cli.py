@@ -44,7 +44,16 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--annotator", required=True, help="whose labels these are")
     p.add_argument("--format", default="auto", choices=("auto", "csv", "jsonl", "label-studio", "argilla"))
     p.add_argument("--sample", help="the sample id, when the file has no sample_id column")
+    p.add_argument("--no-publish", action="store_true",
+                   help="do not publish the labels as the dataset's human:audit judge afterwards (aee audit publish)")
     p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser("publish", help="write the people's labels as the dataset's judge human:audit (one label per "
+                                       "item: the majority; everything not audited unknown)")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--annotator", action="append",
+                   help="publish these people's labels only (repeat the option; default: everyone's)")
+    p.set_defaults(func=cmd_publish)
 
     p = sub.add_parser("export", help="write a sample's tasks and labelling setup for Label Studio or Argilla")
     p.add_argument("--format", required=True, choices=("label-studio", "argilla"))
@@ -106,7 +115,37 @@ def cmd_import(args: argparse.Namespace) -> int:
     for line in report.errors:
         print(f"error: {line}", file=sys.stderr)
     print(report.summary())
+    if report.written and not args.no_publish:
+        try:
+            print(publish(args.dataset))
+        except InputError as exc:  # the labels landed; only the judge view of them could not be written
+            print(f"note: not published as judge human:audit ({one_line(str(exc), 300)}); "
+                  f"run `aee audit publish --dataset {args.dataset}` later")
     return EXIT_BAD_ROWS if report.errors else 0
+
+
+def publish(dataset: str, annotators: list[str] | None = None, root: Path | None = None, progress: bool = False) -> str:
+    """Write the dataset's `human:audit` judge through the runner (pipeline.audit.publish); returns
+    what it holds in words."""
+    from pipeline.audit.publish import collect, run_input
+    from pipeline.judges import JudgeError
+    from pipeline.judges.carried import AuditLabels
+    from pipeline.runner import run_dataset
+
+    publication = collect(dataset, annotators=annotators, root=root)
+    path, importer, limit = run_input(dataset, root)
+    try:
+        result = run_dataset(dataset, path, importer=importer, limit=limit, judge=AuditLabels(labels_attached=True),
+                             transform=publication.transform, config_extra=publication.config(), progress=progress,
+                             root=root, use_cache=False)
+    except JudgeError as exc:
+        raise InputError(str(exc)) from exc
+    return f"published {publication.summary()} ({result.answers} answers, {result.seconds:.1f} s)"
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    print(publish(args.dataset, [clean for a in args.annotator or [] if (clean := a.strip())] or None))
+    return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -206,5 +245,7 @@ def print_ppi(args: argparse.Namespace, judge: str) -> int:
                 line += "  judge biased"
             if r["reason"]:
                 line += f"  ({r['reason']})"
+            if r.get("note"):
+                line += f"  ({r['note']})"
             print(line)
     return 0

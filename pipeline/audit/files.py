@@ -19,7 +19,7 @@ import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from pipeline.audit import FIELD_VALUES, UNIT_FIELDS
 from pipeline.audit.labels import NOTE, LabelStore, check_value, clean_name
@@ -72,10 +72,17 @@ def _read_bytes(path: Path) -> str:
         raise InputError(f"cannot read the file ({type(exc).__name__})", record=str(path)) from exc
     if size > MAX_FILE_BYTES:
         raise InputError(f"the file is larger than {MAX_FILE_BYTES // 2**20} MB", record=str(path))
+    return decode(path.read_bytes(), str(path))
+
+
+def decode(data: bytes, name: str) -> str:
+    """A file's bytes as text: at most MAX_FILE_BYTES of UTF-8 (a byte-order mark is dropped)."""
+    if len(data) > MAX_FILE_BYTES:
+        raise InputError(f"the file is larger than {MAX_FILE_BYTES // 2**20} MB", record=name)
     try:
-        return path.read_bytes().decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"the file is not UTF-8 text (byte {exc.start})", record=str(path)) from exc
+        raise InputError(f"the file is not UTF-8 text (byte {exc.start})", record=name) from exc
 
 
 _ID_KEYS = ("answer_id", "statement_index", "source_index")
@@ -206,7 +213,14 @@ def read_rows(path: Path, fmt: str = "auto") -> Iterator[Row]:
     """The labelled rows of a file in any supported format (`auto`: by extension and shape)."""
     if fmt not in FORMATS:
         raise InputError(f"unknown format; use one of {', '.join(FORMATS)}", field="--format")
-    text = _read_bytes(path)
+    return rows_from_text(_read_bytes(path), path.name, fmt)
+
+
+def rows_from_text(text: str, name: str, fmt: str = "auto") -> Iterator[Row]:
+    """The labelled rows of a file's text; `name` (its file name) tells the format under `auto`."""
+    if fmt not in FORMATS:
+        raise InputError(f"unknown format; use one of {', '.join(FORMATS)}", field="--format")
+    path = Path(name)
     suffix = path.suffix.lower()
     if fmt == "csv" or (fmt == "auto" and suffix in (".csv", ".tsv")):
         return read_csv(text)
@@ -244,6 +258,21 @@ def _same_id(given: Any, expected: Any) -> bool:
 def import_labels(path: Path, dataset: str, annotator: str, *, store: LabelStore, fmt: str = "auto",
                   sample_id: str | None = None, root: Path | None = None) -> ImportReport:
     """Read a labelled file and append its good rows to the store (see the module doc)."""
+    return import_rows(read_rows(path, fmt), path.name, dataset, annotator, store=store, sample_id=sample_id, root=root)
+
+
+def import_upload(data: bytes, file_name: str, dataset: str, annotator: str, *, store: LabelStore, fmt: str = "auto",
+                  sample_id: str | None = None, root: Path | None = None) -> ImportReport:
+    """The same import for a file's bytes (an upload on the Audit the judge page): the same checks,
+    one error line per bad row, the good rows landing."""
+    name = Path(str(file_name or "upload")).name[:120] or "upload"
+    rows = rows_from_text(decode(data, name), name, fmt)
+    return import_rows(rows, name, dataset, annotator, store=store, sample_id=sample_id, root=root)
+
+
+def import_rows(rows: Iterable[Row], origin_name: str, dataset: str, annotator: str, *, store: LabelStore,
+                sample_id: str | None = None, root: Path | None = None) -> ImportReport:
+    """Check rows read from a file against the registered samples and append the good ones."""
     name = clean_name(annotator)
     report = ImportReport()
     samples: dict[str, Sample | None] = {}
@@ -251,7 +280,7 @@ def import_labels(path: Path, dataset: str, annotator: str, *, store: LabelStore
     seen: dict[tuple[str, str, str, str], tuple[str, str]] = {}  # (sample, item, person, field) -> (value, where)
     pending: list[tuple[str, str, str, str, str]] = []
     current_cache: dict[tuple[str, str], dict[tuple[str, str], str]] = {}
-    for row in read_rows(path, fmt):
+    for row in rows:
         report.rows += 1
         if report.rows > MAX_ROWS:
             report.errors.append(f"{row.where}: more than {MAX_ROWS} rows; the rest of the file was not read")
@@ -331,7 +360,7 @@ def import_labels(path: Path, dataset: str, annotator: str, *, store: LabelStore
             report.errors.append(conflict)
         elif repeated:
             report.repeated += 1
-    origin = f"import:{path.name}"[:200]
+    origin = f"import:{origin_name}"[:200]
     report.written = store.record_many(pending, origin)
     return report
 
@@ -420,4 +449,4 @@ def export_tasks(sample: Sample, fmt: str, out_dir: Path) -> list[Path]:
     return paths
 
 
-__all__ = ["import_labels", "export_tasks", "read_rows", "ImportReport", "label_studio_config"]
+__all__ = ["import_labels", "import_upload", "export_tasks", "read_rows", "ImportReport", "label_studio_config"]

@@ -188,6 +188,18 @@ class LabelStore:
             n, last = con.execute("SELECT COUNT(*), COALESCE(MAX(id), 0) FROM events").fetchone()
         return int(n), int(last)
 
+    def state(self, sample_ids: Iterable[str]) -> tuple[int, int]:
+        """(events, newest event id) of some samples: what a published `human:audit` judge records,
+        so a page can tell labels given after it was published."""
+        ids = sorted(set(sample_ids))
+        if not ids:
+            return 0, 0
+        marks = ", ".join("?" for _ in ids)
+        with closing(self._connect()) as con:
+            n, last = con.execute(f"SELECT COUNT(*), COALESCE(MAX(id), 0) FROM events WHERE sample_id IN ({marks})",
+                                  ids).fetchone()
+        return int(n), int(last)
+
     def event_count(self) -> int:
         with closing(self._connect()) as con:
             return int(con.execute("SELECT COUNT(*) FROM events").fetchone()[0])

@@ -2,7 +2,9 @@
 
 Two units (docs/audit.md):
 
-* `pair`: a relevant statement (by the judge's relevance) and one of its sources. Items are grouped
+* `pair`: a relevant statement (by the judge's relevance) and one of its sources that has text here
+  (a source without text, or one that could not be fetched, is unknown to every judge and to the
+  metrics, so nobody is asked about it: `audited_sources`). Items are grouped
   by statement, because the support metrics are built per statement (a statement is unsupported
   when none of its sources supports it): a sample draws whole statements and asks about each of
   their pairs in scope, so every drawn statement's value can be computed from human labels alone.
@@ -32,7 +34,7 @@ import pandas as pd
 from pipeline.judges.backends.windows import char_windows, rank_windows
 from pipeline.matrices import is_relevant, label_view
 from pipeline.metrics import METRICS, ScoreConfig, ScoringContext
-from pipeline.records import SUPPORT_LABELS, AnnotatedAnswer
+from pipeline.records import SUPPORT_LABELS, AnnotatedAnswer, Source, Statement, unreadable_code
 
 PASSAGE_CHARS = 420  # length of the source window marked as the best match
 PASSAGE_OVERLAP = 160
@@ -92,15 +94,25 @@ def _answer_class(a: AnnotatedAnswer) -> str:
     return "all relevant" if relevant == len(a.statements) else "some filler"
 
 
+def audited_sources(statement: Statement, sources: Mapping[int, Source], scope: str = "cited") -> list[int]:
+    """The source indexes a statement is checked against in a pair audit: the listed sources it
+    cites (scope `cited`) or every listed source (`all`), leaving out those with no text here or
+    that could not be fetched. Nobody can judge such a pair from what the toolkit holds: every judge
+    leaves it `unknown`, the metrics leave it out (docs/metrics/unknown.md), so an audit neither asks
+    people about it nor counts it in what it estimates."""
+    indexes = [i for i in statement.citations if i in sources] if scope == "cited" else sorted(sources)
+    return [i for i in dict.fromkeys(indexes) if not unreadable_code(sources[i])]
+
+
 def pair_cluster_ids(answers: Mapping[str, AnnotatedAnswer], scope: str = "cited") -> set[str]:
     """The statement clusters `pair_frame` would build, without building them (a cheap check that a
     sample still matches the results it was drawn from)."""
     out = set()
     for aid, a in answers.items():
         view = label_view(a)
-        listed = {s.index for s in a.answer.sources}
+        listed = {s.index: s for s in a.answer.sources}
         for st in a.statements:
-            if is_relevant(view, st) and (any(i in listed for i in st.citations) if scope == "cited" else listed):
+            if is_relevant(view, st) and audited_sources(st, listed, scope):
                 out.add(f"{aid}#s{st.index}")
     return out
 
@@ -116,7 +128,7 @@ def pair_frame(dataset: str, answers: Mapping[str, AnnotatedAnswer], scope: str 
         for st in a.statements:
             if not is_relevant(view, st):
                 continue
-            indexes = [i for i in st.citations if i in listed] if scope == "cited" else sorted(listed)
+            indexes = audited_sources(st, listed, scope)
             if not indexes:
                 continue
             cluster_id = f"{aid}#s{st.index}"

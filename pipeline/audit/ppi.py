@@ -34,11 +34,18 @@ Judge abstentions (`unknown`, no verdict, an error) are never predictions: such 
 support" inside the prediction, a constant, which the rectifier then corrects from human labels
 (they sit in their own "judge: unknown" strata). An annotator's "can't tell" is not a label: a unit
 with any such item is left out of the labelled set, assumed to behave like the rest of its stratum.
+
+A pair whose source has no text here (or could not be fetched) is unknown to every judge and to the
+metrics (docs/metrics/unknown.md), and nobody is asked about it (`population.audited_sources`): it
+stays unknown in the prediction, in the label-free baseline and under the people's labels, so the
+estimand is the scorecard a judge agreeing with the people on every readable pair would give, with
+the same statements and answers left out as in the judge-only value. An answer whose value is null
+that way (too few readable pairs) is outside the metric's population, as it is on the scorecard.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 from typing import Any, Callable, Mapping, Sequence
 
@@ -47,10 +54,10 @@ import pandas as pd
 
 from pipeline.audit import CANT_TELL, definite
 from pipeline.audit.humans import audit_judge_id, human_verdicts
-from pipeline.audit.population import pair_cluster_ids
+from pipeline.audit.population import audited_sources, pair_cluster_ids
 from pipeline.audit.sample import Sample
 from pipeline.metrics import METRICS, ScoreConfig, ScoringContext
-from pipeline.records import SUPPORT_LABELS, AnnotatedAnswer, Verdict
+from pipeline.records import SUPPORT_LABELS, AnnotatedAnswer, Verdict, unreadable_code
 
 ALPHA = 0.05
 Z = NormalDist().inv_cdf(1 - ALPHA / 2)
@@ -93,17 +100,21 @@ class Stratum:
     y: np.ndarray
     yhat: np.ndarray
     yhat_all: np.ndarray
+    # sampling weight of each labelled unit, for a stratum pooled from several (`pool_short`); None: equal
+    w: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
 class Estimate:
     """A total over strata (plus a known constant) with its standard error and 95% interval; arrays
-    of length d (one per column of the inputs). `reason` says why it is missing (value None)."""
+    of length d (one per column of the inputs). `reason` says why it is missing (value None);
+    `pooled` names the strata that had too few labelled units and were estimated together."""
 
     value: np.ndarray | None
     se: np.ndarray | None
     variances: dict[str, np.ndarray] = field(default_factory=dict)  # per stratum: variance of its total
     reason: str = ""
+    pooled: tuple[str, ...] = ()
 
     def interval(self) -> tuple[np.ndarray, np.ndarray] | None:
         if self.value is None or self.se is None:
@@ -120,8 +131,8 @@ def _se_from_interval(low: Any, high: Any) -> np.ndarray:
     return (np.asarray(high, dtype=np.float64).reshape(-1) - np.asarray(low, dtype=np.float64).reshape(-1)) / (2 * Z)
 
 
-def stratum_total(s: Stratum, *, use_predictions: bool = True, floor_scale: np.ndarray | None = None
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def stratum_total(s: Stratum, *, use_predictions: bool = True, floor_scale: np.ndarray | None = None,
+                  student: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(N_h times the stratum mean, its variance) from `ppi_py` with the design corrections of the
     module doc. A census (every unit labelled) is exact. Where every labelled unit has the same
     rectifier (so the sample shows no spread yet) the variance is taken as if one more unit had been
@@ -133,11 +144,12 @@ def stratum_total(s: Stratum, *, use_predictions: bool = True, floor_scale: np.n
     if n >= big_n:
         return big_n * y.mean(axis=0), np.zeros(y.shape[1])
     lam = 1 if use_predictions else 0
-    mean = np.asarray(ppi.ppi_mean_pointestimate(y, yhat, yhat_all, lam=lam), dtype=np.float64).reshape(-1)
-    low, high = ppi.ppi_mean_ci(y, yhat, yhat_all, alpha=ALPHA, lam=lam)
+    w = s.w
+    mean = np.asarray(ppi.ppi_mean_pointestimate(y, yhat, yhat_all, lam=lam, w=w), dtype=np.float64).reshape(-1)
+    low, high = ppi.ppi_mean_ci(y, yhat, yhat_all, alpha=ALPHA, lam=lam, w=w)
     se_all = _se_from_interval(low, high)
     if use_predictions:  # the judge part: ppi's interval around a zero rectifier
-        low0, high0 = ppi.ppi_mean_ci(yhat, yhat, yhat_all, alpha=ALPHA, lam=1)
+        low0, high0 = ppi.ppi_mean_ci(yhat, yhat, yhat_all, alpha=ALPHA, lam=1, w=w)
         se_judge = _se_from_interval(low0, high0)
     else:
         se_judge = np.zeros_like(se_all)
@@ -146,6 +158,10 @@ def stratum_total(s: Stratum, *, use_predictions: bool = True, floor_scale: np.n
         flat = np.ptp(y - lam * yhat, axis=0) <= 1e-15
         rectifier = np.where(flat, np.maximum(rectifier, floor_scale**2 / ((n + 1) * n)), rectifier)
     variance = rectifier * (1 - n / big_n)
+    if (s.w is not None) if student is None else student:  # a pool of short strata: Student's t, not the normal
+        from scipy.stats import t as student_t
+
+        variance = variance * (float(student_t.ppf(1 - ALPHA / 2, n - 1)) / Z) ** 2
     return big_n * mean, big_n**2 * variance
 
 
@@ -169,14 +185,51 @@ def _floor_scales(strata: Sequence[Stratum], use_predictions: bool) -> dict[str,
     return out
 
 
+def _short(s: Stratum) -> bool:
+    """A stratum that cannot be estimated alone: none of several units labelled, or one (no variance)."""
+    return s.size > 0 and (len(s.y) == 0 or (len(s.y) == 1 and s.size > 1))
+
+
+def pool_short(strata: Sequence[Stratum]) -> tuple[list[Stratum], tuple[str, ...]]:
+    """Strata that cannot be estimated alone, estimated together (collapsed strata): every short
+    stratum goes into one pool, and while the pool has fewer than two labelled units the stratum
+    with the most labelled units joins it. Inside the pool each labelled unit keeps its own stratum's
+    sampling weight (N_h / n_h), so the pool's rectifier is their weighted mean; a short stratum with
+    no labelled unit is taken to be like the rest of the pool, which is the pooled estimate's
+    assumption and why the page calls it a first estimate. A pool holds few labelled units, so its
+    variance is widened to a Student t interval with n - 1 degrees of freedom (`stratum_total`). Returns the strata with the pool (or
+    the strata unchanged when nothing is short or there is no way to reach two labelled units) and
+    the names pooled."""
+    short = [s for s in strata if _short(s)]
+    if not short:
+        return list(strata), ()
+    rest = sorted((s for s in strata if not _short(s) and s.size > 0), key=lambda s: (-len(s.y), s.name))
+    pool = list(short)
+    while sum(len(s.y) for s in pool) < 2 and rest:
+        pool.append(rest.pop(0))
+    if sum(len(s.y) for s in pool) < 2:
+        return list(strata), ()
+    weights = [np.full(len(s.y), s.size / len(s.y)) for s in pool if len(s.y)]
+    merged = Stratum("pooled: " + ", ".join(s.name for s in pool), sum(s.size for s in pool),
+                     np.concatenate([_as2d(s.y) for s in pool if len(s.y)]),
+                     np.concatenate([_as2d(s.yhat) for s in pool if len(s.y)]),
+                     np.concatenate([_as2d(s.yhat_all) for s in pool if s.size]), np.concatenate(weights))
+    names = {s.name for s in pool}
+    return [s for s in strata if s.name not in names] + [merged], tuple(s.name for s in pool)
+
+
 def stratified(strata: Sequence[Stratum], constant: np.ndarray | float = 0.0, *, use_predictions: bool = True,
-               floor: bool = True) -> Estimate:
-    """Constant + the sum of every stratum's estimated total; None with the reason when a stratum
-    cannot be estimated (no labelled unit, or one labelled unit of several: no variance). When the
-    labelled units show no spread at all in any stratum (every one agrees with the judge, say) but
-    not everything was labelled, the variance is floored as `stratum_total` says (`floor=False`
-    turns that off): a sample never yields a 0-wide interval."""
-    short = [s for s in strata if s.size > 0 and (len(s.y) == 0 or (len(s.y) == 1 and s.size > 1))]
+               floor: bool = True, pool: bool = True) -> Estimate:
+    """Constant + the sum of every stratum's estimated total. Strata that cannot be estimated alone
+    (no labelled unit, or one of several: no variance) are estimated together (`pool_short`; the
+    estimate names them); None with the reason when even that cannot reach two labelled units, or
+    with `pool=False`. When the labelled units show no spread at all in any stratum (every one
+    agrees with the judge, say) but not everything was labelled, the variance is floored as
+    `stratum_total` says (`floor=False` turns that off): a sample never yields a 0-wide interval."""
+    pooled: tuple[str, ...] = ()
+    if pool:
+        strata, pooled = pool_short(strata)
+    short = [s for s in strata if _short(s)]
     if short:
         names = ", ".join(f"'{s.name}' ({len(s.y)} of {s.size})" for s in short[:4])
         return Estimate(None, None, reason=f"too few labelled units in {len(short)} stratum(s): {names}"
@@ -199,7 +252,7 @@ def stratified(strata: Sequence[Stratum], constant: np.ndarray | float = 0.0, *,
         flat = var <= 0
         var = np.where(flat, sum(floored.values()), var)
         parts = {k: np.where(flat, floored.get(k, v), v) for k, v in parts.items()}
-    return Estimate(total, np.sqrt(var), parts)
+    return Estimate(total, np.sqrt(var), parts, pooled=pooled)
 
 
 def halving_labels(strata: Sequence[Stratum], estimate: Estimate, items_per_unit: Mapping[str, float]) -> int | None:
@@ -307,15 +360,18 @@ def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
         drawn.setdefault(r.cluster_id, []).append((r.item_id, int(r.statement_index), int(r.source_index)))
     rows, consts = [], []
     for aid in sorted(answers):
-        a, cids = answers[aid], by_answer.get(aid, [])
-        listed = [s.index for s in a.answer.sources]
+        a, all_cids = answers[aid], by_answer.get(aid, [])
+        listed = {s.index: s for s in a.answer.sources}
         statements = {s.index: s for s in a.statements}
-        frame_pairs: list[tuple[int, int]] = []
-        for cid in cids:
-            st = statements.get(int(cid.rsplit("#s", 1)[1]))
-            if st is None:
-                return f"statement {cid!r} of the sample is no longer in the results: draw a new sample"
-            frame_pairs += [(st.index, i) for i in ([i for i in st.citations if i in listed] if scope == "cited" else listed)]
+        if any(int(cid.rsplit("#s", 1)[1]) not in statements for cid in all_cids):
+            return f"a statement of answer {aid!r} in the sample is no longer in the results: draw a new sample"
+        partly_unreadable = _partly_unreadable(a, listed, scope) if metric == "unsupported_statements" else set()
+        if partly_unreadable:
+            a = _undecided_statements(a, partly_unreadable)
+        cids = [cid for cid in all_cids if int(cid.rsplit("#s", 1)[1]) not in partly_unreadable]
+        rows += [_outside(cid) for cid in all_cids if cid not in cids]
+        frame_pairs = [(si, i) for si in (int(cid.rsplit("#s", 1)[1]) for cid in cids)
+                       for i in audited_sources(statements[si], listed, scope)]
         base_j = prediction_view(a, frame_pairs)
         g_j = _metric(metric, base_j)
         if g_j is None:  # not defined for this answer whatever the support labels: outside the population
@@ -326,8 +382,9 @@ def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
             continue
         base_h = with_verdicts(a, _support(a, {k: "none" for k in frame_pairs}, NO_PREDICTION_JUDGE))
         g_h = _metric(metric, base_h)
-        if g_h is None:
-            return f"the label-free baseline of answer {aid!r} is undefined for {metric}"
+        if g_h is None:  # too many pairs without text for a value whatever people say: outside, as for the judge
+            rows += [_outside(cid) for cid in cids]
+            continue
         consts.append(_const(a, 0.0, g_h))
         share = g_j / len(cids)
         for cid in cids:
@@ -347,6 +404,28 @@ def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
                         "c": float(np.mean([d[1] for d in deltas])), "complete": True}
             rows.append(row)
     return _finish(sample, rows, consts)
+
+
+def _partly_unreadable(a: AnnotatedAnswer, listed: Mapping[int, Any], scope: str) -> set[int]:
+    """Statements with a source in scope that has no text here (or could not be fetched). Whether such
+    a statement is supported would hang on the labels of its other pairs (one "full" decides it, a
+    "none" leaves it undecided), so its place in the answer's denominator would move with the labels
+    and the estimate would stop being a sum over statements: unsupported statements is estimated
+    over the statements whose every source in scope can be read, and these are left out."""
+    out = set()
+    for st in a.statements:
+        indexes = [i for i in st.citations if i in listed] if scope == "cited" else list(listed)
+        if any(unreadable_code(listed[i]) for i in indexes):
+            out.add(st.index)
+    return out
+
+
+def _undecided_statements(a: AnnotatedAnswer, statements: set[int]) -> AnnotatedAnswer:
+    """The answer with every single-source support verdict of these statements removed: each of
+    their pairs is then unknown, so the metric leaves the statements out whatever anyone says."""
+    keep = tuple(v for v in a.verdicts if not (v.kind == "support" and v.source_index is not None
+                                               and v.statement_index in statements))
+    return AnnotatedAnswer(a.answer, a.statements, keep)
 
 
 def _outside(cluster_id: str) -> dict:
@@ -435,7 +514,10 @@ def additivity_gap(metric: str, answer: AnnotatedAnswer, sample: Sample, labels:
     part = units.clusters[(units.clusters["answer_id"] == aid) & units.clusters["in_population"]]
     if part.empty or not part["labelled"].all():
         return None
-    items = sample.items[sample.items["answer_id"] == aid]
+    if metric == "unsupported_statements":  # as `_pair_units` does: partly unreadable statements left out
+        listed = {s.index: s for s in answer.answer.sources}
+        answer = _undecided_statements(answer, _partly_unreadable(answer, listed, sample.meta.get("scope", "cited")))
+    items = sample.items[sample.items["cluster_id"].isin(set(part["cluster_id"]))]
     pairs = {(int(r.statement_index), int(r.source_index)): (labels.get(r.item_id) or {}).get("support")
              for r in items.itertuples(index=False)}
     base = prediction_view(answer, list(pairs))
@@ -467,9 +549,20 @@ class PPIRow:
     biased: bool | None
     more_to_halve: int | None
     reason: str
+    note: str = ""  # how the estimate was made when it is not the plain stratified one (strata pooled)
+    pooled_strata: tuple[str, ...] = ()  # the strata estimated together
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
+
+
+def pooled_note(pooled: Sequence[str]) -> str:
+    """What a row says when strata were estimated together ("" when none were; the row's
+    `pooled_strata` names them)."""
+    if not pooled:
+        return ""
+    return (f"a first estimate: {len(pooled)} strata with under two labelled units pooled; label more for the "
+            "stratified one")
 
 
 def _scaled(metric: str, value: float | None) -> float | None:
@@ -486,7 +579,6 @@ def domain_estimates(metric: str, units: UnitValues, sample: Sample, domain: Cal
     n_answers = int(answers["answer_id"].nunique()) if not answers.empty else 0
     if n_answers == 0:
         return Estimate(None, None, reason="no answer here where the metric is defined"), [], 0
-    column = "yhat" if use_predictions else "c"
     const = float(answers["judge_const" if use_predictions else "human_const"].sum())
     strata = []
     for name, part in c.groupby("stratum", sort=True):
@@ -495,10 +587,15 @@ def domain_estimates(metric: str, units: UnitValues, sample: Sample, domain: Cal
             continue  # no unit of this stratum is in the domain: it adds exactly 0 and needs no label
         labelled = part["labelled"].to_numpy(dtype=bool)
         truth = np.where(inside, part["y" if use_predictions else "c"].to_numpy(dtype=float), 0.0)
-        pred = np.where(inside, part[column].to_numpy(dtype=float), 0.0) if use_predictions else np.zeros(len(part))
-        strata.append(Stratum(str(name), len(part), truth[labelled] / n_answers, pred[labelled] / n_answers,
+        pred = np.where(inside, part["yhat"].to_numpy(dtype=float), 0.0)
+        # the people-only estimate uses no prediction (lam = 0: `yhat_all` then only tells the variance
+        # guard how large one unit can be, should every labelled unit read the same)
+        labelled_pred = pred[labelled] if use_predictions else np.zeros(int(labelled.sum()))
+        strata.append(Stratum(str(name), len(part), truth[labelled] / n_answers, labelled_pred / n_answers,
                               pred / n_answers))
-    return stratified(strata, const / n_answers, use_predictions=use_predictions), strata, n_answers
+    strata, pooled = pool_short(strata)  # the same pool for the PPI and the people-only estimate
+    estimate = stratified(strata, const / n_answers, use_predictions=use_predictions, pool=False)
+    return replace(estimate, pooled=pooled), strata, n_answers
 
 
 def ppi_rows(metric: str, units: UnitValues, sample: Sample, judge_values: pd.DataFrame,
@@ -540,6 +637,7 @@ def ppi_rows(metric: str, units: UnitValues, sample: Sample, judge_values: pd.Da
             labelled_units=int(lab.sum()), labelled_items=int(sum(labelled_items.get(cid, 0) for cid in c.loc[lab, "cluster_id"])),
             population_units=int(inside.sum()), population_answers=n_answers, biased=biased,
             more_to_halve=halving_labels(strata, ppi, items_per_unit) if ppi.value is not None else None,
-            reason=ppi.reason,
+            reason=ppi.reason, note=pooled_note(ppi.pooled) if ppi.value is not None else "",
+            pooled_strata=ppi.pooled if ppi.value is not None else (),
         ))
     return out

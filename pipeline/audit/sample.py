@@ -34,6 +34,7 @@ import pyarrow as pa
 from pipeline.audit import SCOPES, UNITS, audit_dir
 from pipeline.audit.population import Frame, build_frame
 from pipeline.errors import InputError
+from pipeline.judges.carried import AUDIT_JUDGE
 from pipeline.store import judge_dirname, list_judges, write_atomic, write_json_atomic
 from pipeline.tables import load_annotated
 
@@ -167,6 +168,9 @@ def draw_sample(dataset: str, judge: str, n_items: int, seed: int = 0, unit: str
         raise InputError(f"must be one of {', '.join(UNITS)}", field="--unit")
     if scope not in SCOPES:
         raise InputError(f"must be one of {', '.join(SCOPES)}", field="--scope")
+    if judge == AUDIT_JUDGE:
+        raise InputError(f"{AUDIT_JUDGE} holds the audit's own labels (aee audit publish): draw the sample under the "
+                         "judge you want checked", field="--judge")
     judges = list_judges(dataset, root)
     if judge not in judges:
         raise InputError(f"no results for judge {judge!r} on dataset {dataset!r}; have {', '.join(judges) or 'none'} "

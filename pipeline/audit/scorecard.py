@@ -146,7 +146,7 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
 
 def _empty_row(metric: str, domain: str) -> dict[str, Any]:
     fields = PPIRow.__dataclass_fields__
-    return {k: None for k in fields} | {"metric": metric, "domain": domain, "judge_answers": 0, "labelled_units": 0,
+    return {k: None for k in fields} | {"metric": metric, "domain": domain, "judge_answers": 0, "labelled_units": 0, "note": "", "pooled_strata": [],
                                         "labelled_items": 0, "population_units": 0, "population_answers": 0, "sample_id": None}
 
 

@@ -59,9 +59,12 @@ JUDGES: dict[str, JudgeInfo] = {
         JudgeInfo("recorded", "pipeline.judges.carried:CarriedLabels",
                   "Labels recorded in the data (AEE release, canonical `labels`).", carried=True),
         JudgeInfo("human", "pipeline.judges.carried:CarriedLabels",
-                  "Human labels: the experts' carried by the data (ExpertQA), and the labels people give a sample "
-                  "in an audit (`aee audit`, the Audit the judge page: verdicts `human:audit/<name>`), which the "
-                  "Judges page compares with every judge and the Scorecard uses to correct them.", carried=True),
+                  "Human labels carried by the data: the experts' (ExpertQA), the annotators' (HAGRID).", carried=True),
+        JudgeInfo("human:audit", "pipeline.judges.carried:AuditLabels",
+                  "The labels people gave this dataset's audit samples (`aee audit`, the Audit the judge page), one "
+                  "label per item: the majority of the people who labelled it. Items nobody audited, ties and "
+                  "\"can't tell\" are unknown, so most metrics are n/a with the judged share. Written by "
+                  "`aee audit publish`.", carried=True),
         JudgeInfo("scripted", "pipeline.judges.scripted:ScriptedJudge",
                   "Deterministic rules for tests and demos (word overlap); its labels mean nothing."),
     )

@@ -1,6 +1,7 @@
-"""Judges whose labels come with the data: `recorded` (canonical `labels`, the AEE release) and
-`human` (expert labels, ExpertQA). They compute nothing; the annotate stage keeps the verdicts the
-importer attached to each answer, so they are never cached and never called."""
+"""Judges whose labels come with the data: `recorded` (canonical `labels`, the AEE release),
+`human` (expert labels, ExpertQA) and `human:audit` (the labels people gave a dataset's audit
+samples). They compute nothing; the annotate stage keeps the verdicts attached to each answer, so
+they are never cached and never called."""
 
 from __future__ import annotations
 
@@ -45,3 +46,19 @@ class CarriedLabels(BaseJudge):
 
     def __repr__(self) -> str:
         return f"CarriedLabels({self.name!r})"
+
+
+AUDIT_JUDGE = "human:audit"
+
+
+class AuditLabels(CarriedLabels):
+    """`human:audit`: the labels people gave in audits of a dataset (pipeline.audit). The data never
+    carries them: `aee audit publish` attaches them to each answer as the runner reads it. Built any
+    other way (`aee run --judge human:audit`) it would find no label and write a judge that knows
+    nothing over the published one, so the factory refuses it with the command that writes it."""
+
+    def __init__(self, name: str = AUDIT_JUDGE, *, labels_attached: bool = False) -> None:
+        if not labels_attached:
+            raise JudgeError(f"judge {name!r} holds the labels people gave in audits; it is written by "
+                             "`aee audit publish --dataset NAME` (or the Audit the judge page), not by `aee run`")
+        super().__init__(name)

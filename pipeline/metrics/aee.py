@@ -31,7 +31,7 @@ def _known_stances(ctx: ScoringContext) -> tuple[list[str], int, str]:
     unknown = labelled.count("unknown")
     if labelled and unknown / len(labelled) > MAX_UNKNOWN_STANCE:
         return [], unknown, (f"stance unknown for {unknown} of {len(labelled)} relevant statements "
-                             f"(more than {MAX_UNKNOWN_STANCE:.0%}): the judge could not tell their side")
+                             f"(more than {MAX_UNKNOWN_STANCE:.0%}): their side was not decided (the judge could not tell, or nobody audited them)")
     return [x for x in labelled if x != "unknown"], unknown, ""
 
 
@@ -54,6 +54,31 @@ def _skip(ctx: ScoringContext) -> MetricResult | None:
     return MetricResult(None, 0, ctx.parity_skip) if ctx.parity_skip else None
 
 
+RELEVANCE_UNKNOWN_CAUSE = "statements whose relevance nobody decided"
+
+
+def _relevance_counts(ctx: ScoringContext) -> tuple[int, int, MetricResult | None]:
+    """(statements, statements of undecided relevance, a null result when those are more than
+    MAX_UNKNOWN_SHARE of them) for the metrics that count relevant statements. A relevance verdict
+    `unknown` (people's audit labels cover a sample only) decides nothing; below the limit such a
+    statement counts as content, as it does for the support metrics."""
+    total = len(ctx.annotated.statements)
+    unknown = sum(1 for s in ctx.annotated.statements if s.index in ctx.view.relevance_unknown)
+    if total and unknown > MAX_UNKNOWN_SHARE * total:
+        return total, unknown, MetricResult(
+            None, total - unknown, f"{judged_share_text(total - unknown, total, 'statements')} for relevance "
+                                   f"({RELEVANCE_UNKNOWN_CAUSE})", units=total, unknown=unknown,
+            unknown_why=RELEVANCE_UNKNOWN_CAUSE)
+    return total, unknown, None
+
+
+def _counted(value: float | None, n: int, total: int, unknown: int, reason: str = "") -> MetricResult:
+    """A count metric's result with its relevance counts and, when some relevance is undecided, the note."""
+    note = f"{unknown} statement(s) of undecided relevance counted as content" if unknown else ""
+    return MetricResult(value, n, "; ".join(x for x in (reason, note) if x), units=total, unknown=unknown,
+                        unknown_why=RELEVANCE_UNKNOWN_CAUSE if unknown else "")
+
+
 # ---- basic statistics -------------------------------------------------------------------------
 
 
@@ -68,26 +93,34 @@ def n_sources(ctx: ScoringContext) -> MetricResult:
     return MetricResult(float(count), count)
 
 
-@metric(label="Statements", group="basic", direction="neutral", unit="count",
-        formula="number of relevant statements", reference_column="avg_statements")
+@metric(label="Statements", group="basic", direction="neutral", unit="count", version=2,
+        formula="number of relevant statements (null when the relevance of more than half is undecided)",
+        reference_column="avg_statements", max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="statements")
 def n_statements(ctx: ScoringContext) -> MetricResult:
     """Number of relevant (non-filler) statements in the answer."""
     if skipped := _skip(ctx):
         return skipped
+    total, unknown, undecided = _relevance_counts(ctx)
+    if undecided is not None:
+        return undecided
     count = len(ctx.relevant_statements)
-    return MetricResult(float(count), count)
+    return _counted(float(count), count, total, unknown)
 
 
-@metric(label="Citations / statement", group="basic", direction="neutral", unit="ratio",
-        formula="sum(C) / relevant statements", reference_column="citations_per_statement")
+@metric(label="Citations / statement", group="basic", direction="neutral", unit="ratio", version=2,
+        formula="sum(C) / relevant statements (null when the relevance of more than half is undecided)",
+        reference_column="citations_per_statement", max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="statements")
 def citations_per_statement(ctx: ScoringContext) -> MetricResult:
     """Average number of citations carried by a relevant statement."""
     if skipped := _skip(ctx):
         return skipped
+    total, unknown, undecided = _relevance_counts(ctx)
+    if undecided is not None:
+        return undecided
     rows = len(ctx.relevant_statements)
     if rows == 0:
-        return MetricResult(None, 0, "no relevant statements")
-    return MetricResult(float(ctx.matrices.citation.sum()) / rows, rows)
+        return _counted(None, 0, total, unknown, "no relevant statements")
+    return _counted(float(ctx.matrices.citation.sum()) / rows, rows, total, unknown)
 
 
 @metric(label="Statement agreement", group="basic", direction="neutral", debate_only=True, version=2,
@@ -171,18 +204,25 @@ def overconfident(ctx: ScoringContext) -> MetricResult:
                         units=sided.units, unknown=sided.unknown, unknown_why=sided.unknown_why)
 
 
-@metric(label="Relevant statements", group="answer text", direction="higher_is_better",
-        formula="relevant statements / all statements", bands=higher_bands(90, 70),
+@metric(label="Relevant statements", group="answer text", direction="higher_is_better", version=2,
+        formula="relevant statements / statements whose relevance is decided (undecided ones left out; null "
+                "when more than half are undecided)", bands=higher_bands(90, 70),
         finding="A.IV", recommendation="Minimize fluff information",
-        reference_column="pct_relevant_statements")
+        reference_column="pct_relevant_statements", max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="statements")
 def relevant_statements(ctx: ScoringContext) -> MetricResult:
-    """Share of the answer's statements that carry answer content rather than filler."""
+    """Share of the answer's statements that carry answer content rather than filler.
+
+    A statement whose relevance verdict decided nothing (`unknown`) is left out; when more than
+    MAX_UNKNOWN_SHARE of the statements are such, the value is null with the judged share."""
     if skipped := _skip(ctx):
         return skipped
-    total = len(ctx.annotated.statements)
-    if total == 0:
+    statements = ctx.annotated.statements
+    if not statements:
         return MetricResult(None, 0, "no statements")
-    return MetricResult(len(ctx.relevant_statements) / total, total)
+    undecided = ctx.view.relevance_unknown
+    relevant = {s.index for s in ctx.relevant_statements}
+    return decided_mean([None if s.index in undecided else s.index in relevant for s in statements], "statements",
+                        "no statements", RELEVANCE_UNKNOWN_CAUSE)
 
 
 # ---- sources ----------------------------------------------------------------------------------
