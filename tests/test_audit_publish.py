@@ -6,6 +6,7 @@ judged share, written through the runner beside (never over) the other judges, E
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -84,7 +85,7 @@ def test_publish_writes_a_judge_of_majorities_and_unknowns(root, capsys):
                            "3 of ") and "(1 split, 1 can't tell)" in said and "everything else unknown" in said
 
     assert set(list_judges("demo", root)) == {AUDIT, "recorded", "scripted"}
-    assert (root / "demo" / "human_audit" / "labels.parquet").is_file()
+    assert table_path("demo", "labels", AUDIT, root).is_file()
     for judge, frame in before.items():  # the other judges' results are left as they were
         pd.testing.assert_frame_equal(pq.read_table(table_path("demo", "metrics", judge, root)).to_pandas(), frame)
 
@@ -140,7 +141,7 @@ def test_publish_writes_a_judge_of_majorities_and_unknowns(root, capsys):
 def test_run_refuses_the_audit_judge_and_keeps_what_was_published(root, capsys):
     with pytest.raises(JudgeError, match="aee audit publish"):
         get_judge(AUDIT)
-    labels = root / "demo" / "human_audit" / "labels.parquet"
+    labels = table_path("demo", "labels", AUDIT, root)
     stamp = labels.stat().st_mtime_ns if labels.exists() else None
     assert main(["run", "--dataset", "demo", "--judge", AUDIT]) == 2
     assert "aee audit publish" in capsys.readouterr().err
@@ -194,7 +195,7 @@ def test_expertqa_experts_and_audit_labels_stay_two_judges(root, capsys):
     decided = [v for v in verdicts if v.kind == "support" and v.label != "unknown"]
     assert [(v.answer_id, v.statement_index, v.source_index, v.label) for v in decided] == [
         (first["answer_id"], int(first["statement_index"]), int(first["source_index"]), "partial")]
-    manifest = json.loads((root / "eqa-mini" / "human_audit" / "manifest.json").read_text())
+    manifest = json.loads(table_path("eqa-mini", "summary", AUDIT, root).with_name("manifest.json").read_text())
     assert manifest["config"]["importer"] == "expertqa" and manifest["config"]["path"] == str(EQA_MINI)
 
 
@@ -204,6 +205,16 @@ def test_nothing_to_publish_is_one_line(root, capsys):
     assert main(["audit", "publish", "--dataset", "eqa-mini", "--annotator", "Zed"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: ")
+
+
+def _relist(path: Path) -> None:
+    """Write a changed table's size and checksum into its result set's list (SET.json)."""
+    from pipeline.result_sets import SET_FILE, file_digest
+
+    folder = path.parent.parent
+    listing = json.loads((folder / SET_FILE).read_text(encoding="utf-8"))
+    listing["files"][path.relative_to(folder).as_posix()] = {"bytes": path.stat().st_size, "sha256": file_digest(path)}
+    (folder / SET_FILE).write_text(json.dumps(listing), encoding="utf-8")
 
 
 def test_the_default_build_never_takes_the_audit_judge_for_the_experts(root, capsys):
@@ -225,5 +236,6 @@ def test_the_default_build_never_takes_the_audit_judge_for_the_experts(root, cap
     table = table.set_column(table.schema.get_field_index("metric_version"), "metric_version",
                              pa.array([0] * len(versions), type=table.schema.field("metric_version").type))
     pq.write_table(table, path)
+    _relist(path)  # an older build's set: its list names the file as it is now
     assert stale_metrics("eqa-mini", "human") == []
     assert "unsupported_statements" in stale_metrics("eqa-mini", AUDIT)
