@@ -11,6 +11,12 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # `pytest -n 2` (make test): each worker process keeps its own judge cache, so two workers never
+    # write one SQLite file or fill each other's cache in the middle of a cold-vs-warm comparison
+    import tempfile
+
+    os.environ.setdefault("AEE_CACHE_DIR", tempfile.mkdtemp(prefix=f"aee-cache-{os.environ['PYTEST_XDIST_WORKER']}-"))
 
 
 @pytest.fixture
@@ -46,3 +52,19 @@ def browser():
         b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+# `make test` runs the suite in two worker processes (pytest-xdist, whole files per worker). Files are
+# handed out in collection order, so the few files that take minutes go first: started last, one of
+# them would run alone at the end while the other worker idles. Measured durations (CI log, 2 cores).
+HEAVY_FIRST = (
+    "test_concurrency.py", "test_kill_resume.py", "test_result_sets.py", "test_ray_executor.py",
+    "test_bench_smoke.py", "test_browser_links.py", "test_browser.py", "test_browser_audit_flow.py",
+    "test_embedding.py", "test_browser_classroom.py", "test_browser_audit.py", "test_determinism.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(HEAVY_FIRST)}
+    items.sort(key=lambda item: rank.get(Path(str(item.fspath)).name, len(rank)))  # stable: the rest keep their order
+
