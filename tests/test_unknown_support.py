@@ -382,3 +382,26 @@ def test_two_judges_that_both_decided_nothing_do_not_disagree():
     assert rows["support by source [3]"] == ("not decided: the judge could not tell", "no verdict", "same")
     # one judge decided, the other did not: nothing to compare, and not a disagreement either
     assert rows["support by source [1]"] == ("no verdict", "none", "one side only")
+
+
+# ---- relevance nobody decided ----------------------------------------------------------------------
+
+
+def relevance(statement: int, label: str) -> Verdict:
+    return Verdict("g", "relevance", label, "test", "v1", statement_index=statement)  # type: ignore[arg-type]
+
+
+def test_a_statement_without_a_relevance_verdict_is_not_counted_relevant():
+    """Labels that come with the data may cover some statements only: the ones without a verdict are
+    left out of the relevance share (by hand: 1 relevant of 2 decided = 0.5), counted as content
+    below the limit (3 statements), and the answer is null above it."""
+    verdicts = [relevance(0, "relevant"), relevance(1, "filler"), support(0, 1, "full"), support(2, 1, "full")]
+    r = scores(answer([(1,), (1,), (1,)], verdicts, (WITH_TEXT_1,)))
+    assert r["relevant_statements"].value == close(0.5) and r["relevant_statements"].n == 2
+    assert r["n_statements"].value == close(2.0)  # statements 0 and 2: undecided ones count as content
+    assert "1 statement(s) of undecided relevance counted as content" in r["n_statements"].reason
+
+    nothing = scores(answer([(1,), (1,), (1,)], [support(i, 1, "full") for i in range(3)], (WITH_TEXT_1,)))
+    for name in ("relevant_statements", "n_statements", "citations_per_statement"):
+        assert nothing[name].value is None, name  # an answer imported without labels is not "100% relevant"
+        assert nothing[name].reason.startswith("none of 3 statements judged"), nothing[name].reason

@@ -57,13 +57,21 @@ def _skip(ctx: ScoringContext) -> MetricResult | None:
 RELEVANCE_UNKNOWN_CAUSE = "statements whose relevance nobody decided"
 
 
+def relevance_undecided(ctx: ScoringContext) -> set[int]:
+    """Statements whose relevance no verdict decided: the judge said `unknown`, or nothing was said
+    at all (labels that come with the data may cover some statements only, or none: an imported
+    answer without labels must not read as 100% relevant)."""
+    view = ctx.view
+    return {s.index for s in ctx.annotated.statements if s.index in view.relevance_unknown or s.index not in view.relevant}
+
+
 def _relevance_counts(ctx: ScoringContext) -> tuple[int, int, MetricResult | None]:
     """(statements, statements of undecided relevance, a null result when those are more than
     MAX_UNKNOWN_SHARE of them) for the metrics that count relevant statements. A relevance verdict
     `unknown` (people's audit labels cover a sample only) decides nothing; below the limit such a
     statement counts as content, as it does for the support metrics."""
     total = len(ctx.annotated.statements)
-    unknown = sum(1 for s in ctx.annotated.statements if s.index in ctx.view.relevance_unknown)
+    unknown = len(relevance_undecided(ctx))
     if total and unknown > MAX_UNKNOWN_SHARE * total:
         return total, unknown, MetricResult(
             None, total - unknown, f"{judged_share_text(total - unknown, total, 'statements')} for relevance "
@@ -93,7 +101,7 @@ def n_sources(ctx: ScoringContext) -> MetricResult:
     return MetricResult(float(count), count)
 
 
-@metric(label="Statements", group="basic", direction="neutral", unit="count", version=2,
+@metric(label="Statements", group="basic", direction="neutral", unit="count", version=3,
         formula="number of relevant statements (null when the relevance of more than half is undecided)",
         reference_column="avg_statements", max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="statements")
 def n_statements(ctx: ScoringContext) -> MetricResult:
@@ -107,7 +115,7 @@ def n_statements(ctx: ScoringContext) -> MetricResult:
     return _counted(float(count), count, total, unknown)
 
 
-@metric(label="Citations / statement", group="basic", direction="neutral", unit="ratio", version=2,
+@metric(label="Citations / statement", group="basic", direction="neutral", unit="ratio", version=3,
         formula="sum(C) / relevant statements (null when the relevance of more than half is undecided)",
         reference_column="citations_per_statement", max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="statements")
 def citations_per_statement(ctx: ScoringContext) -> MetricResult:
@@ -204,7 +212,7 @@ def overconfident(ctx: ScoringContext) -> MetricResult:
                         units=sided.units, unknown=sided.unknown, unknown_why=sided.unknown_why)
 
 
-@metric(label="Relevant statements", group="answer text", direction="higher_is_better", version=2,
+@metric(label="Relevant statements", group="answer text", direction="higher_is_better", version=3,
         formula="relevant statements / statements whose relevance is decided (undecided ones left out; null "
                 "when more than half are undecided)", bands=higher_bands(90, 70),
         finding="A.IV", recommendation="Minimize fluff information",
@@ -219,7 +227,7 @@ def relevant_statements(ctx: ScoringContext) -> MetricResult:
     statements = ctx.annotated.statements
     if not statements:
         return MetricResult(None, 0, "no statements")
-    undecided = ctx.view.relevance_unknown
+    undecided = relevance_undecided(ctx)
     relevant = {s.index for s in ctx.relevant_statements}
     return decided_mean([None if s.index in undecided else s.index in relevant for s in statements], "statements",
                         "no statements", RELEVANCE_UNKNOWN_CAUSE)
