@@ -20,6 +20,8 @@ from pipeline.judges.carried import AUDIT_JUDGE
 from pipeline.metrics import METRICS
 
 FIELD_TITLES = {"support": "support", "relevant": "relevance", "stance": "stance"}
+LABEL_WORDS = {"cant_tell": "can't tell"}  # stored label codes as a person reads them
+HUMAN_JUDGE = "human"  # the judge that is the labels the data carries (ExpertQA's experts)
 
 
 def stat_text(stat: dict[str, Any] | None, reason: str = "not measurable here") -> str:
@@ -72,9 +74,9 @@ def judges_audit_section() -> None:
     for v in result["versus_judge"]:
         who = "majority of the people" if v["annotator"] == MAJORITY else v["annotator"]
         rows.append({"person": who, "items compared": str(v["n_items"]),
-                     "balanced accuracy": stat_text(v.get("balanced_accuracy"), "no item"),
+                     "balanced accuracy": stat_text(v.get("balanced_accuracy"), v.get("reason") or "no item"),
                      "AUC of the judge's score": stat_text(v.get("auc"), v.get("auc_reason") or "not measurable here"),
-                     "Cohen's kappa": stat_text(v.get("kappa"), "no item"),
+                     "Cohen's kappa": stat_text(v.get("kappa"), v.get("reason") or "no item"),
                      "left out": f"{v['cant_tell']} can't tell, {v['judge_unknown']} judge unknown"})
     st.markdown(f"**Judge {md_escape(judge)} against each person**")
     _table(pd.DataFrame(rows))
@@ -131,7 +133,7 @@ def _disagreements(frame: pd.DataFrame, s, judge: str, field: str) -> None:
         "both": [page_link("compare", {"view": "judges", "dataset": dataset, "judge": judge, "judge_b": AUDIT_JUDGE,
                                        "answer": a}) if beside else None for a in frame["answer_id"]],
         "judge": frame["judge"], "people": frame["people"],
-        "each person": frame["labels"].map(lambda d: "; ".join(f"{k}: {v}" for k, v in d.items())),
+        "each person": frame["labels"].map(lambda d: "; ".join(f"{k}: {LABEL_WORDS.get(v, v)}" for k, v in d.items())),
         "engine": frame["engine"],
         "source": frame["source_index"].map(lambda v: "" if v is None or v != v else f"[{int(v)}]"),
         "statement": frame["statement"].str.slice(0, 200),
@@ -227,7 +229,9 @@ def scorecard_ppi_section(dataset: str, judge: str, query_type: str, mode: str) 
         return
     human = "all"
     pair_sample = next((m for m in metas if m.get("unit") == "pair"), None)
-    if pair_sample is not None and audit_data.has_experts(audit_data.sample(str(pair_sample["sample_id"]))):
+    # the `human` judge is the experts' labels: correcting it with the same labels would measure nothing
+    if (judge != HUMAN_JUDGE and pair_sample is not None
+            and audit_data.has_experts(audit_data.sample(str(pair_sample["sample_id"])))):
         human = st.radio("Whose labels correct the judge", ["all", "experts"], horizontal=True, key="scorecard_ppi_human",
                          format_func={"all": "the audit's annotators", "experts": "ExpertQA's experts (support)"}.get)
     try:
@@ -246,9 +250,19 @@ def scorecard_ppi_section(dataset: str, judge: str, query_type: str, mode: str) 
     table, missing = ppi_table(result, domain)
     biased = [r for r in result["rows"] if r.get("biased") and r["domain"] == domain]
     if biased:
-        st.warning("The judge's own value falls outside the corrected 95% interval for "
-                   + ", ".join(md_escape(METRICS[r["metric"]].label.lower()) for r in biased)
-                   + ": read those rows from the corrected column.", icon=":material/warning:")
+        names = ", ".join(md_escape(METRICS[r["metric"]].label.lower()) for r in biased)
+        people = max((result.get("people") or {}).get(str(r.get("sample_id")), 0) for r in biased)
+        first = any(r.get("note") for r in biased)
+        if people < 2 or first:
+            # one person's labels, or strata pooled for a first estimate: a hint to label more, not yet a finding
+            why = "; ".join(x for x in ("labels of one person only" if people < 2 else "",
+                                        "a first estimate (some strata pooled)" if first else "") if x)
+            st.info(f"The judge's own value falls outside the corrected 95% interval for {names}, but the correction "
+                    f"rests on {why}: have more items labelled (and by a second person) before reading it as the "
+                    "judge's bias.", icon=":material/info:")
+        else:
+            st.warning(f"The judge's own value falls outside the corrected 95% interval for {names}: read those rows "
+                       "from the corrected column.", icon=":material/warning:")
     if not table.empty:
         _table(table)
     for reason, metrics in missing.items():

@@ -169,7 +169,9 @@ def _buttons(s: Sample, annotator: str, row: dict[str, Any], mine: dict[str, Any
             groups.append(("Which side does it take on the question as worded?", STANCE_BUTTONS))
     for prompt, buttons in groups:
         st.markdown(md_escape(prompt))
-        cols = st.columns(len(buttons))
+        # four buttons in two rows: in one row their words are cut at 800 px ("Fully su…")
+        per_row = 2 if len(buttons) > 3 else len(buttons)
+        cols = [c for _ in range(0, len(buttons), per_row) for c in st.columns(per_row)]
         for col, (field, value, text, key) in zip(cols, buttons):
             chosen = mine.get(field) == value
             col.button(f"{text}", key=f"audit_btn_{field}_{value}", shortcut=key, type="primary" if chosen else "secondary",

@@ -276,6 +276,9 @@ if who and who.get("dataset") != dataset:
     who = None
 if not who:
     with_code = st.toggle("I have a class code", key="audit_has_code")
+    if not with_code and not samples:  # nothing to label yet: no name field or button that would do nothing
+        _pick_sample("audit_label_sample")
+        st.stop()
     with st.form("audit_start"):
         if with_code:
             cols = st.columns(2)
@@ -302,8 +305,6 @@ if not who:
             st.rerun()
         except InputError as exc:
             st.error(md_escape(str(exc).split(": ", 1)[-1]))
-    if not samples and not with_code:
-        st.stop()
     st.stop()
 
 sample = audit_data.sample(who["sample_id"])

@@ -160,9 +160,14 @@ else:
                    "statement number, so read the texts before comparing.")
     diffs = compare_model.verdict_differences(ann_a, ann_b)
     n_diff = int((diffs["agreement"] == compare_model.DIFFERENT).sum())
+    n_one_side = int((diffs["agreement"] == compare_model.ONE_SIDE).sum())
     st.markdown("#### Verdicts side by side")
-    st.caption(f"{n_diff} of {len(diffs)} judged items differ between judge A ({answer_model.md_text(judge)}) and "
-               f"judge B ({answer_model.md_text(judge_b)}). Rows that differ are highlighted.")
+    # items only one judge decided (the people's audit covers a sample) are neither agreement nor difference
+    one_side = (f" {n_one_side} more item(s) were decided by one judge only ({compare_model.ONE_SIDE}), so they are "
+                "not compared." if n_one_side else "")
+    st.caption(f"{n_diff} of the {len(diffs) - n_one_side} items both judges decided differ between judge A "
+               f"({answer_model.md_text(judge)}) and judge B ({answer_model.md_text(judge_b)}).{one_side} "
+               "Rows that differ are highlighted.")
     if wanted.source == "link":
         st.session_state["cmp_only_diff"] = wanted.get(url_state.ONLY_DIFF) == "diff"
     only = st.toggle("Show only the items that differ", key="cmp_only_diff")

@@ -155,3 +155,16 @@ def test_strata_with_one_labelled_cluster_are_redrawn_together_and_few_clusters_
     assert got["balanced_accuracy"]["value"] == close((3 / 4 + 5 / 6) / 2)
     assert got["balanced_accuracy"]["low"] is None and got["kappa"]["high"] is None
     assert all(x != x for row in got["confusion"]["low"] for x in row)  # no share interval either
+
+
+def test_too_few_items_or_one_sided_labels_give_no_statistic_only_the_reason():
+    # one compared item (the review saw "balanced accuracy 0.000" from it): nothing is measured
+    one = judge_vs_human(_items(1), {"i0": "none"}, {"i0": "full"}, "support", {"s": 3}, replicates=20)
+    assert one["n_items"] == 1 and one["balanced_accuracy"] is None and one["kappa"] is None and one["auc"] is None
+    assert one["reason"] == "only 1 item(s) compared; 5 needed" and one["auc_reason"] == one["reason"]
+    assert one["confusion"]["counts"] == [[0, 0, 0], [0, 0, 0], [1, 0, 0]]  # what was compared is still shown
+    # six items, all of which the person called "full": no balanced accuracy or kappa can be read from them
+    judge = {f"i{k}": ("full" if k < 4 else "none") for k in range(6)}
+    same = judge_vs_human(_items(6), judge, {f"i{k}": "full" for k in range(6)}, "support", {"s": 6}, replicates=20)
+    assert same["balanced_accuracy"] is None and same["kappa"] is None
+    assert same["reason"] == "needs items the people call 'full' and items they do not"

@@ -138,7 +138,7 @@ def test_compare_two_engines_then_two_judges(page, server):
     page.get_by_text("One answer, two judges", exact=True).click()
     _idle(page)
     _choose(page, "Judge B", "scripted")
-    caption = page.get_by_text("judged items differ")
+    caption = page.get_by_text("items both judges decided differ")
     expect(caption).to_be_visible(timeout=30_000)
     assert "between judge A (recorded) and judge B (scripted)" in caption.inner_text()
     assert "view=judges" in page.url and "judge_b=scripted" in page.url

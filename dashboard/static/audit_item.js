@@ -7,6 +7,10 @@ export default function (component) {
   const old = host.querySelector('.aud');
   if (old) { old.remove(); }
   if (!data) { return; }
+  // The label button clicked for the last item keeps the keyboard focus, and its ring would sit on
+  // the same answer of this item like a preset choice (anchoring): a new item starts unfocused.
+  const focused = document.activeElement;
+  if (focused && focused.closest && focused.closest('[class*="st-key-audit_btn_"]')) { focused.blur(); }
 
   const el = (tag, cls, text) => {
     const n = document.createElement(tag);

@@ -52,6 +52,7 @@ def _interval(values: np.ndarray) -> tuple[float | None, float | None]:
 
 MIN_FOR_INTERVAL = 10  # fewer compared items: the statistic is shown without an interval (it would mean nothing)
 MIN_UNITS_FOR_INTERVAL = 5  # nor from fewer labelled statements (answers): the bootstrap redraws those, not items
+MIN_FOR_VALUE = 5  # fewer compared items: no statistic at all (a 0.000 from one item reads as a finding)
 
 
 def _stat(point: float, replicates: np.ndarray, n: int = MIN_FOR_INTERVAL) -> dict[str, float | None]:
@@ -177,9 +178,14 @@ def judge_vs_human(items: pd.DataFrame, judge: Mapping[str, str], human: Mapping
         return out | {"balanced_accuracy": None, "auc": None, "kappa": None, "confusion": None, "n_units": 0}
     ids, clusters, strata, pred, gold = (list(x) for x in zip(*usable))
     out["n_units"] = len(set(clusters))
+    positive = POSITIVE.get(field)
+    two_sides = ({g == positive for g in gold} == {True, False}) if positive is not None else len(set(gold)) > 1
+    why_not = (f"only {len(usable)} item(s) compared; {MIN_FOR_VALUE} needed" if len(usable) < MIN_FOR_VALUE else
+               "" if two_sides else
+               f"needs items the people call '{positive}' and items they do not" if positive is not None else
+               "needs items the people gave different labels")
     weights = replicate_weights(clusters, strata, sizes, replicates=replicates)
     conf = weighted_confusion(weights, pred, gold, classes)
-    positive = POSITIVE.get(field)
     if positive is not None:
         binary = np.stack([conf[:, 0, 0], conf[:, 0, 1:].sum(axis=1), conf[:, 1:, 0].sum(axis=1),
                            conf[:, 1:, 1:].sum(axis=(1, 2))], axis=1).reshape(-1, 2, 2)
@@ -192,7 +198,11 @@ def judge_vs_human(items: pd.DataFrame, judge: Mapping[str, str], human: Mapping
     out["balanced_accuracy"] = _stat(bal[0], bal[1:], n)
     out["kappa"] = _stat(kap[0], kap[1:], n)
     out["auc"], out["auc_reason"] = None, "no score for this label"
-    if positive is not None and scores is not None:
+    out["reason"] = why_not
+    if why_not:  # the confusion table below still shows what was compared
+        out["balanced_accuracy"] = out["kappa"] = None
+        out["auc_reason"] = why_not
+    elif positive is not None and scores is not None:
         scored = [i for i, item in enumerate(ids) if scores.get(item) is not None and scores[item] == scores[item]]
         both = {g == positive for g in gold} == {True, False}
         if len(scored) < len(ids):

@@ -140,6 +140,7 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
                                                            "labelled all of it)" if human == "all" else ", ".join(human)),
         "samples": {unit: sid for unit, sid in chosen.items()},
         "labelled_items": {sid: len({i for person in u["labels"] for i in person}) for sid, u in used.items()},
+        "people": {sid: len(u["labels"]) for sid, u in used.items()},  # label sets (persons; the experts count as one)
         "rows": rows,
     }
 
