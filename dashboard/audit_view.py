@@ -97,7 +97,7 @@ def _judge_words(s: Sample, item_id: str, field: str) -> str:
     label = judge.get(field, {}).get(item_id)
     text = "said nothing (unknown)" if label in (None, "unknown") else f"said “{word(label)}”"
     if field == "support" and item_id in scores:
-        text += f" (score {scores[item_id]:.2f})"
+        text += f" (its support score {scores[item_id]:.2f}, from 0 to 1)"
     return text
 
 

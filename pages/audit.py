@@ -308,7 +308,7 @@ if not who:
     st.stop()
 
 sample = audit_data.sample(who["sample_id"])
-head = st.columns([4, 1.1])
+head = st.columns([3, 1.3])  # "Not you?" must fit at 800 px
 head[0].markdown(f"Labelling as **{md_escape(who['annotator'])}** · sample {md_escape(sample.sample_id)}"
                  + (f" · class code {md_escape(who['seat']['code'])}" if who.get("seat") else ""))
 if head[1].button("Not you?", key="audit_change_person", icon=":material/person:", help="Label as someone else"):
