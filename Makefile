@@ -61,7 +61,7 @@ lint: setup-dev
 # Two worker processes, whole test files each (module fixtures are built once): the browser, Ray and
 # kill tests spend most of their time waiting, so two workers on two cores take ~40% less time.
 test: setup-dev setup-nli setup-ray browser lint
-	$(PY) -m pytest -q -n 2 --dist loadfile
+	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 
 bench: setup-dev
 	$(PY) bench/run.py

@@ -54,9 +54,10 @@ def browser():
         b.close()
 
 
-# `make test` runs the suite in two worker processes (pytest-xdist, whole files per worker). Files are
-# handed out in collection order, so the few files that take minutes go first: started last, one of
-# them would run alone at the end while the other worker idles. Measured durations (CI log, 2 cores).
+# `make test` runs the suite in two worker processes (pytest-xdist, whole files per worker, handed out
+# in collection order: --no-loadscope-reorder, or xdist would order files by their number of tests).
+# The few files that take minutes go first: started last, one of them would run alone at the end
+# while the other worker idles. Order from measured durations (CI log, 2 cores).
 HEAVY_FIRST = (
     "test_concurrency.py", "test_kill_resume.py", "test_result_sets.py", "test_ray_executor.py",
     "test_bench_smoke.py", "test_browser_links.py", "test_browser.py", "test_browser_audit_flow.py",
