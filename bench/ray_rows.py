@@ -52,10 +52,12 @@ def _same_labels(a: Path, b: Path, dataset: str, judge: str) -> str:
     import numpy as np
     import pyarrow.parquet as pq
 
+    from pipeline.store import table_path  # a run's tables live in its dataset's current result set
+
     notes = []
     for table in ("labels", "metrics"):
-        x = pq.read_table(a / "results" / dataset / judge / f"{table}.parquet").to_pandas()
-        y = pq.read_table(b / "results" / dataset / judge / f"{table}.parquet").to_pandas()
+        x = pq.read_table(table_path(dataset, table, judge, a / "results")).to_pandas()
+        y = pq.read_table(table_path(dataset, table, judge, b / "results")).to_pandas()
         if len(x) != len(y):
             return f"{table}: {len(x)} vs {len(y)} rows DIFFER"
         text = [c for c in x.columns if x[c].dtype == object and c != "source_set"]
