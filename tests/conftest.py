@@ -52,20 +52,3 @@ def browser():
         b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         yield b
         b.close()
-
-
-# `make test` runs the suite in two worker processes (pytest-xdist, whole files per worker, handed out
-# in collection order: --no-loadscope-reorder, or xdist would order files by their number of tests).
-# The few files that take minutes go first: started last, one of them would run alone at the end
-# while the other worker idles. Order from measured durations (CI log, 2 cores).
-HEAVY_FIRST = (
-    "test_concurrency.py", "test_kill_resume.py", "test_result_sets.py", "test_ray_executor.py",
-    "test_bench_smoke.py", "test_browser_links.py", "test_browser.py", "test_browser_audit_flow.py",
-    "test_embedding.py", "test_browser_classroom.py", "test_browser_audit.py", "test_determinism.py",
-)
-
-
-def pytest_collection_modifyitems(config, items):
-    rank = {name: i for i, name in enumerate(HEAVY_FIRST)}
-    items.sort(key=lambda item: rank.get(Path(str(item.fspath)).name, len(rank)))  # stable: the rest keep their order
-
