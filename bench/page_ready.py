@@ -87,24 +87,9 @@ FLOOR_SCRIPT = "import streamlit as st\n\nst.title(\"Floor\")\n"
 def start_floor(folder: Path, port: int) -> subprocess.Popen:
     """A Streamlit app that shows one title and nothing else, on 127.0.0.1:port: what any page costs
     before its own content (the frontend, the websocket, a script run), to time pages against."""
-    import urllib.request
-
     script = folder / "floor.py"
     script.write_text(FLOOR_SCRIPT, encoding="utf-8")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false"], cwd=folder,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-                if r.read().strip() == b"ok":
-                    return proc
-        except OSError:
-            time.sleep(0.3)
-    proc.kill()
-    raise RuntimeError("the floor app did not start")
+    return start_app(port, root=folder, script=str(script))
 
 
 def measure(url: str, slugs: list[str], query: str = "", warm_visits: int = 1, shots: Path | None = None,

@@ -66,6 +66,7 @@ network traffic goes to 127.0.0.1.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -77,7 +78,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -410,6 +411,22 @@ def _metric_rows(root: Path, name: str) -> int:
     return rows
 
 
+@contextlib.contextmanager
+def _environ(**values: str) -> Iterator[None]:
+    """These environment variables for the block (the pipeline reads its folders from them), then
+    back to what they were."""
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def bench_scorecard(quick: bool) -> list[Row]:
     name = "f. scorecard page server time: cold vs warm"
     page = ROOT / "pages" / "scorecard.py"
@@ -420,10 +437,7 @@ def bench_scorecard(quick: bool) -> list[Row]:
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "results"
-        old = {k: os.environ.get(k) for k in ("AEE_RESULTS_DIR", "AEE_CACHE_DIR")}
-        os.environ["AEE_RESULTS_DIR"] = str(root)
-        os.environ["AEE_CACHE_DIR"] = str(Path(tmp) / "cache")
-        try:
+        with _environ(AEE_RESULTS_DIR=str(root), AEE_CACHE_DIR=str(Path(tmp) / "cache")):
             if not quick and expertqa_dir() is not None:
                 dataset = "expertqa"
                 built, build_s = _timed(lambda: run_dataset("expertqa", root=root, progress=False))
@@ -434,12 +448,6 @@ def bench_scorecard(quick: bool) -> list[Row]:
                 how = f"demo teaching corpus (recorded labels), {built.answers} answers" + (" (--quick)" if quick else "")
             n_rows = _metric_rows(root, dataset)
             cold, warm = _render_times(page, dataset, runs=2 if quick else 5)
-        finally:
-            for k, v in old.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
     return [cost_row(name, cold, statistics.median(warm), "s",
                      f"{how} ({n_rows} metric rows); AppTest.from_file(pages/scorecard.py); cold = first run "
                      f"after st.cache_data/st.cache_resource.clear(); warm = median of {len(warm)} reruns "
@@ -624,9 +632,7 @@ def bench_pages(quick: bool) -> list[Row]:
         env = dict(os.environ)
         env.update({"AEE_RESULTS_DIR": str(Path(tmp) / "results"), "AEE_CACHE_DIR": str(Path(tmp) / "cache"),
                     "AEE_STUDIES_DIR": str(Path(tmp) / "studies"), "OMP_NUM_THREADS": env.get("OMP_NUM_THREADS", "1")})
-        old = {k: os.environ.get(k) for k in ("AEE_RESULTS_DIR", "AEE_CACHE_DIR")}
-        os.environ.update({k: env[k] for k in old})
-        try:
+        with _environ(AEE_RESULTS_DIR=env["AEE_RESULTS_DIR"], AEE_CACHE_DIR=env["AEE_CACHE_DIR"]):
             if quick:
                 from pipeline.runner import run_dataset
 
@@ -636,12 +642,6 @@ def bench_pages(quick: bool) -> list[Row]:
                 list(build_default(force=True, progress=False))
                 dataset = "expertqa" if expertqa_dir() is not None else "demo"
                 how = "default build" + ("" if dataset == "expertqa" else " (ExpertQA absent: teaching corpus)")
-        finally:
-            for k, v in old.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
         slugs = ["scorecard"] if quick else page_slugs()
         port, floor_port = free_port(), free_port()
         proc = start_app(port, root=ROOT, env=env)

@@ -21,7 +21,7 @@ import tempfile
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import pandas as pd
 import pyarrow as pa
@@ -132,13 +132,14 @@ def to_table(table: str, rows: pd.DataFrame | Iterable[dict]) -> pa.Table:
     return pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
 
 
-def write_atomic(path: Path, table: pa.Table) -> Path:
-    """Write a Parquet file via a temporary file and a rename in the same folder."""
+def _replace_atomically(path: Path, write: Callable[[int, str], None]) -> Path:
+    """Have `write(fd, temporary path)` fill a temporary file beside `path`, then rename it over
+    `path` (readers see the old file or the new one); the temporary never outlives a failure. The
+    named fault points are where the crash tests kill a run."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
     try:
-        pq.write_table(table, tmp, compression="zstd")
+        write(fd, tmp)
         point(f"write:{path.name}:temporary")
         os.replace(tmp, path)
         point(f"write:{path.name}:renamed")
@@ -146,6 +147,15 @@ def write_atomic(path: Path, table: pa.Table) -> Path:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return path
+
+
+def write_atomic(path: Path, table: pa.Table) -> Path:
+    """Write a Parquet file via a temporary file and a rename in the same folder."""
+    def write(fd: int, tmp: str) -> None:
+        os.close(fd)
+        pq.write_table(table, tmp, compression="zstd")
+
+    return _replace_atomically(path, write)
 
 
 def write_table(table: str, rows: pd.DataFrame | Iterable[dict], path: Path) -> Path:
@@ -233,18 +243,11 @@ def iter_table_batches(path: Path, batch_rows: int = 5_000) -> Iterator[pa.Table
 
 def write_json_atomic(path: Path, payload: Any) -> Path:
     """Write JSON via a temporary file and a rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
+    def write(fd: int, tmp: str) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(payload, fh, indent=2, sort_keys=True, default=str)
-        point(f"write:{path.name}:temporary")
-        os.replace(tmp, path)
-        point(f"write:{path.name}:renamed")
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
+
+    return _replace_atomically(path, write)
 
 
 def read_table(path: Path, table: str | None = None) -> pd.DataFrame:

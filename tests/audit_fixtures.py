@@ -2,7 +2,8 @@
 `scripted` judge, and a small dataset whose answers and sources are hostile (HTML, scripts, a
 formula for spreadsheets) under the scripted judge.
 
-Import it from a test module: `from audit_fixtures import build_audit_results, HOSTILE_TEXT`.
+Import it from a test module: `from audit_fixtures import build_audit_results, HOSTILE_TEXT`
+(and `goto`, `page_text` for AppTest pages).
 """
 
 from __future__ import annotations
@@ -43,3 +44,22 @@ def build_audit_results(tmp: Path) -> Path:
     path.write_text("\n".join(json.dumps(a) for a in hostile_answers()) + "\n", encoding="utf-8")
     run_dataset("hostile", path, judge_name="scripted", progress=False, root=root, use_cache=False)
     return root
+
+
+def goto(at, page: str, **params):
+    """Open another page of a running AppTest with these query parameters; no exception allowed."""
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.switch_page(page)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def page_text(at) -> str:
+    """Everything an AppTest page shows as text (titles, markdown, captions, code, alerts, tables)."""
+    parts = [e.value for kind in ("title", "subheader", "markdown", "caption", "code") for e in getattr(at, kind)]
+    parts += [e.body for kind in ("info", "warning", "success", "error") for e in getattr(at, kind)]
+    parts += [df.value.to_csv(index=False) for df in at.dataframe]
+    parts += [t.value.to_csv(index=False) for t in at.table]
+    return "\n".join(str(p) for p in parts).replace("\\", "")  # markdown escapes read back as plain text

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from audit_fixtures import build_audit_results
+from audit_fixtures import build_audit_results, goto, page_text
 
 pytest.importorskip("streamlit.testing.v1")
 from streamlit.testing.v1 import AppTest  # noqa: E402
@@ -38,21 +38,6 @@ def app(built, monkeypatch, tmp_path) -> AppTest:
     return at
 
 
-def _goto(at: AppTest, page: str, **params) -> AppTest:
-    for k, v in params.items():
-        at.query_params[k] = v
-    at.switch_page(page)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def _text(at: AppTest) -> str:
-    parts = [e.value for kind in ("title", "subheader", "markdown", "caption", "code") for e in getattr(at, kind)]
-    parts += [e.body for kind in ("info", "warning", "success", "error") for e in getattr(at, kind)]
-    parts += [df.value.to_csv(index=False) for df in at.dataframe]
-    parts += [t.value.to_csv(index=False) for t in at.table]
-    return "\n".join(str(p) for p in parts).replace("\\", "")  # markdown escapes read back as plain text
 
 
 def _button(at: AppTest, key: str):
@@ -68,30 +53,30 @@ def _start(at: AppTest, name: str) -> AppTest:
 
 
 def test_labelling_saves_each_answer_and_reveals_the_judge_only_after(app, built):
-    at = _goto(app, "pages/audit.py", dataset="demo")
-    assert "Audit the judge" in _text(at)
+    at = goto(app, "pages/audit.py", dataset="demo")
+    assert "Audit the judge" in page_text(at)
     at = _start(at, "Ana")
-    text = _text(at)
+    text = page_text(at)
     assert "Item 1 of" in text and "Labelling as" in text
     assert "the judge said" not in text  # hidden until answered
     sample_id = "demo-scripted-pair-n70-s1"
     _button(at, "audit_btn_support_partial").click()
     at.run()
-    text = _text(at)
+    text = page_text(at)
     assert "Item 2 of" in text and "you said “partially supports”, the judge" in text
     store = LabelStore(labels_path(built))
     mine = store.labels(sample_id, "Ana")
     assert list(mine["support"]) == ["partial"]
     _button(at, "audit_skip").click()  # skip item 2
     at.run()
-    assert "Item 3 of" in _text(at)
+    assert "Item 3 of" in page_text(at)
     from pipeline.audit.sample import load_sample
 
     second = list(load_sample(sample_id, built).items.sort_values("order")["item_id"])[1]
     assert bool(store.labels(sample_id, "Ana").set_index("item_id").loc[second, "skipped"])
     _button(at, "audit_back").click()
     at.run()
-    assert "Item 2 of" in _text(at)
+    assert "Item 2 of" in page_text(at)
 
 
 def test_a_new_session_resumes_after_the_last_answer(app, built):
@@ -102,12 +87,12 @@ def test_a_new_session_resumes_after_the_last_answer(app, built):
     order = list(s.items.sort_values("order")["item_id"])
     for item in order[:4]:
         store.record(s.sample_id, item, "Bo", "support", "none")
-    at = _start(_goto(app, "pages/audit.py", dataset="demo"), "Bo")
-    assert "Item 5 of" in _text(at) and "4 of " in str(at.get("progress")[0].proto.text)
+    at = _start(goto(app, "pages/audit.py", dataset="demo"), "Bo")
+    assert "Item 5 of" in page_text(at) and "4 of " in str(at.get("progress")[0].proto.text)
 
 
 def test_hostile_text_never_reaches_markdown_unescaped(app):
-    at = _goto(app, "pages/audit.py", dataset="hostile")
+    at = goto(app, "pages/audit.py", dataset="hostile")
     at = _start(at, "<b>Eve</b>")
     assert not at.exception
     for element in (*at.markdown, *at.caption):
@@ -120,7 +105,7 @@ def test_hostile_text_never_reaches_markdown_unescaped(app):
 
 
 def test_drawing_a_sample_and_creating_class_codes(app, built):
-    at = _goto(app, "pages/audit.py", dataset="demo")
+    at = goto(app, "pages/audit.py", dataset="demo")
     at.radio(key="audit_mode").set_value("Draw a sample")
     at.run()
     at.selectbox(key=next(b.key for b in at.selectbox if b.label == "Judge to audit")).set_value("scripted")
@@ -130,7 +115,7 @@ def test_drawing_a_sample_and_creating_class_codes(app, built):
     assert next(b for b in at.selectbox if b.label == "Sources per statement").value == "all"
     next(b for b in at.button if "Draw and register" in str(b.label)).click()
     at.run()
-    assert "Sample demo-scripted-pair-all-n90-s5" in _text(at)
+    assert "Sample demo-scripted-pair-all-n90-s5" in page_text(at)
     at.radio(key="audit_mode").set_value("Classroom")
     at.run()
     at.selectbox(key="audit_class_sample").set_value("demo-scripted-pair-n70-s1")
@@ -149,14 +134,14 @@ def test_drawing_a_sample_and_creating_class_codes(app, built):
 def test_a_student_labels_ten_items_of_a_seat(app, built):
     store = LabelStore(labels_path(built))
     seat = store.create_class("demo-scripted-pair-n70-s1", "Seat test", 70, seats=2)[1]
-    at = _goto(app, "pages/audit.py", dataset="demo")
+    at = goto(app, "pages/audit.py", dataset="demo")
     at.toggle[0].set_value(True)
     at.run()
     at.text_input[0].input(seat["code"].lower())
     at.text_input[1].input("Mia")
     next(b for b in at.button if "Start labelling" in str(b.label)).click()
     at.run()
-    text = _text(at)
+    text = page_text(at)
     assert f"class code {seat['code']}" in text and "Item 1 of 10" in text
     _button(at, "audit_btn_support_none").click()
     at.run()
@@ -178,12 +163,12 @@ def test_judges_page_compares_the_judge_with_each_person(app, built):
     for k, item in enumerate(s.items.sort_values("order")["item_id"]):
         store.record(s.sample_id, item, "Cleo", "support", ("full", "none", "partial")[k % 3])
         store.record(s.sample_id, item, "Dan", "support", ("full", "none")[k % 2])
-    at = _goto(app, "pages/judges.py")
+    at = goto(app, "pages/judges.py")
     at.selectbox(key="judges_audit_dataset").set_value("demo")
     at.run()
     at.selectbox(key="judges_audit_sample").set_value(s.sample_id)
     at.run()
-    text = _text(at)
+    text = page_text(at)
     assert "Checked by people" in text and "Cleo" in text and "Dan" in text and "majority of the people" in text
     assert "Krippendorff" in text
     links = next(df.value for df in at.dataframe if "open" in df.value.columns)
@@ -197,11 +182,11 @@ def test_scorecard_shows_corrected_values_beside_the_judges(app, built):
     s = load_sample("demo-scripted-pair-n70-s1", built)
     for item in s.items["item_id"]:
         store.record(s.sample_id, item, "Cleo", "support", "full")
-    at = _goto(app, "pages/scorecard.py", dataset="demo", judge="scripted")
+    at = goto(app, "pages/scorecard.py", dataset="demo", judge="scripted")
     toggle = next(t for t in at.toggle if t.key == "scorecard_ppi")
     toggle.set_value(True)
     at.run()
     assert not at.exception, at.exception
-    text = _text(at)
+    text = page_text(at)
     assert "corrected (PPI) [95%]" in text and "Citation accuracy" in text
     assert "Not corrected yet" in text and "--scope all" in text

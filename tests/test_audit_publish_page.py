@@ -11,7 +11,7 @@ import io
 from pathlib import Path
 
 import pytest
-from audit_fixtures import build_audit_results
+from audit_fixtures import build_audit_results, goto, page_text
 
 pytest.importorskip("streamlit.testing.v1")
 from streamlit.testing.v1 import AppTest  # noqa: E402
@@ -43,20 +43,6 @@ def app(built, monkeypatch, tmp_path) -> AppTest:
     return at
 
 
-def _goto(at: AppTest, page: str, **params) -> AppTest:
-    for k, v in params.items():
-        at.query_params[k] = v
-    at.switch_page(page)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def _text(at: AppTest) -> str:
-    parts = [e.value for kind in ("title", "subheader", "markdown", "caption", "code") for e in getattr(at, kind)]
-    parts += [e.body for kind in ("info", "warning", "success", "error") for e in getattr(at, kind)]
-    parts += [df.value.to_csv(index=False) for df in at.dataframe]
-    return "\n".join(str(p) for p in parts).replace("\\", "")
 
 
 def _filled_file(built: Path) -> tuple[bytes, list[dict]]:
@@ -77,7 +63,7 @@ def _filled_file(built: Path) -> tuple[bytes, list[dict]]:
 
 def test_an_uploaded_file_lands_its_good_rows_and_is_published_as_a_judge(app, built):
     content, rows = _filled_file(built)
-    at = _goto(app, "pages/audit.py", dataset="demo")
+    at = goto(app, "pages/audit.py", dataset="demo")
     at.radio(key="audit_mode").set_value("Import a file")
     at.run()
     assert "Import the labels" in str([b.label for b in at.button])
@@ -86,7 +72,7 @@ def test_an_uploaded_file_lands_its_good_rows_and_is_published_as_a_judge(app, b
     next(b for b in at.button if "Import the labels" in str(b.label)).click()
     at.run()
     assert not at.exception, at.exception
-    text = _text(at)
+    text = page_text(at)
     # six support labels and the note
     assert f"{len(rows)} rows read for Rita: 7 labels written, 0 already there, 0 repeated rows, 2 bad rows" in text
     errors = next(c.value for c in at.code if "row 8" in str(c.value))
@@ -101,14 +87,14 @@ def test_an_uploaded_file_lands_its_good_rows_and_is_published_as_a_judge(app, b
     assert "<img src=x onerror=alert(2)> check" in set(got["note"].dropna())  # kept as plain text
     # a small dataset publishes right after the import: the labels are now a judge of the dataset
     assert AUDIT in list_judges("demo", built)
-    assert "published judge human:audit of demo: labels of 1 person (Rita)" in _text(at)
-    assert "Up to date." in _text(at)
+    assert "published judge human:audit of demo: labels of 1 person (Rita)" in page_text(at)
+    assert "Up to date." in page_text(at)
 
     # the Answer inspector picks it like any judge and says what it is
     labelled = rows[0]["answer_id"]
-    at = _goto(at, "pages/inspector.py", dataset="demo", judge=AUDIT, answer=labelled)
+    at = goto(at, "pages/inspector.py", dataset="demo", judge=AUDIT, answer=labelled)
     assert AUDIT in [s.value for s in at.selectbox if s.value == AUDIT]
-    assert "human:audit labels: what the people who audited a sample here said" in _text(at)
+    assert "human:audit labels: what the people who audited a sample here said" in page_text(at)
 
 
 def test_compare_and_the_judges_page_put_the_judge_beside_the_people(app, built):
@@ -122,7 +108,7 @@ def test_compare_and_the_judges_page_put_the_judge_beside_the_people(app, built)
     scripted = label_view(load_annotated("demo", "scripted", built)[first["answer_id"]])
     said = scripted.support.get((int(first["statement_index"]), int(first["source_index"])), "none")
     store.record(SAMPLE, first["item_id"], "Sol", "support", judge_label[said])  # disagrees with the judge
-    at = _goto(app, "pages/judges.py")
+    at = goto(app, "pages/judges.py")
     at.selectbox(key="judges_audit_dataset").set_value("demo")
     at.run()
     at.selectbox(key="judges_audit_sample").set_value(SAMPLE)
@@ -137,7 +123,7 @@ def test_compare_and_the_judges_page_put_the_judge_beside_the_people(app, built)
     assert row["both"] == (f"compare?dataset=demo&judge=scripted&answer={first['answer_id']}&view=judges&"
                            "judge_b=human%3Aaudit")
 
-    at = _goto(at, "pages/compare.py", view="judges", dataset="demo", judge="scripted", judge_b=AUDIT,
+    at = goto(at, "pages/compare.py", view="judges", dataset="demo", judge="scripted", judge_b=AUDIT,
                answer=first["answer_id"])
     verdicts = next(df.value for df in at.dataframe if "agreement" in df.value.columns)
     mine = verdicts[verdicts["judged"] == f"support by source [{int(first['source_index'])}]"]

@@ -46,17 +46,11 @@ def classroom(tmp_path_factory):
     for name in ("OPENAI_API_KEY", "AEE_OPENAI_API_KEY"):
         env.pop(name, None)
     run_dataset("demo", progress=False, root=base / "results")
-    old = os.environ.get("AEE_STUDIES_DIR")
-    os.environ["AEE_STUDIES_DIR"] = env["AEE_STUDIES_DIR"]
-    try:
+    with pytest.MonkeyPatch.context() as mp:  # the recorder writes where the server will read
+        mp.setenv("AEE_STUDIES_DIR", env["AEE_STUDIES_DIR"])
         _class_events("class-a", [("P01", "Lumen", 3, 1), ("P01", "Parrot", 1, 0), ("P02", "Lumen", 4, 2),
                                   ("P02", "Parrot", 2, 1), ("P03", "Lumen", 2, 1), ("P03", "Parrot", 1, 0)])
         _class_events("class-b", [("P01", "Lumen", 3, 1), ("P02", "Parrot", 1, 0), ("P03", "Parrot", 2, 1)])
-    finally:
-        if old is None:
-            os.environ.pop("AEE_STUDIES_DIR", None)
-        else:
-            os.environ["AEE_STUDIES_DIR"] = old
     port = free_port()
     proc = start_app(port, root=ROOT, env=env, log=base / "streamlit.log")
     yield f"http://127.0.0.1:{port}"

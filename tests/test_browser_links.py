@@ -39,9 +39,8 @@ def server(tmp_path_factory):
     run_dataset("demo", progress=False, root=base / "results")
     run_dataset("demo", judge_name="offline:lexical", progress=False, root=base / "results")
     run_dataset("expertqa", ROOT / "tests" / "fixtures" / "expertqa_mini.jsonl", progress=False, root=base / "results")
-    old = os.environ.get("AEE_STUDIES_DIR")
-    os.environ["AEE_STUDIES_DIR"] = env["AEE_STUDIES_DIR"]
-    try:
+    with pytest.MonkeyPatch.context() as mp:  # the recorder writes where the server will read
+        mp.setenv("AEE_STUDIES_DIR", env["AEE_STUDIES_DIR"])
         events = []
         for q, (participant, engine, hovers) in enumerate([("P01", "Lumen", 3), ("P01", "Parrot", 1), ("P02", "Lumen", 2),
                                                            ("P02", "Parrot", 0), ("P03", "Lumen", 4), ("P03", "Parrot", 1)]):
@@ -51,11 +50,6 @@ def server(tmp_path_factory):
                        dict(row, event="displayed", source_rank=2), dict(row, event="cited", source_rank=1)]
             events += [dict(row, event="hover", source_rank=r) for r in range(1, hovers + 1)]
         recorder.append_events("class-links", events)
-    finally:
-        if old is None:
-            os.environ.pop("AEE_STUDIES_DIR", None)
-        else:
-            os.environ["AEE_STUDIES_DIR"] = old
     port = free_port()
     proc = start_app(port, root=ROOT, env=env, log=base / "streamlit.log")
     yield f"http://127.0.0.1:{port}"

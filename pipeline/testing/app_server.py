@@ -35,12 +35,12 @@ def free_port() -> int:
 
 
 def start_app(port: int, *, root: Path, env: Mapping[str, str] | None = None, log: Path | None = None,
-              extra: tuple[str, ...] = ()) -> subprocess.Popen:
-    """`streamlit run dashboard/serve.py` in the checkout `root`, on 127.0.0.1:`port`, with `env` (default:
-    this process's) and `extra` Streamlit options; returns once /_stcore/health answers "ok".
+              extra: tuple[str, ...] = (), script: str = SERVE) -> subprocess.Popen:
+    """`streamlit run dashboard/serve.py` (or another `script`) in the checkout `root`, on 127.0.0.1:`port`,
+    with `env` (default: this process's) and `extra` Streamlit options; returns once /_stcore/health answers "ok".
     Its output goes to `log` when given (and ends the error when the server exits early), else
     nowhere. RuntimeError when it exits or does not answer within a minute (then it is killed)."""
-    cmd = [sys.executable, "-m", "streamlit", "run", SERVE, "--server.headless", "true", "--server.port", str(port),
+    cmd = [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true", "--server.port", str(port),
            "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", *extra]
     if log is None:
         proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
