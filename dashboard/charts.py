@@ -61,6 +61,10 @@ def _hover_parts(rec: dict, engine_label: str, esc) -> list[str]:
         parts.append("95% CI: none (published figure or a single value)")
     if rec.get("n_answers") is not None:
         parts.append(f"answers: {int(rec['n_answers'])}")
+    if rec.get("aggregated_as") and rec["value"] is not None:
+        units = rec.get("pooled_units")
+        count = f" ({int(units)})" if rec["aggregated_as"].startswith("pooled") and units is not None and units == units else ""
+        parts.append(f"value is the {esc(rec['aggregated_as'])}{count}")
     if judged := judged_text(rec.get("judged_share"), name):
         parts.append(f"judged: {esc(judged)}")
     parts.append(f"unit: {UNIT_WORDS[info.unit]}; {DIRECTION_WORDS[info.direction]}")

@@ -169,10 +169,13 @@ def scorecard_cells(summary: pd.DataFrame, query_type: str, groups: Iterable[str
                     # share of the units the metric needed that a label decided, and why the cell is
                     # null when too few were (absent from summaries built before they were kept)
                     "judged_share": _clean(rec.get("judged_share")), "judged_reason": _clean(rec.get("reason")) or "",
+                    # how the corpus value was formed (`aggregate.with_aggregation`), and the units pooled
+                    "aggregated_as": _clean(rec.get("aggregated_as")) or "mean over answers",
+                    "pooled_units": _clean(rec.get("pooled_units")),
                 })
     return pd.DataFrame(rows, columns=["group", "metric", "label", "engine", "value", "ci_low", "ci_high",
                                        "n_answers", "rating", "symbol", "published_rating", "disagrees",
-                                       "judged_share", "judged_reason"])
+                                       "judged_share", "judged_reason", "aggregated_as", "pooled_units"])
 
 
 def add_blank_reasons(cells: pd.DataFrame, reasons: dict[tuple[str, str], str], *, has_debate: bool) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from dashboard.render import ensure_router, group_title, md_escape
 from pipeline.importers import IMPORTERS, known_datasets
 from pipeline.judges import JUDGES
 from pipeline.metrics import GROUP_ORDER, METRICS
-from pipeline.metrics.registry import MAX_UNKNOWN_SHARE
+from pipeline.metrics.registry import MAX_UNKNOWN_SHARE, POOL_UNITS
 
 # Our own summary of how paper-parity differs from strict (spec: METRICS.md, "Paper-parity details").
 PARITY_DIFFERENCES: tuple[tuple[str, str, str], ...] = (
@@ -42,7 +42,8 @@ PARITY_DIFFERENCES: tuple[tuple[str, str, str], ...] = (
      "The exact minimum set cover by default; greedy and the bipartite vertex cover are options."),
     ("Corpus value",
      "Macro mean of the per-answer values, times 100.",
-     "The same, with a seeded bootstrap 95% interval and the number of answers averaged."),
+     "The same, with a seeded bootstrap 95% interval and the number of answers averaged; pooled over units on "
+     "request (below)."),
 )
 
 
@@ -56,7 +57,9 @@ st.markdown(
     "How every number in this dashboard is produced. Answers are split into statements; a **judge** labels "
     "each statement (relevant or filler, its stance on debate questions), the answer's confidence, and whether "
     "each source supports each statement. Metrics are pure functions of those labels, computed per answer; a "
-    "corpus value is the mean over answers. This page is generated from the code's registries."
+    "corpus value is the mean over answers (as the AEE paper reports it) or, on request, pooled over the metric's "
+    "units (as Liu et al., ALCE and ExpertQA report theirs; see *Two ways to form a corpus value* below). This page "
+    "is generated from the code's registries."
 )
 
 st.header("Metrics")
@@ -92,8 +95,13 @@ for group in GROUP_ORDER:
             f"- Thresholds (Table 7): {md_escape(bands_text(name))}",
         ]
         if info.harmonic_of:
-            lines.append(f"- Corpus value: harmonic mean of the corpus means of `{info.harmonic_of[0]}` and "
-                         f"`{info.harmonic_of[1]}` (not a mean of per-answer values)")
+            lines.append(f"- Corpus value: harmonic mean of the corpus values of `{info.harmonic_of[0]}` and "
+                         f"`{info.harmonic_of[1]}` (not a mean of per-answer values), both means or both pooled")
+        elif info.pool_unit != "answer":
+            lines.append(f"- Pooled corpus value: over {md_escape(POOL_UNITS[info.pool_unit])}, every one of them "
+                         "weighing the same across the engine's answers")
+        else:
+            lines.append("- Pooled corpus value: the same as the mean (a property of the whole answer)")
         if info.finding or info.recommendation:
             lines.append(f"- Why it matters (Table 6): study finding {md_escape(info.finding or '–')}, "
                          f"design recommendation: {md_escape(info.recommendation or '–')}")
@@ -106,6 +114,22 @@ for group in GROUP_ORDER:
         if info.reference_column:
             lines.append(f"- Column in the published scorecards: `{info.reference_column}`")
         st.markdown("\n".join(lines))
+
+st.header("Two ways to form a corpus value")
+st.markdown(
+    "A per-answer value such as citation accuracy is a share of that answer's units (its citations). Over a "
+    "corpus the papers combine them in two ways, and the two can differ by several points on the same labels:\n"
+    "- **Mean over answers** (the AEE paper): average the per-answer shares; an answer with two citations weighs as "
+    "much as one with twenty. The Scorecard shows this by default.\n"
+    "- **Pooled over units** (Liu et al., ALCE, ExpertQA): add every answer's numerator and every answer's "
+    "denominator, then divide; each citation (or statement) weighs the same. An answer with no unit adds nothing, "
+    "so paper parity's 1.0 for an answer without citations does not enter a pooled value.\n\n"
+    "Both intervals come from the same bootstrap over answers (answers are what was sampled), so a pooled "
+    "interval accounts for statements of one answer being alike. Metrics of the whole answer (one-sided, "
+    "overconfident, confidence, counts) have one value either way. Every number says which it is: the Scorecard's "
+    "*Corpus value* switch, the hover text of each cell, the exports' `aggregation` and `aggregated_as` columns and "
+    "`aee scorecard --aggregation pooled`."
+)
 
 st.header("Not checked is not unsupported")
 st.markdown(

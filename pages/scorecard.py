@@ -29,7 +29,7 @@ from dashboard.render import (
     wide_table,
 )
 from dashboard.scorecard_grid import scorecard_html
-from pipeline.aggregate import QUERY_TYPES
+from pipeline.aggregate import QUERY_TYPES, with_aggregation
 from pipeline.metrics import METRICS, MODE_LABELS, NECESSITY_METHODS, PARITY_NECESSITY
 
 ensure_router()
@@ -54,7 +54,7 @@ field_filter = top[3].multiselect(
     disabled=not field_options, help="Pick fields to recompute the scorecard on their answers only.")
 url_remember_list("field", field_filter)
 
-row2 = st.columns([1.3, 1.1, 2.6])
+row2 = st.columns([1.3, 1.1, 1.3, 1.3])
 url_choice("mode", "scorecard_mode", list(MODE_LABELS))
 mode = row2[0].radio("Scoring rules", list(MODE_LABELS), format_func=MODE_LABELS.get, horizontal=True,
                      key="scorecard_mode",
@@ -69,13 +69,24 @@ else:
                                        "bipartite: vertex cover on the statement-source graph.")
 url_remember("mode", mode)
 url_remember("necessity", necessity)
+AGGREGATION_LABELS = {"answer": "Mean over answers (AEE)", "pooled": "Pooled over units (Liu et al., ExpertQA)"}
+url_choice("agg", "scorecard_aggregation", list(AGGREGATION_LABELS), "answer")
+aggregation = row2[2].radio(
+    "Corpus value", list(AGGREGATION_LABELS), format_func=AGGREGATION_LABELS.get, key="scorecard_aggregation",
+    help="Mean over answers: each answer weighs the same (the AEE paper). Pooled: each statement or citation "
+         "weighs the same, summed over the engine's answers (Liu et al., ALCE, ExpertQA). Metrics of a whole "
+         "answer (one-sided, confidence, counts) are the same either way.")
+if aggregation == "answer":
+    url_forget("agg")
+else:
+    url_remember("agg", aggregation)
 # the published scorecard shown beside this one travels in the address as ?published=<key>
 published_keys = [p.key for p in data.PUBLISHED]
 linked_published = st.query_params.get("published")
 if linked_published in published_keys and st.session_state.get("_url_published") != linked_published:
     st.session_state["scorecard_published"] = True
     st.session_state["scorecard_published_source"] = linked_published
-show_published = row2[2].toggle("Compare with published scorecards", key="scorecard_published",
+show_published = row2[3].toggle("Compare with published scorecards", key="scorecard_published",
                                 help="Show the papers' own scorecards beside this one and flag printed ratings "
                                      "that do not match the thresholds.")
 if mode == "parity":
@@ -86,7 +97,7 @@ if (mode, necessity) not in data.configs(dataset, judge):
                "Rerun the pipeline to produce it.")
     st.stop()
 
-summary = data.summary(dataset, judge, mode, necessity, tuple(field_filter))
+summary = with_aggregation(data.summary(dataset, judge, mode, necessity, tuple(field_filter)), aggregation)
 engines = data.engines(dataset)
 shown_engines = [e for e in engines if e in set(summary["engine"])]
 has_debate = query_type in ("all", "debate") and "debate" in set(summary["query_type"])
@@ -131,7 +142,8 @@ grid_cells = cells if show_empty else cells[~cells["metric"].isin(blank_metrics)
 
 illustrative = data.is_illustrative(dataset)
 context = (f"{data.dataset_label(dataset)} · judge {judge} · {query_type} queries · {MODE_LABELS[mode].lower()} rules"
-           f" · necessity {necessity}")
+           f" · necessity {necessity} · " + ("pooled over each metric's units" if aggregation == "pooled"
+                                              else "means over answers"))
 if field_filter:
     context += " · fields: " + ", ".join(field_filter)
 if illustrative:
@@ -200,7 +212,8 @@ if len(ratings):
     shown.columns = [md_escape(c) for c in shown.columns]
     st.table(shown)
 st.caption(rating_legend() + ". Each cell shows the value, its rating symbol and n, the number of answers the "
-           "value averages over; an n/a cell built on labels nobody could give (sources without text, for instance) "
+           "value " + ("pools (hover a cell for the units pooled)" if aggregation == "pooled" else "averages over")
+           + "; an n/a cell built on labels nobody could give (sources without text, for instance) "
            "shows instead how much was judged: a cell needs at least half (Methodology, \"Not checked is not "
            "unsupported\"). ↑ better: higher is better; ↓ better: lower is better; rows without an arrow "
            "describe the answers and are not rated.")
@@ -255,7 +268,10 @@ if tab_detail.open is not False:  # only the open tab is drawn (the others cost 
             "group": group_title(r["group"]), "metric": METRICS[r["metric"]].label, "engine": r["engine"],
             "value": fmt_metric(r["value"], r["metric"]) if r["value"] is not None else na(r["why_blank"]),
             "95% interval": ci_text(r["ci_low"], r["ci_high"], r["metric"], r["value"], r["n_answers"]),
+            "aggregated as": r["aggregated_as"],
             "n answers": str(int(r["n_answers"])) if r["n_answers"] is not None else "0",
+            "units pooled": (str(int(r["pooled_units"])) if aggregation == "pooled" and r["pooled_units"] is not None
+                             else "–"),
             "judged": judged_text(r.get("judged_share"), r["metric"]) or "–",
             "rating": f"{r['symbol']} {r['rating']}" if r["rating"] else ("not rated" if r["value"] is not None else "n/a"),
         } for r in records(cells)])
@@ -281,8 +297,8 @@ scorecard_ppi_section(dataset, judge, query_type, mode)
 st.subheader("Export")
 export = cells.drop(columns=["published_rating", "disagrees"]).assign(
     dataset=dataset, dataset_label=data.dataset_label(dataset), illustrative=illustrative, judge=judge,
-    query_type=query_type, mode=mode, necessity=necessity, fields="; ".join(field_filter))
-stem = f"scorecard_{dataset}_{query_type}_{mode}_{necessity}"
+    query_type=query_type, mode=mode, necessity=necessity, fields="; ".join(field_filter), aggregation=aggregation)
+stem = f"scorecard_{dataset}_{query_type}_{mode}_{necessity}" + ("_pooled" if aggregation == "pooled" else "")
 title = ("ILLUSTRATIVE TEACHING DATA · " if illustrative else "") + context
 ex = st.columns(5)
 ex[0].download_button("CSV", export.to_csv(index=False).encode("utf-8"), f"{stem}.csv", "text/csv",

@@ -8,6 +8,12 @@ Each cell also carries its judged share: of the units its metric needed over the
 registered with `max_unknown_share` whose cell has more undecided units than that is null, with the
 reason in words ("only 12% of statements judged (sources without text)"): a mean over the few
 answers whose sources had text would describe which sources had text, not the engine.
+
+Two aggregations sit side by side in every row: `value` is the mean of per-answer values (AEE's
+scorecard: each answer weighs the same) and `pooled_value` pools the metric's units over the cell
+(Liu et al., ALCE and ExpertQA: sum of per-answer numerators over sum of denominators, so each
+statement or citation weighs the same). Both intervals resample answers. `with_aggregation` picks
+one and names it.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.metrics import METRICS, RATING_SYMBOLS
-from pipeline.metrics.registry import MetricInfo, percent_text
+from pipeline.metrics.registry import AGGREGATIONS, MetricInfo, aggregation_text, percent_text
 
 QUERY_TYPES: tuple[str, ...] = ("all", "debate", "expertise")
 BOOTSTRAP_SAMPLES = 1000
@@ -53,6 +59,31 @@ def bootstrap_ci(values: np.ndarray, samples: int = BOOTSTRAP_SAMPLES, seed: int
     return float(low), float(high)
 
 
+def bootstrap_ratio_ci(numerators: np.ndarray, denominators: np.ndarray, samples: int = BOOTSTRAP_SAMPLES,
+                       seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """Percentile bootstrap 95% interval of sum(numerators) / sum(denominators), resampling answers
+    (rows) as `bootstrap_ci` does, so the pooled and the per-answer interval come from the same draws.
+    A draw whose answers hold no unit has no ratio and is left out."""
+    n = len(denominators)
+    if n == 0 or denominators.sum() <= 0:
+        return (float("nan"), float("nan"))
+    ratios = numerators / np.where(denominators > 0, denominators, 1)
+    if n == 1 or np.all(ratios[denominators > 0] == ratios[denominators > 0][0]):
+        value = float(numerators.sum() / denominators.sum())
+        return (value, value)
+    rng = np.random.default_rng(seed)
+    out = np.empty(samples)
+    block = max(1, min(samples, BOOTSTRAP_BLOCK_DRAWS // n))
+    for start in range(0, samples, block):
+        k = min(block, samples - start)
+        idx = rng.integers(0, n, size=(k, n))
+        den = denominators[idx].sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start : start + k] = np.where(den > 0, numerators[idx].sum(axis=1) / np.where(den > 0, den, 1), np.nan)
+    low, high = np.nanpercentile(out, [2.5, 97.5])
+    return float(low), float(high)
+
+
 SUMMARY_KEYS = ("dataset", "judge", "mode", "necessity")
 
 
@@ -67,6 +98,8 @@ class SummaryAccumulator:
         self.keys = tuple(keys)
         self.groups: set[tuple[tuple, str]] = set()  # (group key values, query type) seen
         self.values: dict[tuple[tuple, str, str], array] = {}
+        # beside each value, the units it is a share of (`MetricResult.n`), for pooled values
+        self.weights: dict[tuple[tuple, str, str], array] = {}
         # per (group, query type, metric): [units needed, units no label decided], and the causes
         self.judged: dict[tuple[tuple, str, str], list[int]] = {}
         self.causes: dict[tuple[tuple, str, str], Counter] = {}
@@ -91,14 +124,16 @@ class SummaryAccumulator:
                 slot = self.values.get((group, query_type, row["metric"]))
                 if slot is None:
                     slot = self.values[(group, query_type, row["metric"])] = array("d")
+                    self.weights[(group, query_type, row["metric"])] = array("d")
                 if value is not None and value == value:
                     slot.append(float(value))
+                    self.weights[(group, query_type, row["metric"])].append(float(_int(row.get("n"))))
                 self._count_units((group, query_type, row["metric"]), row.get("units"), row.get("unknown"),
                                   row.get("unknown_why"))
 
     def add_frame(self, scores: pd.DataFrame) -> None:
         """Add a per-answer metric table at once (the dashboard's filtered recomputation)."""
-        counted = [c for c in ("units", "unknown", "unknown_why") if c in scores.columns]  # absent in older results
+        counted = [c for c in ("n", "units", "unknown", "unknown_why") if c in scores.columns]  # absent in older results
         frame = scores[[*self.keys, "query_type", "metric", "value", *counted]]
         for query_type in QUERY_TYPES:
             part = frame if query_type == "all" else frame[frame["query_type"] == query_type]
@@ -109,7 +144,10 @@ class SummaryAccumulator:
                 self.groups.add((key, query_type))
                 for metric, part_rows in sub.groupby("metric", sort=False, observed=True):
                     slot_key = (key, query_type, str(metric))
-                    self.values[slot_key] = array("d", part_rows["value"].dropna().to_numpy(dtype=float))
+                    valued = part_rows[part_rows["value"].notna()]
+                    self.values[slot_key] = array("d", valued["value"].to_numpy(dtype=float))
+                    weights = valued["n"].fillna(0).to_numpy(dtype=float) if "n" in counted else np.zeros(len(valued))
+                    self.weights[slot_key] = array("d", weights)
                     if "units" in counted and "unknown" in counted:
                         self._count_units(slot_key, part_rows["units"].fillna(0).sum(), part_rows["unknown"].fillna(0).sum(), "")
                         if "unknown_why" in counted:
@@ -121,7 +159,7 @@ class SummaryAccumulator:
     def summary(self) -> pd.DataFrame:
         """Summary rows (keys, query_type, metric, value, ci_low, ci_high, n_answers, rating, symbol)."""
         columns = [*self.keys, "query_type", "metric", "value", "ci_low", "ci_high", "n_answers", "rating", "symbol",
-                   "judged_share", "reason"]
+                   "judged_share", "reason", *POOLED_COLUMNS]
         if not self.groups:
             return pd.DataFrame(columns=columns)
         rows: list[dict] = []
@@ -130,6 +168,7 @@ class SummaryAccumulator:
         for group, query_type in sorted(self.groups, key=lambda g: (order.get(g[1], len(order)), _sort_key(g[0]))):
             base = dict(zip(self.keys, group)) | {"query_type": query_type}
             means: dict[str, float | None] = {}
+            pooled_means: dict[str, float | None] = {}
             counts: dict[str, int] = {}
             reasons: dict[str, str] = {}
             for name, info in METRICS.items():
@@ -142,22 +181,28 @@ class SummaryAccumulator:
                 judged = {"judged_share": share, "reason": reasons[name]}
                 if len(values) == 0 or reasons[name]:
                     rows.append(base | {"metric": name, "value": None, "ci_low": None, "ci_high": None,
-                                        "n_answers": int(len(values))} | judged)
-                    means[name] = None
+                                        "n_answers": int(len(values))} | judged | _NO_POOLED)
+                    means[name] = pooled_means[name] = None
                     continue
                 low, high = _interval(values, intervals)
                 mean = float(values.mean())
                 means[name] = mean
+                weights = np.asarray(self.weights.get(key, array("d")), dtype=float)
+                pooled = _pooled(info, values, weights, mean, (low, high))
+                pooled_means[name] = pooled[0]
                 rows.append(base | {"metric": name, "value": info.scale(mean), "ci_low": info.scale(low),
-                                    "ci_high": info.scale(high), "n_answers": int(len(values))} | judged)
+                                    "ci_high": info.scale(high), "n_answers": int(len(values))} | judged
+                            | {"pooled_value": info.scale(pooled[0]), "pooled_ci_low": info.scale(pooled[1]),
+                               "pooled_ci_high": info.scale(pooled[2]), "pooled_units": pooled[3]})
             for name, info in METRICS.items():
                 if not info.harmonic_of:
                     continue
-                p, r = (means.get(m) for m in info.harmonic_of)
-                value = None if p is None or r is None else (0.0 if p + r == 0 else 2 * p * r / (p + r))
+                value = _harmonic(*(means.get(m) for m in info.harmonic_of))
+                pooled_value = _harmonic(*(pooled_means.get(m) for m in info.harmonic_of))
                 why = next((f"{METRICS[m].label.lower()}: {reasons[m]}" for m in info.harmonic_of if reasons.get(m)), "")
                 rows.append(base | {"metric": name, "value": info.scale(value), "ci_low": None, "ci_high": None,
-                                    "n_answers": counts.get(info.harmonic_of[0], 0), "judged_share": None, "reason": why})
+                                    "n_answers": counts.get(info.harmonic_of[0], 0), "judged_share": None, "reason": why}
+                            | _NO_POOLED | {"pooled_value": info.scale(pooled_value)})
         out = pd.DataFrame(rows, columns=columns)
         out["rating"] = [METRICS[m].rate(v) if v is not None and v == v else None for m, v in zip(out["metric"], out["value"])]
         out["symbol"] = out["rating"].map(lambda r: RATING_SYMBOLS.get(r, "") if r else "")
@@ -178,6 +223,53 @@ class SummaryAccumulator:
         unit = info.unknown_unit or "units"
         judged = f"none of the {unit} judged" if share == 0 else f"only {percent_text(share)} of {unit} judged"
         return share, judged + cause
+
+
+POOLED_COLUMNS = ("pooled_value", "pooled_ci_low", "pooled_ci_high", "pooled_units")
+_NO_POOLED = {"pooled_value": None, "pooled_ci_low": None, "pooled_ci_high": None, "pooled_units": None}
+
+
+def _harmonic(p: float | None, r: float | None) -> float | None:
+    return None if p is None or r is None else (0.0 if p + r == 0 else 2 * p * r / (p + r))
+
+
+def _pooled(info: MetricInfo, values: np.ndarray, weights: np.ndarray, mean: float,
+            interval: tuple[float, float]) -> tuple[float | None, float | None, float | None, int | None]:
+    """(pooled value, interval, units pooled) of one cell in metric units. An "answer" metric pools
+    answers, which is its mean; otherwise the answers whose value covers at least one unit are pooled
+    (an answer with no citation adds nothing to a pool of citations, whatever its parity value)."""
+    if info.pool_unit == "answer":
+        return mean, interval[0], interval[1], int(len(values))
+    held = weights > 0
+    if not held.any():
+        return None, None, None, 0
+    numerators, denominators = values[held] * weights[held], weights[held]
+    low, high = bootstrap_ratio_ci(numerators, denominators)
+    return float(numerators.sum() / denominators.sum()), low, high, int(round(denominators.sum()))
+
+
+def with_aggregation(summary: pd.DataFrame, aggregation: str) -> pd.DataFrame:
+    """The summary with `value`, its interval, rating and symbol taken from one aggregation
+    ("answer": mean over answers, "pooled": pooled over each metric's units), and the columns
+    `aggregation` (which) and `aggregated_as` (in words, per metric: "pooled over citations").
+    Results written before pooled values were kept have no pooled column: their pooled values are
+    null with that reason."""
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"aggregation must be one of {', '.join(AGGREGATIONS)}, not {aggregation!r}")
+    out = summary.copy()
+    out["aggregation"] = aggregation
+    out["aggregated_as"] = [aggregation_text(METRICS[m], aggregation) if m in METRICS else "" for m in out["metric"]]
+    if aggregation == "answer" or out.empty:
+        return out
+    if "pooled_value" not in out.columns:
+        out[["value", "ci_low", "ci_high"]] = None
+        out["reason"] = "written before pooled values were kept: run the dataset again"
+    else:
+        out["value"], out["ci_low"], out["ci_high"] = out["pooled_value"], out["pooled_ci_low"], out["pooled_ci_high"]
+    out["rating"] = [METRICS[m].rate(v) if m in METRICS and v is not None and v == v else None
+                     for m, v in zip(out["metric"], out["value"])]
+    out["symbol"] = out["rating"].map(lambda r: RATING_SYMBOLS.get(r, "") if r else "")
+    return out
 
 
 def _int(value: Any) -> int:

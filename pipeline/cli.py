@@ -118,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset", required=True)
     p.add_argument("--judge", help="judge id (default: the first with results)")
     p.add_argument("--query-type", choices=("all", "debate", "expertise"), default="all")
+    p.add_argument("--aggregation", choices=("answer", "pooled"), default="answer",
+                   help="answer: mean of per-answer values (AEE, default); pooled: each metric's units pooled over "
+                        "the engine's answers (Liu et al., ALCE, ExpertQA)")
     p.add_argument("--json", action="store_true")
     _add_score_options(p)
     add_ppi_options(p)
@@ -386,17 +389,24 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _scorecard_text(summary, mode: str, necessity: str, query_type: str) -> str:
-    from pipeline.aggregate import scorecard_table
+def _scorecard_text(summary, mode: str, necessity: str, query_type: str, aggregation: str = "answer") -> str:
+    from pipeline.aggregate import scorecard_table, with_aggregation
     from pipeline.metrics import METRICS
 
-    part = summary[(summary["mode"] == mode) & (summary["necessity"] == necessity)]
+    part = with_aggregation(summary[(summary["mode"] == mode) & (summary["necessity"] == necessity)], aggregation)
     table = scorecard_table(part, query_type)
     if table.empty:
         return "(no results)"
+    how = dict(zip(part["metric"], part["aggregated_as"]))
     table.index = [METRICS[m].label for m in table.index]
-    text = (f"scorecard ({mode}, necessity={necessity}, {query_type} queries; percent metrics x100; "
+    shown = ("pooled over each metric's units (Liu et al., ALCE, ExpertQA); a metric of the whole answer is its "
+             "mean over answers" if aggregation == "pooled" else "mean over answers (AEE)")
+    text = (f"scorecard ({mode}, necessity={necessity}, {query_type} queries; {shown}; percent metrics x100; "
             f"n/a = not defined by these labels):\n{table.to_string(na_rep='n/a')}")
+    if aggregation == "pooled":
+        pooled = [f"  {METRICS[m].label}: {how[m]}" for m in METRICS if how.get(m, "mean over answers") != "mean over answers"]
+        if pooled:
+            text += "\nhow each pooled value is formed:\n" + "\n".join(pooled)
     cells = part[part["query_type"] == query_type]
     if "reason" in cells.columns:  # results built before judged shares were kept have no such column
         judged = cells[cells["reason"].fillna("") != ""]
@@ -457,10 +467,12 @@ def cmd_scorecard(args: argparse.Namespace) -> int:
 
     necessity = effective_necessity(args.mode, args.necessity)
     if args.json:
+        from pipeline.aggregate import with_aggregation
+
         part = summary[(summary["mode"] == args.mode) & (summary["necessity"] == necessity) & (summary["query_type"] == args.query_type)]
-        print(part.to_json(orient="records", indent=2))
+        print(with_aggregation(part, args.aggregation).to_json(orient="records", indent=2))
     else:
-        print(_scorecard_text(summary, args.mode, necessity, args.query_type))
+        print(_scorecard_text(summary, args.mode, necessity, args.query_type, args.aggregation))
     return 0
 
 

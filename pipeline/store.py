@@ -81,6 +81,10 @@ SCHEMAS: dict[str, pa.Schema] = {
         # share of the units the metric needed that a label decided, over the cell's answers (null
         # when the metric tracks none), and why the cell is null when too few were ("" otherwise)
         ("judged_share", pa.float64()), ("reason", pa.string()),
+        # the same cell pooled over the metric's units (sum of numerators / sum of denominators, the
+        # interval resampling answers) and how many units that pooled (`aggregate.with_aggregation`)
+        ("pooled_value", pa.float64()), ("pooled_ci_low", pa.float64()), ("pooled_ci_high", pa.float64()),
+        ("pooled_units", pa.int64()),
     ]),
 }
 

@@ -117,7 +117,7 @@ def n_statements(ctx: ScoringContext) -> MetricResult:
 
 @metric(label="Citations / statement", group="basic", direction="neutral", unit="ratio", version=3,
         formula="sum(C) / relevant statements (null when the relevance of more than half is undecided)",
-        reference_column="citations_per_statement", max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="statements")
+        reference_column="citations_per_statement", max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="statements", pool_unit="statement")
 def citations_per_statement(ctx: ScoringContext) -> MetricResult:
     """Average number of citations carried by a relevant statement."""
     if skipped := _skip(ctx):
@@ -135,7 +135,7 @@ def citations_per_statement(ctx: ScoringContext) -> MetricResult:
         formula="agree / (agree + disagree) over relevant statements (unknown stance left out; "
                 "null when more than a third are unknown)",
         reference_column="pct_statement_agreement", max_unknown_share=MAX_UNKNOWN_STANCE,
-        unknown_unit="statements with a stance label")
+        unknown_unit="statements with a stance label", pool_unit="stance statement")
 def statement_agreement(ctx: ScoringContext) -> MetricResult:
     """Share of the answer's opinionated statements that side with the query's wording.
 
@@ -216,7 +216,7 @@ def overconfident(ctx: ScoringContext) -> MetricResult:
         formula="relevant statements / statements whose relevance is decided (undecided ones left out; null "
                 "when more than half are undecided)", bands=higher_bands(90, 70),
         finding="A.IV", recommendation="Minimize fluff information",
-        reference_column="pct_relevant_statements", max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="statements")
+        reference_column="pct_relevant_statements", max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="statements", pool_unit="statement")
 def relevant_statements(ctx: ScoringContext) -> MetricResult:
     """Share of the answer's statements that carry answer content rather than filler.
 
@@ -239,7 +239,7 @@ def relevant_statements(ctx: ScoringContext) -> MetricResult:
 @metric(label="Uncited sources", group="sources", direction="lower_is_better",
         formula="listed sources never cited in the answer / listed sources",
         bands=lower_bands(5, 10), finding="S.II", recommendation="Listed and cited sources match",
-        reference_column="pct_uncited_sources")
+        reference_column="pct_uncited_sources", pool_unit="source")
 def uncited_sources(ctx: ScoringContext) -> MetricResult:
     """Share of listed sources that no citation in the answer points to."""
     if skipped := _skip(ctx):
@@ -262,7 +262,7 @@ def uncited_sources(ctx: ScoringContext) -> MetricResult:
                 "counts only when no pair left unknown could support it; null when more than half are undecided)",
         bands=lower_bands(10, 25), finding="C.III", recommendation="Avoid unsupported citations",
         reference_column="pct_unsupported_statements", max_unknown_share=MAX_UNKNOWN_SHARE,
-        unknown_unit="statements")
+        unknown_unit="statements", pool_unit="statement")
 def unsupported_statements(ctx: ScoringContext) -> MetricResult:
     """Share of relevant statements that no listed source fully supports.
 
@@ -293,7 +293,7 @@ def unsupported_statements(ctx: ScoringContext) -> MetricResult:
         max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="(statement, source) pairs",
         bands=higher_bands(80, 60), finding="C.IV, S.IV",
         recommendation="Cite all relevant sources; present only necessary sources",
-        reference_column="pct_source_necessity")
+        reference_column="pct_source_necessity", pool_unit="source")
 def source_necessity(ctx: ScoringContext) -> MetricResult:
     """Share of listed sources needed to support everything the sources support."""
     if skipped := _skip(ctx):
@@ -325,7 +325,7 @@ def source_necessity(ctx: ScoringContext) -> MetricResult:
         formula="sum(C * F) / sum(C) (strict: over the citations whose pair is decided; null when more than half "
                 "are not)", bands=higher_bands(90, 50), finding="C.I",
         recommendation="Double-check for misattributions", reference_column="pct_citation_accuracy",
-        max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="citations")
+        max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="citations", pool_unit="citation")
 def citation_accuracy(ctx: ScoringContext) -> MetricResult:
     """Share of citations whose source fully supports the citing statement.
 
@@ -357,7 +357,7 @@ def citation_accuracy(ctx: ScoringContext) -> MetricResult:
         bands=higher_bands(50, 20), finding="S.III", max_unknown_share=MAX_UNKNOWN_SHARE,
         unknown_unit="(statement, source) pairs",
         recommendation="Give importance to expert sources",
-        reference_column="pct_citation_thoroughness")
+        reference_column="pct_citation_thoroughness", pool_unit="pair")
 def citation_thoroughness(ctx: ScoringContext) -> MetricResult:
     """Share of all (statement, source) support links that the answer actually cites."""
     if skipped := _skip(ctx):

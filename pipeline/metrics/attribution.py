@@ -106,7 +106,7 @@ def statement_attribution(annotated: AnnotatedAnswer) -> list[StatementAttributi
 @metric(label="AutoAIS (citations)", group="attribution", direction="higher_is_better", version=2,
         max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="cited statements",
         formula="statements with a citation that supports them alone / statements with citations",
-        reference_column="autoais_cit")
+        reference_column="autoais_cit", pool_unit="cited statement")
 def autoais_citations(ctx: ScoringContext) -> MetricResult:
     """Share of cited statements that at least one of their own citations supports on its own."""
     view = ctx.attribution
@@ -118,7 +118,7 @@ def autoais_citations(ctx: ScoringContext) -> MetricResult:
 @metric(label="AutoAIS (passages)", group="attribution", direction="higher_is_better", version=2,
         max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="statements",
         formula="statements supported alone by some listed source, cited or not / statements",
-        reference_column="autoais_pssg")
+        reference_column="autoais_pssg", pool_unit="statement")
 def autoais_passages(ctx: ScoringContext) -> MetricResult:
     """Share of statements that some source the answer lists supports on its own, cited or not."""
     statements = _statements(ctx)
@@ -135,7 +135,7 @@ def autoais_passages(ctx: ScoringContext) -> MetricResult:
 @metric(label="NLI citation recall", group="attribution", direction="higher_is_better", version=2,
         max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="statements",
         formula="statements its citations support taken together / statements (uncited ones count 0)",
-        reference_column="nli_recall")
+        reference_column="nli_recall", pool_unit="statement")
 def nli_citation_recall(ctx: ScoringContext) -> MetricResult:
     """Share of statements that their citations, read together, fully support (ALCE's citation recall)."""
     view = ctx.attribution
@@ -147,7 +147,7 @@ def nli_citation_recall(ctx: ScoringContext) -> MetricResult:
         max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="citations",
         formula="citations not irrelevant / citations; irrelevant = the statement's citations do not support it "
                 "together, or this one does not support it alone while the others still do",
-        reference_column="nli_precision")
+        reference_column="nli_precision", pool_unit="citation")
 def nli_citation_precision(ctx: ScoringContext) -> MetricResult:
     """Share of citations that earn their place (ALCE's citation precision)."""
     view = ctx.attribution
@@ -176,7 +176,7 @@ def _overlap(ctx: ScoringContext, direction: str) -> MetricResult:
 
 @metric(label="Citation overlap precision", group="attribution", direction="higher_is_better",
         formula="|sources cited by both the answer and the gold answer| / |sources the answer cites|",
-        reference_column="overlap_precision")
+        reference_column="overlap_precision", pool_unit="citation")
 def citation_overlap_precision(ctx: ScoringContext) -> MetricResult:
     """Share of the sources the answer cites that the gold answer for the query also cites."""
     return _overlap(ctx, "precision")
@@ -184,7 +184,7 @@ def citation_overlap_precision(ctx: ScoringContext) -> MetricResult:
 
 @metric(label="Citation overlap recall", group="attribution", direction="higher_is_better",
         formula="|sources cited by both the answer and the gold answer| / |sources the gold answer cites|",
-        reference_column="overlap_recall")
+        reference_column="overlap_recall", pool_unit="gold citation")
 def citation_overlap_recall(ctx: ScoringContext) -> MetricResult:
     """Share of the sources the gold answer cites that the answer cites too."""
     return _overlap(ctx, "recall")

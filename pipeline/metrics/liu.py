@@ -47,7 +47,7 @@ def _unknown_cited(ctx: ScoringContext, statements: list[Statement]) -> list[tup
 @metric(label="Citation recall", group="liu", direction="higher_is_better", version=2,
         formula="worthy statements fully supported by their own citations / worthy statements "
                 "(statements whose citations are not judged left out; null when more than half)",
-        reference_column="citation_recall", max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="worthy statements")
+        reference_column="citation_recall", max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="worthy statements", pool_unit="worthy statement")
 def citation_recall(ctx: ScoringContext) -> MetricResult:
     """Share of verification-worthy statements fully supported by the sources they cite."""
     worthy = _worthy(ctx)
@@ -74,7 +74,7 @@ def _citation_good(label: str | None, labels: list[str | None], union: Outcome) 
 @metric(label="Citation precision", group="liu", direction="higher_is_better", version=2,
         formula="(fully supporting citations + partial ones that complete a union) / citations "
                 "(undecided citations left out; null when more than half)",
-        reference_column="citation_precision", max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="citations")
+        reference_column="citation_precision", max_unknown_share=MAX_UNKNOWN_SHARE, unknown_unit="citations", pool_unit="citation")
 def citation_precision(ctx: ScoringContext) -> MetricResult:
     """Share of citations that support their statement, alone or as a needed part of a union."""
     outcomes: list[Outcome] = []
@@ -97,7 +97,7 @@ def citation_f1(ctx: ScoringContext) -> MetricResult:
 
 
 @metric(label="Duplicate sources", group="source analysis", direction="lower_is_better",
-        formula="listed sources whose text or URL near-duplicates an earlier source / listed sources")
+        formula="listed sources whose text or URL near-duplicates an earlier source / listed sources", pool_unit="source")
 def duplicate_sources(ctx: ScoringContext) -> MetricResult:
     """Share of listed sources that repeat the content of another listed source."""
     sources = ctx.answer.sources
@@ -108,7 +108,7 @@ def duplicate_sources(ctx: ScoringContext) -> MetricResult:
 
 
 @metric(label="Dead sources", group="source analysis", direction="lower_is_better",
-        formula="listed sources whose fetch failed / listed sources")
+        formula="listed sources whose fetch failed / listed sources", pool_unit="source")
 def dead_source_share(ctx: ScoringContext) -> MetricResult:
     """Share of listed sources that could not be fetched."""
     sources = ctx.answer.sources

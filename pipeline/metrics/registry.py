@@ -65,6 +65,12 @@ class MetricInfo:
     # cell; None when the metric reads no label that can be missing
     max_unknown_share: float | None = None
     unknown_unit: str = ""  # what those units are, in words ("statements", "citations", "pairs")
+    # What one per-answer value is a share of (`MetricResult.n` counts them): "answer" when the value
+    # is a property of the whole answer (a count, a yes/no, a Likert level), else the unit its
+    # numerator and denominator count ("statement", "citation", ...). A corpus value is either the
+    # mean of per-answer values (AEE) or pooled over these units, sum of numerators over sum of
+    # denominators (Liu et al., ALCE, ExpertQA); for "answer" metrics the two are the same.
+    pool_unit: str = "answer"
 
     def scale(self, value: float | None) -> float | None:
         """A per-answer or mean value in display units (percent metrics times 100)."""
@@ -87,6 +93,30 @@ class MetricInfo:
 
 METRICS: dict[str, MetricInfo] = {}
 
+# The units a metric can be pooled over, with their plural for labels ("pooled over citations").
+POOL_UNITS: dict[str, str] = {
+    "answer": "answers", "statement": "statements", "worthy statement": "verification-worthy statements",
+    "cited statement": "cited statements", "stance statement": "statements that take a side",
+    "citation": "citations", "pair": "supported (statement, source) pairs", "source": "listed sources",
+    "reference": "gold answers", "gold citation": "gold citations",
+}
+
+# How a corpus value is formed from per-answer values, named on every number that shows one.
+AGGREGATIONS: dict[str, str] = {
+    "answer": "mean over answers",  # AEE: each answer weighs the same
+    "pooled": "pooled over units",  # Liu et al., ALCE, ExpertQA: each statement / citation weighs the same
+}
+
+
+def aggregation_text(info: "MetricInfo", aggregation: str) -> str:
+    """How this metric's corpus value is formed, in words ("mean over answers", "pooled over citations")."""
+    if info.harmonic_of:
+        parts = " and ".join(METRICS[m].label.lower() if m in METRICS else m for m in info.harmonic_of)
+        return f"harmonic mean of {parts}, each " + ("pooled" if aggregation == "pooled" else "a mean over answers")
+    if aggregation == "pooled" and info.pool_unit != "answer":
+        return f"pooled over {POOL_UNITS[info.pool_unit]}"
+    return "mean over answers"
+
 
 def metric(
     *,
@@ -104,6 +134,7 @@ def metric(
     harmonic_of: tuple[str, str] | tuple[()] = (),
     max_unknown_share: float | None = None,
     unknown_unit: str = "",
+    pool_unit: str = "answer",
 ) -> Callable[[Callable[..., MetricResult]], Callable[..., MetricResult]]:
     """Register a per-answer metric function under its own name."""
 
@@ -129,7 +160,10 @@ def metric(
             harmonic_of=harmonic_of,
             max_unknown_share=max_unknown_share,
             unknown_unit=unknown_unit,
+            pool_unit=pool_unit,
         )
+        if pool_unit not in POOL_UNITS:
+            raise ValueError(f"metric {fn.__name__!r}: pool_unit {pool_unit!r} is not one of {sorted(POOL_UNITS)}")
         return fn
 
     return register

@@ -121,7 +121,7 @@ def _side_share(ctx: ScoringContext, side: str) -> MetricResult:
 
 @metric(label="Pro sources", group="source stance", max_unknown_share=MAX_UNKNOWN_SHARE,
         unknown_unit="listed sources", direction="neutral", debate_only=True,
-        formula="sources agreeing with the question's side / listed sources with a known stance")
+        formula="sources agreeing with the question's side / listed sources with a known stance", pool_unit="source")
 def pro_source_share(ctx: ScoringContext) -> MetricResult:
     """Share of the listed sources that take the side the question's wording takes."""
     return _side_share(ctx, "agree")
@@ -129,7 +129,7 @@ def pro_source_share(ctx: ScoringContext) -> MetricResult:
 
 @metric(label="Con sources", group="source stance", max_unknown_share=MAX_UNKNOWN_SHARE,
         unknown_unit="listed sources", direction="neutral", debate_only=True,
-        formula="sources disagreeing with the question's side / listed sources with a known stance")
+        formula="sources disagreeing with the question's side / listed sources with a known stance", pool_unit="source")
 def con_source_share(ctx: ScoringContext) -> MetricResult:
     """Share of the listed sources that take the side opposite to the question's wording."""
     return _side_share(ctx, "disagree")
@@ -137,7 +137,7 @@ def con_source_share(ctx: ScoringContext) -> MetricResult:
 
 @metric(label="Source balance", group="source stance", max_unknown_share=MAX_UNKNOWN_SHARE,
         unknown_unit="listed sources", direction="higher_is_better", debate_only=True,
-        formula="1 - |agree - disagree| / (agree + disagree) over listed sources")
+        formula="1 - |agree - disagree| / (agree + disagree) over listed sources", pool_unit="answer")
 def source_balance(ctx: ScoringContext) -> MetricResult:
     """How evenly the listed sources split between the two sides (1 even, 0 all on one side)."""
     known, null = _known_sources(ctx)
