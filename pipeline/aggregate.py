@@ -257,6 +257,8 @@ def with_aggregation(summary: pd.DataFrame, aggregation: str) -> pd.DataFrame:
     if aggregation not in AGGREGATIONS:
         raise ValueError(f"aggregation must be one of {', '.join(AGGREGATIONS)}, not {aggregation!r}")
     out = summary.copy()
+    if "pooled_units" in out.columns:  # a count: null where nothing was pooled, never 522.0
+        out["pooled_units"] = out["pooled_units"].astype("Int64")
     out["aggregation"] = aggregation
     out["aggregated_as"] = [aggregation_text(METRICS[m], aggregation) if m in METRICS else "" for m in out["metric"]]
     if aggregation == "answer" or out.empty:

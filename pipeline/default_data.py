@@ -98,6 +98,11 @@ def stale_metrics(dataset: str, judge: str) -> list[str]:
             continue
         built = {(r["metric"], r["metric_version"]) for r in rows}
         out |= {m for m, v in built if m in METRICS and v != METRICS[m].version}
+        try:  # a summary written before pooled values were kept cannot show them: score it again
+            if "pooled_value" not in pq.read_schema(table_path(dataset, "summary", name)).names:
+                out.add("summary without pooled values")
+        except (OSError, ValueError, KeyError):
+            pass
     return sorted(out)
 
 
