@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Collection, Iterable, Mapping
 from urllib.parse import urlsplit
 
+from pipeline.abbreviations import is_abbreviation, next_word
 from pipeline.records import AnnotatedAnswer, Statement
 
 __all__ = ["CitationMarker", "find_citation_markers", "strip_citation_markers", "split_statements",
@@ -359,15 +360,6 @@ def strip_citation_markers(text: str, markers: Iterable[CitationMarker]) -> str:
 
 # -------------------------------------- Statement splitting ---------------------------------------
 
-# Words that, followed by ".", do not end a sentence (compared lower-case, without the final dot).
-_ABBREVIATIONS = frozenset(
-    """
-    e.g i.e cf vs v viz al approx ca est dr mr mrs ms mx prof sr jr st mt ft
-    fig figs vol vols pp p ch sec eq eqs ref refs ed eds gen gov sen rep lt col capt sgt
-    rev hon dept univ assn bros ph.d m.d b.a m.a jan feb mar apr jun jul aug sep sept oct nov dec
-    """.split()
-)
-_DOTTED_ACRONYM_RE = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]")
 _CLOSERS = "\"')]}*_\u201d\u2019\u00bb"
 _CJK_END = "\u3002\uff01\uff1f"
 _BOUNDARY_RE = re.compile(r"(?P<t>[.!?\u2026\u3002\uff01\uff1f\u203c\u2047\u2048\u2049]++)|\n")
@@ -522,26 +514,6 @@ def _is_bold_heading(text: str, start: int, end: int) -> bool:
     return False
 
 
-def _is_abbreviation(text: str, dot: int, lo: int, nxt_char: str) -> bool:
-    """Does the word ending right before the '.' at dot look like an abbreviation or initial?"""
-    k = dot
-    while k > lo and dot - k < 30 and (text[k - 1].isalpha() or text[k - 1] == "."):
-        k -= 1
-    tok = text[k:dot]
-    if not tok:
-        return False
-    if k > lo and not (text[k - 1].isspace() or text[k - 1] in "([{\"'\u201c\u2018*_"):
-        return False  # part of a longer token such as "example.com/a.b" or "x2.y"
-    low = tok.lower()
-    if low in _ABBREVIATIONS:
-        return True
-    if low in ("no", "nos") and nxt_char.isdigit():
-        return True
-    if len(tok) == 1 and tok.isupper() and tok.isascii():
-        return True  # an initial, as in "J. K. Rowling"
-    return _DOTTED_ACRONYM_RE.fullmatch(tok) is not None  # U.S., U.K., a.m.
-
-
 def _sentence_spans(
     text: str, block: _Block, marker_at: dict[int, int], protected: _Spans
 ) -> list[tuple[int, int]]:
@@ -585,7 +557,7 @@ def _sentence_spans(
             end = j = me
         if j < be and text[j].islower():
             continue
-        if end == q and term == "." and _is_abbreviation(text, p, cur, text[j] if j < be else ""):
+        if end == q and term == "." and is_abbreviation(text, p, cur, next_word(text, j, be)):
             continue
         spans.append((cur, end))
         cur = end

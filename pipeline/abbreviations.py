@@ -1,0 +1,96 @@
+"""Is the full stop after this word an abbreviation's dot or a sentence's end?
+
+The splitter (`pipeline.text`) asks this for every "." followed by white space and a word that does
+not start in lower case (a lower-case next word never starts a sentence, so it needs no list).
+
+Three kinds of words are told apart:
+
+* words that stand before what they qualify ("Dr. Smith", "St. Louis", "e.g. rice", "Fig. 3"):
+  their dot never ends a sentence;
+* words that may stand at a sentence's end as well ("et al.", "Jr.", "Jan.", "U.S.", "a.m.",
+  "Ph.D."): their dot ends the sentence only when the next word is one that typically opens a
+  sentence ("The", "It", "However", ...), so "in the U.S. The rate" breaks and "U.S. Army" does not;
+* a capital letter standing alone is an initial ("J. K. Rowling").
+
+An abbreviation may be glued to the word before it: "FRED/St. Louis", "co-Dr. Smith", "(Dr. Lee",
+a quote opening before it. Glued by "/" or a dash only listed words and dotted acronyms count (a
+single capital there is more often a name's last letter, as in "vitamin-C. Then").
+"""
+
+from __future__ import annotations
+
+import re
+
+# Compared lower-case, without the final dot.
+BEFORE_WHAT_THEY_QUALIFY = frozenset(
+    """
+    e.g i.e cf vs v viz approx ca dr mr mrs ms mx prof st mt ft fig figs vol vols pp p ch sec
+    eq eqs ref refs gen gov sen rep lt col capt sgt rev hon adm no nos
+    """.split()
+)
+MAY_END_A_SENTENCE = frozenset(
+    """
+    al est ed eds dept univ assn bros jr sr ph.d m.d b.a m.a
+    jan feb mar apr jun jul aug sep sept oct nov dec
+    """.split()
+)
+ABBREVIATIONS = BEFORE_WHAT_THEY_QUALIFY | MAY_END_A_SENTENCE
+
+# Words that, capitalised after an ambiguous abbreviation, say a new sentence has begun.
+SENTENCE_OPENERS = frozenset(
+    """
+    the this that these those it its he she they we i you there here a an in on at for as by
+    but and however also yet so thus therefore meanwhile since while when after before although
+    though if many most some several both each all no one other such our their his her my
+    """.split()
+)
+
+_DOTTED_ACRONYM_RE = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]")
+# What may open right before an abbreviation: brackets, quotes of several languages, emphasis marks.
+_OPENERS = "([{\"'`*_\u201c\u2018\u201e\u201a\u00ab\u00bb\u2039\u203a"
+# Joiners that glue an abbreviation to the previous word ("FRED/St.", "co-Dr.", "1990\u2013Jan.").
+_JOINERS = "/\\-\u2010\u2011\u2012\u2013\u2014\u2212"
+
+
+def _token_before(text: str, dot: int, lo: int) -> int:
+    """Start of the run of letters and dots that ends right before position `dot`."""
+    k = dot
+    while k > lo and dot - k < 30 and (text[k - 1].isalpha() or text[k - 1] == "."):
+        k -= 1
+    return k
+
+
+def is_abbreviation(text: str, dot: int, lo: int, next_word: str) -> bool:
+    """Does the '.' at `dot` belong to an abbreviation or an initial, not end a sentence?
+
+    `lo` is where the current sentence started (nothing before it is looked at); `next_word` is the
+    word after the dot and the spaces (and markers) following it, "" at the end of the text."""
+    k = _token_before(text, dot, lo)
+    tok = text[k:dot]
+    if not tok:
+        return False
+    before = text[k - 1] if k > lo else " "
+    glued = before in _JOINERS
+    if not (before.isspace() or before in _OPENERS or glued):
+        return False  # part of a longer token such as "example.com/a.b" or "x2.y"
+    low = tok.lower()
+    opens_sentence = next_word.lower() in SENTENCE_OPENERS
+    if low in BEFORE_WHAT_THEY_QUALIFY:
+        if low in ("no", "nos"):
+            return next_word[:1].isdigit()
+        return len(low) > 1 or not glued
+    if low in MAY_END_A_SENTENCE:
+        return not opens_sentence
+    if len(tok) == 1 and tok.isupper() and tok.isascii():
+        return not glued  # an initial, as in "J. K. Rowling"
+    if _DOTTED_ACRONYM_RE.fullmatch(tok) is not None:  # U.S., U.K., a.m.
+        return not opens_sentence
+    return False
+
+
+def next_word(text: str, j: int, end: int) -> str:
+    """The word (letters and digits) that starts at position j, at most 30 characters."""
+    k = j
+    while k < end and k - j < 30 and (text[k].isalnum()):
+        k += 1
+    return text[j:k]
