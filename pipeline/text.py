@@ -22,6 +22,7 @@ from typing import Collection, Iterable, Mapping
 from urllib.parse import urlsplit
 
 from pipeline.abbreviations import is_abbreviation, next_word
+from pipeline.headings import is_heading_line
 from pipeline.records import AnnotatedAnswer, Statement
 
 __all__ = ["CitationMarker", "find_citation_markers", "strip_citation_markers", "split_statements",
@@ -582,6 +583,21 @@ def _has_content(text: str, s: int, e: int, mstarts: list[int], markers: list[Ci
     return False
 
 
+def _is_plain_heading(text: str, span: tuple[int, int], following: tuple[int, int], mstarts: list[int]) -> bool:
+    """A paragraph span that is a whole line without markers, followed by more text on a later line,
+    and reads as a heading ("Population trends", "Key findings:")."""
+    s, e = span
+    i = bisect_left(mstarts, s)
+    if i < len(mstarts) and mstarts[i] < e:
+        return False
+    line_start = text.rfind("\n", 0, s) + 1
+    line_end = text.find("\n", e)
+    line_end = len(text) if line_end < 0 else line_end
+    if text[line_start:s].strip(" \t>") or text[e:line_end].strip() or "\n" not in text[e:following[0]]:
+        return False
+    return is_heading_line(text[s:e])
+
+
 def split_statements(
     answer_id: str,
     text: str,
@@ -604,6 +620,7 @@ def split_statements(
     protected = _Spans(layout.code + links + [(m.start, m.end) for m in markers])
 
     spans: list[tuple[int, int]] = []
+    paragraph_spans: set[int] = set()  # positions in `spans` that came from a paragraph block
     for block in _blocks(text, layout):
         if block.kind != "row":
             has_marker = bisect_left(mstarts, block.start) < len(mstarts) and \
@@ -630,7 +647,11 @@ def split_statements(
             i = bisect_left(mstarts, s)
             if kept and i < len(markers) and markers[i].start < e and "\n" not in text[kept[-1][1]:s]:
                 kept[-1] = (kept[-1][0], e)
+        if block.kind == "para":
+            paragraph_spans.update(range(len(spans), len(spans) + len(kept)))
         spans.extend(kept)
+    spans = [sp for k, sp in enumerate(spans)
+             if not (k in paragraph_spans and k + 1 < len(spans) and _is_plain_heading(text, sp, spans[k + 1], mstarts))]
 
     out: list[Statement] = []
     for n, (s, e) in enumerate(spans):
