@@ -20,6 +20,7 @@ single capital there is more often a name's last letter, as in "vitamin-C. Then"
 from __future__ import annotations
 
 import re
+import unicodedata
 
 # Compared lower-case, without the final dot.
 BEFORE_WHAT_THEY_QUALIFY = frozenset(
@@ -45,6 +46,12 @@ SENTENCE_OPENERS = frozenset(
     """.split()
 )
 
+# Capitalised words that may follow a clock time inside the same sentence.
+_AFTER_A_TIME = frozenset(
+    """eastern central pacific mountain atlantic local standard daylight monday tuesday wednesday
+    thursday friday saturday sunday""".split()
+)
+
 _DOTTED_ACRONYM_RE = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]")
 # What may open right before an abbreviation: brackets, quotes of several languages, emphasis marks.
 _OPENERS = "([{\"'`*_\u201c\u2018\u201e\u201a\u00ab\u00bb\u2039\u203a"
@@ -60,6 +67,17 @@ def _token_before(text: str, dot: int, lo: int) -> int:
     return k
 
 
+_DOMAIN_RE = re.compile(r"(?:://|www\.|[a-z0-9-]\.[a-z]{2,})")
+
+
+def _looks_like_address(text: str, k: int, lo: int) -> bool:
+    """Does the token that the abbreviation at k is glued to look like a web address or a path?"""
+    w = k
+    while w > lo and k - w < 200 and not text[w - 1].isspace():
+        w -= 1
+    return _DOMAIN_RE.search(text, w, k) is not None
+
+
 def is_abbreviation(text: str, dot: int, lo: int, next_word: str) -> bool:
     """Does the '.' at `dot` belong to an abbreviation or an initial, not end a sentence?
 
@@ -72,7 +90,9 @@ def is_abbreviation(text: str, dot: int, lo: int, next_word: str) -> bool:
     before = text[k - 1] if k > lo else " "
     glued = before in _JOINERS
     if not (before.isspace() or before in _OPENERS or glued):
-        return False  # part of a longer token such as "example.com/a.b" or "x2.y"
+        return False  # part of a longer token such as "x2.y"
+    if glued and _looks_like_address(text, k, lo):
+        return False  # the last part of a path such as "example.com/a.b"
     low = tok.lower()
     opens_sentence = next_word.lower() in SENTENCE_OPENERS
     if low in BEFORE_WHAT_THEY_QUALIFY:
@@ -82,8 +102,12 @@ def is_abbreviation(text: str, dot: int, lo: int, next_word: str) -> bool:
     if low in MAY_END_A_SENTENCE:
         return not opens_sentence
     if len(tok) == 1 and tok.isupper() and tok.isascii():
-        return not glued  # an initial, as in "J. K. Rowling"
+        # an initial, as in "J. K. Rowling"; "Team B. The final" ends (a one-letter next word such
+        # as "I" or "A" is more likely another initial)
+        return not glued and not (opens_sentence and len(next_word) > 1)
     if _DOTTED_ACRONYM_RE.fullmatch(tok) is not None:  # U.S., U.K., a.m.
+        if low in ("a.m", "p.m") and next_word[:1].isupper() and not next_word.isupper():
+            return next_word.lower() in _AFTER_A_TIME  # "9 a.m. Eastern" goes on, "9 a.m. Bring water" ends
         return not opens_sentence
     return False
 
@@ -94,3 +118,14 @@ def next_word(text: str, j: int, end: int) -> str:
     while k < end and k - j < 30 and (text[k].isalnum()):
         k += 1
     return text[j:k]
+
+
+def trailing_symbols(text: str, j: int, end: int) -> int | None:
+    """Where a sentence ends when emoji or other pictographs follow its end punctuation ("passed!
+    \U0001F389 Turnout"): after them when they stand alone before the next word; else None."""
+    k = j
+    while k < end and (unicodedata.category(text[k]) == "So" or text[k] in "\u200d\ufe0f"):
+        k += 1
+    if k == j or (k < end and not text[k].isspace()):
+        return None
+    return k

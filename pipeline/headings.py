@@ -45,3 +45,24 @@ def is_heading_line(line: str) -> bool:
     if len(words) == 1 and words[0].lower() in _ANSWER_WORDS:
         return False  # a bare "Yes" answers the question
     return not any(ch in ".!?:" for ch in t)  # "Pros: cheaper" is a label and its content
+
+
+def is_bold_heading(text: str, start: int, end: int) -> bool:
+    """A block that is one bold span such as "**Pros:**" or "**Key points**" acts as a heading."""
+    t = text[start:end].strip()
+    for d in ("**", "__"):
+        if not t.startswith(d):
+            continue
+        close = t.find(d, 2)
+        if close < 0:
+            return False
+        rest = t[close + 2:].strip()
+        inner = t[2:close].strip()
+        if rest not in ("", ":") or not inner:
+            return False
+        if rest == ":" or inner.endswith(":"):
+            return True
+        if any(ch in ".!?\u3002\uff01\uff1f" for ch in inner):
+            return False
+        return len(inner.split()) < 8
+    return False

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Collection, Iterable, Mapping
 from urllib.parse import urlsplit
 
-from pipeline.abbreviations import is_abbreviation, next_word
-from pipeline.headings import is_heading_line
+from pipeline.abbreviations import is_abbreviation, next_word, trailing_symbols
+from pipeline.headings import is_bold_heading, is_heading_line
 from pipeline.records import AnnotatedAnswer, Statement
 
 __all__ = ["CitationMarker", "find_citation_markers", "strip_citation_markers", "split_statements",
@@ -372,7 +372,6 @@ _ATX_RE = re.compile(r"#{1,6}+(?:[ \t]|$)")
 _DEFINITION_RE = re.compile(r"\[\^?[^\]\n]{1,100}+\]:")
 _URL_IN_TEXT_RE = re.compile(r"(?:https?|ftp)://\S++|www\.\S++")
 _WORDCHAR_RE = re.compile(r"[^\W_]")
-_SENT_PUNCT = frozenset(".!?\u3002\uff01\uff1f")
 
 
 class _Spans:
@@ -494,27 +493,6 @@ def _blocks(text: str, layout: _Layout) -> list[_Block]:
     return blocks
 
 
-def _is_bold_heading(text: str, start: int, end: int) -> bool:
-    """A block that is one bold span such as "**Pros:**" or "**Key points**" acts as a heading."""
-    t = text[start:end].strip()
-    for d in ("**", "__"):
-        if not t.startswith(d):
-            continue
-        close = t.find(d, 2)
-        if close < 0:
-            return False
-        rest = t[close + 2:].strip()
-        inner = t[2:close].strip()
-        if rest not in ("", ":") or not inner:
-            return False
-        if rest == ":" or inner.endswith(":"):
-            return True
-        if any(ch in _SENT_PUNCT for ch in inner):
-            return False
-        return len(inner.split()) < 8
-    return False
-
-
 def _sentence_spans(
     text: str, block: _Block, marker_at: dict[int, int], protected: _Spans
 ) -> list[tuple[int, int]]:
@@ -522,6 +500,7 @@ def _sentence_spans(
     bs, be = block.start, block.end
     spans: list[tuple[int, int]] = []
     cur = bs
+    symbols_lead = trailing_symbols(text, bs, be) is not None  # "\u2705 Done. \u274c Not done.": emoji open sentences
     for m in _BOUNDARY_RE.finditer(text, bs, be):
         p = m.start()
         if p < cur or protected.inside(p):
@@ -556,6 +535,11 @@ def _sentence_spans(
             if me is None or me > be:
                 break
             end = j = me
+        symbols_end = trailing_symbols(text, j, be) if end == q and not symbols_lead else None
+        if symbols_end is not None:
+            end = j = symbols_end
+            while j < be and text[j].isspace():
+                j += 1
         if j < be and text[j].islower():
             continue
         if end == q and term == "." and is_abbreviation(text, p, cur, next_word(text, j, be)):
@@ -625,7 +609,7 @@ def split_statements(
         if block.kind != "row":
             has_marker = bisect_left(mstarts, block.start) < len(mstarts) and \
                 mstarts[bisect_left(mstarts, block.start)] < block.end
-            if not has_marker and _is_bold_heading(text, block.start, block.end):
+            if not has_marker and is_bold_heading(text, block.start, block.end):
                 continue
             raw = _sentence_spans(text, block, marker_at, protected)
         else:
