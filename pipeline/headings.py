@@ -10,11 +10,13 @@ Every view of the answer then agrees: a heading is neither an uncited statement 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 MAX_TITLE_WORDS = 8  # "Population trends in St. Louis since 2000" is a title; a longer line reads as prose
 MAX_CAPTION_WORDS = 10  # "Key findings:" / "What the data show:" over a list
 _EMPHASIS = "*_"
 _END_OF_PROSE = ".!?;,\u2026\u3002\uff01\uff1f\uff1b\uff0c"
+_TITLE_PUNCT = "-\u2010\u2013\u2014&'\u2019()/,:.!?;\u2026\u3002\uff01\uff1f\uff1b\uff0c"  # (end punctuation is judged below)
 _ANSWER_WORDS = frozenset({"yes", "no", "maybe", "true", "false", "correct", "incorrect"})
 _WORD_RE = re.compile(r"[^\W_]+")
 # A colon-ended line with one of these words leads into a list as a sentence would ("Here are the
@@ -30,6 +32,8 @@ def is_heading_line(line: str) -> bool:
     t = line.strip().strip(_EMPHASIS).strip()
     if not t or "\n" in t or "|" in t:  # a table row is never a heading
         return False
+    if any(not (ch.isalnum() or ch.isspace() or ch in _TITLE_PUNCT or unicodedata.category(ch) == "So") for ch in t):
+        return False  # "volume \u00d7 density", "$$E = mc^2$$": a formula, not a title
     words = _WORD_RE.findall(t)
     if not words:
         return False
