@@ -128,4 +128,9 @@ def trailing_symbols(text: str, j: int, end: int) -> int | None:
         k += 1
     if k == j or (k < end and not text[k].isspace()):
         return None
+    after = k
+    while after < end and text[after].isspace():
+        after += 1
+    if after < end and text[after].islower():
+        return None  # "n4. \U0001F308 trees grow": the emoji opens the next sentence
     return k

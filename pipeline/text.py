@@ -668,3 +668,10 @@ def statements_for(annotated: AnnotatedAnswer) -> tuple[Statement, ...]:
     answer = annotated.answer
     urls = {s.url: s.index for s in answer.sources if s.url}
     return tuple(split_statements(answer.answer_id, answer.text, {s.index for s in answer.sources}, urls))
+
+
+def paragraph_spans(text: str) -> list[tuple[int, int]]:
+    """Where the paragraphs, list items and table rows of a Markdown answer start and end (headings,
+    rules and code left out): the units a paragraph-scoped citation covers (`pipeline.citation_scope`)."""
+    text = _as_text(text)
+    return [(b.start, b.end) for b in _blocks(text, _Layout(text))]
