@@ -96,7 +96,7 @@ def scope_note(meta: Mapping[str, str] | None, engine: str = "") -> str:
     scope = (meta or {}).get(META_SCOPE, "")
     if scope not in SCOPES or scope == SENTENCE:
         return ""
-    who = engine.strip() or "This engine"
+    who = engine.strip() or "this engine"
     line = f"How {who} cites: {SCOPES[scope]}."
     covered = (meta or {}).get(META_COVERED, "")
     if scope == PARAGRAPH and covered.isdigit() and int(covered):
