@@ -1,6 +1,6 @@
 """The sentence splitter beside a maintained segmenter on the hand-checked golden file.
 
-    python -m bench.sentences [--golden tests/fixtures/sentences_golden.jsonl] [--json]
+    python -m bench.sentences [--golden tests/fixtures/sentences_golden.jsonl] [--before REF] [--json]
 
 Each golden case is a short answer text and the statements a careful reader finds in it (headings
 are not statements; a citation marker after a full stop belongs to the sentence before it). Scored:
@@ -75,9 +75,15 @@ def pysbd_in_blocks(segment: Callable[[str], list[str]], text: str) -> list[str]
     return out
 
 
-def score(cases: list[dict]) -> dict[str, dict]:
-    """Per splitter: right/total overall and by category, and the ids it got wrong."""
+def score(cases: list[dict], before: str = "") -> dict[str, dict]:
+    """Per splitter: right/total overall and by category, and the ids it got wrong. `before`: a git
+    ref whose splitter is scored too (exact statement texts), to see what a change fixed."""
     runners: dict[str, Callable[[str], list[str]]] = {"ours (exact)": ours, "ours": lambda t: normalise(ours(t))}
+    if before:
+        from bench.sentence_changes import splitter_at
+
+        old = splitter_at(before)
+        runners[f"ours at {before} (exact)"] = lambda t: [s.text for s in old.split_statements("golden", t, LISTED)]
     segment = _pysbd_segmenter()
     if segment is not None:
         runners["pysbd, whole text"] = lambda t: normalise(segment(t))
@@ -88,7 +94,7 @@ def score(cases: list[dict]) -> dict[str, dict]:
         total: Counter[str] = Counter()
         wrong: list[str] = []
         for case in cases:
-            want = case["sentences"] if name == "ours (exact)" else normalise(case["sentences"])
+            want = case["sentences"] if name.endswith("(exact)") else normalise(case["sentences"])
             total[case["category"]] += 1
             if run(case["text"]) == want:
                 right[case["category"]] += 1
@@ -103,19 +109,20 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--golden", type=Path, default=GOLDEN)
     ap.add_argument("--json", action="store_true", help="print the report as JSON")
+    ap.add_argument("--before", default="", metavar="REF", help="also score the splitter of this git ref")
     args = ap.parse_args(argv)
-    report = score(load(args.golden))
+    report = score(load(args.golden), args.before)
     if args.json:
         print(json.dumps(report, indent=1))
         return 0
     cats = sorted(next(iter(report.values()))["by_category"])
-    print(f"{'splitter':22} {'right':>7}  " + "  ".join(f"{c[:10]:>10}" for c in cats))
+    print(f"{'splitter':26} {'right':>7}  " + "  ".join(f"{c[:10]:>10}" for c in cats))
     for name, r in report.items():
         cells = "  ".join(f"{r['by_category'][c][0]:>4}/{r['by_category'][c][1]:<5}" for c in cats)
-        print(f"{name:22} {r['right']:>3}/{r['total']:<3}  {cells}")
+        print(f"{name:26} {r['right']:>3}/{r['total']:<3}  {cells}")
     for name, r in report.items():
         print(f"{name} wrong: {', '.join(r['wrong']) or '-'}")
-    if len(report) == 2:
+    if not any(name.startswith("pysbd") for name in report):
         print("(pysbd not installed: pip install pysbd to compare)", file=sys.stderr)
     return 0
 

@@ -7,8 +7,8 @@ Three kinds of words are told apart:
 
 * words that stand before what they qualify ("Dr. Smith", "St. Louis", "e.g. rice", "Fig. 3"):
   their dot never ends a sentence;
-* words that may stand at a sentence's end as well ("et al.", "Jr.", "Jan.", "U.S.", "a.m.",
-  "Ph.D."): their dot ends the sentence only when the next word is one that typically opens a
+* words that may stand at a sentence's end as well ("et al.", "Jr.", "Corp.", "Jan.", "U.S.",
+  "a.m.", "Ph.D."): their dot ends the sentence only when the next word is one that typically opens a
   sentence ("The", "It", "However", ...), so "in the U.S. The rate" breaks and "U.S. Army" does not;
 * a capital letter standing alone is an initial ("J. K. Rowling").
 
@@ -31,7 +31,7 @@ BEFORE_WHAT_THEY_QUALIFY = frozenset(
 )
 MAY_END_A_SENTENCE = frozenset(
     """
-    al est ed eds dept univ assn bros jr sr ph.d m.d b.a m.a
+    al est ed eds dept univ assn bros co corp inc ltd jr sr ph.d m.d b.a m.a
     jan feb mar apr jun jul aug sep sept oct nov dec
     """.split()
 )

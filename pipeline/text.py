@@ -542,6 +542,8 @@ def _sentence_spans(
                 j += 1
         if j < be and text[j].islower():
             continue
+        if term == "." and (text.startswith(". . .", p) or text.startswith(". . .", p - 2)):
+            continue  # a spaced ellipsis ". . ." ends, if at all, at its last dot
         if end == q and term == "." and is_abbreviation(text, p, cur, next_word(text, j, be)):
             continue
         spans.append((cur, end))
