@@ -132,3 +132,13 @@ def test_headings_are_never_statements_in_any_form(text):
     for engine in ("ChatGPT", "Perplexity"):
         a = parse_answer(_answer(engine, text), "w")
         assert [s.text for s in a.statements] == ["Trees cool streets [1]."], engine
+
+
+def test_cli_score_says_how_the_engine_cites(capsys):
+    from pipeline.cli import main as cli_main
+
+    assert cli_main(["score", str(ENGINES / "openai_responses.json")]) == 0
+    err = capsys.readouterr().err
+    assert "How openai:gpt-4.1-mini-2025-04-14 cites: a citation at the end of a paragraph backs every sentence" in err
+    assert cli_main(["score", str(ENGINES / "perplexity_sonar.json")]) == 0
+    assert "cites:" not in capsys.readouterr().err  # per sentence: nothing to say
