@@ -16,6 +16,7 @@ the one line a page shows about it.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import replace
 from typing import Mapping
 
@@ -55,10 +56,12 @@ def cover_paragraphs(text: str, statements: tuple[Statement, ...] | list[Stateme
     paragraph (list item, table row); and the indexes of the statements so covered."""
     out = list(statements)
     paragraphs = paragraph_spans(text)
+    starts = [s for s, _ in paragraphs]
     covered: list[int] = []
 
     def paragraph_of(st: Statement) -> int:
-        return next((k for k, (s, e) in enumerate(paragraphs) if s <= st.start < e), -1)
+        k = bisect_right(starts, st.start) - 1
+        return k if k >= 0 and st.start < paragraphs[k][1] else -1
 
     carry: Statement | None = None
     carry_paragraph = -2

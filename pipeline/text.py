@@ -542,7 +542,7 @@ def _sentence_spans(
                 j += 1
         if j < be and text[j].islower():
             continue
-        if term == "." and (text.startswith(". . .", p) or text.startswith(". . .", p - 2)):
+        if term == "." and (text.startswith(". . .", p) or (p >= 2 and text.startswith(". . .", p - 2))):
             continue  # a spaced ellipsis ". . ." ends, if at all, at its last dot
         if end == q and term == "." and is_abbreviation(text, p, cur, next_word(text, j, be)):
             continue
@@ -576,11 +576,18 @@ def _is_plain_heading(text: str, span: tuple[int, int], following: tuple[int, in
     i = bisect_left(mstarts, s)
     if i < len(mstarts) and mstarts[i] < e:
         return False
-    line_start = text.rfind("\n", 0, s) + 1
-    line_end = text.find("\n", e)
-    line_end = len(text) if line_end < 0 else line_end
-    if text[line_start:s].strip(" \t>") or text[e:line_end].strip() or "\n" not in text[e:following[0]]:
-        return False
+    if e - s > 300:
+        return False  # far longer than a title; also keeps one huge line from being scanned per sentence
+    k = s
+    while k > 0 and text[k - 1] in " \t>":
+        k -= 1
+    if k > 0 and text[k - 1] != "\n":
+        return False  # something stands before it on its line
+    k = e
+    while k < len(text) and text[k] in " \t\r":
+        k += 1
+    if k < len(text) and text[k] != "\n" or "\n" not in text[e:following[0]]:
+        return False  # something follows it on its line, or the next statement does
     return is_heading_line(text[s:e])
 
 
