@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pipeline.citation_scope import (
     META_COVERED,
@@ -20,7 +22,7 @@ from pipeline.importers import IMPORTERS
 from pipeline.importers.canonical import parse_answer
 from pipeline.importers.engines import FORMATS
 from pipeline.records import AnnotatedAnswer, Answer
-from pipeline.text import split_statements
+from pipeline.text import paragraph_spans, split_statements
 
 ENGINES = Path(__file__).resolve().parent / "fixtures" / "engines"
 
@@ -142,3 +144,30 @@ def test_cli_score_says_how_the_engine_cites(capsys):
     assert "How openai:gpt-4.1-mini-2025-04-14 cites: a citation at the end of a paragraph backs every sentence" in err
     assert cli_main(["score", str(ENGINES / "perplexity_sonar.json")]) == 0
     assert "cites:" not in capsys.readouterr().err  # per sentence: nothing to say
+
+
+_PIECES = ["Trees cool streets.", "Shade helps [1].", "Costs fall [2][3].", "\n\n", "\n- ", "Key findings\n\n",
+           " St. Louis grew.", " e.g. rice.", "[4]", " ", "## Head\n", "Why? Because."]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_PIECES), max_size=25))
+def test_paragraph_scope_only_adds_citations_from_its_own_paragraph(pieces):
+    text = "".join(pieces)
+    statements = split_statements("a", text, {1, 2, 3})
+    made, covered = cover_paragraphs(text, statements)
+    assert [(s.index, s.start, s.end, s.text) for s in made] == [(s.index, s.start, s.end, s.text) for s in statements]
+    paragraphs = paragraph_spans(text)
+
+    def para(s):
+        return next(k for k, (a, b) in enumerate(paragraphs) if a <= s.start < b)
+
+    for before, after in zip(statements, made):
+        if before.citations or before.dangling:
+            assert (after.citations, after.dangling) == (before.citations, before.dangling)
+        elif after.index in covered:
+            donor = next(s for s in statements[after.index + 1:] if s.citations or s.dangling)
+            assert para(donor) == para(before)
+            assert (after.citations, after.dangling) == (donor.citations, donor.dangling)
+        else:
+            assert not after.citations and not after.dangling
