@@ -28,6 +28,7 @@ from dashboard.answer_view import (
     unchecked_headline,
 )
 from pipeline import __version__
+from pipeline.citation_scope import scope_note
 from pipeline.metrics import MODE_LABELS
 from pipeline.records import AnnotatedAnswer
 
@@ -242,6 +243,7 @@ def answer_report_html(annotated: AnnotatedAnswer, rep: dict, source_rows: list[
         f"<p class=small>{_e(legend)}. Markers: solid border = the source supports the statement, dashed = partly, "
         f"struck through = does not, grey dotted = not checked (no text, for instance), red dotted = no such "
         f"source.{uncertain_key}</p>",
+        f"<p class=small>{_e(scope_note(answer.meta, answer.engine))}</p>" if scope_note(answer.meta, answer.engine) else "",
         _answer_html(data),
         "<h2>Statements and verdicts</h2>",
         _statements_html(annotated, rep, data),

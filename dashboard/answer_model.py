@@ -17,6 +17,7 @@ from typing import Any, Iterable
 import pandas as pd
 
 from pipeline import paths
+from pipeline.headings import is_heading_line
 from pipeline.judges.measure.reliability import uncertain_note, verdict_uncertain
 from pipeline.matrices import unknown_verdict_code
 from pipeline.records import SUPPORT_LABELS, SUPPORT_UNKNOWN, AnnotatedAnswer, unchecked_text
@@ -162,6 +163,8 @@ def _gap_blocks(text: str, urls: dict[str, int], listed: set[int], pairs: dict) 
         heading = re.match(r"^[ \t]*#{1,6}[ \t]+(.*)$", line)
         if heading:
             blocks.append({"t": "heading", "s": _display(heading.group(1).strip())})
+        elif is_heading_line(line):  # a heading pasted without its "#" (the splitter skipped it too)
+            blocks.append({"t": "heading", "s": _display(line.strip().strip("*_").strip())})
         else:
             blocks.append({"t": "gap", "parts": _parts(line, urls, listed, None, pairs)})
     return blocks

@@ -21,6 +21,7 @@ from typing import Any, Callable
 import streamlit as st
 
 from dashboard.render import md_escape
+from pipeline.citation_scope import scope_note
 from pipeline.metrics import MODE_LABELS
 from pipeline.study.log import MAX_DWELL_SECONDS
 
@@ -415,6 +416,9 @@ def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str
     if headline and not participant:
         st.info(md_escape(headline + (" " + unchecked_hint if unchecked_hint else "")), icon=":material/visibility_off:")
     st.markdown("#### Answer")
+    scope_line = scope_note(annotated.answer.meta, annotated.answer.engine)  # "" where markers bind per sentence
+    if scope_line and not participant:
+        st.caption(md_escape(scope_line))
     events = answer_view(data, key=key)
     if participant:
         st.caption("Participant view: verdicts, flags, metrics and matrices are hidden. Turn it off to see them.")

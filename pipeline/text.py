@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import Collection, Iterable, Mapping
 from urllib.parse import urlsplit
 
+from pipeline.abbreviations import is_abbreviation, next_word, trailing_symbols
+from pipeline.headings import is_bold_heading, is_heading_line
 from pipeline.records import AnnotatedAnswer, Statement
 
 __all__ = ["CitationMarker", "find_citation_markers", "strip_citation_markers", "split_statements",
@@ -359,15 +361,6 @@ def strip_citation_markers(text: str, markers: Iterable[CitationMarker]) -> str:
 
 # -------------------------------------- Statement splitting ---------------------------------------
 
-# Words that, followed by ".", do not end a sentence (compared lower-case, without the final dot).
-_ABBREVIATIONS = frozenset(
-    """
-    e.g i.e cf vs v viz al approx ca est dr mr mrs ms mx prof sr jr st mt ft
-    fig figs vol vols pp p ch sec eq eqs ref refs ed eds gen gov sen rep lt col capt sgt
-    rev hon dept univ assn bros ph.d m.d b.a m.a jan feb mar apr jun jul aug sep sept oct nov dec
-    """.split()
-)
-_DOTTED_ACRONYM_RE = re.compile(r"(?:[A-Za-z]\.)+[A-Za-z]")
 _CLOSERS = "\"')]}*_\u201d\u2019\u00bb"
 _CJK_END = "\u3002\uff01\uff1f"
 _BOUNDARY_RE = re.compile(r"(?P<t>[.!?\u2026\u3002\uff01\uff1f\u203c\u2047\u2048\u2049]++)|\n")
@@ -379,7 +372,6 @@ _ATX_RE = re.compile(r"#{1,6}+(?:[ \t]|$)")
 _DEFINITION_RE = re.compile(r"\[\^?[^\]\n]{1,100}+\]:")
 _URL_IN_TEXT_RE = re.compile(r"(?:https?|ftp)://\S++|www\.\S++")
 _WORDCHAR_RE = re.compile(r"[^\W_]")
-_SENT_PUNCT = frozenset(".!?\u3002\uff01\uff1f")
 
 
 class _Spans:
@@ -501,47 +493,6 @@ def _blocks(text: str, layout: _Layout) -> list[_Block]:
     return blocks
 
 
-def _is_bold_heading(text: str, start: int, end: int) -> bool:
-    """A block that is one bold span such as "**Pros:**" or "**Key points**" acts as a heading."""
-    t = text[start:end].strip()
-    for d in ("**", "__"):
-        if not t.startswith(d):
-            continue
-        close = t.find(d, 2)
-        if close < 0:
-            return False
-        rest = t[close + 2:].strip()
-        inner = t[2:close].strip()
-        if rest not in ("", ":") or not inner:
-            return False
-        if rest == ":" or inner.endswith(":"):
-            return True
-        if any(ch in _SENT_PUNCT for ch in inner):
-            return False
-        return len(inner.split()) < 8
-    return False
-
-
-def _is_abbreviation(text: str, dot: int, lo: int, nxt_char: str) -> bool:
-    """Does the word ending right before the '.' at dot look like an abbreviation or initial?"""
-    k = dot
-    while k > lo and dot - k < 30 and (text[k - 1].isalpha() or text[k - 1] == "."):
-        k -= 1
-    tok = text[k:dot]
-    if not tok:
-        return False
-    if k > lo and not (text[k - 1].isspace() or text[k - 1] in "([{\"'\u201c\u2018*_"):
-        return False  # part of a longer token such as "example.com/a.b" or "x2.y"
-    low = tok.lower()
-    if low in _ABBREVIATIONS:
-        return True
-    if low in ("no", "nos") and nxt_char.isdigit():
-        return True
-    if len(tok) == 1 and tok.isupper() and tok.isascii():
-        return True  # an initial, as in "J. K. Rowling"
-    return _DOTTED_ACRONYM_RE.fullmatch(tok) is not None  # U.S., U.K., a.m.
-
-
 def _sentence_spans(
     text: str, block: _Block, marker_at: dict[int, int], protected: _Spans
 ) -> list[tuple[int, int]]:
@@ -549,6 +500,7 @@ def _sentence_spans(
     bs, be = block.start, block.end
     spans: list[tuple[int, int]] = []
     cur = bs
+    symbols_lead = trailing_symbols(text, bs, be) is not None  # "\u2705 Done. \u274c Not done.": emoji open sentences
     for m in _BOUNDARY_RE.finditer(text, bs, be):
         p = m.start()
         if p < cur or protected.inside(p):
@@ -583,9 +535,16 @@ def _sentence_spans(
             if me is None or me > be:
                 break
             end = j = me
+        symbols_end = trailing_symbols(text, j, be) if end == q and not symbols_lead else None
+        if symbols_end is not None:
+            end = j = symbols_end
+            while j < be and text[j].isspace():
+                j += 1
         if j < be and text[j].islower():
             continue
-        if end == q and term == "." and _is_abbreviation(text, p, cur, text[j] if j < be else ""):
+        if term == "." and (text.startswith(". . .", p) or (p >= 2 and text.startswith(". . .", p - 2))):
+            continue  # a spaced ellipsis ". . ." ends, if at all, at its last dot
+        if end == q and term == "." and is_abbreviation(text, p, cur, next_word(text, j, be)):
             continue
         spans.append((cur, end))
         cur = end
@@ -610,6 +569,28 @@ def _has_content(text: str, s: int, e: int, mstarts: list[int], markers: list[Ci
     return False
 
 
+def _is_plain_heading(text: str, span: tuple[int, int], following: tuple[int, int], mstarts: list[int]) -> bool:
+    """A paragraph span that is a whole line without markers, followed by more text on a later line,
+    and reads as a heading ("Population trends", "Key findings:")."""
+    s, e = span
+    i = bisect_left(mstarts, s)
+    if i < len(mstarts) and mstarts[i] < e:
+        return False
+    if e - s > 300:
+        return False  # far longer than a title; also keeps one huge line from being scanned per sentence
+    k = s
+    while k > 0 and text[k - 1] in " \t>":
+        k -= 1
+    if k > 0 and text[k - 1] != "\n":
+        return False  # something stands before it on its line
+    k = e
+    while k < len(text) and text[k] in " \t\r":
+        k += 1
+    if k < len(text) and text[k] != "\n" or "\n" not in text[e:following[0]]:
+        return False  # something follows it on its line, or the next statement does
+    return is_heading_line(text[s:e])
+
+
 def split_statements(
     answer_id: str,
     text: str,
@@ -632,11 +613,12 @@ def split_statements(
     protected = _Spans(layout.code + links + [(m.start, m.end) for m in markers])
 
     spans: list[tuple[int, int]] = []
+    paragraph_spans: set[int] = set()  # positions in `spans` that came from a paragraph block
     for block in _blocks(text, layout):
         if block.kind != "row":
             has_marker = bisect_left(mstarts, block.start) < len(mstarts) and \
                 mstarts[bisect_left(mstarts, block.start)] < block.end
-            if not has_marker and _is_bold_heading(text, block.start, block.end):
+            if not has_marker and is_bold_heading(text, block.start, block.end):
                 continue
             raw = _sentence_spans(text, block, marker_at, protected)
         else:
@@ -658,7 +640,11 @@ def split_statements(
             i = bisect_left(mstarts, s)
             if kept and i < len(markers) and markers[i].start < e and "\n" not in text[kept[-1][1]:s]:
                 kept[-1] = (kept[-1][0], e)
+        if block.kind == "para":
+            paragraph_spans.update(range(len(spans), len(spans) + len(kept)))
         spans.extend(kept)
+    spans = [sp for k, sp in enumerate(spans)
+             if not (k in paragraph_spans and k + 1 < len(spans) and _is_plain_heading(text, sp, spans[k + 1], mstarts))]
 
     out: list[Statement] = []
     for n, (s, e) in enumerate(spans):
@@ -691,3 +677,10 @@ def statements_for(annotated: AnnotatedAnswer) -> tuple[Statement, ...]:
     answer = annotated.answer
     urls = {s.url: s.index for s in answer.sources if s.url}
     return tuple(split_statements(answer.answer_id, answer.text, {s.index for s in answer.sources}, urls))
+
+
+def paragraph_spans(text: str) -> list[tuple[int, int]]:
+    """Where the paragraphs, list items and table rows of a Markdown answer start and end (headings,
+    rules and code left out): the units a paragraph-scoped citation covers (`pipeline.citation_scope`)."""
+    text = _as_text(text)
+    return [(b.start, b.end) for b in _blocks(text, _Layout(text))]

@@ -262,3 +262,15 @@ def test_sources_without_text_read_not_checked_in_the_report():
     assert "none of 2 statements judged (sources without text)" in text  # the metrics table's note
     assert 'class="stmt st-unchecked"' in doc and "st-unsupported" not in doc.split("</style>", 1)[1]
     assert 'class="cite c-unknown"' in doc
+
+
+def test_report_says_how_a_paragraph_citing_engine_cites():
+    obj = {"answer_id": "p", "engine": "ChatGPT", "query": "Do street trees cool cities?", "query_type": "expertise",
+           "answer": "Trees cool streets. Shade saves <b>energy</b> [1].",
+           "sources": [{"index": 1, "url": "https://a.example.org/trees", "text": "Trees cool streets."}]}
+    doc, _ = _report(obj)
+    text = " ".join(" ".join(_assert_inert(doc).text).split())
+    assert text.count("How ChatGPT cites: a citation at the end of a paragraph backs every sentence of that paragraph "
+                      "before it. 1 sentence without a marker of its own is counted as cited by its paragraph's citation.") == 1
+    plain, _ = _report(obj | {"engine": "Norbridge"})
+    assert "cites:" not in " ".join(_assert_inert(plain).text)

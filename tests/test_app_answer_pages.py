@@ -317,3 +317,39 @@ def test_rescore_sources_without_text_read_not_checked_in_every_view():
         "Not checked: all 4 of 4 (statement, source) pairs (sources without text: 4)") for i in at.info)
     assert not any("unsupported" == v["status"] for v in data["statements"].values())
     _assert_no_raw_missing(at)
+
+
+CHATGPT_PASTE = """You said:
+Do street trees cool cities?
+ChatGPT said:
+Street trees lower summer surface temperatures by several degrees. Shade from trees cuts the energy used for cooling ([trees.example.org](https://trees.example.org/cooling?utm_source=chatgpt.com)).
+
+Dense canopies help most in the afternoon ([shade.example.com](https://shade.example.com/study?utm_source=chatgpt.com)).
+"""
+
+
+def test_rescore_says_in_one_line_that_chatgpt_cites_per_paragraph():
+    """A ChatGPT answer cites at the end of a paragraph: the page says so in one line, and the first
+    sentence, without a link of its own, is counted as cited by its paragraph's link."""
+    at = AppTest.from_file(RESCORE, default_timeout=120).run()
+    at.text_area(key="rs_paste").set_value(CHATGPT_PASTE).run()
+    at.button(key="rs_parse").click().run()
+    assert at.text_input(key="rs_engine").value == "ChatGPT"
+    at.button(key="rs_score").click().run()
+    assert not at.exception, at.exception
+    lines = [str(c.value).replace("\\", "") for c in at.caption if "How ChatGPT cites" in str(c.value)]
+    assert lines == ["How ChatGPT cites: a citation at the end of a paragraph backs every sentence of that paragraph "
+                     "before it. 1 sentence without a marker of its own is counted as cited by its paragraph's citation."]
+    statements = _component(at)["statements"]
+    assert statements["0"]["status"] == statements["1"]["status"] != "uncited"
+    _assert_no_raw_missing(at)
+
+
+def test_rescore_shows_no_scope_line_for_an_engine_citing_per_sentence():
+    at = AppTest.from_file(RESCORE, default_timeout=120).run()
+    at.text_area(key="rs_paste").set_value(URL_ONLY_PASTE).run()
+    at.button(key="rs_parse").click().run()
+    at.text_input(key="rs_query").set_value("Do street trees cool cities?")
+    at.button(key="rs_score").click().run()
+    assert not at.exception, at.exception
+    assert not [c for c in at.caption if "cites:" in str(c.value)]

@@ -140,6 +140,16 @@ def _openai_text(parts: list[str], cited: list[bool], breaks: list[bool]) -> tup
     return text, written, links
 
 
+def _paragraph_scoped(own: list[tuple[int, ...]], breaks: list[bool]) -> list[tuple[int, ...]]:
+    """OpenAI cites per paragraph: an uncited sentence takes the citation of the next cited sentence of
+    its paragraph (sentence k and k+1 share a paragraph unless breaks[(k+1) % len(breaks)])."""
+    out = list(own)
+    for k in range(len(out) - 2, -1, -1):
+        if not out[k] and not breaks[(k + 1) % len(breaks)]:
+            out[k] = out[k + 1]
+    return out
+
+
 def _openai_annotations(data, text: str, cited: list[bool], links: list[tuple[int, int]]) -> tuple[list[dict], list[set[int]]]:
     anns, expected = [], []
     for k, c in enumerate(cited):
@@ -179,8 +189,8 @@ def test_openai_responses(parts, data):
     annotated = engine_answer(obj, "case", options=ImportOptions(query="q?"))
     assert [s.text for s in annotated.statements] == written
     by_url = {s.url: s.index for s in annotated.answer.sources}
-    for k, s in enumerate(annotated.statements):
-        want = (by_url[f"https://s{k}.example/p?utm_source=openai"],) if cited[k] else ()
+    own = [(by_url[f"https://s{k}.example/p?utm_source=openai"],) if c else () for k, c in enumerate(cited)]
+    for k, (s, want) in enumerate(zip(annotated.statements, _paragraph_scoped(own, breaks))):
         assert s.citations == want, (k, s.text, s.citations, want)
 
 
@@ -194,8 +204,8 @@ def test_openai_chat(parts, data):
     obj = {"object": "chat.completion", "model": "gpt-4o-search-preview", "choices": [{"message": {"content": text, "annotations": nested}}]}
     annotated = engine_answer(obj, "case", options=ImportOptions(query="q?"))
     by_url = {s.url: s.index for s in annotated.answer.sources}
-    assert [s.citations for s in annotated.statements] == [
-        (by_url[f"https://s{k}.example/p?utm_source=openai"],) if c else () for k, c in enumerate(cited)]
+    own = [(by_url[f"https://s{k}.example/p?utm_source=openai"],) if c else () for k, c in enumerate(cited)]
+    assert [s.citations for s in annotated.statements] == _paragraph_scoped(own, [False])
 
 
 # ---- Anthropic: each cited block's extent ---------------------------------------------------------

@@ -24,6 +24,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from pipeline.citation_scope import META_SCOPE, SCOPES, SENTENCE, scope_for_engine, with_scope
 from pipeline.errors import InputError
 from pipeline.importers.input_files import bounded_lines, open_input, read_document
 from pipeline.records import SOURCE_STANCE_LABELS, STANCE_LABELS, TEXT_ORIGINS, AnnotatedAnswer, Answer, Source, Statement, Verdict
@@ -310,7 +311,9 @@ def _apply_labels(answer: Answer, labels: dict, where: str) -> AnnotatedAnswer:
     _source_stances(labels.get("sources"), listed, where, verdict)
 
     if raw_statements is None:
-        return AnnotatedAnswer(answer, tuple(split_statements(answer.answer_id, answer.text, listed, urls)), tuple(verdicts))
+        split = AnnotatedAnswer(answer, tuple(split_statements(answer.answer_id, answer.text, listed, urls)), tuple(verdicts))
+        scope = answer.meta.get(META_SCOPE) or scope_for_engine(answer.engine)  # how this engine's markers bind
+        return with_scope(split, scope) if scope in SCOPES and scope != SENTENCE else split
     if not isinstance(raw_statements, list):
         raise InputError("expected a list", record=where, field="labels.statements")
     if len(raw_statements) > MAX_STATEMENTS:

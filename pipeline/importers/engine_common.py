@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from pipeline.citation_scope import scope_note
 from pipeline.errors import InputError
 from pipeline.importers.canonical import MAX_ANSWER_CHARS, MAX_SOURCE_CHARS, MAX_SOURCES
 from pipeline.importers.placement import (  # noqa: F401 - re-exported: the mappers' one import
@@ -275,7 +276,9 @@ def citation_warnings(annotated: AnnotatedAnswer) -> list[str]:
         notes = json.loads(annotated.answer.meta.get("citation_notes") or "{}")
     except ValueError:
         return []
-    return [f"{n} {_NOTE_WORDS[k]}" for k, n in sorted(notes.items()) if k in _NOTE_WORDS and n]
+    lines = [f"{n} {_NOTE_WORDS[k]}" for k, n in sorted(notes.items()) if k in _NOTE_WORDS and n]
+    scope = scope_note(annotated.answer.meta, annotated.answer.engine)  # how far this engine's citations reach
+    return lines + [scope] if scope else lines
 
 
 # ---- raw response kept for audit -----------------------------------------------------------------

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from pipeline.citation_scope import ANSWER, PARAGRAPH, SENTENCE, SPAN, with_scope
 from pipeline.errors import InputError
 from pipeline.importers.anthropic_search import join_conversation, parse_anthropic
 from pipeline.importers.canonical import MAX_ID_CHARS, MAX_QUERY_CHARS, check_values, parse_answer, read_objects
@@ -40,23 +41,26 @@ DEFAULT_QUERY_TYPE = "expertise"
 
 @dataclass(frozen=True)
 class EngineFormat:
-    """One provider response shape: its parser and the engine name answers get by default."""
+    """One provider response shape: its parser, the engine name answers get by default, and how far
+    its citations reach (`pipeline.citation_scope`: sentence, paragraph, span or answer)."""
 
     name: str
     parse: Callable[[dict, str], EngineParse]
     engine: str
     description: str
+    scope: str = SENTENCE
 
 
 FORMATS: dict[str, EngineFormat] = {f.name: f for f in (
-    EngineFormat("perplexity", parse_perplexity, "perplexity", "Perplexity Sonar chat completions ([n] markers, citations, search_results)."),
-    EngineFormat("openai-responses", parse_openai_responses, "openai", "OpenAI Responses API with web search (url_citation spans)."),
-    EngineFormat("openai-chat", parse_openai_chat, "openai", "OpenAI Chat Completions search models (url_citation spans)."),
-    EngineFormat("anthropic", parse_anthropic, "anthropic", "Anthropic Messages with the web search tool (cited text blocks)."),
+    EngineFormat("perplexity", parse_perplexity, "perplexity", "Perplexity Sonar chat completions ([n] markers, citations, "
+                 "search_results).", SENTENCE),
+    EngineFormat("openai-responses", parse_openai_responses, "openai", "OpenAI Responses API with web search (url_citation spans).", PARAGRAPH),
+    EngineFormat("openai-chat", parse_openai_chat, "openai", "OpenAI Chat Completions search models (url_citation spans).", PARAGRAPH),
+    EngineFormat("anthropic", parse_anthropic, "anthropic", "Anthropic Messages with the web search tool (cited text blocks).", SPAN),
     EngineFormat("gemini", parse_gemini, "gemini", "Google Gemini / Vertex AI with grounding (UTF-8 byte segments over chunks; "
-                 "LiteLLM's copies too)."),
-    EngineFormat("you", parse_you, "you", "You.com Agents / Answer / Research / Smart APIs ([n] markers, citations)."),
-    EngineFormat("exa", parse_exa, "exa", "Exa /answer (answer-level citations)."),
+                 "LiteLLM's copies too).", SPAN),
+    EngineFormat("you", parse_you, "you", "You.com Agents / Answer / Research / Smart APIs ([n] markers, citations).", SENTENCE),
+    EngineFormat("exa", parse_exa, "exa", "Exa /answer (answer-level citations).", ANSWER),
 )}
 
 
@@ -247,8 +251,8 @@ def engine_answer(obj: Any, where: str, fmt: str | None = None, options: ImportO
             "captured_at": _str(envelope, "captured_at", where)[:100],
             "request": redact(json.dumps(request, ensure_ascii=False, sort_keys=True))[:5_000] if request is not None else "",
             **raw}
-    return build_answer(parse, answer_id=answer_id, engine=engine, query=query.strip(), query_type=query_type, where=where,
-                        dataset=dataset, meta=meta, fetched=fetched)
+    return with_scope(build_answer(parse, answer_id=answer_id, engine=engine, query=query.strip(), query_type=query_type,
+                                   where=where, dataset=dataset, meta=meta, fetched=fetched), FORMATS[name].scope)
 
 
 def _str(obj: dict, key: str, where: str) -> str:
