@@ -10,7 +10,7 @@ from tolerances import COUNTS, close
 
 pytest.importorskip("ppi_py", reason="the `audit` extra (ppi-python) is not installed")
 
-from pipeline.audit.ppi import Stratum, Z, halving_labels, pool_short, stratified, stratum_total  # noqa: E402
+from pipeline.audit.ppi import Stratum, halving_labels, pool_short, stratified, stratum_total  # noqa: E402
 from pipeline.audit.sample import allocate  # noqa: E402
 
 # ---- a case small enough to do by hand ------------------------------------------------------------
@@ -36,9 +36,11 @@ def test_ppi_mean_and_interval_by_hand():
     est = stratified([_one_stratum()])
     assert float(est.value[0]) == close(0.4)
     assert float(est.se[0]) == close(0.02 ** 0.5)
+    # one stratum of five labelled units: Student's t on 4 degrees of freedom (2.776445), not the normal
+    assert float(est.df[0]) == close(4.0)
     low, high = est.interval()
-    assert (float(low[0]), float(high[0])) == close((0.4 - Z * 0.02 ** 0.5, 0.4 + Z * 0.02 ** 0.5))
-    assert (float(low[0]), float(high[0])) == close((0.122819, 0.677181), 1e-6)
+    assert (float(low[0]), float(high[0])) == close((0.4 - 2.776445 * 0.02 ** 0.5, 0.4 + 2.776445 * 0.02 ** 0.5), 1e-6)
+    assert (float(low[0]), float(high[0])) == close((0.007351, 0.792649), 1e-6)
 
 
 def test_human_only_mean_and_interval_by_hand():
@@ -71,21 +73,17 @@ def test_a_stratum_with_one_labelled_unit_of_several_is_pooled_with_its_weight()
     assert float(est.value[0]) == close(5.4)
     # six labelled units in the pool: the interval is Student's t with 5 degrees of freedom, wider than the normal
     pool = pool_short([_one_stratum(), short])[0][-1]
-    normal = stratum_total(pool, student=False)[1]
     assert list(pool.w) == [5.0, 2.0, 2.0, 2.0, 2.0, 2.0]
-    assert float(est.se[0]) ** 2 == close(float(normal[0]) * (2.570582 / Z) ** 2, 1e-6)
+    # the weighted rectifiers (0 for thin's unit, -0.1 for one of s's) vary less than one disagreement
+    # of the typical size seen (0.1) would make them, so the floor holds: s^2/n = 0.1^2 / (7 x 6),
+    # times (1 - 6/15), times N^2 = 225: 0.0321429 (without the floor 0.024)
+    assert float(stratum_total(pool)[1][0]) == close(0.024, 1e-9)
+    assert float(est.se[0]) ** 2 == close(225 * 0.6 * 0.01 / 42, 1e-9)
+    assert float(est.df[0]) == close(5.0)
+    low, high = est.interval()
+    assert float(high[0] - low[0]) == close(2 * 2.570582 * float(est.se[0]), 1e-6)
     nobody = Stratum("empty", 5, np.zeros(0), np.zeros(0), np.ones(5))
     assert stratified([nobody]).value is None  # no two labelled units anywhere: nothing to pool
-
-
-def test_agreeing_labels_do_not_give_a_zero_wide_interval():
-    # every labelled unit agrees with the judge: without the floor the interval would be 0 wide
-    flat = Stratum("f", 20, np.ones(4) / 20, np.ones(4) / 20, np.r_[np.ones(15), np.zeros(5)] / 20)
-    assert float(stratified([flat], floor=False).se[0]) == close(0.0)
-    floored = stratified([flat])
-    # floor: one more unit as far off as the largest prediction (1/20): s^2/n = (1/20)^2 / (5 * 4),
-    # times (1 - 4/20), times N^2
-    assert float(floored.se[0]) == close((400 * (1 / 400) / 20 * 0.8) ** 0.5)
 
 
 def test_labels_needed_to_halve_the_interval_by_hand():
