@@ -171,8 +171,12 @@ def bench_ppi_coverage(quick: bool, rate_row: Callable[..., Any], skipped: Calla
             rows.append(skipped(name, f"{why}; {c['no_interval']} of {c['draws']} draws said what to label instead"))
             continue
         met = "meets" if c["coverage"] >= GOAL else "BELOW"
+        raw = "n/a" if c["experts"] is None else f"{c['experts']:.1f}"
+        raw_cover = "-" if c["coverage_experts"] is None else f"{c['coverage_experts']:.1f}%"
         rows.append(rate_row(name, GOAL, c["coverage"], "% covered",
-                             f"truth {c['truth']:.1f} (`aee scorecard --judge {table['truth_judge']}`); interval in "
+                             f"truth {c['truth']:.1f} (the {table['truth_judge']} labels' scorecard under the audit's "
+                             f"rules; `aee scorecard --judge {table['truth_judge']}` prints {raw}, held in {raw_cover}); "
+                             "interval in "
                              f"{c['with_interval']} of {c['draws']} draws (the others: needs more labels), mean width "
                              f"{c['width']:.1f} points; {met} the {GOAL:.0f}% goal (baseline; ratio >= 1 meets it)"))
     return rows
