@@ -108,6 +108,7 @@ def coverage_table(quick: bool, draws: int | None = None, sizes: tuple[int, ...]
     started = time.perf_counter()
     for n in sizes:
         hits: dict[tuple[str, str], list[tuple[bool, bool, float]]] = {}
+        above: dict[tuple[str, str], int] = {}  # misses with the whole interval above the truth
         shown_none: dict[tuple[str, str], int] = {}
         pairs = []
         for k in range(draws):
@@ -132,6 +133,8 @@ def coverage_table(quick: bool, draws: int | None = None, sizes: tuple[int, ...]
                     raw = experts.get(key)
                     held_raw = raw is not None and row.ppi_low - 1e-9 <= raw <= row.ppi_high + 1e-9
                     hits.setdefault(key, []).append((held, held_raw, row.ppi_high - row.ppi_low))
+                    if truth is not None and row.ppi_low - 1e-9 > truth:
+                        above[key] = above.get(key, 0) + 1
             if progress and (k + 1) % 50 == 0:
                 progress(f"size {n}: {k + 1} draws, {time.perf_counter() - started:.0f} s")
         for metric in METRICS:
@@ -144,7 +147,8 @@ def coverage_table(quick: bool, draws: int | None = None, sizes: tuple[int, ...]
                               "coverage_experts": (100 * float(np.mean([h for _, h, _ in got]))
                                                    if got and experts.get(key) is not None else None),
                               "width": float(np.mean([w for _, _, w in got])) if got else None,
-                              "no_interval": shown_none.get(key, 0)})
+                              "no_interval": shown_none.get(key, 0), "misses_above": above.get(key, 0),
+                              "misses_below": sum(1 for h, _, _ in got if not h) - above.get(key, 0)})
     return {"dataset": dataset, "judge": judge, "truth_judge": truth_judge, "cells": cells,
             "seconds": time.perf_counter() - started}
 
@@ -152,12 +156,13 @@ def coverage_table(quick: bool, draws: int | None = None, sizes: tuple[int, ...]
 def markdown(table: dict[str, Any]) -> str:
     """The per-cell table for docs/benchmarks.md."""
     out = ["| metric | cell | truth (same rules) | `--judge human` | size (pairs) | draws with an interval | covers truth "
-           "| covers `--judge human` | mean width |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+           "| covers `--judge human` | mean width | misses above / below |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     num = lambda v, fmt="{:.1f}": "n/a" if v is None else fmt.format(v)  # noqa: E731
     for c in table["cells"]:
         out.append(f"| {c['metric'].replace('_', ' ')} | {c['domain']} | {num(c['truth'])} | {num(c['experts'])} | "
                    f"~{c['size']} ({c['pairs']:.0f}) | {c['with_interval']} of {c['draws']} | "
-                   f"{num(c['coverage'], '{:.1f}%')} | {num(c['coverage_experts'], '{:.1f}%')} | {num(c['width'])} |")
+                   f"{num(c['coverage'], '{:.1f}%')} | {num(c['coverage_experts'], '{:.1f}%')} | {num(c['width'])} | "
+                   f"{c['misses_above']} / {c['misses_below']} |")
     return "\n".join(out)
 
 

@@ -117,16 +117,18 @@ def test_sources_without_text_give_no_value_on_either_side():
 
 def test_agreeing_labels_give_a_t_interval_with_a_width_by_hand():
     # N = 20, the judge says 1 on 15 units; four labelled, all agreeing (rectifier 0 everywhere). No
-    # spread seen, so the floor: one more unit as far off as the largest prediction (1/20):
-    # s^2/n = (1/20)^2 / (5 x 4); times (1 - 4/20) = 0.8; times N^2 = 400 -> variance 0.04, se 0.2;
-    # Student's t on 3 degrees of freedom: 3.182446 -> 0.75 +- 0.636489
+    # disagreement seen, so the floor: Wilson's bound on the disagreement rate, z^2 / (4 + z^2), each
+    # disagreement as large as the largest prediction (1/20): s.e. of the rectifier mean
+    # 0.05 z / (4 + z^2) = 0.0124975; squared, times (1 - 4/20) and N^2 = 400 -> variance 0.0499796,
+    # se 0.2235611; Student's t on 3 degrees of freedom (3.182446) -> 0.75 +- 0.711471. (No skewness
+    # correction: every rectifier is 0.)
     flat = Stratum("f", 20, np.ones(4) / 20, np.ones(4) / 20, np.r_[np.ones(15), np.zeros(5)] / 20)
     est = stratified([flat])
     assert float(est.value[0]) == close(0.75)
-    assert float(est.se[0]) == close(0.2)
+    assert float(est.se[0]) == close(0.2235611, 1e-6)
     assert float(est.df[0]) == close(3.0)
     low, high = est.interval()
-    assert (float(low[0]), float(high[0])) == close((0.75 - 0.636489, 0.75 + 0.636489), 1e-6)
+    assert (float(low[0]), float(high[0])) == close((0.75 - 0.711471, 0.75 + 0.711471), 1e-6)
     assert float(stratified([flat], floor=False).se[0]) == close(0.0)  # what the floor prevents
 
 

@@ -22,13 +22,12 @@ are known for every unit, `ppi_mean_ci` on a zero rectifier) is taken out, and t
 variance is corrected for sampling without replacement (n_h/(n_h - 1) for the unbiased sample
 variance, 1 - n_h/N_h for the finite population), then strata are added up (they are independent).
 The human-only estimate is the same stratified estimator without predictions (lam=0, the classical
-interval). Intervals are normal 95% intervals, clipped to the metric's range. One guard of our own:
-when no labelled unit differs from another in its stratum anywhere (a small sample that agrees with
-the judge throughout), the estimated variance is 0 although most units were never looked at; the
-variance is then computed as if one more unit per stratum had been labelled as far off as the
-largest rectifier seen (or prediction, if none), so that no sample prints a 0-wide interval. (Applied
-to every stratum that happens to be flat, this guard made intervals on ExpertQA cover 98-99% instead
-of 95%, so it is kept for the fully flat case only.)
+interval). Intervals are Student t 95% intervals on the Welch-Satterthwaite degrees of freedom of the
+sum over strata, clipped to the metric's range, and no stratum's variance is taken below a floor:
+the Wilson score bound for a stratum where no disagreement with the judge was seen, times the typical
+size of a disagreement in the cell (`stratum_total`, docs/audit.md "Small samples"), so that a few
+agreeing labels never print a 0-wide or 4-point interval. When a cell may show a number at all is
+decided in `pipeline.audit.ppi_cells`.
 
 Judge abstentions (`unknown`, no verdict, an error) are never predictions: such a pair counts as "no
 support" inside the prediction, a constant, which the rectifier then corrects from human labels
@@ -118,6 +117,8 @@ class Estimate:
     reason: str = ""
     pooled: tuple[str, ...] = ()
     df: np.ndarray | None = None
+    # Johnson's skewness correction: the interval's centre moves this far from the estimate
+    shift: np.ndarray | None = None
 
     def quantile(self) -> np.ndarray | float:
         """The two-sided 95% quantile: Student's t on `df` degrees of freedom, or the normal's."""
@@ -131,7 +132,8 @@ class Estimate:
         if self.value is None or self.se is None:
             return None
         q = self.quantile()
-        return self.value - q * self.se, self.value + q * self.se
+        centre = self.value if self.shift is None else self.value + self.shift
+        return centre - q * self.se, centre + q * self.se
 
 
 def _as2d(values: np.ndarray) -> np.ndarray:
@@ -147,9 +149,10 @@ def stratum_total(s: Stratum, *, use_predictions: bool = True, floor_scale: np.n
                   student: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(N_h times the stratum mean, its variance) from `ppi_py` with the design corrections of the
     module doc. A census (every unit labelled) is exact. With `floor_scale`, the rectifier's
-    variance is never taken below what one more labelled unit `floor_scale` away from the others
-    would give (s^2/n >= scale^2 / ((n + 1) n)): a handful of agreeing labels shows no spread, which
-    is not the same as certainty, and a real spread is never smaller than that one unit's. `student`
+    standard error is never taken below scale * z / (n + z^2): n labelled units without one
+    disagreement still allow a disagreement rate up to z^2 / (n + z^2) (Wilson's score bound), each
+    disagreement of about `floor_scale`. A handful of agreeing labels shows no spread, which is not
+    certainty; where disagreements were seen their own variance is almost always larger. `student`
     widens the stratum alone to Student's t on n - 1 degrees of freedom (kept for callers that
     read one stratum; `stratified` applies t to the whole sum instead)."""
     ppi = _ppi()
@@ -169,7 +172,7 @@ def stratum_total(s: Stratum, *, use_predictions: bool = True, floor_scale: np.n
         se_judge = np.zeros_like(se_all)
     rectifier = np.maximum(se_all**2 - se_judge**2, 0.0) * n / (n - 1)  # s_h^2 / n_h
     if floor_scale is not None:
-        rectifier = np.maximum(rectifier, floor_scale**2 / ((n + 1) * n))
+        rectifier = np.maximum(rectifier, (floor_scale * Z / (n + Z**2)) ** 2)
     variance = rectifier * (1 - n / big_n)
     if student:
         from scipy.stats import t as student_t
@@ -226,8 +229,8 @@ def pool_short(strata: Sequence[Stratum]) -> tuple[list[Stratum], tuple[str, ...
     with the most labelled units joins it. Inside the pool each labelled unit keeps its own stratum's
     sampling weight (N_h / n_h), so the pool's rectifier is their weighted mean; a short stratum with
     no labelled unit is taken to be like the rest of the pool, which is the pooled estimate's
-    assumption and why the page calls it a first estimate. A pool holds few labelled units, so its
-    variance is widened to a Student t interval with n - 1 degrees of freedom (`stratum_total`). Returns the strata with the pool (or
+    assumption and why the page calls it a first estimate. A pool holds few labelled units; its
+    n - 1 degrees of freedom enter the t quantile of the sum (`stratified`). Returns the strata with the pool (or
     the strata unchanged when nothing is short or there is no way to reach two labelled units) and
     the names pooled."""
     short = [s for s in strata if _short(s)]
@@ -270,6 +273,7 @@ def stratified(strata: Sequence[Stratum], constant: np.ndarray | float = 0.0, *,
     parts: dict[str, np.ndarray] = {}
     dfs: dict[str, int] = {}
     scales = _floor_scales(strata, use_predictions) if floor else {}
+    third = np.zeros(width)
     for s in strata:
         if s.size == 0:
             continue
@@ -278,8 +282,29 @@ def stratified(strata: Sequence[Stratum], constant: np.ndarray | float = 0.0, *,
         total, var, parts[s.name] = total + t, var + v, v
         if sampled:
             dfs[s.name] = len(s.y) - 1
+            third = third + _third_cumulant(s, use_predictions)
     df = satterthwaite(parts, dfs) if dfs else None
-    return Estimate(total, np.sqrt(var), parts, pooled=pooled, df=df)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shift = np.where(var > 0, third / (6 * np.where(var > 0, var, 1.0)), 0.0)
+    se = np.sqrt(var)
+    shift = np.clip(shift, -se, se)  # a correction, never a new estimate: the estimate stays inside
+    return Estimate(total, se, parts, pooled=pooled, df=df, shift=shift if dfs else None)
+
+
+def _third_cumulant(s: Stratum, use_predictions: bool) -> np.ndarray:
+    """The third cumulant of a sampled stratum's estimated total (Johnson 1978, for the skewness
+    correction): N^3 m3 / n^2 times (1 - f)(1 - 2f) for sampling a fraction f without replacement,
+    m3 the third central moment of the labelled units' rectifiers. Rectifiers are skewed where the
+    judge rarely errs (most 0, a few large): a sample usually sees fewer errors than there are, and
+    a symmetric interval then misses on that side far more often than on the other. 0 for a pool
+    (its units carry unequal weights)."""
+    if s.w is not None:
+        return np.zeros(_as2d(s.yhat_all).shape[1])
+    r = _as2d(s.y) - (_as2d(s.yhat) if use_predictions else 0.0)
+    n, big_n = r.shape[0], s.size
+    f = n / big_n
+    m3 = ((r - r.mean(axis=0)) ** 3).mean(axis=0)
+    return big_n**3 * m3 / n**2 * (1 - f) * (1 - 2 * f)
 
 
 def halving_labels(strata: Sequence[Stratum], estimate: Estimate, items_per_unit: Mapping[str, float]) -> int | None:
