@@ -90,7 +90,7 @@ def coverage_table(quick: bool, draws: int | None = None, sizes: tuple[int, ...]
     from pipeline.audit.scorecard import domains, judge_values
 
     sizes = sizes or ((120,) if quick else SIZES)
-    draws = draws or (20 if quick else DRAWS)
+    draws = draws or (10 if quick else DRAWS)
     with tempfile.TemporaryDirectory() as tmp:
         root = results or Path(tmp) / "results"
         dataset, judge, truth_judge = ("expertqa", "offline", "human") if results else audit_ppi._build(root, quick)
@@ -167,7 +167,10 @@ def markdown(table: dict[str, Any]) -> str:
 
 
 def bench_ppi_coverage(quick: bool, rate_row: Callable[..., Any], skipped: Callable[..., Any]) -> list[Any]:
-    table = coverage_table(quick)
+    import sys
+
+    table = coverage_table(quick, progress=lambda m: print(f"[bench]   q: {m}", file=sys.stderr, flush=True))
+    print(markdown(table), file=sys.stderr, flush=True)  # the per-cell table of docs/benchmarks.md
     rows = []
     for c in table["cells"]:
         name = f"q. {table['dataset']} {c['metric']} {c['domain']}, ~{c['size']} pairs: 95% coverage"

@@ -172,13 +172,31 @@ def stratum_total(s: Stratum, *, use_predictions: bool = True, floor_scale: np.n
         se_judge = np.zeros_like(se_all)
     rectifier = np.maximum(se_all**2 - se_judge**2, 0.0) * n / (n - 1)  # s_h^2 / n_h
     if floor_scale is not None:
-        rectifier = np.maximum(rectifier, (floor_scale * Z / (n + Z**2)) ** 2)
+        rectifier = np.maximum(rectifier, _rare_error_floor(y - lam * yhat, floor_scale))
     variance = rectifier * (1 - n / big_n)
     if student:
         from scipy.stats import t as student_t
 
         variance = variance * (float(student_t.ppf(1 - ALPHA / 2, n - 1)) / Z) ** 2
     return big_n * mean, big_n**2 * variance
+
+
+def _rare_error_floor(r: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """The least variance of the mean of n rectifiers `r` (n x d) that we accept, treating a
+    disagreement with the judge as a rare event of rate p: the larger of
+      * Wilson's bound when none was seen: p may still be z^2 / (n + z^2), each of size `scale`;
+      * Agresti-Coull when k were seen: p~ = (k + z^2/2) / (n + z^2), variance
+        m2 p~ (1 - p~) / (n + z^2), m2 the mean square of the disagreements seen.
+    A judge that rarely errs gives rectifiers that are mostly 0 and sometimes large: a sample then
+    usually sees fewer errors than there are, its variance and its estimate are low together, and a
+    plain t interval misses on one side (measured on ExpertQA, bench row q)."""
+    n = r.shape[0]
+    wilson = (scale * Z / (n + Z**2)) ** 2
+    nonzero = np.abs(r) > 1e-15
+    k = nonzero.sum(axis=0)
+    m2 = np.where(k > 0, (np.where(nonzero, r, 0.0) ** 2).sum(axis=0) / np.maximum(k, 1), scale**2)
+    p = (k + Z**2 / 2) / (n + Z**2)
+    return np.maximum(wilson, m2 * p * (1 - p) / (n + Z**2))
 
 
 def satterthwaite(variances: Mapping[str, np.ndarray], dfs: Mapping[str, int]) -> np.ndarray:
