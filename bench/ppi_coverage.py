@@ -125,15 +125,15 @@ def coverage_table(quick: bool, draws: int | None = None, sizes: tuple[int, ...]
                 per_metric = values[values["metric"] == metric]
                 for row in ppi_rows(metric, replace(u, clusters=c), sample, per_metric, masks, known_cells=known):
                     key = (metric, row.domain)
-                    truth = truths.get(key)
+                    target = truths.get(key)
                     if row.ppi is None or row.ppi_low is None or row.ppi_high is None:
                         shown_none[key] = shown_none.get(key, 0) + 1
                         continue
-                    held = truth is not None and row.ppi_low - 1e-9 <= truth <= row.ppi_high + 1e-9
+                    held = target is not None and row.ppi_low - 1e-9 <= target <= row.ppi_high + 1e-9
                     raw = experts.get(key)
                     held_raw = raw is not None and row.ppi_low - 1e-9 <= raw <= row.ppi_high + 1e-9
                     hits.setdefault(key, []).append((held, held_raw, row.ppi_high - row.ppi_low))
-                    if truth is not None and row.ppi_low - 1e-9 > truth:
+                    if target is not None and row.ppi_low - 1e-9 > target:
                         above[key] = above.get(key, 0) + 1
             if progress and (k + 1) % 50 == 0:
                 progress(f"size {n}: {k + 1} draws, {time.perf_counter() - started:.0f} s")
