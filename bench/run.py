@@ -56,6 +56,10 @@ Rows (letters as in docs/benchmarks.md):
        part of the cost) means linear.
   p    The offline encoder: texts/s encoding each text alone vs in shared batches, and whether every
        vector is bit for bit the same both ways (a resumed run embeds texts in other batches).
+  q    Coverage per cell of the prediction-powered scorecard (bench/ppi_coverage.py): on ExpertQA, the
+       experts as annotators, the audit sample drawn 200 times at about 100, 300 and 600 pairs; for
+       every engine x metric cell and all engines, how often the 95% interval holds the experts'
+       value (goal >= 93%), with the mean width.
 
 Each row reads "baseline vs ours": `ratio` is how many times better `ours` is than `baseline`
 (baseline / ours for costs such as calls, tokens, seconds and MB; ours / baseline for rates such as
@@ -589,6 +593,12 @@ def bench_audit_ppi(quick: bool) -> list[Row]:
     return audit_ppi.bench_audit_ppi(quick, cost_row, skipped)
 
 
+def bench_ppi_coverage(quick: bool) -> list[Row]:
+    import ppi_coverage  # bench/ is on sys.path when this file runs as a script
+
+    return ppi_coverage.bench_ppi_coverage(quick, rate_row, skipped)
+
+
 # ------------------------------------------------------------------------------------------------
 # l, m: the annotate stage on Ray (bench/ray_rows.py)
 # ------------------------------------------------------------------------------------------------
@@ -761,6 +771,7 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "n": ("n. page time in a browser (server + render): cold vs warm", bench_pages),
     "o": ("o. the worst-case answer at four sizes", bench_worst_case),
     "p": ("p. the offline encoder alone vs batched", bench_encoder),
+    "q": ("q. prediction-powered scorecard: coverage per cell on ExpertQA", bench_ppi_coverage),
 }
 
 

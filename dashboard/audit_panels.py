@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import audit_data, audit_publish, charts, data
-from dashboard.metric_text import NA, fmt_metric
+from dashboard.metric_text import NA, fmt_metric, na
 from dashboard.render import md_escape, md_with_code
 from dashboard.url_state import page_link
 from pipeline.audit.humans import MAJORITY
@@ -171,8 +171,12 @@ def verdict(row: dict) -> str:
         return row.get("reason") or "not computable"
     words = []
     if row.get("biased") is True:
-        side = "above" if (row.get("judge_only") or 0) > (row.get("ppi_high") or 0) else "below"
-        words.append(f"judge biased: its value lies {side} the corrected interval")
+        side = "above" if (row.get("bias") or 0) > 0 else "below"
+        error = ""
+        if row.get("bias_low") is not None and row.get("bias_high") is not None:
+            error = (f" (its error on the same units, 95%: {fmt_metric(row['bias_low'], row['metric'], 1)} to "
+                     f"{fmt_metric(row['bias_high'], row['metric'], 1)})")
+        words.append(f"judge biased: its value lies {side} the corrected interval{error}")
     elif row.get("biased") is False:
         words.append("judge within the corrected interval")
     if row.get("more_to_halve"):
@@ -195,7 +199,8 @@ def ppi_table(result: dict[str, Any], domain: str) -> tuple[pd.DataFrame, dict[s
             continue
         rows.append({
             "metric": METRICS[metric].label,
-            "judge only": fmt_metric(r["judge_only"], metric, 1) if r["judge_only"] is not None else NA,
+            "judge only": (fmt_metric(r["judge_only"], metric, 1) if r["judge_only"] is not None
+                           else na(r.get("judge_reason") or "")),
             "corrected (PPI) [95%]": _interval(r, metric, "ppi"),
             "people only [95%]": _interval(r, metric, "human"),
             "n labelled": (f"{r['labelled_units']} of {r['population_units']} {'statements' if unit == 'pair' else 'answers'}"

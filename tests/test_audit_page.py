@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from pipeline.audit.labels import LabelStore, labels_path  # noqa: E402
 from pipeline.audit.sample import draw_sample, register  # noqa: E402
+from pipeline.metrics import METRICS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -190,3 +191,38 @@ def test_scorecard_shows_corrected_values_beside_the_judges(app, built):
     text = page_text(at)
     assert "corrected (PPI) [95%]" in text and "Citation accuracy" in text
     assert "Not corrected yet" in text and "--scope all" in text
+
+
+def test_the_scorecard_page_prints_the_numbers_the_cli_prints(app, built, capsys):
+    """`aee scorecard --ppi --json` and the Scorecard page's corrected table show the same numbers:
+    every row the page shows is the CLI's row, formatted (value, interval, n, verdict), and every
+    cell the page lists as not corrected is one the CLI gives no value, for the same reason."""
+    import json
+
+    from dashboard.audit_panels import ppi_table
+    from pipeline.audit.sample import load_sample
+    from pipeline.cli import main
+
+    s = load_sample("demo-scripted-pair-n70-s1", built)
+    LabelStore(labels_path(built)).record_many(
+        [(s.sample_id, item, "Dana", "support", ("full", "none")[k % 2]) for k, item in enumerate(s.items["item_id"])], "test")
+    assert main(["scorecard", "--dataset", "demo", "--judge", "scripted", "--ppi", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    at = goto(app, "pages/scorecard.py", dataset="demo", judge="scripted")
+    next(t for t in at.toggle if t.key == "scorecard_ppi").set_value(True)
+    at.run()
+    assert not at.exception, at.exception
+    # the page escapes markdown in what it shows (brackets, for one): read it back as plain text
+    plain = lambda v: str(v).replace("\\", "")  # noqa: E731
+    shown = next(t.value for t in at.table if any("corrected (PPI)" in plain(c) for c in t.value.columns))
+    shown = shown.map(plain).rename(columns=plain).reset_index(drop=True)
+    expected, missing = ppi_table(printed, "all engines")
+    assert len(expected) >= 2
+    assert shown.equals(expected.astype(str).reset_index(drop=True)), (shown.to_dict("records"), expected.to_dict("records"))
+    for r in (r for r in printed["rows"] if r["domain"] == "all engines" and r["ppi"] is not None and r["ppi_low"] is not None):
+        cell = shown.loc[shown["metric"] == METRICS[r["metric"]].label, "corrected (PPI) [95%]"].iloc[0]
+        assert f"{r['ppi']:.1f}" in cell and f"{r['ppi_low']:.1f}" in cell and f"{r['ppi_high']:.1f}" in cell, cell
+    text = page_text(at)
+    for reason in missing:
+        assert reason.split(":")[0] in text
+

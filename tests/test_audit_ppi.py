@@ -10,7 +10,7 @@ from tolerances import COUNTS, close
 
 pytest.importorskip("ppi_py", reason="the `audit` extra (ppi-python) is not installed")
 
-from pipeline.audit.ppi import Stratum, Z, halving_labels, pool_short, stratified, stratum_total  # noqa: E402
+from pipeline.audit.ppi import Stratum, halving_labels, pool_short, stratified, stratum_total  # noqa: E402
 from pipeline.audit.sample import allocate  # noqa: E402
 
 # ---- a case small enough to do by hand ------------------------------------------------------------
@@ -33,12 +33,20 @@ def _one_stratum(use_judge: bool = True) -> Stratum:
 
 
 def test_ppi_mean_and_interval_by_hand():
-    est = stratified([_one_stratum()])
+    est = stratified([_one_stratum()], floor=False)
     assert float(est.value[0]) == close(0.4)
     assert float(est.se[0]) == close(0.02 ** 0.5)
+    # one stratum of five labelled units: Student's t on 4 degrees of freedom (2.776445), not the normal
+    assert float(est.df[0]) == close(4.0)
     low, high = est.interval()
-    assert (float(low[0]), float(high[0])) == close((0.4 - Z * 0.02 ** 0.5, 0.4 + Z * 0.02 ** 0.5))
-    assert (float(low[0]), float(high[0])) == close((0.122819, 0.677181), 1e-6)
+    assert (float(low[0]), float(high[0])) == close((0.4 - 2.776445 * 0.02 ** 0.5, 0.4 + 2.776445 * 0.02 ** 0.5), 1e-6)
+    assert (float(low[0]), float(high[0])) == close((0.007351, 0.792649), 1e-6)
+    # with the floor: five labels allow a disagreement rate up to z^2 / (5 + z^2) (Wilson), each
+    # disagreement 0.1 (the one seen): s.e. of the rectifier mean >= 0.1 z / (5 + z^2) = 0.0221679,
+    # above the 0.02 observed; times the finite-population factor 0.5 and N^2 = 100: variance 0.0245707
+    floored = stratified([_one_stratum()])
+    assert float(floored.se[0]) ** 2 == close(0.0245707, 1e-6)
+    assert float(floored.value[0]) == close(0.4)
 
 
 def test_human_only_mean_and_interval_by_hand():
@@ -52,7 +60,7 @@ def test_strata_add_up_and_a_census_is_exact():
     # N_total = 1 here) and no variance
     census = Stratum("b", 4, np.array([1.0, 0.0, 1.0, 1.0]), np.array([0.0, 0.0, 1.0, 1.0]), np.array([0.0, 0.0, 1.0, 1.0]))
     a = Stratum("a", N, PEOPLE, JUDGE_LABELLED, JUDGE_ALL)
-    est = stratified([a, census], constant=2.5)
+    est = stratified([a, census], constant=2.5, floor=False)
     # constant 2.5 + N x 0.4 (stratum a's total) + 3 (census)
     assert float(est.value[0]) == close(2.5 + 4.0 + 3.0)
     assert float(est.variances["b"][0]) == close(0.0)
@@ -71,21 +79,17 @@ def test_a_stratum_with_one_labelled_unit_of_several_is_pooled_with_its_weight()
     assert float(est.value[0]) == close(5.4)
     # six labelled units in the pool: the interval is Student's t with 5 degrees of freedom, wider than the normal
     pool = pool_short([_one_stratum(), short])[0][-1]
-    normal = stratum_total(pool, student=False)[1]
     assert list(pool.w) == [5.0, 2.0, 2.0, 2.0, 2.0, 2.0]
-    assert float(est.se[0]) ** 2 == close(float(normal[0]) * (2.570582 / Z) ** 2, 1e-6)
+    # one disagreement (-0.1) among six labelled units: the floor (Wilson's bound on the disagreement
+    # rate, z^2 / (6 + z^2), each 0.1 away) is above what the weighted rectifiers show: s.e. of the
+    # mean 0.1 z / (6 + z^2), times (1 - 6/15) and N^2 = 225: 0.0535440 (without the floor 0.024)
+    assert float(stratum_total(pool)[1][0]) == close(0.024, 1e-9)
+    assert float(est.se[0]) ** 2 == close(0.0535440, 1e-6)
+    assert float(est.df[0]) == close(5.0)
+    low, high = est.interval()
+    assert float(high[0] - low[0]) == close(2 * 2.570582 * float(est.se[0]), 1e-6)
     nobody = Stratum("empty", 5, np.zeros(0), np.zeros(0), np.ones(5))
     assert stratified([nobody]).value is None  # no two labelled units anywhere: nothing to pool
-
-
-def test_agreeing_labels_do_not_give_a_zero_wide_interval():
-    # every labelled unit agrees with the judge: without the floor the interval would be 0 wide
-    flat = Stratum("f", 20, np.ones(4) / 20, np.ones(4) / 20, np.r_[np.ones(15), np.zeros(5)] / 20)
-    assert float(stratified([flat], floor=False).se[0]) == close(0.0)
-    floored = stratified([flat])
-    # floor: one more unit as far off as the largest prediction (1/20): s^2/n = (1/20)^2 / (5 * 4),
-    # times (1 - 4/20), times N^2
-    assert float(floored.se[0]) == close((400 * (1 / 400) / 20 * 0.8) ** 0.5)
 
 
 def test_labels_needed_to_halve_the_interval_by_hand():

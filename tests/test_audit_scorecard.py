@@ -183,7 +183,7 @@ def test_a_sample_that_no_longer_matches_the_results_says_so(corpus):
 def test_two_people_who_disagree_count_half_each(corpus, census):
     """A unit's human value is the mean over the people who labelled all of it: on a census the
     corrected value with two people is exactly the mean of the values with each alone."""
-    from pipeline.audit.ppi import ppi_rows
+    from pipeline.audit.ppi_cells import ppi_rows
     from pipeline.audit.scorecard import domains, judge_values
 
     pair, _ = census
@@ -204,9 +204,10 @@ def test_two_people_who_disagree_count_half_each(corpus, census):
 
 
 def test_an_engine_is_estimated_from_its_own_strata(corpus):
-    """Labels on one engine's items only: that engine gets its corrected value; all engines together
-    get only a first estimate, the strata without labels pooled with the rest, and say so."""
-    sample = draw_sample("demo", JUDGE, 150, seed=6, unit="pair", scope="all", root=corpus, sample_id="one-engine")
+    """Labels on one engine's items only (all of them): that engine gets its corrected value, exact;
+    every other engine says what to label; all engines together get only a first estimate, the
+    strata without labels pooled with the rest, and say so."""
+    sample = draw_sample("demo", JUDGE, 10_000, seed=6, unit="pair", scope="all", root=corpus, sample_id="one-engine")
     register(sample, corpus)
     hand = load_annotated("demo", "recorded", corpus)
     rows = []
@@ -218,22 +219,31 @@ def test_an_engine_is_estimated_from_its_own_strata(corpus):
     cells = {(r["metric"], r["domain"]): r for r in out["rows"]}
     lumen, everyone = cells[("citation_accuracy", "Lumen")], cells[("citation_accuracy", ALL_ENGINES)]
     assert lumen["ppi"] is not None and lumen["reason"] == "" and lumen["note"] == ""
+    assert lumen["labelled_units"] == lumen["population_units"] and lumen["ppi_low"] == close(lumen["ppi_high"])
+    others = [r for (m, d), r in cells.items() if m == "citation_accuracy" and d not in ("Lumen", ALL_ENGINES)]
+    assert others and all(r["ppi"] is None and r["reason"].startswith("no labelled statement here yet: label ")
+                          for r in others)
+    assert everyone["labelled_units"] >= 20, "the teaching corpus changed: Lumen alone no longer reaches the minimum"
     assert everyone["ppi"] is not None and everyone["reason"] == ""
     assert everyone["note"].startswith("a first estimate: ") and any("Parrot" in p for p in everyone["pooled_strata"])
 
 
-def test_ten_labelled_items_give_a_first_estimate_never_a_zero_wide_interval(corpus):
-    """A campaign's start: the first ten items of a sample (a few statements, most strata without a
-    label) already give corrected values, called a first estimate, each with an interval that has a
-    width, on the PPI and the people-only side alike (both labelled "none": no spread to measure)."""
+def test_ten_labelled_items_say_how_many_more_and_show_no_interval(corpus):
+    """A campaign's start: the first ten items of a sample (a few statements) labelled, all "none".
+    Ten labels cannot support an interval nor a verdict on the judge (the issue saw 36.6 [34.7, 38.4]
+    "judge biased" from ten): every cell says how many more statements it needs, on both sides."""
     sample = draw_sample("demo", JUDGE, 100, seed=8, unit="pair", scope="all", root=corpus, sample_id="first-ten")
     register(sample, corpus)
     first = sample.items.sort_values("order")["item_id"].iloc[:10]
     LabelStore(labels_path(corpus)).record_many([(sample.sample_id, i, "early", "support", "none") for i in first], "test")
     out = ppi_scorecard("demo", JUDGE, samples={"pair": sample.sample_id}, human=["early"], root=corpus)
-    rows = [r for r in out["rows"] if r["metric"] in SUPPORT_METRICS and r["domain"] == ALL_ENGINES]
-    assert len(rows) == 2
+    rows = [r for r in out["rows"] if r["metric"] in SUPPORT_METRICS]
+    assert len(rows) == 2 * 4  # all engines and the three engines
     for r in rows:
-        assert r["ppi"] is not None and r["note"].startswith("a first estimate") and r["pooled_strata"]
-        assert 0 < r["labelled_units"] < r["population_units"]
-        assert r["ppi_high"] - r["ppi_low"] > 1.0 and r["human_high"] - r["human_low"] > 1.0, r
+        assert 0 < r["labelled_units"] < 20 or r["labelled_units"] == 0, r
+        assert r["ppi"] is None and r["ppi_low"] is None and r["human"] is None and r["human_high"] is None
+        assert r["biased"] is None
+        need = min(20, r["population_units"]) - r["labelled_units"]
+        assert r["more_needed"] == need
+        assert r["reason"].startswith(f"needs {need} more labelled statement" if r["labelled_units"] else
+                                      "no labelled statement here yet"), r["reason"]

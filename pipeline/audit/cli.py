@@ -243,6 +243,8 @@ def print_ppi(args: argparse.Namespace, judge: str) -> int:
                     f"[{fmt(r['human_low'])}, {fmt(r['human_high'])}]  n={r['labelled_units']}/{r['population_units']}")
             if r["biased"]:
                 line += "  judge biased"
+            if r.get("judge_reason"):
+                line += f"  (judge only: {r['judge_reason']})"
             if r["reason"]:
                 line += f"  ({r['reason']})"
             if r.get("note"):

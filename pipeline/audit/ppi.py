@@ -22,13 +22,12 @@ are known for every unit, `ppi_mean_ci` on a zero rectifier) is taken out, and t
 variance is corrected for sampling without replacement (n_h/(n_h - 1) for the unbiased sample
 variance, 1 - n_h/N_h for the finite population), then strata are added up (they are independent).
 The human-only estimate is the same stratified estimator without predictions (lam=0, the classical
-interval). Intervals are normal 95% intervals, clipped to the metric's range. One guard of our own:
-when no labelled unit differs from another in its stratum anywhere (a small sample that agrees with
-the judge throughout), the estimated variance is 0 although most units were never looked at; the
-variance is then computed as if one more unit per stratum had been labelled as far off as the
-largest rectifier seen (or prediction, if none), so that no sample prints a 0-wide interval. (Applied
-to every stratum that happens to be flat, this guard made intervals on ExpertQA cover 98-99% instead
-of 95%, so it is kept for the fully flat case only.)
+interval). Intervals are Student t 95% intervals on the Welch-Satterthwaite degrees of freedom of the
+sum over strata, clipped to the metric's range, and no stratum's variance is taken below a floor:
+the Wilson score bound for a stratum where no disagreement with the judge was seen, times the typical
+size of a disagreement in the cell (`stratum_total`, docs/audit.md "Small samples"), so that a few
+agreeing labels never print a 0-wide or 4-point interval. When a cell may show a number at all is
+decided in `pipeline.audit.ppi_cells`.
 
 Judge abstentions (`unknown`, no verdict, an error) are never predictions: such a pair counts as "no
 support" inside the prediction, a constant, which the rectifier then corrects from human labels
@@ -47,7 +46,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from statistics import NormalDist
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -108,18 +107,33 @@ class Stratum:
 class Estimate:
     """A total over strata (plus a known constant) with its standard error and 95% interval; arrays
     of length d (one per column of the inputs). `reason` says why it is missing (value None);
-    `pooled` names the strata that had too few labelled units and were estimated together."""
+    `pooled` names the strata that had too few labelled units and were estimated together; `df` the
+    degrees of freedom of the Student t quantile the interval uses (Welch-Satterthwaite over the
+    strata; None: the normal quantile, as for a census)."""
 
     value: np.ndarray | None
     se: np.ndarray | None
     variances: dict[str, np.ndarray] = field(default_factory=dict)  # per stratum: variance of its total
     reason: str = ""
     pooled: tuple[str, ...] = ()
+    df: np.ndarray | None = None
+    # Johnson's skewness correction: the interval's centre moves this far from the estimate
+    shift: np.ndarray | None = None
+
+    def quantile(self) -> np.ndarray | float:
+        """The two-sided 95% quantile: Student's t on `df` degrees of freedom, or the normal's."""
+        if self.df is None:
+            return Z
+        from scipy.stats import t as student_t
+
+        return np.asarray(student_t.ppf(1 - ALPHA / 2, np.maximum(self.df, 1.0)), dtype=np.float64)
 
     def interval(self) -> tuple[np.ndarray, np.ndarray] | None:
         if self.value is None or self.se is None:
             return None
-        return self.value - Z * self.se, self.value + Z * self.se
+        q = self.quantile()
+        centre = self.value if self.shift is None else self.value + self.shift
+        return centre - q * self.se, centre + q * self.se
 
 
 def _as2d(values: np.ndarray) -> np.ndarray:
@@ -132,12 +146,15 @@ def _se_from_interval(low: Any, high: Any) -> np.ndarray:
 
 
 def stratum_total(s: Stratum, *, use_predictions: bool = True, floor_scale: np.ndarray | None = None,
-                  student: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+                  student: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(N_h times the stratum mean, its variance) from `ppi_py` with the design corrections of the
-    module doc. A census (every unit labelled) is exact. Where every labelled unit has the same
-    rectifier (so the sample shows no spread yet) the variance is taken as if one more unit had been
-    labelled `floor_scale` away from them: a 0-wide interval would claim a certainty that a
-    handful of agreeing labels cannot give."""
+    module doc. A census (every unit labelled) is exact. With `floor_scale`, the rectifier's
+    standard error is never taken below scale * z / (n + z^2): n labelled units without one
+    disagreement still allow a disagreement rate up to z^2 / (n + z^2) (Wilson's score bound), each
+    disagreement of about `floor_scale`. A handful of agreeing labels shows no spread, which is not
+    certainty; where disagreements were seen their own variance is almost always larger. `student`
+    widens the stratum alone to Student's t on n - 1 degrees of freedom (kept for callers that
+    read one stratum; `stratified` applies t to the whole sum instead)."""
     ppi = _ppi()
     y, yhat, yhat_all = _as2d(s.y), _as2d(s.yhat), _as2d(s.yhat_all)
     n, big_n = y.shape[0], s.size
@@ -155,25 +172,59 @@ def stratum_total(s: Stratum, *, use_predictions: bool = True, floor_scale: np.n
         se_judge = np.zeros_like(se_all)
     rectifier = np.maximum(se_all**2 - se_judge**2, 0.0) * n / (n - 1)  # s_h^2 / n_h
     if floor_scale is not None:
-        flat = np.ptp(y - lam * yhat, axis=0) <= 1e-15
-        rectifier = np.where(flat, np.maximum(rectifier, floor_scale**2 / ((n + 1) * n)), rectifier)
+        rectifier = np.maximum(rectifier, _rare_error_floor(y - lam * yhat, floor_scale))
     variance = rectifier * (1 - n / big_n)
-    if (s.w is not None) if student is None else student:  # a pool of short strata: Student's t, not the normal
+    if student:
         from scipy.stats import t as student_t
 
         variance = variance * (float(student_t.ppf(1 - ALPHA / 2, n - 1)) / Z) ** 2
     return big_n * mean, big_n**2 * variance
 
 
+def _rare_error_floor(r: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """The least variance of the mean of n rectifiers `r` (n x d) that we accept, treating a
+    disagreement with the judge as a rare event of rate p: the larger of
+      * Wilson's bound when none was seen: p may still be z^2 / (n + z^2), each of size `scale`;
+      * Agresti-Coull when k were seen: p~ = (k + z^2/2) / (n + z^2), variance
+        m2 p~ (1 - p~) / (n + z^2), m2 the mean square of the disagreements seen.
+    A judge that rarely errs gives rectifiers that are mostly 0 and sometimes large: a sample then
+    usually sees fewer errors than there are, its variance and its estimate are low together, and a
+    plain t interval misses on one side (measured on ExpertQA, bench row q)."""
+    n = r.shape[0]
+    wilson = (scale * Z / (n + Z**2)) ** 2
+    nonzero = np.abs(r) > 1e-15
+    k = nonzero.sum(axis=0)
+    m2 = np.where(k > 0, (np.where(nonzero, r, 0.0) ** 2).sum(axis=0) / np.maximum(k, 1), scale**2)
+    p = (k + Z**2 / 2) / (n + Z**2)
+    return np.maximum(wilson, m2 * p * (1 - p) / (n + Z**2))
+
+
+def satterthwaite(variances: Mapping[str, np.ndarray], dfs: Mapping[str, int]) -> np.ndarray:
+    """Welch-Satterthwaite degrees of freedom of a sum of stratum variances, each estimated on
+    dfs[h] = n_h - 1 degrees of freedom: (sum v_h)^2 / sum(v_h^2 / df_h). A few strata with two or
+    three labelled units then give a t quantile near theirs, not the normal's."""
+    names = [h for h in variances if dfs.get(h, 0) >= 1]
+    if not names:
+        return np.full_like(next(iter(variances.values()), np.zeros(1)), np.inf, dtype=np.float64)
+    total = sum(variances[h] for h in names)
+    denom = sum(variances[h] ** 2 / dfs[h] for h in names)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(denom > 0, total**2 / np.where(denom > 0, denom, 1.0), np.inf)
+
+
 def _floor_scales(strata: Sequence[Stratum], use_predictions: bool) -> dict[str, np.ndarray]:
-    """Per stratum, how far an unseen unit could plausibly sit from the labelled ones: the largest
-    rectifier seen among all labelled units (with predictions) or their range (without); when the
-    labels show none at all, the largest prediction of the stratum."""
+    """Per stratum, how far an unseen unit could plausibly sit from the labelled ones: the median
+    size of the disagreements seen among all labelled units of the strata given (a cell's); when
+    the labels show none at all, the largest prediction of the stratum."""
     labelled = [(_as2d(s.y) - (_as2d(s.yhat) if use_predictions else 0.0)) for s in strata if len(s.y)]
     width = max((_as2d(s.yhat_all).shape[1] for s in strata), default=1)
     if labelled:
         stacked = np.vstack(labelled)
-        seen = np.abs(stacked).max(axis=0) if use_predictions else np.ptp(stacked, axis=0)
+        # the typical size of a disagreement: the median of the rectifiers that are not 0 (with
+        # predictions) or of the distances from the median label (without); the largest one, used
+        # before, is one unusual answer's and made the all-engines interval 40% wider than needed
+        mag = np.abs(stacked - (0.0 if use_predictions else np.median(stacked, axis=0)))
+        seen = np.array([np.median(col[col > 1e-15]) if (col > 1e-15).any() else 0.0 for col in mag.T])
         if not use_predictions:
             seen = np.where(seen > 0, seen, np.abs(stacked).max(axis=0))
     else:
@@ -196,8 +247,8 @@ def pool_short(strata: Sequence[Stratum]) -> tuple[list[Stratum], tuple[str, ...
     with the most labelled units joins it. Inside the pool each labelled unit keeps its own stratum's
     sampling weight (N_h / n_h), so the pool's rectifier is their weighted mean; a short stratum with
     no labelled unit is taken to be like the rest of the pool, which is the pooled estimate's
-    assumption and why the page calls it a first estimate. A pool holds few labelled units, so its
-    variance is widened to a Student t interval with n - 1 degrees of freedom (`stratum_total`). Returns the strata with the pool (or
+    assumption and why the page calls it a first estimate. A pool holds few labelled units; its
+    n - 1 degrees of freedom enter the t quantile of the sum (`stratified`). Returns the strata with the pool (or
     the strata unchanged when nothing is short or there is no way to reach two labelled units) and
     the names pooled."""
     short = [s for s in strata if _short(s)]
@@ -223,9 +274,9 @@ def stratified(strata: Sequence[Stratum], constant: np.ndarray | float = 0.0, *,
     """Constant + the sum of every stratum's estimated total. Strata that cannot be estimated alone
     (no labelled unit, or one of several: no variance) are estimated together (`pool_short`; the
     estimate names them); None with the reason when even that cannot reach two labelled units, or
-    with `pool=False`. When the labelled units show no spread at all in any stratum (every one
-    agrees with the judge, say) but not everything was labelled, the variance is floored as
-    `stratum_total` says (`floor=False` turns that off): a sample never yields a 0-wide interval."""
+    with `pool=False`. Each sampled stratum's variance has the floor `stratum_total` describes
+    (`floor=False` turns it off), and the interval is Student's t on the Welch-Satterthwaite degrees
+    of freedom of the sum (docs/audit.md, "Small samples")."""
     pooled: tuple[str, ...] = ()
     if pool:
         strata, pooled = pool_short(strata)
@@ -238,21 +289,40 @@ def stratified(strata: Sequence[Stratum], constant: np.ndarray | float = 0.0, *,
     total = np.zeros(width) + np.asarray(constant, dtype=np.float64)
     var = np.zeros(width)
     parts: dict[str, np.ndarray] = {}
+    dfs: dict[str, int] = {}
+    scales = _floor_scales(strata, use_predictions) if floor else {}
+    third = np.zeros(width)
     for s in strata:
         if s.size == 0:
             continue
-        t, v = stratum_total(s, use_predictions=use_predictions)
+        sampled = 0 < len(s.y) < s.size
+        t, v = stratum_total(s, use_predictions=use_predictions, floor_scale=scales.get(s.name) if sampled else None)
         total, var, parts[s.name] = total + t, var + v, v
-    sampled = [s for s in strata if 0 < len(s.y) < s.size]
-    if floor and sampled and np.any(var <= 0):
-        # no labelled unit disagrees with any other in its stratum, yet not everything was labelled:
-        # the sample shows no spread, which is not the same as certainty (see stratum_total)
-        scales = _floor_scales(strata, use_predictions)
-        floored = {s.name: stratum_total(s, use_predictions=use_predictions, floor_scale=scales[s.name])[1] for s in sampled}
-        flat = var <= 0
-        var = np.where(flat, sum(floored.values()), var)
-        parts = {k: np.where(flat, floored.get(k, v), v) for k, v in parts.items()}
-    return Estimate(total, np.sqrt(var), parts, pooled=pooled)
+        if sampled:
+            dfs[s.name] = len(s.y) - 1
+            third = third + _third_cumulant(s, use_predictions)
+    df = satterthwaite(parts, dfs) if dfs else None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shift = np.where(var > 0, third / (6 * np.where(var > 0, var, 1.0)), 0.0)
+    se = np.sqrt(var)
+    shift = np.clip(shift, -se, se)  # a correction, never a new estimate: the estimate stays inside
+    return Estimate(total, se, parts, pooled=pooled, df=df, shift=shift if dfs else None)
+
+
+def _third_cumulant(s: Stratum, use_predictions: bool) -> np.ndarray:
+    """The third cumulant of a sampled stratum's estimated total (Johnson 1978, for the skewness
+    correction): N^3 m3 / n^2 times (1 - f)(1 - 2f) for sampling a fraction f without replacement,
+    m3 the third central moment of the labelled units' rectifiers. Rectifiers are skewed where the
+    judge rarely errs (most 0, a few large): a sample usually sees fewer errors than there are, and
+    a symmetric interval then misses on that side far more often than on the other. 0 for a pool
+    (its units carry unequal weights)."""
+    if s.w is not None:
+        return np.zeros(_as2d(s.yhat_all).shape[1])
+    r = _as2d(s.y) - (_as2d(s.yhat) if use_predictions else 0.0)
+    n, big_n = r.shape[0], s.size
+    f = n / big_n
+    m3 = ((r - r.mean(axis=0)) ** 3).mean(axis=0)
+    return big_n**3 * m3 / n**2 * (1 - f) * (1 - 2 * f)
 
 
 def halving_labels(strata: Sequence[Stratum], estimate: Estimate, items_per_unit: Mapping[str, float]) -> int | None:
@@ -315,6 +385,10 @@ class UnitValues:
 
     clusters: pd.DataFrame  # cluster_id, stratum, answer_id, engine, query_type, yhat, y, c, labelled, n_items
     answers: pd.DataFrame  # answer_id, engine, query_type, judge_const, human_const (answers in the metric's population)
+    # every answer (in the population or not): the metric's units and those no label can decide here
+    # (answer_id, engine, query_type, metric, value, units, unknown, unknown_why), for the
+    # scorecard's unjudged-share rule on the corrected values; empty where no label-free unknown exists
+    judged: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 Labels = Mapping[str, Mapping[str, "str | None"]]  # item id -> field -> one person's label
@@ -358,13 +432,14 @@ def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
     drawn: dict[str, list[tuple[str, int, int]]] = {}
     for r in items[["cluster_id", "item_id", "statement_index", "source_index"]].itertuples(index=False):
         drawn.setdefault(r.cluster_id, []).append((r.item_id, int(r.statement_index), int(r.source_index)))
-    rows, consts = [], []
+    rows, consts, judged = [], [], []
     for aid in sorted(answers):
         a, all_cids = answers[aid], by_answer.get(aid, [])
         listed = {s.index: s for s in a.answer.sources}
         statements = {s.index: s for s in a.statements}
         if any(int(cid.rsplit("#s", 1)[1]) not in statements for cid in all_cids):
             return f"a statement of answer {aid!r} in the sample is no longer in the results: draw a new sample"
+        a = in_scope(a, scope)
         partly_unreadable = _partly_unreadable(a, listed, scope) if metric == "unsupported_statements" else set()
         if partly_unreadable:
             a = _undecided_statements(a, partly_unreadable)
@@ -373,7 +448,11 @@ def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
         frame_pairs = [(si, i) for si in (int(cid.rsplit("#s", 1)[1]) for cid in cids)
                        for i in audited_sources(statements[si], listed, scope)]
         base_j = prediction_view(a, frame_pairs)
-        g_j = _metric(metric, base_j)
+        result = METRICS[metric].fn(ScoringContext(base_j, STRICT))
+        g_j = result.value
+        # every readable pair has a label in base_j: what is still unknown stays so under any labels
+        judged.append({"answer_id": aid, "engine": a.answer.engine, "query_type": a.answer.query_type, "metric": metric,
+                       "value": g_j, "units": result.units, "unknown": result.unknown, "unknown_why": result.unknown_why})
         if g_j is None:  # not defined for this answer whatever the support labels: outside the population
             rows += [_outside(cid) for cid in cids]
             continue
@@ -403,7 +482,7 @@ def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
                 row |= {"y": share + float(np.mean([d[0] for d in deltas])),
                         "c": float(np.mean([d[1] for d in deltas])), "complete": True}
             rows.append(row)
-    return _finish(sample, rows, consts)
+    return replace(_finish(sample, rows, consts), judged=pd.DataFrame(judged))
 
 
 def _partly_unreadable(a: AnnotatedAnswer, listed: Mapping[int, Any], scope: str) -> set[int]:
@@ -418,6 +497,23 @@ def _partly_unreadable(a: AnnotatedAnswer, listed: Mapping[int, Any], scope: str
         if any(unreadable_code(listed[i]) for i in indexes):
             out.add(st.index)
     return out
+
+
+def in_scope(a: AnnotatedAnswer, scope: str) -> AnnotatedAnswer:
+    """The answer without the judge's support labels on pairs outside the audit's scope: with scope
+    `cited` (allowed for a metric only where labels of uncited pairs cannot change it, or the
+    dataset's labels cover cited pairs only, as ExpertQA's), a pair the statement does not cite is
+    never asked about, so the judge's label there must not enter the prediction, the people's value
+    or the label-free baseline: the estimand is then the scorecard of the people's labels on the
+    cited pairs, as `aee scorecard --judge human` computes it. (Left in, an uncited pair the judge
+    calls "full" made a statement supported whatever the people said: on ExpertQA, 13 points on one
+    engine's unsupported statements.)"""
+    if scope != "cited":
+        return a
+    cites: dict[int | None, set[int]] = {st.index: set(st.citations) for st in a.statements}
+    keep = tuple(v for v in a.verdicts if not (v.kind == "support" and v.source_index is not None
+                                               and v.source_index not in cites.get(v.statement_index, set())))
+    return a if len(keep) == len(a.verdicts) else AnnotatedAnswer(a.answer, a.statements, keep)
 
 
 def _undecided_statements(a: AnnotatedAnswer, statements: set[int]) -> AnnotatedAnswer:
@@ -514,6 +610,7 @@ def additivity_gap(metric: str, answer: AnnotatedAnswer, sample: Sample, labels:
     part = units.clusters[(units.clusters["answer_id"] == aid) & units.clusters["in_population"]]
     if part.empty or not part["labelled"].all():
         return None
+    answer = in_scope(answer, sample.meta.get("scope", "cited"))
     if metric == "unsupported_statements":  # as `_pair_units` does: partly unreadable statements left out
         listed = {s.index: s for s in answer.answer.sources}
         answer = _undecided_statements(answer, _partly_unreadable(answer, listed, sample.meta.get("scope", "cited")))
@@ -523,121 +620,3 @@ def additivity_gap(metric: str, answer: AnnotatedAnswer, sample: Sample, labels:
     base = prediction_view(answer, list(pairs))
     together = _metric(metric, with_verdicts(base, _support(answer, {k: str(v) for k, v in pairs.items()}, "human:audit")))
     return None if together is None else abs(float(part["y"].sum()) - together)
-
-
-# ---- the scorecard rows --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PPIRow:
-    """One metric in one domain (an engine or all of them): judge-only, PPI and human-only."""
-
-    metric: str
-    domain: str
-    judge_only: float | None
-    judge_answers: int
-    ppi: float | None
-    ppi_low: float | None
-    ppi_high: float | None
-    human: float | None
-    human_low: float | None
-    human_high: float | None
-    labelled_units: int
-    labelled_items: int
-    population_units: int
-    population_answers: int
-    biased: bool | None
-    more_to_halve: int | None
-    reason: str
-    note: str = ""  # how the estimate was made when it is not the plain stratified one (strata pooled)
-    pooled_strata: tuple[str, ...] = ()  # the strata estimated together
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-
-def pooled_note(pooled: Sequence[str]) -> str:
-    """What a row says when strata were estimated together ("" when none were; the row's
-    `pooled_strata` names them)."""
-    if not pooled:
-        return ""
-    return (f"a first estimate: {len(pooled)} strata with under two labelled units pooled; label more for the "
-            "stratified one")
-
-
-def _scaled(metric: str, value: float | None) -> float | None:
-    return None if value is None else METRICS[metric].scale(value)
-
-
-def domain_estimates(metric: str, units: UnitValues, sample: Sample, domain: Callable[[pd.DataFrame], pd.Series],
-                     *, use_predictions: bool = True) -> tuple[Estimate, list[Stratum], int]:
-    """The estimate for the answers a domain mask keeps (zero outside: domain estimation keeps the
-    design's strata), as a share of those answers; and the strata used; and the answer count."""
-    c = units.clusters
-    keep = domain(c) & c["in_population"].astype(bool)
-    answers = units.answers[domain(units.answers)] if not units.answers.empty else units.answers
-    n_answers = int(answers["answer_id"].nunique()) if not answers.empty else 0
-    if n_answers == 0:
-        return Estimate(None, None, reason="no answer here where the metric is defined"), [], 0
-    const = float(answers["judge_const" if use_predictions else "human_const"].sum())
-    strata = []
-    for name, part in c.groupby("stratum", sort=True):
-        inside = keep.loc[part.index].to_numpy()
-        if not inside.any():
-            continue  # no unit of this stratum is in the domain: it adds exactly 0 and needs no label
-        labelled = part["labelled"].to_numpy(dtype=bool)
-        truth = np.where(inside, part["y" if use_predictions else "c"].to_numpy(dtype=float), 0.0)
-        pred = np.where(inside, part["yhat"].to_numpy(dtype=float), 0.0)
-        # the people-only estimate uses no prediction (lam = 0: `yhat_all` then only tells the variance
-        # guard how large one unit can be, should every labelled unit read the same)
-        labelled_pred = pred[labelled] if use_predictions else np.zeros(int(labelled.sum()))
-        strata.append(Stratum(str(name), len(part), truth[labelled] / n_answers, labelled_pred / n_answers,
-                              pred / n_answers))
-    strata, pooled = pool_short(strata)  # the same pool for the PPI and the people-only estimate
-    estimate = stratified(strata, const / n_answers, use_predictions=use_predictions, pool=False)
-    return replace(estimate, pooled=pooled), strata, n_answers
-
-
-def ppi_rows(metric: str, units: UnitValues, sample: Sample, judge_values: pd.DataFrame,
-             domains: Mapping[str, Callable[[pd.DataFrame], pd.Series]]) -> list[PPIRow]:
-    """The scorecard rows of one metric: for each domain, the judge-only value (the scorecard's own:
-    mean of the per-answer values in `judge_values`, columns answer_id, engine, query_type, value),
-    the PPI estimate and the human-only one, with 95% intervals, n and the verdict on bias."""
-    out = []
-    info = METRICS[metric]
-    lo_bound, hi_bound = (0.0, 1.0) if info.unit == "percent" else (-np.inf, np.inf)
-    items_per_unit = units.clusters.groupby("stratum")["n_items"].mean().to_dict()
-    labelled_items = dict(zip(sample.items["cluster_id"], [0] * len(sample.items)))
-    for cid in sample.items["cluster_id"]:
-        labelled_items[cid] = labelled_items.get(cid, 0) + 1
-    for name, mask in domains.items():
-        jv = judge_values[mask(judge_values)]["value"].dropna()
-        judge_only = float(jv.mean()) if len(jv) else None
-        ppi, strata, n_answers = domain_estimates(metric, units, sample, mask, use_predictions=True)
-        human, _, _ = domain_estimates(metric, units, sample, mask, use_predictions=False)
-        c = units.clusters
-        inside = mask(c) & c["in_population"].astype(bool)
-        lab = inside & c["labelled"].astype(bool) & c["cluster_id"].isin(set(sample.items["cluster_id"]))
-        bounds = ppi.interval()
-        hb = human.interval()
-        p_lo = p_hi = h_lo = h_hi = None
-        if bounds is not None and ppi.value is not None:
-            p_lo, p_hi = float(np.clip(bounds[0][0], lo_bound, hi_bound)), float(np.clip(bounds[1][0], lo_bound, hi_bound))
-        if hb is not None and human.value is not None:
-            h_lo, h_hi = float(np.clip(hb[0][0], lo_bound, hi_bound)), float(np.clip(hb[1][0], lo_bound, hi_bound))
-        value = None if ppi.value is None else float(np.clip(ppi.value[0], lo_bound, hi_bound))
-        biased = None
-        if value is not None and judge_only is not None and p_lo is not None and p_hi is not None:
-            biased = not (p_lo - 1e-12 <= judge_only <= p_hi + 1e-12)
-        out.append(PPIRow(
-            metric=metric, domain=name, judge_only=_scaled(metric, judge_only), judge_answers=int(len(jv)),
-            ppi=_scaled(metric, value), ppi_low=_scaled(metric, p_lo), ppi_high=_scaled(metric, p_hi),
-            human=_scaled(metric, None if human.value is None else float(np.clip(human.value[0], lo_bound, hi_bound))),
-            human_low=_scaled(metric, h_lo), human_high=_scaled(metric, h_hi),
-            labelled_units=int(lab.sum()), labelled_items=int(sum(labelled_items.get(cid, 0) for cid in c.loc[lab, "cluster_id"])),
-            population_units=int(inside.sum()), population_answers=n_answers, biased=biased,
-            more_to_halve=halving_labels(strata, ppi, items_per_unit) if ppi.value is not None else None,
-            reason=ppi.reason, note=pooled_note(ppi.pooled) if ppi.value is not None else "",
-            pooled_strata=ppi.pooled if ppi.value is not None else (),
-        ))
-    return out

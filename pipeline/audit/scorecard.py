@@ -18,7 +18,8 @@ import pandas as pd
 
 from pipeline.audit.humans import EXPERTS, expert_labels, item_labels
 from pipeline.audit.labels import LabelStore, labels_path
-from pipeline.audit.ppi import PPI_METRICS, PPIRow, ppi_rows, unit_values
+from pipeline.audit.ppi import PPI_METRICS, unit_values
+from pipeline.audit.ppi_cells import MIN_LABELLED_UNITS, PPIRow, cell_rule, ppi_rows
 from pipeline.audit.sample import Sample, list_samples, load_sample
 from pipeline.errors import InputError
 from pipeline.metrics import METRICS
@@ -31,10 +32,12 @@ NO_JUDGE_NOTE = "computed from the citation markers alone: no judge label enters
 
 
 def judge_values(dataset: str, judge: str, root: Path | None = None) -> pd.DataFrame:
-    """Per-answer metric values under the strict rules (exact necessity): what the scorecard averages."""
+    """Per-answer metric values under the strict rules (exact necessity): what the scorecard averages,
+    with the unit counts its unjudged-share rule reads (where the results keep them)."""
     metrics = read_table(table_path(dataset, "metrics", judge, root))
     part = metrics[(metrics["mode"] == "strict") & (metrics["necessity"] == "exact")]
-    return part[["answer_id", "engine", "query_type", "metric", "value"]]
+    counts = [c for c in ("units", "unknown", "unknown_why") if c in part.columns]
+    return part[["answer_id", "engine", "query_type", "metric", "value", *counts]]
 
 
 def domains(engines: Sequence[str], query_type: str = "all") -> dict[str, Callable[[pd.DataFrame], pd.Series]]:
@@ -107,9 +110,8 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
         per_metric = values[values["metric"] == metric]
         if unit is None:
             for name, mask in masks.items():
-                jv = per_metric[mask(per_metric)]["value"].dropna()
-                judge_only = METRICS[metric].scale(float(jv.mean())) if len(jv) else None
-                rows.append(_no_judge_row(metric, name, judge_only, len(jv)))
+                judge_only, share, why, n = cell_rule(per_metric[mask(per_metric)], metric)
+                rows.append(_no_judge_row(metric, name, judge_only, n) | {"judged_share": share, "judge_reason": why})
             continue
         sample_id = chosen.get(unit)
         if sample_id is None:
@@ -148,13 +150,14 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
 def _empty_row(metric: str, domain: str) -> dict[str, Any]:
     fields = PPIRow.__dataclass_fields__
     return {k: None for k in fields} | {"metric": metric, "domain": domain, "judge_answers": 0, "labelled_units": 0, "note": "", "pooled_strata": [],
-                                        "labelled_items": 0, "population_units": 0, "population_answers": 0, "sample_id": None}
+                                        "labelled_items": 0, "population_units": 0, "population_answers": 0, "sample_id": None,
+                                        "judge_reason": "", "min_labelled": MIN_LABELLED_UNITS}
 
 
 def _missing_row(metric: str, domain: str, per_metric: pd.DataFrame, mask, reason: str) -> dict[str, Any]:
-    jv = per_metric[mask(per_metric)]["value"].dropna()
-    return _empty_row(metric, domain) | {"judge_only": METRICS[metric].scale(float(jv.mean())) if len(jv) else None,
-                                         "judge_answers": int(len(jv)), "reason": reason}
+    judge_only, share, why, n = cell_rule(per_metric[mask(per_metric)], metric)
+    return _empty_row(metric, domain) | {"judge_only": judge_only, "judge_answers": n, "reason": reason,
+                                         "judged_share": share, "judge_reason": why}
 
 
 def _no_judge_row(metric: str, domain: str, value: float | None, n: int) -> dict[str, Any]:

@@ -1,0 +1,220 @@
+"""Row q of bench/run.py: does each cell's corrected 95% interval hold the experts' own value?
+
+On ExpertQA (all three shared splits: domain_test, domain_val, rand_val) the offline judge labels
+every (claim, cited source) pair and the experts' support labels stand in for the annotators. The
+truth of a cell (an engine, or all engines, x unsupported statements / citation accuracy) is what
+`aee scorecard --judge human` prints for it: the plain scorecard of the experts' labels, strict
+rules, with its unjudged-share rule (a cell it prints n/a has no truth and is not counted).
+
+For each size (about 100, 300 and 600 pairs, as `aee audit sample --n` counts them) the sample is
+drawn DRAWS times by `pipeline.audit.sample.draw`, each draw with its own seed; a drawn statement
+carries the experts' labels of its pairs (one the experts left N/A is "can't tell": drawn, not
+labelled). Every cell is then computed by `pipeline.audit.ppi_cells.ppi_rows`, the code behind
+`aee scorecard --ppi`, and the row reports per cell: how often it showed an interval (the others say
+how many more labels they need), how often that interval held the truth, and its mean width.
+Goal: 95% intervals that hold the truth in >= 93% of the draws that show one.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+
+METRICS = ("unsupported_statements", "citation_accuracy")
+SIZES = (100, 300, 600)
+DRAWS = 200
+GOAL = 93.0
+
+
+def _truth_cells(dataset: str, truth_judge: str, root: Path, masks: dict) -> dict[tuple[str, str], float | None]:
+    """(metric, domain) -> the plain scorecard's value under the truth judge (display units), None
+    where that scorecard prints n/a: what `aee scorecard --judge human` prints."""
+    from pipeline.audit.ppi_cells import cell_rule
+    from pipeline.audit.scorecard import judge_values
+
+    values = judge_values(dataset, truth_judge, root)
+    out = {}
+    for metric in METRICS:
+        part = values[values["metric"] == metric]
+        for name, mask in masks.items():
+            out[(metric, name)] = cell_rule(part[mask(part)], metric)[0]
+    return out
+
+
+def _same_rules_cells(answers: dict, truth: dict, masks: dict) -> dict[tuple[str, str], float | None]:
+    """(metric, domain) -> the experts' scorecard under the audit's rules: every answer as the
+    audited judge has it (its relevance), with the experts' support labels in place of the judge's,
+    a pair whose source has no text here unknown (as it is to every judge), then the plain
+    scorecard's cell (`cell_rule`: strict rules, the unjudged-share rule). This is what a support
+    audit estimates; it differs from `aee scorecard --judge human` only by whose relevance decides
+    which statements count (the experts' there)."""
+    from pipeline.audit.ppi import STRICT
+    from pipeline.audit.ppi_cells import cell_rule
+    from pipeline.metrics import METRICS as REGISTRY
+    from pipeline.metrics import ScoringContext
+    from pipeline.records import AnnotatedAnswer, unreadable_code
+
+    rows = []
+    for aid, a in answers.items():
+        listed = {s.index: s for s in a.answer.sources}
+        readable = {i for i, s in listed.items() if not unreadable_code(s)}
+        support = tuple(v for v in truth[aid].verdicts if v.kind == "support" and v.source_index in readable)
+        mixed = AnnotatedAnswer(a.answer, a.statements, tuple(v for v in a.verdicts if v.kind != "support") + support)
+        for metric in METRICS:
+            r = REGISTRY[metric].fn(ScoringContext(mixed, STRICT))
+            rows.append({"answer_id": aid, "engine": a.answer.engine, "query_type": a.answer.query_type,
+                         "metric": metric, "value": r.value, "units": r.units, "unknown": r.unknown,
+                         "unknown_why": r.unknown_why})
+    frame = pd.DataFrame(rows)
+    return {(metric, name): cell_rule(frame[(frame["metric"] == metric) & mask(frame)], metric)[0]
+            for metric in METRICS for name, mask in masks.items()}
+
+
+def coverage_table(quick: bool, draws: int | None = None, sizes: tuple[int, ...] | None = None,
+                   progress: Callable[[str], None] | None = None, results: Path | None = None) -> dict[str, Any]:
+    """Per (metric, domain, size): draws with an interval, coverage %, mean width; plus the truths.
+    `results`: a results folder that already holds ExpertQA under `human` and `offline` (else they
+    are built in a temporary one, the judge cache making that fast)."""
+    import audit_ppi  # bench/ is on sys.path when this file runs as a script
+
+    from pipeline.audit.population import pair_frame
+    from pipeline.audit.ppi import unit_values
+    from pipeline.audit.ppi_cells import ppi_rows
+    from pipeline.audit.sample import Sample, draw
+    from pipeline.audit.scorecard import domains, judge_values
+
+    sizes = sizes or ((120,) if quick else SIZES)
+    draws = draws or (10 if quick else DRAWS)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = results or Path(tmp) / "results"
+        dataset, judge, truth_judge = ("expertqa", "offline", "human") if results else audit_ppi._build(root, quick)
+        values = judge_values(dataset, judge, root)
+        engines = sorted(values["engine"].dropna().unique())
+        masks = domains(engines)
+        experts = _truth_cells(dataset, truth_judge, root, masks)
+        census, labels, answers, truth = audit_ppi._census(dataset, judge, truth_judge, root)
+    truths = _same_rules_cells(answers, truth, masks)
+    scope = "all" if dataset == "demo" else "cited"
+    frame = pair_frame(dataset, answers, scope)
+    units = {m: unit_values(m, census, answers, labels) for m in METRICS}
+    known: dict = {}
+    cells: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    for n in sizes:
+        hits: dict[tuple[str, str], list[tuple[bool, bool, float]]] = {}
+        above: dict[tuple[str, str], int] = {}  # misses with the whole interval above the truth
+        shown_none: dict[tuple[str, str], int] = {}
+        pairs = []
+        for k in range(draws):
+            s = draw(frame, n, seed=10_000 * n + k, dataset=dataset, judge=judge)
+            drawn = set(s.items["cluster_id"])
+            pairs.append(len(s.items))
+            sample = Sample(census.meta, census.items[census.items["cluster_id"].isin(drawn)], census.frame)
+            for metric in METRICS:
+                u = units[metric]
+                if isinstance(u, str):
+                    continue
+                c = u.clusters.copy()
+                c["labelled"] = c["labelled"] & c["cluster_id"].isin(drawn)
+                per_metric = values[values["metric"] == metric]
+                for row in ppi_rows(metric, replace(u, clusters=c), sample, per_metric, masks, known_cells=known):
+                    key = (metric, row.domain)
+                    target = truths.get(key)
+                    if row.ppi is None or row.ppi_low is None or row.ppi_high is None:
+                        shown_none[key] = shown_none.get(key, 0) + 1
+                        continue
+                    held = target is not None and row.ppi_low - 1e-9 <= target <= row.ppi_high + 1e-9
+                    raw = experts.get(key)
+                    held_raw = raw is not None and row.ppi_low - 1e-9 <= raw <= row.ppi_high + 1e-9
+                    hits.setdefault(key, []).append((held, held_raw, row.ppi_high - row.ppi_low))
+                    if target is not None and row.ppi_low - 1e-9 > target:
+                        above[key] = above.get(key, 0) + 1
+            if progress and (k + 1) % 50 == 0:
+                progress(f"size {n}: {k + 1} draws, {time.perf_counter() - started:.0f} s")
+        for metric in METRICS:
+            for name in masks:
+                key = (metric, name)
+                got = hits.get(key, [])
+                cells.append({"metric": metric, "domain": name, "size": n, "pairs": float(np.mean(pairs)),
+                              "truth": truths.get(key), "experts": experts.get(key), "draws": draws, "with_interval": len(got),
+                              "coverage": 100 * float(np.mean([h for h, _, _ in got])) if got and truths.get(key) is not None else None,
+                              "coverage_experts": (100 * float(np.mean([h for _, h, _ in got]))
+                                                   if got and experts.get(key) is not None else None),
+                              "width": float(np.mean([w for _, _, w in got])) if got else None,
+                              "no_interval": shown_none.get(key, 0), "misses_above": above.get(key, 0),
+                              "misses_below": sum(1 for h, _, _ in got if not h) - above.get(key, 0)})
+    return {"dataset": dataset, "judge": judge, "truth_judge": truth_judge, "cells": cells,
+            "seconds": time.perf_counter() - started}
+
+
+def markdown(table: dict[str, Any]) -> str:
+    """The per-cell table for docs/benchmarks.md."""
+    out = ["| metric | cell | truth (same rules) | `--judge human` | size (pairs) | draws with an interval | covers truth "
+           "| covers `--judge human` | mean width | misses above / below |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    num = lambda v, fmt="{:.1f}": "n/a" if v is None else fmt.format(v)  # noqa: E731
+    for c in table["cells"]:
+        out.append(f"| {c['metric'].replace('_', ' ')} | {c['domain']} | {num(c['truth'])} | {num(c['experts'])} | "
+                   f"~{c['size']} ({c['pairs']:.0f}) | {c['with_interval']} of {c['draws']} | "
+                   f"{num(c['coverage'], '{:.1f}%')} | {num(c['coverage_experts'], '{:.1f}%')} | {num(c['width'])} | "
+                   f"{c['misses_above']} / {c['misses_below']} |")
+    return "\n".join(out)
+
+
+def bench_ppi_coverage(quick: bool, rate_row: Callable[..., Any], skipped: Callable[..., Any]) -> list[Any]:
+    import sys
+
+    table = coverage_table(quick, progress=lambda m: print(f"[bench]   q: {m}", file=sys.stderr, flush=True))
+    print(markdown(table), file=sys.stderr, flush=True)  # the per-cell table of docs/benchmarks.md
+    rows = []
+    for c in table["cells"]:
+        name = f"q. {table['dataset']} {c['metric']} {c['domain']}, ~{c['size']} pairs: 95% coverage"
+        if c["truth"] is None or c["coverage"] is None:
+            why = "the experts' scorecard prints n/a here" if c["truth"] is None else "no draw showed an interval"
+            rows.append(skipped(name, f"{why}; {c['no_interval']} of {c['draws']} draws said what to label instead"))
+            continue
+        met = "meets" if c["coverage"] >= GOAL else "BELOW"
+        raw = "n/a" if c["experts"] is None else f"{c['experts']:.1f}"
+        raw_cover = "-" if c["coverage_experts"] is None else f"{c['coverage_experts']:.1f}%"
+        rows.append(rate_row(name, GOAL, c["coverage"], "% covered",
+                             f"truth {c['truth']:.1f} (the {table['truth_judge']} labels' scorecard under the audit's "
+                             f"rules; `aee scorecard --judge {table['truth_judge']}` prints {raw}, held in {raw_cover}); "
+                             "interval in "
+                             f"{c['with_interval']} of {c['draws']} draws (the others: needs more labels), mean width "
+                             f"{c['width']:.1f} points; {met} the {GOAL:.0f}% goal (baseline; ratio >= 1 meets it)"))
+    return rows
+
+
+def main() -> None:
+    import argparse
+    import json
+    import sys
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--draws", type=int)
+    parser.add_argument("--sizes", help="comma list, e.g. 100,300")
+    parser.add_argument("--json", metavar="FILE")
+    parser.add_argument("--results", type=Path, help="a results folder already holding expertqa under human and offline")
+    args = parser.parse_args()
+    sizes = tuple(int(x) for x in args.sizes.split(",")) if args.sizes else None
+    table = coverage_table(args.quick, args.draws, sizes, progress=lambda m: print(m, file=sys.stderr, flush=True),
+                           results=args.results)
+    if args.json:
+        Path(args.json).write_text(json.dumps(table, indent=2))
+    print(markdown(table))
+    print(f"\n{table['seconds']:.0f} s")
+
+
+if __name__ == "__main__":
+    sys_path = str(Path(__file__).resolve().parent)
+    import sys
+
+    if sys_path not in sys.path:
+        sys.path.insert(0, sys_path)
+    main()

@@ -1,0 +1,227 @@
+"""The rows of the prediction-powered scorecard: one per metric and domain (all engines, or one
+engine), with the rules that decide when a cell may show a number at all (docs/audit.md, "When a
+cell shows a number"):
+
+* the judge-only column is the plain scorecard's cell, computed by the same code
+  (`pipeline.aggregate.summarize`): null with the judged share and the reason when too few of its
+  units were judged;
+* the same unjudged-share rule applies to what the corrected values estimate: units that stay
+  unknown under any labels (a source without text here) are counted per answer by the estimator,
+  and a cell where they are too many is n/a on the corrected side too;
+* a cell with nothing a person could label, or with no labelled unit, is n/a and says what to label;
+* below MIN_LABELLED_UNITS labelled units (and short of a census) the cell says how many more it
+  needs instead of an interval, and gives no verdict on the judge;
+* "judge biased" only when the 95% interval on the judge's error excludes 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from pipeline.audit.ppi import Estimate, Stratum, UnitValues, halving_labels, pool_short, stratified
+from pipeline.audit.sample import Sample
+from pipeline.metrics import METRICS
+
+# Labelled units (statements for support, answers for relevance and stance) a cell needs before it
+# shows an interval. Why 20 (docs/audit.md): below it the cell's units spread over its strata two or
+# three at a time, each stratum's variance rests on one or two degrees of freedom, and a single
+# disagreement moves the estimate by more than the interval's half-width; bench row q measures the
+# coverage of the cells that pass.
+MIN_LABELLED_UNITS = 20
+UNIT_WORDS = {"pair": ("statement", "statements", "every cited source of each"),
+              "statement": ("answer", "answers", "every statement of each")}
+
+
+@dataclass(frozen=True)
+class PPIRow:
+    """One metric in one domain (an engine or all of them): judge-only, PPI and human-only."""
+
+    metric: str
+    domain: str
+    judge_only: float | None
+    judge_answers: int
+    ppi: float | None
+    ppi_low: float | None
+    ppi_high: float | None
+    human: float | None
+    human_low: float | None
+    human_high: float | None
+    labelled_units: int
+    labelled_items: int
+    population_units: int
+    population_answers: int
+    biased: bool | None
+    more_to_halve: int | None
+    reason: str
+    note: str = ""  # how the estimate was made when it is not the plain stratified one (strata pooled)
+    pooled_strata: tuple[str, ...] = ()  # the strata estimated together
+    judged_share: float | None = None  # the judge-only cell's judged share (the plain scorecard's)
+    judge_reason: str = ""  # why the judge-only cell is n/a, in the plain scorecard's words
+    more_needed: int | None = None  # labelled units still missing before the cell shows an interval
+    min_labelled: int = MIN_LABELLED_UNITS
+    bias: float | None = None  # the judge's value minus the corrected one, on the same units
+    bias_low: float | None = None
+    bias_high: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def pooled_note(pooled: Sequence[str]) -> str:
+    """What a row says when strata were estimated together ("" when none were; the row's
+    `pooled_strata` names them)."""
+    if not pooled:
+        return ""
+    return (f"a first estimate: {len(pooled)} strata with under two labelled units pooled; label more for the "
+            "stratified one")
+
+
+def _scaled(metric: str, value: float | None) -> float | None:
+    return None if value is None else METRICS[metric].scale(value)
+
+
+def cell_rule(rows: pd.DataFrame, metric: str) -> tuple[float | None, float | None, str, int]:
+    """A cell of the plain scorecard from per-answer rows of one metric (answer_id, query_type, value
+    and, where kept, units, unknown, unknown_why): (value in display units or None, judged share,
+    why it is None, answers averaged). Computed by `pipeline.aggregate.summarize`, so the
+    unjudged-share rule is the scorecard's own code, not a copy of it."""
+    from pipeline.aggregate import summarize
+
+    if rows.empty:
+        return None, None, "", 0
+    keep = [c for c in ("answer_id", "query_type", "value", "units", "unknown", "unknown_why") if c in rows.columns]
+    frame = rows[keep].assign(metric=metric, dataset="cell")  # one group: the cell
+    out = summarize(frame, group_keys=())
+    cell = out[(out["query_type"] == "all") & (out["metric"] == metric)]
+    if cell.empty:
+        return None, None, "", 0
+    r = cell.iloc[0]
+    value = None if r["value"] is None or r["value"] != r["value"] else float(r["value"])
+    share = None if r["judged_share"] is None or r["judged_share"] != r["judged_share"] else float(r["judged_share"])
+    return value, share, str(r["reason"] or ""), int(r["n_answers"])
+
+
+@dataclass(frozen=True)
+class DomainEstimate:
+    estimate: Estimate
+    strata: list[Stratum]
+    answers: int
+    judge_value: float | None  # the judge's own value on the estimand's units (no label): the bias is measured from it
+
+
+def domain_estimates(metric: str, units: UnitValues, sample: Sample, domain: Callable[[pd.DataFrame], pd.Series],
+                     *, use_predictions: bool = True) -> DomainEstimate:
+    """The estimate for the answers a domain mask keeps (zero outside: domain estimation keeps the
+    design's strata), as a share of those answers; and the strata used; and the answer count."""
+    c = units.clusters
+    keep = domain(c) & c["in_population"].astype(bool)
+    answers = units.answers[domain(units.answers)] if not units.answers.empty else units.answers
+    n_answers = int(answers["answer_id"].nunique()) if not answers.empty else 0
+    if n_answers == 0:
+        return DomainEstimate(Estimate(None, None, reason="no answer here where the metric is defined"), [], 0, None)
+    const = float(answers["judge_const" if use_predictions else "human_const"].sum())
+    strata = []
+    judge_total = float(answers["judge_const"].sum()) / n_answers
+    for name, part in c.groupby("stratum", sort=True):
+        inside = keep.loc[part.index].to_numpy()
+        if not inside.any():
+            continue  # no unit of this stratum is in the domain: it adds exactly 0 and needs no label
+        labelled = part["labelled"].to_numpy(dtype=bool)
+        truth = np.where(inside, part["y" if use_predictions else "c"].to_numpy(dtype=float), 0.0)
+        pred = np.where(inside, part["yhat"].to_numpy(dtype=float), 0.0)
+        judge_total += float(pred.sum()) / n_answers
+        # the people-only estimate uses no prediction (lam = 0: `yhat_all` then only tells the variance
+        # floor how large one unit can be, should every labelled unit read the same)
+        labelled_pred = pred[labelled] if use_predictions else np.zeros(int(labelled.sum()))
+        strata.append(Stratum(str(name), len(part), truth[labelled] / n_answers, labelled_pred / n_answers,
+                              pred / n_answers))
+    strata, pooled = pool_short(strata)  # the same pool for the PPI and the people-only estimate
+    estimate = stratified(strata, const / n_answers, use_predictions=use_predictions, pool=False)
+    return DomainEstimate(replace(estimate, pooled=pooled), strata, n_answers, judge_total)
+
+
+def _bounds(estimate: Estimate, lo: float, hi: float) -> tuple[float | None, float | None, float | None]:
+    if estimate.value is None:
+        return None, None, None
+    low, high = estimate.interval()  # type: ignore[misc]
+    return (float(np.clip(estimate.value[0], lo, hi)), float(np.clip(low[0], lo, hi)), float(np.clip(high[0], lo, hi)))
+
+
+def what_to_label(unit: str, domain: str, labelled: int, population: int, minimum: int = MIN_LABELLED_UNITS) -> str:
+    """Why a cell shows no corrected value yet, and what to label ("" when it may show one)."""
+    one, many, scope = UNIT_WORDS.get(unit, ("unit", "units", "all of each"))
+    where = "across all engines" if domain == "all engines" else f"of {domain}"
+    if population == 0:
+        return (f"nothing here a person could label: no {one} {where} has a source with text here, so no label can "
+                "check the judge-only value")
+    if labelled >= population or labelled >= minimum:
+        return ""
+    need = min(minimum, population) - labelled
+    if labelled == 0:
+        return f"no labelled {one} here yet: label {need} {many} {where} ({scope}) for a corrected value"
+    return (f"needs {need} more labelled {many if need > 1 else one} {where} ({scope}): a cell shows a corrected "
+            f"value from {min(minimum, population)} on (has {labelled})")
+
+
+def ppi_rows(metric: str, units: UnitValues, sample: Sample, judge_values: pd.DataFrame,
+             domains: Mapping[str, Callable[[pd.DataFrame], pd.Series]], *,
+             minimum: int = MIN_LABELLED_UNITS, known_cells: dict | None = None) -> list[PPIRow]:
+    """The scorecard rows of one metric: for each domain, the judge-only value (the plain scorecard's
+    cell from the per-answer values in `judge_values`: answer_id, engine, query_type, value and the
+    unit counts), the PPI estimate and the human-only one with 95% intervals, n and the verdict on
+    bias, each shown only where the rules of the module doc allow. `known_cells` (a dict the caller
+    keeps) holds the label-free cell rules between calls on the same results, which only the
+    labelled units differ between (bench row q redraws a sample hundreds of times)."""
+    cells = {} if known_cells is None else known_cells
+    out = []
+    info = METRICS[metric]
+    lo_bound, hi_bound = (0.0, 1.0) if info.unit == "percent" else (-np.inf, np.inf)
+    items_per_unit = units.clusters.groupby("stratum")["n_items"].mean().to_dict()
+    labelled_items = sample.items["cluster_id"].value_counts().to_dict()
+    drawn = set(sample.items["cluster_id"])
+    c = units.clusters
+    for name, mask in domains.items():
+        if ("judge", metric, name) not in cells:
+            cells[("judge", metric, name)] = cell_rule(judge_values[mask(judge_values)], metric)
+        judge_only, judged_share, judge_reason, judge_answers = cells[("judge", metric, name)]
+        inside = mask(c) & c["in_population"].astype(bool)
+        lab = inside & c["labelled"].astype(bool) & c["cluster_id"].isin(drawn)
+        n_lab, n_pop = int(lab.sum()), int(inside.sum())
+        if ("estimand", metric, name) not in cells:
+            cells[("estimand", metric, name)] = "" if units.judged.empty else cell_rule(units.judged[mask(units.judged)], metric)[2]
+        estimand_reason = cells[("estimand", metric, name)]
+        reason = what_to_label(sample.unit, name, n_lab, n_pop, minimum)
+        if estimand_reason and not reason:
+            reason = f"n/a as on the scorecard: {estimand_reason}, whoever labels the rest"
+        ppi = domain_estimates(metric, units, sample, mask, use_predictions=True)
+        human = domain_estimates(metric, units, sample, mask, use_predictions=False)
+        p_val = p_lo = p_hi = h_val = h_lo = h_hi = bias = b_lo = b_hi = None
+        biased = None
+        if not reason:
+            p_val, p_lo, p_hi = _bounds(ppi.estimate, lo_bound, hi_bound)
+            h_val, h_lo, h_hi = _bounds(human.estimate, lo_bound, hi_bound)
+            reason = ppi.estimate.reason
+            if ppi.estimate.value is not None and ppi.judge_value is not None:
+                low, high = ppi.estimate.interval()  # type: ignore[misc]
+                bias = ppi.judge_value - float(ppi.estimate.value[0])
+                b_lo, b_hi = ppi.judge_value - float(high[0]), ppi.judge_value - float(low[0])
+                biased = bool(b_lo > 1e-12 or b_hi < -1e-12)  # the interval on the judge's error excludes 0
+        shown = p_val is not None
+        out.append(PPIRow(
+            metric=metric, domain=name, judge_only=judge_only, judge_answers=judge_answers,
+            ppi=_scaled(metric, p_val), ppi_low=_scaled(metric, p_lo), ppi_high=_scaled(metric, p_hi),
+            human=_scaled(metric, h_val), human_low=_scaled(metric, h_lo), human_high=_scaled(metric, h_hi),
+            labelled_units=n_lab, labelled_items=int(sum(labelled_items.get(cid, 0) for cid in c.loc[lab, "cluster_id"])),
+            population_units=n_pop, population_answers=ppi.answers, biased=biased,
+            more_to_halve=halving_labels(ppi.strata, ppi.estimate, items_per_unit) if shown else None,
+            reason=reason, note=pooled_note(ppi.estimate.pooled) if shown else "",
+            pooled_strata=ppi.estimate.pooled if shown else (), judged_share=judged_share, judge_reason=judge_reason,
+            more_needed=(min(minimum, n_pop) - n_lab) if 0 < n_pop and n_lab < min(minimum, n_pop) else None,
+            min_labelled=minimum, bias=_scaled(metric, bias) if bias is not None else None,
+            bias_low=_scaled(metric, b_lo), bias_high=_scaled(metric, b_hi),
+        ))
+    return out
