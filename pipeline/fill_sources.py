@@ -8,8 +8,12 @@ bounded, cached per day) before the annotate stage. What it changes:
 
 * a page that is fetched becomes the source's text (`text_origin="page"`), so a computed judge
   (offline, openai, nli) labels support against it;
-* a page that cannot be fetched is marked dead (`fetch_ok=False`): it counts in the dead-sources
-  metric, and paper-parity rules drop it as the released notebook did;
+* a page the site says is gone (HTTP 404 / 410) is marked dead (`fetch_ok=False`): it counts in the
+  dead-sources metric, and paper-parity rules drop it as the released notebook did;
+* a page this machine could not reach (no network) or whose site did not give it (a server error,
+  a timeout, a refusal) is not dead: its pairs are "not checked" with the reason
+  (`text_origin="unreachable"` / `"unfetched"`, see `pipeline.fetch_outcome`), and a later run
+  fetches it again;
 * labels carried by the data (ExpertQA's experts, the `human` judge) do not change: the experts
   judged only the passages they were shown.
 
@@ -18,16 +22,24 @@ A source that already has text, has no http(s) URL, or is already known dead is 
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from typing import Callable
 
 from pipeline.fetch import FetchResult, fetch_source
-from pipeline.records import AnnotatedAnswer
+from pipeline.fetch_outcome import UNFETCHED_ORIGIN, UNREACHABLE_ORIGIN, Outcome, fetch_outcomes
+from pipeline.records import AnnotatedAnswer, Source
 
 Fetch = Callable[[str], FetchResult]
 WHAT_IT_CHANGES = ("a computed judge (offline, openai, nli) then checks statements against the fetched pages; "
-                   "pages that cannot be fetched count as dead sources; labels that came with the data (such as "
-                   "ExpertQA's experts) stay as they are")
+                   "pages the site says are gone count as dead sources; pages this machine could not reach stay "
+                   "not checked; labels that came with the data (such as ExpertQA's experts) stay as they are")
+
+
+def fetch_by_default() -> bool:
+    """Whether missing source text is fetched when nobody said (Re-score's box, `aee score`): yes,
+    unless AEE_FETCH is off / 0 / no / false (the test suite sets it, so no test reaches for the web)."""
+    return os.environ.get("AEE_FETCH", "").strip().lower() not in ("0", "off", "no", "false")
 
 
 def fetch_command(dataset: str, judge: str = "offline") -> str:
@@ -40,26 +52,52 @@ def needs_fetch(url: str, text: str, fetch_ok: bool | None) -> bool:
     return bool(url) and url.lower().startswith(("http://", "https://")) and not text.strip() and fetch_ok is not False
 
 
-def fill_missing_texts(annotated: AnnotatedAnswer, fetch: Fetch | None = None) -> AnnotatedAnswer:
-    """The answer with the text of every source that `needs_fetch` fetched (or marked dead).
-    Answers with nothing to fetch come back unchanged (the same object)."""
+def fill_missing_texts(annotated: AnnotatedAnswer, fetch: Fetch | None = None,
+                       notes: list[str] | None = None) -> AnnotatedAnswer:
+    """The answer with the text of every source that `needs_fetch` fetched, marked dead (the site
+    says the page is gone) or marked not reached (see `pipeline.fetch_outcome`); one plain line per
+    fetched source goes to `notes` when given. Answers with nothing to fetch come back unchanged
+    (the same object)."""
     get = fetch or (lambda url: fetch_source(url, timeout=15))
     answer = annotated.answer
-    if not any(needs_fetch(s.url, s.text, s.fetch_ok) for s in answer.sources):
+    todo = [s for s in answer.sources if needs_fetch(s.url, s.text, s.fetch_ok)]
+    if not todo:
         return annotated
+    outcomes = fetch_outcomes([s.url for s in todo], get)
     sources = []
     fetched = 0
     for s in answer.sources:
-        if not needs_fetch(s.url, s.text, s.fetch_ok):
+        outcome = outcomes.get(s.url) if needs_fetch(s.url, s.text, s.fetch_ok) else None
+        if outcome is None:
             sources.append(s)
             continue
-        result = get(s.url)
-        if result.ok and result.text.strip():
-            sources.append(replace(s, text=result.text, fetch_ok=True, text_origin="page", title=s.title or result.title))
-            fetched += 1
-        else:
-            sources.append(replace(s, fetch_ok=False))
+        sources.append(source_after(s, outcome))
+        fetched += outcome.state == "page"
+        if notes is not None:
+            notes.append(outcome_note(s.index, outcome))
     meta = dict(answer.meta)
     if fetched:
         meta["sources"] = "fetch"  # the run's manifest counts answers whose source text the toolkit fetched
     return replace(annotated, answer=replace(answer, sources=tuple(sources), meta=meta))
+
+
+def source_after(s: Source, outcome: Outcome) -> Source:
+    """A source as its fetch left it: its page text, dead, or not checked with the reason."""
+    if outcome.state == "page":
+        return replace(s, text=outcome.text, fetch_ok=True, text_origin="page", title=s.title or outcome.title)
+    if outcome.state == "gone":
+        return replace(s, fetch_ok=False)
+    return replace(s, fetch_ok=None, text_origin=UNREACHABLE_ORIGIN if outcome.state == "unreachable" else UNFETCHED_ORIGIN)
+
+
+def outcome_note(index: int, outcome: Outcome) -> str:
+    """One line for a reader about one source's fetch."""
+    if outcome.state == "page":
+        return f"Source {index}: fetched {len(outcome.text):,} characters of its page."
+    if outcome.state == "gone":
+        return f"Source {index}: {outcome.why}; it counts as a dead source."
+    if outcome.state == "unreachable":
+        return (f"Source {index}: not checked: {outcome.why}. This is not the engine's fault and does not count "
+                "as a dead source; fetch again with a network, or paste the page's text.")
+    return (f"Source {index}: not checked: the page could not be fetched ({outcome.why}). It does not count as "
+            "a dead source; paste the page's text to judge it.")
