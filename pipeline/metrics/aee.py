@@ -257,9 +257,10 @@ def uncited_sources(ctx: ScoringContext) -> MetricResult:
     return MetricResult(sum(1 for k in listed if k not in cited) / len(listed), len(listed))
 
 
-@metric(label="Unsupported statements", group="sources", direction="lower_is_better", version=2,
+@metric(label="Unsupported statements", group="sources", direction="lower_is_better", version=3,
         formula="relevant statements with an all-zero row in F / relevant statements (strict: a statement "
-                "counts only when no pair left unknown could support it; null when more than half are undecided)",
+                "counts only when no pair left unknown could support it, an uncited source without text "
+                "leaving no doubt; null when more than half are undecided)",
         bands=lower_bands(10, 25), finding="C.III", recommendation="Avoid unsupported citations",
         reference_column="pct_unsupported_statements", max_unknown_share=MAX_UNKNOWN_SHARE,
         unknown_unit="statements")
