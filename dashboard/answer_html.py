@@ -216,33 +216,45 @@ def _short(text: str, limit: int = 140) -> str:
 
 def _not_backed_html(annotated: AnnotatedAnswer, rep: dict) -> str:
     """What a reader needs first: which statements are not backed by the sources they cite, and by
-    what (the verdict on each cited source, or why it was not checked); the rest of the report
-    says how each was decided."""
+    what (the verdict on each cited source), which could not be checked and why (grouped by the
+    reason, said once), which cite nothing; then dangling citations and dead sources. The rest of
+    the report says how each was decided."""
     pairs = answer_model.pair_verdicts(annotated, rep)
     claims = [s for s in rep["statements"] if s["status"] != "filler"]
-    backed = sum(1 for s in claims if s["status"] == "supported")
-    items = []
+    count = {k: sum(1 for s in claims if s["status"] == k) for k in ("supported", "unsupported", "unchecked", "uncited")}
+
+    def where(s: dict) -> str:
+        return f"S{s['index'] + 1} “{_short(s['text'])}”"
+
+    out = []
+    if not claims:
+        return "<p>The answer makes no claim (every statement is filler).</p>"
+    out.append(f"<p>Of <b>{len(claims)} statements</b> that make a claim: <b>{count['supported']}</b> backed by a source "
+               f"they cite, <b>{count['unsupported']}</b> not backed by the sources they cite, <b>{count['unchecked']}</b> "
+               f"not checked, <b>{count['uncited']}</b> citing no source.</p>")
+    unsupported = [f"<li>{_e(where(s))}: the judge's verdicts: " + _e("; ".join(
+        f"[{c}] {pairs.get((s['index'], c), {}).get('label', 'no verdict')}" for c in s["citations"])) + "</li>"
+        for s in claims if s["status"] == "unsupported"]
+    if unsupported:
+        out.append(f"<p>✗ <b>Not backed</b> by the sources they cite:</p><ul>{''.join(unsupported)}</ul>")
+    by_reason: dict[str, list[str]] = {}
     for s in claims:
-        status, where = s["status"], f"S{s['index'] + 1} “{_short(s['text'])}”"
-        if status == "unsupported":
-            said = "; ".join(f"[{c}] {pairs.get((s['index'], c), {}).get('label', 'no verdict')}" for c in s["citations"])
-            items.append(f"<li>✗ {_e(where)}: no source it cites supports it (the judge's verdicts: {_e(said)})</li>")
-        elif status == "unchecked":
-            items.append(f"<li>◌ {_e(where)}: {_e(s.get('status_reason') or 'not checked')} "
-                         f"(cites {_e(', '.join(f'[{c}]' for c in s['citations']))})</li>")
-        elif status == "uncited":
-            items.append(f"<li>? {_e(where)}: cites no source</li>")
-        if s["dangling"]:
-            items.append(f"<li>{_e(where)} cites {_e(', '.join(f'[{d}]' for d in s['dangling']))}, "
-                         "which the answer does not list</li>")
+        if s["status"] == "unchecked":
+            cites = ", ".join(f"[{c}]" for c in s["citations"])
+            by_reason.setdefault(s.get("status_reason") or "not checked", []).append(f"<li>{_e(where(s))} (cites {_e(cites)})</li>")
+    for reason, items in by_reason.items():
+        out.append(f"<p>◌ <b>{_e(reason[:1].upper() + reason[1:])}</b>:</p><ul>{''.join(items)}</ul>")
+    uncited = [f"<li>{_e(where(s))}</li>" for s in claims if s["status"] == "uncited"]
+    if uncited:
+        out.append(f"<p>? <b>Cite no source</b>:</p><ul>{''.join(uncited)}</ul>")
+    more = [f"<li>{_e(where(s))} cites {_e(', '.join(f'[{d}]' for d in s['dangling']))}, which the answer does not list</li>"
+            for s in claims if s["dangling"]]
     dead = [src for src in annotated.answer.sources if src.fetch_ok is False]
     if dead:
-        items.append(f"<li>Dead sources (the site says the page is gone): {_e(', '.join(f'[{d.index}]' for d in dead))}</li>")
-    head = (f"<p><b>{backed} of {len(claims)} statements</b> that make a claim are backed by a source they cite.</p>"
-            if claims else "<p>The answer makes no claim (every statement is filler).</p>")
-    if not items:
-        return head
-    return head + "<ul>" + "".join(items) + "</ul>"
+        more.append(f"<li>Dead sources (the site says the page is gone): {_e(', '.join(f'[{d.index}]' for d in dead))}</li>")
+    if more:
+        out.append(f"<ul>{''.join(more)}</ul>")
+    return "".join(out)
 
 
 def _metrics_html(rep: dict) -> str:
@@ -256,9 +268,9 @@ def _metrics_html(rep: dict) -> str:
         why: dict[str, list[str]] = {}
         for label, note in zip(left["metric"], left["note"]):
             why.setdefault(str(note) or "not scorable for this answer", []).append(str(label))
-        reasons = "; ".join(f"{', '.join(labels)} ({reason})" for reason, labels in why.items())
+        items = "".join(f"<li>{_e(reason)}: {_e(', '.join(labels))}</li>" for reason, labels in why.items())
         out.append(f"<p class=small>Left out: {len(left)} metric{'s' if len(left) != 1 else ''} with no value for this "
-                   f"answer, each with why: {_e(reasons)}.</p>")
+                   f"answer, by why:</p><ul class=small>{items}</ul>")
     return "".join(out)
 
 

@@ -252,6 +252,14 @@ def _after_fetch(annotated: AnnotatedAnswer) -> None:
             row["fetched_chars"] = len(src.text)
 
 
+def _unchecked_hint(annotated: AnnotatedAnswer) -> str:
+    """How to get the unchecked pairs checked, for the reason they were not."""
+    if any(s.text_origin == "unreachable" and not s.text.strip() for s in annotated.answer.sources):
+        return ("This machine could not reach the web, so the pages were not fetched: paste each source's text "
+                "into the form above, or score again once this machine has a network.")
+    return "To judge them, paste each source's text into the form above (or tick \"Fetch the page\"), then score again."
+
+
 def _score() -> None:
     st.session_state.pop("rs_error", None)
     st.session_state.pop("rs_query_error", None)
@@ -345,7 +353,10 @@ with st.container(border=True):
     if st.session_state.get("rs_paste_found"):
         with st.container(border=True, key="rs_understood_box"):
             st.markdown("**What was understood** (check it, correct the form below, then press Score)")
+            query_written = bool(str(st.session_state.get("rs_query") or "").strip())
             for line in st.session_state.get("rs_paste_found") or []:
+                if query_written and "write the query" in line:
+                    continue  # asked for a query that has been written since
                 st.caption(answer_model.md_text(line, limit=600))
             _show_understood()
 
@@ -402,8 +413,7 @@ if result:
     summary = data.judge_reliability_summary(result["judge"])
     reliability_header(summary)
     show_report_views(annotated, rep, source_view, key="rs_view", reliability=summary,
-                      unchecked_hint="To judge them, paste each source's text into the form above (or tick "
-                                     "\"Fetch the page\"), then score again.",
+                      unchecked_hint=_unchecked_hint(annotated),
                       no_text=answer_model.NO_TEXT_RESCORE)
 
     st.markdown("#### Second opinion")

@@ -66,6 +66,7 @@ def fill_missing_texts(annotated: AnnotatedAnswer, fetch: Fetch | None = None,
     outcomes = fetch_outcomes([s.url for s in todo], get)
     sources = []
     fetched = 0
+    done: list[tuple[int, Outcome]] = []
     for s in answer.sources:
         outcome = outcomes.get(s.url) if needs_fetch(s.url, s.text, s.fetch_ok) else None
         if outcome is None:
@@ -73,8 +74,9 @@ def fill_missing_texts(annotated: AnnotatedAnswer, fetch: Fetch | None = None,
             continue
         sources.append(source_after(s, outcome))
         fetched += outcome.state == "page"
-        if notes is not None:
-            notes.append(outcome_note(s.index, outcome))
+        done.append((s.index, outcome))
+    if notes is not None:
+        notes.extend(outcome_notes(done))
     meta = dict(answer.meta)
     if fetched:
         meta["sources"] = "fetch"  # the run's manifest counts answers whose source text the toolkit fetched
@@ -90,14 +92,31 @@ def source_after(s: Source, outcome: Outcome) -> Source:
     return replace(s, fetch_ok=None, text_origin=UNREACHABLE_ORIGIN if outcome.state == "unreachable" else UNFETCHED_ORIGIN)
 
 
-def outcome_note(index: int, outcome: Outcome) -> str:
-    """One line for a reader about one source's fetch."""
-    if outcome.state == "page":
-        return f"Source {index}: fetched {len(outcome.text):,} characters of its page."
-    if outcome.state == "gone":
-        return f"Source {index}: {outcome.why}; it counts as a dead source."
-    if outcome.state == "unreachable":
-        return (f"Source {index}: not checked: {outcome.why}. This is not the engine's fault and does not count "
-                "as a dead source; fetch again with a network, or paste the page's text.")
-    return (f"Source {index}: not checked: the page could not be fetched ({outcome.why}). It does not count as "
-            "a dead source; paste the page's text to judge it.")
+def _numbers(indexes: list[int]) -> str:
+    return ("source " if len(indexes) == 1 else "sources ") + ", ".join(str(i) for i in indexes)
+
+
+def outcome_notes(done: list[tuple[int, Outcome]]) -> list[str]:
+    """A few plain lines for a reader about a batch of fetches: one per kind of outcome (and reason),
+    not one per source, so six sources that could not be reached read as one line."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for index, outcome in done:
+        why = outcome.why.split(" (not tried", 1)[0]
+        groups.setdefault((outcome.state, why), []).append(index)
+    untried = [i for i, o in done if "(not tried" in o.why]
+    lines = []
+    for (state, why), indexes in groups.items():
+        which = _numbers(indexes)
+        if state == "page":
+            lines.append(f"Fetched the page of {which}.")
+        elif state == "gone":
+            lines.append(f"{which[0].upper()}{which[1:]}: {why}; {'it counts' if len(indexes) == 1 else 'they count'} "
+                         "as dead.")
+        elif state == "unreachable":
+            skipped = f" ({_numbers(untried)} not tried once the first could not be reached)" if untried else ""
+            lines.append(f"{which[0].upper()}{which[1:]} not checked: {why}{skipped}. This is not the engine's fault and "
+                         "is not counted as dead; fetch again with a network, or paste the text.")
+        else:
+            lines.append(f"{which[0].upper()}{which[1:]} not checked: the page could not be fetched ({why}). Not counted "
+                         "as dead; paste the text to judge it.")
+    return lines

@@ -147,7 +147,7 @@ def test_aee_score_fetches_missing_text_and_only_a_gone_page_is_dead(tmp_path, m
     assert (sources[1]["fetch_ok"], sources[1]["text_origin"]) == (True, "page")
     assert sources[2]["fetch_ok"] is False  # the site answered 404: a dead source
     assert report["metrics"]["dead_source_share"]["value"] == pytest.approx(0.5, abs=1e-9)
-    assert "Source 2: the site answered that the page is gone (HTTP 404)" in err and "Errno" not in err
+    assert "Source 2: the site answered that the page is gone (HTTP 404); it counts as dead." in err and "Errno" not in err
     assert report["statements"][0]["status"] != "unchecked"  # the fetched page was judged
 
 
@@ -159,8 +159,8 @@ def test_aee_score_without_a_network_blames_no_source(tmp_path, monkeypatch, cap
     assert [s["text_origin"] for s in report["sources"]] == ["unreachable", "unreachable"]
     assert report["metrics"]["dead_source_share"]["value"] == pytest.approx(0.0, abs=1e-9)
     assert {s["status_reason"] for s in report["statements"]} == {"not checked: this machine could not reach the web"}
-    assert report["unchecked_support"]["causes"] == {"sources this machine could not reach (no network)": 4}
-    assert "could not reach the web" in err and "Errno" not in err and "dead" not in err.replace("not count as a dead", "")
+    assert report["unchecked_support"]["causes"] == {"sources not reached: this machine had no network": 4}
+    assert "Sources 1, 2 not checked: this machine could not reach the web." in err and "Errno" not in err
 
 
 def test_aee_score_fetch_defaults_and_no_fetch(tmp_path, monkeypatch, capsys, stub):
@@ -209,7 +209,7 @@ def test_rescore_fetches_by_default_and_updates_what_was_understood(tmp_path, mo
     _local_fetch(monkeypatch, stub)
     at = _rescore(tmp_path, monkeypatch, stub)
     captions = " ".join(str(c.value) for c in at.caption).replace("\\", "")
-    assert "Source 1: fetched" in captions and "the site answered that the page is gone (HTTP 404)" in captions
+    assert "Fetched the page of source 1." in captions and "Source 2: the site answered that the page is gone (HTTP 404)" in captions
     texts = _understood(at)
     assert texts[0].startswith("fetched on Score:") and "characters of the page" in texts[0]
     assert texts[1] == "fetched on Score: the site says the page is gone (a dead source)"

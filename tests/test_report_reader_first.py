@@ -47,10 +47,11 @@ def test_the_report_opens_with_what_is_not_backed():
     assert first < text.index("How far to trust the judge") and first < text.index("Metrics for this answer")
     assert first < text.index("Statements and verdicts")
     summary = text[first: text.index("Answer ", first + 20)]
-    assert "1 of 4 statements that make a claim are backed by a source they cite" in summary
-    assert "S2 “It is the largest county in the state [2].”: no source it cites supports it (the judge's verdicts: [2] none)" in summary
-    assert "S3 “Its population grew fast [3].”: not checked: the page could not be fetched (cites [3])" in summary
-    assert "S4 “Most residents commute by car.”: cites no source" in summary
+    assert ("Of 4 statements that make a claim: 1 backed by a source they cite, 1 not backed by the sources they "
+            "cite, 1 not checked, 1 citing no source.") in summary
+    assert "✗ Not backed by the sources they cite: S2 “It is the largest county in the state [2].”: the judge's verdicts: [2] none" in summary
+    assert "◌ Not checked: the page could not be fetched : S3 “Its population grew fast [3].” (cites [3])" in summary
+    assert "? Cite no source : S4 “Most residents commute by car.”" in summary
     assert "Dead sources (the site says the page is gone): [3]" in summary
 
 
@@ -61,8 +62,8 @@ def test_metric_rows_without_a_value_are_left_out_and_counted():
     assert empty and all(f"<td>{m['label']}</td>" not in table for m in empty)
     assert all(f"<td>{m['label']}</td>" in table for m in rep["metrics"].values() if m["display"] is not None)
     text = _text(doc)
-    assert f"Left out: {len(empty)} metrics with no value for this answer, each with why:" in text
-    assert "(defined for debate queries only)" in text  # the stance metrics of a question of fact
+    assert f"Left out: {len(empty)} metrics with no value for this answer, by why:" in text
+    assert "defined for debate queries only: Statement agreement, One-sided answer" in text  # stance, for a question of fact
 
 
 def test_an_official_statistics_source_is_typed_so_in_the_report():
