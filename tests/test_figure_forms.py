@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.judges.measure.checks import load_cases
-from pipeline.judges.offline.figure_forms import normalise_figures, words_value
+pipeline.judges.offline.figure_forms import normalise_figures, words_value
 from pipeline.judges.offline.numbers import figures, same_figure
 
 
@@ -16,7 +16,7 @@ from pipeline.judges.offline.numbers import figures, same_figure
     ("It rose 3 pct. The board met later.", "It rose 3 percent. The board met later."),  # the dot also ended the sentence
     ("Some 12 per cent of homes", "Some 12 percent of homes"),
     ("Reported cases fell from 46 in 2018 to 11 in 2021.",
-     "Reported cases fell from 46 to 11 over 3 years (2018 to 2021)."),
+     "Reported cases fell (2018 to 2021) from 46 to 11 over 3 years."),
     ("Cases fell 46 to 11 over three years.", "Cases fell 46 to 11 over 3 years."),
     ("2024: 827.526 Thousands of Persons", "2024: 827.526 thousand Persons"),
     ("two hundred and fifty thousand visitors", "250000 visitors"),
@@ -61,6 +61,6 @@ def test_figures_agree_after_rewriting(a, b, same):
 
 def test_the_reworded_cases_come_in_pairs():
     cases = [c for c in load_cases() if c.capability == "figures reworded"]
-    assert len(cases) >= 16
+    assert len(cases) >= 17
     assert sum(c.expect == ("full",) for c in cases) >= 8
     assert sum(c.expect == ("none",) for c in cases) >= 6  # contrasts: the wrong figure is never support

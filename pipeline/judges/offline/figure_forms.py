@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-FIGURE_FORMS_VERSION = "figure-forms-v1"  # in the offline judge's cache key: new rules relabel
+FIGURE_FORMS_VERSION = "figure-forms-v2"  # in the offline judge's cache key: new rules relabel
 MAX_CHARS = 200_000
 
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
@@ -140,7 +140,7 @@ def _spans(text: str) -> str:
         x, y = int(m["x"]), int(m["y"])
         if y <= x:
             return m[0]
-        return f"from {m['a']} to {m['b']} over {y - x} years ({x} to {y})"
+        return f"({x} to {y}) from {m['a']} to {m['b']} over {y - x} years"
     return _SPAN.sub(repl, text)
 
 
