@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from pipeline.judges.measure.checks import load_cases
-pipeline.judges.offline.figure_forms import normalise_figures, words_value
+from pipeline.judges.offline.figure_forms import normalise_figures, words_value
 from pipeline.judges.offline.numbers import figures, same_figure
 
 
