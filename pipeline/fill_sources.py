@@ -113,7 +113,7 @@ def outcome_notes(done: list[tuple[int, Outcome]]) -> list[str]:
             lines.append(f"{which[0].upper()}{which[1:]}: {why}; {'it counts' if len(indexes) == 1 else 'they count'} "
                          "as dead.")
         elif state == "unreachable":
-            skipped = f" ({_numbers(untried)} not tried once the first could not be reached)" if untried else ""
+            skipped = f" ({_numbers(untried)} not tried: the sources before could not be reached)" if untried else ""
             lines.append(f"{which[0].upper()}{which[1:]} not checked: {why}{skipped}. This is not the engine's fault and "
                          "is not counted as dead; fetch again with a network, or paste the text.")
         else:

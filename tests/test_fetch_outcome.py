@@ -241,3 +241,20 @@ def test_rescore_query_error_sits_next_to_the_query_field(tmp_path, monkeypatch)
     at.text_input(key="rs_query").set_value("Do trees cool streets?").run()
     at.button(key="rs_score").click().run()
     assert not any("write the query" in str(e.body) for e in at.error)
+
+
+def test_notes_are_one_line_per_outcome_not_per_source():
+    from pipeline.fetch_outcome import Outcome
+    from pipeline.fill_sources import outcome_notes
+
+    why = "this machine could not reach the web"
+    done = [(1, Outcome("u1", "unreachable", why=why)), (2, Outcome("u2", "page", "text")),
+            (3, Outcome("u3", "unreachable", why=why)),
+            (4, Outcome("u4", "unreachable", why=why + " (not tried: the sources before it could not be reached)")),
+            (5, Outcome("u5", "gone", why="the site answered that the page is gone (HTTP 410)"))]
+    assert outcome_notes(done) == [
+        "Sources 1, 3, 4 not checked: this machine could not reach the web (source 4 not tried: the sources before "
+        "could not be reached). This is not the engine's fault and is not counted as dead; fetch again with a network, "
+        "or paste the text.",
+        "Fetched the page of source 2.",
+        "Source 5: the site answered that the page is gone (HTTP 410); it counts as dead."]
