@@ -38,7 +38,7 @@ MAX_UPLOAD_BYTES = 20_000_000
 FETCHED_WORDS = {"page": "fetched on Score: {n:,} characters of the page",
                  "gone": "fetched on Score: the site says the page is gone (a dead source)",
                  "unreachable": "not fetched: this machine could not reach the web (not checked, not dead)",
-                 "unfetched": "not fetched: the site did not give the page (not checked, not dead)",
+                 "unfetched": "not fetched: the page could not be fetched (not checked, not dead)",
                  "none": "not fetched"}
 
 

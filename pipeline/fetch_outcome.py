@@ -8,10 +8,10 @@
 * **unreachable** - this machine could not reach the web: no route to the network, or no host name
   could be looked up at all. Nothing is known about the source; its pairs are "not checked: this
   machine could not reach the web" (`text_origin="unreachable"`), never dead;
-* **failed** - the site was reached (or could have been) but did not give a page we can read: a
-  server error, a refusal, a timeout, a name that does not exist while others do, an unsupported
-  file type. Not the engine's fault either, and not known to be gone: "not checked: the site did not
-  give the page" (`text_origin="unfetched"`); a later fetch may work.
+* **failed** - no readable page for another reason: a server error, a refusal, a timeout, a name
+  that does not exist while other names do, an unsupported file type, an address the fetcher's
+  safety rules refuse. Not known to be gone: "not checked: the page was not fetched, not known to
+  be gone" (`text_origin="unfetched"`); a later fetch may work.
 
 A failed name lookup is ambiguous on its own: one host that does not exist looks like a machine
 without a network. `fetch_outcomes` decides it over the whole batch: when no fetch of the batch got

@@ -47,7 +47,7 @@ UNCHECKED: dict[str, tuple[str, str]] = {
     "dead": ("not checked: the page could not be fetched", "pages that could not be fetched"),
     # a fetch that failed through no fault of the source (pipeline.fetch_outcome): never a dead source
     "unreachable": ("not checked: this machine could not reach the web", "sources not reached: this machine had no network"),
-    "unfetched": ("not checked: the site did not give the page", "pages the site did not give, not known to be gone"),
+    "unfetched": ("not checked: the page was not fetched, not known to be gone", "pages not fetched, not known to be gone"),
     "call_failed": ("not checked: the judge could not be asked", "judge calls that failed"),
     "unreadable": ("not checked: the judge's reply could not be read", "judge replies that could not be read"),
     "undecided": ("not decided: the judge could not tell", "pairs the judge could not decide"),
