@@ -111,3 +111,17 @@ def test_the_page_tells_the_same_story_as_the_json(cli_report, tmp_path, monkeyp
     crosses = sum(1 for v in data["statements"].values() if v["status"] == "unsupported")
     metric = cli_report["metrics"]["unsupported_statements"]
     assert crosses == round(metric["value"] * metric["n"])
+
+
+def test_the_statement_count_says_why_it_is_smaller_than_the_statements_shown(tmp_path, capsys):
+    obj = _canonical() | {"answer": "Great question! " + ANSWER}
+    path = tmp_path / "answer.json"
+    path.write_text(json.dumps(obj), encoding="utf-8")
+    assert main(["score", str(path), "--judge", "offline", "--json", "--no-fetch"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    shown = len(report["statements"])
+    filler = sum(1 for s in report["statements"] if s["status"] == "filler")
+    assert filler == 1
+    count = report["metrics"]["n_statements"]
+    assert count["value"] == shown - filler
+    assert count["reason"] == f"claims only: 1 of {shown} statements are filler"

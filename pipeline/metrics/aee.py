@@ -112,7 +112,10 @@ def n_statements(ctx: ScoringContext) -> MetricResult:
     if undecided is not None:
         return undecided
     count = len(ctx.relevant_statements)
-    return _counted(float(count), count, total, unknown)
+    # the answer shows every statement (S1..Sn); say why this count is smaller (issue 32)
+    filler = len(ctx.annotated.statements) - count
+    why = f"claims only: {filler} of {len(ctx.annotated.statements)} statements are filler" if filler > 0 else ""
+    return _counted(float(count), count, total, unknown, why)
 
 
 @metric(label="Citations / statement", group="basic", direction="neutral", unit="ratio", version=3,
