@@ -224,6 +224,7 @@ def test_rescore_offline_says_not_checked_never_dead(tmp_path, monkeypatch, stub
     assert _understood(at) == ["not fetched: this machine could not reach the web (not checked, not dead)"] * 2
     data = json.loads(at.get("bidi_component")[0].proto.json)
     assert {v["reason"] for v in data["statements"].values()} == {"not checked: this machine could not reach the web"}
+    assert data["sources"]["1"]["no_text"].startswith("No text: this machine could not reach the web")
     metrics = next(t.value for t in at.table if str(t.value.columns[0]) == "metric").set_index("metric")
     assert str(metrics.loc["Dead sources", "value"]).replace("\\", "") == "0.00%"
 
