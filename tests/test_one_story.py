@@ -1,4 +1,4 @@
-"""Issue 32 item 4: one story per page. Every count the Re-score page shows about one answer (the
+"""Issue 32 item 4: one story per page. Every count Re-score and the Inspector show about one answer (the
 statements and their marks, each metric's value, n and judged share) is the same as `aee score
 --json` gives for the same answer, and a statement's cross never sits beside an n/a that its own
 row caused. An uncited source without text does not make cited, judged statements undecided."""
@@ -125,3 +125,28 @@ def test_the_statement_count_says_why_it_is_smaller_than_the_statements_shown(tm
     count = report["metrics"]["n_statements"]
     assert count["value"] == shown - filler
     assert count["reason"] == f"claims only: 1 of {shown} statements are filler"
+
+
+def test_the_inspector_tells_the_same_story_as_the_json(cli_report, tmp_path, monkeypatch):
+    from pipeline.runner import run_dataset
+
+    path = tmp_path / "story.jsonl"
+    path.write_text(json.dumps(_canonical()) + "\n", encoding="utf-8")
+    root = tmp_path / "results"
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(root))
+    monkeypatch.setenv("AEE_DATA_DIR", str(tmp_path / "data"))
+    run_dataset("story", path, judge_name="offline", root=root, progress=False)
+    at = AppTest.from_file(str(REPO_ROOT / "pages" / "inspector.py"), default_timeout=180)
+    at.query_params.update({"dataset": "story", "judge": "offline", "answer": "story-1"})
+    at.run()
+    assert not at.exception, at.exception
+    data = json.loads(at.get("bidi_component")[0].proto.json)
+    assert data["answer_id"] == "story-1"
+    assert [data["statements"][str(s["index"])]["status"] for s in cli_report["statements"]] == \
+        [s["status"] for s in cli_report["statements"]]
+    page = next(t.value for t in at.table if str(t.value.columns[0]) == "metric")
+    page = page.map(lambda v: str(v).replace("\\", "")).set_index("metric")
+    expected = metrics_table(cli_report).drop(columns=["id"]).set_index("metric")
+    for label in expected.index:
+        for column in ("value", "n", "note"):
+            assert page.loc[label, column] == str(expected.loc[label, column]), (label, column)
