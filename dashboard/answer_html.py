@@ -30,7 +30,7 @@ from dashboard.answer_view import (
 from pipeline import __version__
 from pipeline.citation_scope import scope_note
 from pipeline.metrics import MODE_LABELS
-from pipeline.records import AnnotatedAnswer
+from pipeline.records import AnnotatedAnswer, unchecked_text
 
 CHIP_UNCERTAIN = "uncertain support label: the judge's score is close to its cut point"
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none'; form-action 'none'"
@@ -197,6 +197,8 @@ def _sources_html(annotated: AnnotatedAnswer, data: Mapping[str, Any]) -> str:
                 if url and answer_model.is_http_url(url) else _e(url or "(no URL)"))
         if src.fetch_ok is False:
             fetched = "dead: could not be fetched"
+        elif not src.text.strip() and src.text_origin in ("unreachable", "unfetched"):
+            fetched = unchecked_text(src.text_origin)  # the fetch failed through no fault of the source
         else:
             fetched = "text available" if src.text.strip() else "no text in the data: no judge could check it"
         flags = "".join(f"<div>{_e(f)}</div>" for f in info.get("flags", []))
@@ -208,6 +210,71 @@ def _sources_html(annotated: AnnotatedAnswer, data: Mapping[str, Any]) -> str:
             f"<tbody>{''.join(rows)}</tbody></table>")
 
 
+def _short(text: str, limit: int = 140) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _not_backed_html(annotated: AnnotatedAnswer, rep: dict) -> str:
+    """What a reader needs first: which statements are not backed by the sources they cite, and by
+    what (the verdict on each cited source), which could not be checked and why (grouped by the
+    reason, said once), which cite nothing; then dangling citations and dead sources. The rest of
+    the report says how each was decided."""
+    pairs = answer_model.pair_verdicts(annotated, rep)
+    claims = [s for s in rep["statements"] if s["status"] != "filler"]
+    count = {k: sum(1 for s in claims if s["status"] == k) for k in ("supported", "unsupported", "unchecked", "uncited")}
+
+    def where(s: dict) -> str:
+        return f"S{s['index'] + 1} “{_short(s['text'])}”"
+
+    out = []
+    if not claims:
+        return "<p>The answer makes no claim (every statement is filler).</p>"
+    out.append(f"<p>Of <b>{len(claims)} statements</b> that make a claim: <b>{count['supported']}</b> backed by a source "
+               f"they cite, <b>{count['unsupported']}</b> not backed by the sources they cite, <b>{count['unchecked']}</b> "
+               f"not checked, <b>{count['uncited']}</b> citing no source.</p>")
+    unsupported = [f"<li>{_e(where(s))}: the judge's verdicts: " + _e("; ".join(
+        f"[{c}] {pairs.get((s['index'], c), {}).get('label', 'no verdict')}" for c in s["citations"])) + "</li>"
+        for s in claims if s["status"] == "unsupported"]
+    if unsupported:
+        out.append(f"<p>✗ <b>Not backed</b> by the sources they cite:</p><ul>{''.join(unsupported)}</ul>")
+    by_reason: dict[str, list[str]] = {}
+    for s in claims:
+        if s["status"] == "unchecked":
+            cites = ", ".join(f"[{c}]" for c in s["citations"])
+            by_reason.setdefault(s.get("status_reason") or "not checked", []).append(f"<li>{_e(where(s))} (cites {_e(cites)})</li>")
+    for reason, items in by_reason.items():
+        out.append(f"<p>◌ <b>{_e(reason[:1].upper() + reason[1:])}</b>:</p><ul>{''.join(items)}</ul>")
+    uncited = [f"<li>{_e(where(s))}</li>" for s in claims if s["status"] == "uncited"]
+    if uncited:
+        out.append(f"<p>? <b>Cite no source</b>:</p><ul>{''.join(uncited)}</ul>")
+    more = [f"<li>{_e(where(s))} cites {_e(', '.join(f'[{d}]' for d in s['dangling']))}, which the answer does not list</li>"
+            for s in claims if s["dangling"]]
+    dead = [src for src in annotated.answer.sources if src.fetch_ok is False]
+    if dead:
+        more.append(f"<li>Dead sources (the site says the page is gone): {_e(', '.join(f'[{d.index}]' for d in dead))}</li>")
+    if more:
+        out.append(f"<ul>{''.join(more)}</ul>")
+    return "".join(out)
+
+
+def _metrics_html(rep: dict) -> str:
+    """The metric rows that have a value for this answer, and one line naming the ones left out and why."""
+    table = answer_model.metrics_table(rep).drop(columns=["id"])
+    shown = table[table["value"] != "n/a"]
+    left = table[table["value"] == "n/a"]
+    out = [_table(["metric", "value", "better", "rating", "n", "note"], shown.itertuples(index=False, name=None),
+                  cls="metrics")]
+    if len(left):
+        why: dict[str, list[str]] = {}
+        for label, note in zip(left["metric"], left["note"]):
+            why.setdefault(str(note) or "not scorable for this answer", []).append(str(label))
+        items = "".join(f"<li>{_e(reason)}: {_e(', '.join(labels))}</li>" for reason, labels in why.items())
+        out.append(f"<p class=small>Left out: {len(left)} metric{'s' if len(left) != 1 else ''} with no value for this "
+                   f"answer, by why:</p><ul class=small>{items}</ul>")
+    return "".join(out)
+
+
 def answer_report_html(annotated: AnnotatedAnswer, rep: dict, source_rows: list[dict], *, dataset: str,
                        reliability: list[str], illustrative: bool = False, link: str = "",
                        generated: datetime | None = None) -> str:
@@ -215,7 +282,6 @@ def answer_report_html(annotated: AnnotatedAnswer, rep: dict, source_rows: list[
     answer = annotated.answer
     data = answer_model.component_data(annotated, rep, source_rows)
     flags = answer_model.answer_flags(annotated, rep, source_rows)
-    metrics = answer_model.metrics_table(rep)
     when = (generated or datetime.now(timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
     banner = ('<p class="banner">Illustrative data: invented engines and answers for teaching. '
               "Its numbers say nothing about any real product.</p>") if illustrative else ""
@@ -236,8 +302,8 @@ def answer_report_html(annotated: AnnotatedAnswer, rep: dict, source_rows: list[
         f"{' (illustrative)' if illustrative else ''} · judge: {_e(rep['judge'])} · rules: {_e(MODE_LABELS.get(rep['mode'], rep['mode']).lower())}, "
         f"necessity by the {_e(rep['necessity'])} method · generated {_e(when)} by answer-engine-audit {_e(__version__)}</p>",
         f'<p class="meta">Open in the dashboard: {_e(link)}</p>' if link else "",
-        "<h2>How far to trust the judge</h2>",
-        "<ul>" + "".join(f"<li>{_e(line)}</li>" for line in reliability) + "</ul>",
+        "<h2>What is not backed</h2>",
+        _not_backed_html(annotated, rep),
         "<h2>Answer</h2>",
         f'<p class="unchecked"><b>{_e(unchecked_headline(rep))}</b></p>' if unchecked_headline(rep) else "",
         f"<p class=small>{_e(legend)}. Markers: solid border = the source supports the statement, dashed = partly, "
@@ -252,10 +318,10 @@ def answer_report_html(annotated: AnnotatedAnswer, rep: dict, source_rows: list[
         if flags else "<p>No dangling citations, dead, duplicate or injection-flagged sources.</p>",
         _uncertain_html(rep),
         "<h2>Metrics for this answer</h2>",
-        "<p class=small>n/a: the metric cannot be scored for this answer; the note says why. Ratings use the "
-        "published thresholds: ▲ acceptable, ● borderline, ▼ problematic.</p>",
-        _table(["metric", "value", "better", "rating", "n", "note"],
-               metrics.drop(columns=["id"]).itertuples(index=False, name=None), cls="metrics"),
+        "<p class=small>Ratings use the published thresholds: ▲ acceptable, ● borderline, ▼ problematic.</p>",
+        _metrics_html(rep),
+        "<h2>How far to trust the judge</h2>",
+        "<ul>" + "".join(f"<li>{_e(line)}</li>" for line in reliability) + "</ul>",
         "<h2>Citation and support matrices</h2>",
         _matrices_html(rep),
         "<h2>Sources</h2>",

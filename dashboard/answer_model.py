@@ -296,7 +296,8 @@ def component_data(annotated: AnnotatedAnswer, rep: dict, source_rows: Iterable[
             "type": "" if participant else row.get("source_type") or "unknown", "flags": flags, "has_text": bool(src.text.strip()),
             "excerpt": _excerpt(src.text),
             "no_text": "" if src.text.strip() else (NO_TEXT_PARTICIPANT if participant else
-                                                     (no_text or "No text: no judge could check this source.")),
+                                                     _fetch_failed_text(src) or no_text
+                                                     or "No text: no judge could check this source."),
             "snippet": src.text_origin == "snippet"}
     return {
         "answer_id": answer.answer_id,
@@ -316,6 +317,16 @@ def component_data(annotated: AnnotatedAnswer, rep: dict, source_rows: Iterable[
         "report_events": bool(report_events),
         "participant": bool(participant),
     }
+
+
+def _fetch_failed_text(src) -> str:
+    """What a source's popover says when a fetch got no text, and why ("" for other sources)."""
+    if src.text_origin == "unreachable":
+        return ("No text: this machine could not reach the web when the page was fetched. Not the engine's fault and "
+                "not a dead source; fetch again with a network, or paste the text.")
+    if src.text_origin == "unfetched":
+        return "No text: the page could not be fetched (not known to be gone); paste its text to judge it."
+    return ""
 
 
 def _excerpt(text: str, limit: int = EXCERPT_MAX) -> str:

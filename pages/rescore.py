@@ -18,10 +18,12 @@ from pipeline import paths
 from pipeline.annotate import annotate_answer
 from pipeline.errors import InputError
 from pipeline.fetch import fetch_source
+from pipeline.fill_sources import fetch_by_default, fill_missing_texts
 from pipeline.importers.canonical import load_canonical, parse_answer, to_canonical
 from pipeline.importers.paste import Pasted, parse_paste, parse_upload
 from pipeline.judges import JudgeError, get_judge
 from pipeline.metrics import ScoreConfig, effective_necessity
+from pipeline.records import AnnotatedAnswer
 from pipeline.scoring import answer_report
 
 MAX_SOURCES = 20
@@ -32,6 +34,12 @@ FIELD_NAMES = {"answer": "Answer", "query": "Query", "engine": "Engine", "query_
                "sources": "Sources", "answer_id": "Answer"}
 INPUT_KEYS = ("rs_engine", "rs_query", "rs_qtype", "rs_answer", "rs_n", "rs_fetch", "rs_judge")
 MAX_UPLOAD_BYTES = 20_000_000
+# The "What was understood" table after Score fetched a source (fill_sources.source_after's states)
+FETCHED_WORDS = {"page": "fetched on Score: {n:,} characters of the page",
+                 "gone": "fetched on Score: the site says the page is gone (a dead source)",
+                 "unreachable": "not fetched: this machine could not reach the web (not checked, not dead)",
+                 "unfetched": "not fetched: the page could not be fetched (not checked, not dead)",
+                 "none": "not fetched"}
 
 
 def _examples_file() -> Path:
@@ -163,6 +171,7 @@ def _show_understood() -> None:
         rows = [{"source": f"[{s['n']}]", "title": s["title"] or f"(none; shown as {answer_model.source_title('', s['url'])})",
                  "address": s["url"] or "none: paste it, or its text",
                  "text": (f"snippet: {s['text'][:80]}…" if len(s["text"]) > 80 else f"snippet: {s['text']}") if s["text"]
+                 else FETCHED_WORDS.get(s.get("fetched", ""), "").format(n=s.get("fetched_chars", 0)) if s.get("fetched")
                  else ("none yet: fetched on Score when “Fetch the page” is ticked" if s["url"] else "none")}
                 for s in seen["sources"]]
         import pandas as pd
@@ -181,7 +190,7 @@ def _clear_all() -> None:
     for k in range(MAX_SOURCES):
         for f in ("title", "url", "text"):
             st.session_state[f"rs_src_{f}_{k}"] = ""
-    for key in ("rs_result", "rs_error", "rs_paste_error", "rs_paste_found", "rs_kept", "rs_understood"):
+    for key in ("rs_result", "rs_error", "rs_paste_error", "rs_paste_found", "rs_kept", "rs_understood", "rs_query_error"):
         st.session_state.pop(key, None)
 
 
@@ -211,52 +220,73 @@ def _field_name(exc: InputError) -> str:
     return FIELD_NAMES.get(field.split(".")[0], field or "input")
 
 
-def _fetch_missing(obj: dict, status) -> list[str]:
-    """Fetch text for sources with a URL and no text; returns notes for the user."""
-    notes = []
-    todo = [s for s in obj["sources"] if s["url"] and not s["text"].strip()]
-    if not todo:
-        return notes
-    for s in todo:
-        status.update(label=f"Fetching source {s['index']}…")
-        if not answer_model.is_http_url(s["url"]):
-            s["fetch_ok"] = False
-            notes.append(f"Source {s['index']}: only http(s) addresses can be fetched.")
-            continue
-        result = fetch_source(s["url"], timeout=10, cache=False)  # pasted URLs leave no trace on disk
-        if result.ok:
-            s["text"] = result.text
-            s["title"] = s["title"] or result.title
-            s["fetch_ok"] = True
-            notes.append(f"Source {s['index']}: fetched {len(result.text):,} characters.")
-        else:
-            s["fetch_ok"] = False
-            notes.append(f"Source {s['index']}: could not fetch the page ({result.reason}). "
-                         "It counts as a dead source; paste its text to judge it.")
-    return notes
+def _fetch_missing(annotated: AnnotatedAnswer, status) -> tuple[AnnotatedAnswer, list[str]]:
+    """Fetch text for sources with a web address and no text, through the safe fetcher (nothing
+    written to disk: pasted URLs leave no trace); a source this machine could not reach stays not
+    checked, never dead (pipeline.fetch_outcome). Returns the answer and one note per source."""
+    notes: list[str] = []
+    wanted = {s.url: s.index for s in annotated.answer.sources}
+
+    def fetch(url: str):
+        status.update(label=f"Fetching source {wanted.get(url, '?')}…")
+        return fetch_source(url, timeout=10, cache=False)
+
+    filled = fill_missing_texts(annotated, fetch=fetch, notes=notes)
+    for s in annotated.answer.sources:
+        if s.url and not s.text.strip() and not answer_model.is_http_url(s.url):
+            notes.append(f"Source {s.index}: only http(s) addresses can be fetched.")
+    return filled, notes
+
+
+def _after_fetch(annotated: AnnotatedAnswer) -> None:
+    """The "What was understood" table shows what the fetch brought, so it never contradicts the result."""
+    seen = st.session_state.get("rs_understood")
+    if not seen:
+        return
+    by_index = {s.index: s for s in annotated.answer.sources}
+    for row in seen["sources"]:
+        src = by_index.get(row["n"])
+        if src is not None and not row["text"] and src.url:
+            row["fetched"] = ("page" if src.fetch_ok else "gone" if src.fetch_ok is False
+                              else src.text_origin or "none")
+            row["fetched_chars"] = len(src.text)
+
+
+def _unchecked_hint(annotated: AnnotatedAnswer) -> str:
+    """How to get the unchecked pairs checked, for the reason they were not."""
+    if any(s.text_origin == "unreachable" and not s.text.strip() for s in annotated.answer.sources):
+        return ("This machine could not reach the web, so the pages were not fetched: paste each source's text "
+                "into the form above, or score again once this machine has a network.")
+    return "To judge them, paste each source's text into the form above (or tick \"Fetch the page\"), then score again."
 
 
 def _score() -> None:
     st.session_state.pop("rs_error", None)
+    st.session_state.pop("rs_query_error", None)
     st.session_state.pop("rs_result", None)  # an error must not leave the previous answer's result on screen
     try:
         obj = _canonical_object()
         parse_answer(obj, "pasted answer")  # validate before any slow step
     except InputError as exc:
         st.session_state["rs_error"] = f"{_field_name(exc)}: {str(exc).split(': ', 1)[-1]}"
+        if exc.field == "query":  # also shown under the Query field itself
+            st.session_state["rs_query_error"] = str(exc).split(": ", 1)[-1]
         return
     use_llm = st.session_state.get("rs_judge") == LLM
     judge_name = JUDGE_NAMES.get(st.session_state.get("rs_judge") or OFFLINE, "offline")
     with st.status("Scoring the answer…", expanded=True) as status:
-        notes = _fetch_missing(obj, status) if st.session_state.get("rs_fetch") else []
-        for note in notes:
-            st.write(note)
         try:
             annotated = parse_answer(obj, "pasted answer", dataset="pasted")
         except InputError as exc:
             st.session_state["rs_error"] = f"{_field_name(exc)}: {str(exc).split(': ', 1)[-1]}"
             status.update(label="Scoring failed", state="error")
             return
+        notes: list[str] = []
+        if st.session_state.get("rs_fetch"):
+            annotated, notes = _fetch_missing(annotated, status)
+            _after_fetch(annotated)
+        for note in notes:
+            st.write(note)
         status.update(label="Loading the judge…")
         try:
             judge = get_judge("openai") if use_llm else _offline_judge(judge_name)
@@ -288,7 +318,7 @@ def _score() -> None:
 
 
 _restore_inputs()
-for _key, _default in (("rs_engine", "pasted"), ("rs_n", 3), ("rs_qtype", "expertise")):
+for _key, _default in (("rs_engine", "pasted"), ("rs_n", 3), ("rs_qtype", "expertise"), ("rs_fetch", fetch_by_default())):
     st.session_state.setdefault(_key, _default)
 ensure_router()
 st.title("Re-score an answer")
@@ -323,13 +353,18 @@ with st.container(border=True):
     if st.session_state.get("rs_paste_found"):
         with st.container(border=True, key="rs_understood_box"):
             st.markdown("**What was understood** (check it, correct the form below, then press Score)")
+            query_written = bool(str(st.session_state.get("rs_query") or "").strip())
             for line in st.session_state.get("rs_paste_found") or []:
+                if query_written and "write the query" in line:
+                    continue  # asked for a query that has been written since
                 st.caption(answer_model.md_text(line, limit=600))
             _show_understood()
 
 c1, c2, c3 = st.columns([1, 2, 1])
 c1.text_input("Engine", key="rs_engine")
 c2.text_input("Query", key="rs_query")
+if st.session_state.get("rs_query_error"):
+    c2.error(answer_model.md_text(f"Query: {st.session_state['rs_query_error']}", limit=300))
 c3.radio("Query type", ["debate", "expertise"], key="rs_qtype", horizontal=True,
          help="debate: the question asks to take a side (should, better than, good or bad); the stance metrics apply. "
               "expertise: a question of fact.")
@@ -344,14 +379,19 @@ for k in range(int(st.session_state.get("rs_n") or 1)):
         s2.text_input(f"[{k + 1}] URL", key=f"rs_src_url_{k}")
         st.text_area(f"[{k + 1}] Text of the source (leave empty to fetch it from the URL)", key=f"rs_src_text_{k}", height=90)
 st.checkbox("Fetch the page for sources that have a URL but no text", key="rs_fetch",
-            help="Uses the project's safe fetcher (public http(s) pages only). Without network, such sources count as dead.")
+            help="Uses the project's safe fetcher (public http(s) pages only, bounded in time and size, nothing "
+                 "saved). A page the site says is gone counts as a dead source; when this machine cannot reach "
+                 "the web, such sources stay \"not checked\" and never count against the engine.")
 st.radio("Judge", [OFFLINE, LLM, LEXICAL], key="rs_judge", horizontal=True,
          help="The LLM judge reads its endpoint, model and key from the environment or .streamlit/secrets.toml. "
               "offline:lexical is the offline judge with its lexical-only support model (no embedding model); "
               "its relevance, stance and confidence rules are the offline judge's.")
 _keep_inputs()
 if st.button("Score", type="primary", key="rs_score"):
+    _shown_query_error = st.session_state.get("rs_query_error")
     _score()
+    if _shown_query_error or st.session_state.get("rs_query_error") or (st.session_state.get("rs_result") or {}).get("notes"):
+        st.rerun()  # the Query field's error and the "What was understood" table sit above this button
 if st.session_state.get("rs_error"):
     st.error(answer_model.md_text(st.session_state["rs_error"], limit=1000))
 
@@ -373,8 +413,7 @@ if result:
     summary = data.judge_reliability_summary(result["judge"])
     reliability_header(summary)
     show_report_views(annotated, rep, source_view, key="rs_view", reliability=summary,
-                      unchecked_hint="To judge them, paste each source's text into the form above (or tick "
-                                     "\"Fetch the page\"), then score again.",
+                      unchecked_hint=_unchecked_hint(annotated),
                       no_text=answer_model.NO_TEXT_RESCORE)
 
     st.markdown("#### Second opinion")

@@ -65,6 +65,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--judge", help="recorded (labels in the file), offline or openai; default: recorded for "
                                    "canonical files, offline for engine responses (they carry no labels)")
     p.add_argument("--json", action="store_true", help="print JSON (metrics and both matrices)")
+    fetch = p.add_mutually_exclusive_group()
+    fetch.add_argument("--fetch-missing", dest="fetch", action="store_true", default=None,
+                       help="fetch the page of every source with a web address and no text before a computed judge "
+                            "labels it (the default unless AEE_FETCH=off; public http(s) only, bounded, cached per day); "
+                            "a page the site says is gone counts as dead, one this machine cannot reach stays not checked")
+    fetch.add_argument("--no-fetch", dest="fetch", action="store_false", help="never fetch: sources without text stay not checked")
     _add_input_options(p)
     _add_score_options(p)
 
@@ -227,6 +233,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     for a in answers:
         for warning in citation_warnings(a):
             print(f"warning: answer {one_line(a.answer.answer_id)}: {warning}", file=sys.stderr)
+    answers = _fetch_for_score(answers, judge, args.fetch)
     annotated = [annotate_answer(a, judge, _progress_lines(a.answer.answer_id)) for a in answers]
     reports = [answer_report(a, config, judge.name) | {"format": a.answer.meta.get("format") or fmt} for a in annotated]
     for report in reports:
@@ -240,6 +247,24 @@ def cmd_score(args: argparse.Namespace) -> int:
         for report in reports:
             print(_format_report(report))
     return 0
+
+
+def _fetch_for_score(answers: list, judge: Any, wanted: bool | None) -> list:
+    """`aee score`: fill missing source text through the safe fetcher (fill_sources), by default when a
+    computed judge will read it; one line per fetched source on stderr."""
+    from pipeline.errors import one_line
+    from pipeline.fill_sources import fetch_by_default, fill_missing_texts
+    from pipeline.judges.carried import CarriedLabels
+
+    if wanted is False or (wanted is None and (isinstance(judge, CarriedLabels) or not fetch_by_default())):
+        return answers
+    out = []
+    for a in answers:
+        notes: list[str] = []
+        out.append(fill_missing_texts(a, notes=notes))
+        for note in notes:
+            print(f"fetch: answer {one_line(a.answer.answer_id)}: {one_line(note, 300)}", file=sys.stderr)
+    return out
 
 
 def _format_report(report: dict) -> str:

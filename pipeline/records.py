@@ -19,7 +19,8 @@ VerdictError = Literal["", "call", "parse"]
 # answer with one of its gold answers, taken by the annotate stage (pipeline/similarity.py)
 LabelKind = Literal["relevance", "stance", "confidence", "support", "worthiness", "reliability", "source_stance", "gold_similarity"]
 
-TEXT_ORIGINS: tuple[str, ...] = ("", "page", "snippet")
+# "unreachable" and "unfetched" mark a source whose fetch got no text, and why (pipeline/fetch_outcome.py)
+TEXT_ORIGINS: tuple[str, ...] = ("", "page", "snippet", "unreachable", "unfetched")
 SUPPORT_LABELS: tuple[str, ...] = ("full", "partial", "none")  # the decided support labels
 RELEVANCE_LABELS: tuple[str, ...] = ("relevant", "filler")  # the decided relevance labels ("unknown" decides nothing)
 SUPPORT_UNKNOWN = "unknown"
@@ -44,6 +45,9 @@ CONFIDENCE_NAMES: tuple[str, ...] = tuple(CONFIDENCE_LEVELS.values())
 UNCHECKED: dict[str, tuple[str, str]] = {
     "no_text": ("not checked: no text", "sources without text"),
     "dead": ("not checked: the page could not be fetched", "pages that could not be fetched"),
+    # a fetch that failed through no fault of the source (pipeline.fetch_outcome): never a dead source
+    "unreachable": ("not checked: this machine could not reach the web", "sources not reached: this machine had no network"),
+    "unfetched": ("not checked: the page was not fetched, not known to be gone", "pages not fetched, not known to be gone"),
     "call_failed": ("not checked: the judge could not be asked", "judge calls that failed"),
     "unreadable": ("not checked: the judge's reply could not be read", "judge replies that could not be read"),
     "undecided": ("not decided: the judge could not tell", "pairs the judge could not decide"),
@@ -82,7 +86,9 @@ class Source:
     text: str = ""  # fetched or carried text; "" when unknown
     fetch_ok: bool | None = None  # None: no fetch attempted; False: dead / unfetchable
     # where `text` came from: "page" (fetched by the toolkit), "snippet" (the engine's own excerpt
-    # or cited text, not the page), "" (carried by the dataset; origin not recorded)
+    # or cited text, not the page), "" (carried by the dataset; origin not recorded); for a source
+    # without text, why a fetch got none: "unreachable" (no network here), "unfetched" (the site
+    # did not give the page; see pipeline/fetch_outcome.py)
     text_origin: str = ""
 
 
@@ -94,7 +100,8 @@ def unreadable_code(source: Source | None) -> str:
     if source.fetch_ok is False:
         return "dead"
     if not (source.text or "").strip():
-        return "no_text"
+        # a fetch that could not reach the web, or that the site did not answer, says so
+        return source.text_origin if source.text_origin in ("unreachable", "unfetched") else "no_text"
     return ""
 
 

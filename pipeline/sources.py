@@ -112,6 +112,7 @@ def normalise_url(url: str) -> str:
 SOURCE_TYPES: tuple[str, ...] = (
     "research/academic",
     "government",
+    "official statistics",
     "news",
     "encyclopedia",
     "forum/social",
@@ -120,6 +121,31 @@ SOURCE_TYPES: tuple[str, ...] = (
     "unknown",
 )
 
+# Publishers of official figures: statistics offices, central banks and their data services,
+# international organisations' data portals. Their pages are tables and series, not opinion, and an
+# engine citing FRED for a population figure cites a primary source, not a "blog/commercial" page.
+# Matched on whole host names or their parent domains (see `_host_matches`), checked before the
+# generic rules so that, say, data.worldbank.org is not read as an unknown commercial site.
+OFFICIAL_STATISTICS: tuple[str, ...] = (
+    "stlouisfed.org", "federalreserve.gov", "bls.gov", "census.gov", "bea.gov", "eia.gov",
+    "ons.gov.uk", "bankofengland.co.uk", "statcan.gc.ca", "bankofcanada.ca", "abs.gov.au", "rba.gov.au",
+    "stats.govt.nz", "destatis.de", "bundesbank.de", "insee.fr", "banque-france.fr", "istat.it", "ine.es",
+    "cbs.nl", "scb.se", "ssb.no", "dst.dk", "stat.fi", "cso.ie", "statistik.at", "bfs.admin.ch", "ksh.hu",
+    "stat.gov.pl", "czso.cz", "e-stat.go.jp", "stat.go.jp", "boj.or.jp", "kostat.go.kr", "stats.gov.cn",
+    "ibge.gov.br", "inegi.org.mx", "indec.gob.ar", "mospi.gov.in", "rbi.org.in", "statssa.gov.za",
+    "ec.europa.eu/eurostat", "ecb.europa.eu", "oecd.org", "data.oecd.org", "worldbank.org", "imf.org", "bis.org",
+    "data.un.org", "unstats.un.org", "ilostat.ilo.org", "data.who.int",
+)
+_STATISTICS_PATHS = tuple(x for x in OFFICIAL_STATISTICS if "/" in x)
+_STATISTICS_HOSTS = frozenset(x for x in OFFICIAL_STATISTICS if "/" not in x)
+
+
+def _host_matches(host: str, domains: frozenset[str]) -> bool:
+    """The host is one of the domains or a subdomain of one (fred.stlouisfed.org)."""
+    labels = host.split(".")
+    return any(".".join(labels[k:]) in domains for k in range(len(labels) - 1))
+
+
 _TYPE_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("video", ("youtube.com", "youtu.be", "vimeo.com", "tiktok.com", "dailymotion.com")),
     ("encyclopedia", ("wikipedia.org", "britannica.com", "wikiwand.com", "encyclopedia.com", "scholarpedia.org")),
@@ -127,7 +153,7 @@ _TYPE_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
                       "x.com", "facebook.com", "linkedin.com", "medium.com", "instagram.com", "tumblr.com")),
     ("research/academic", ("arxiv.org", "doi.org", "nih.gov", "ncbi.nlm.nih.gov", "pubmed", "springer.com",
                            "sciencedirect.com", "nature.com", "wiley.com", "jstor.org", "researchgate.net",
-                           "semanticscholar.org", "acm.org", "ieee.org", "plos.org", "frontiersin.org",
+                           "semanticscholar.org", "acm.org", "ieee.org", "plos.org", "frontiersin.org", "ourworldindata.org",
                            "mdpi.com", "tandfonline.com", "sagepub.com", "ssrn.com", "scholar.google")),
     ("news", ("nytimes.com", "bbc.co", "theguardian.com", "reuters.com", "apnews.com", "cnn.com",
               "washingtonpost.com", "forbes.com", "bloomberg.com", "npr.org", "aljazeera.com",
@@ -144,13 +170,21 @@ def source_type(url: str) -> str:
         return "unknown"
     if not host:
         return "unknown"
+    host = host.removeprefix("www.")
+    path = (urlsplit(url.strip()).path or "").lower()
+    if _host_matches(host, _STATISTICS_HOSTS) or any(
+            f"{host}{path}".startswith(p) for p in _STATISTICS_PATHS):
+        return "official statistics"
     for kind, needles in _TYPE_RULES:
         if any(n in host for n in needles):
             return kind
     labels = host.split(".")
     if "edu" in labels or "ac" in labels or host.startswith("scholar."):
         return "research/academic"
-    if "gov" in labels or "gouv" in labels or "mil" in labels or labels[-1] == "int":
+    # gov, gouv, govt (New Zealand), gob (Spanish-speaking countries), gc (Canada), go (Japan, Korea),
+    # europa.eu (the EU's institutions)
+    if {"gov", "gouv", "govt", "gob", "gc", "mil"} & set(labels) or labels[-1] == "int" or host.endswith("europa.eu") \
+            or (len(labels) >= 3 and labels[-2] == "go"):
         return "government"
     if "blog" in host or "wordpress" in host or "blogspot" in host or "substack" in host:
         return "blog/commercial"

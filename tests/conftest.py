@@ -11,6 +11,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# Re-score and `aee score` fetch missing source text by default; no test may reach for the web
+# (tests that check the fetch turn it back on against a stub server on 127.0.0.1)
+os.environ.setdefault("AEE_FETCH", "off")
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # `pytest -n 2` (make test): each worker process keeps its own judge cache, so two workers never
     # write one SQLite file or fill each other's cache in the middle of a cold-vs-warm comparison

@@ -308,8 +308,11 @@ def test_rescore_fetch_failure_is_explained():
     assert not at.exception
     if at.error:
         pytest.skip(f"scoring unavailable here: {at.error[0].value}")
-    assert "could not fetch the page" in _texts(at)
-    assert _component(at)["sources"]["1"]["flags"][0].startswith("dead")
+    # issue 32: an address the fetcher refuses is not a dead source (dead: the site says the page is gone)
+    texts = _texts(at).replace("\\", "")
+    assert "Source 1 not checked: the page could not be fetched (the fetcher's safety rules do not allow" in texts
+    assert not any(f.startswith("dead") for f in _component(at)["sources"]["1"]["flags"])
+    assert _component(at)["statements"]["0"]["reason"] == "not checked: the page was not fetched, not known to be gone"
 
 
 def test_rescore_llm_judge_without_configuration_explains():

@@ -101,6 +101,7 @@ LAYERS: dict[str, int] = {
     "pipeline.faults": 0,
     # 1 input and storage
     "pipeline.importers": 1, "pipeline.fetch": 1, "pipeline.fetch_text": 1, "pipeline.store": 1, "pipeline.fill_sources": 1,
+    "pipeline.fetch_outcome": 1,
     "pipeline.result_sets": 1,
     # 2-5 judges: the factory, protocol and cache; the offline judge; model backends; measuring judges
     "pipeline.judges": 2, "pipeline.judges.offline": 3, "pipeline.judges.backends": 4, "pipeline.judges.measure": 5,

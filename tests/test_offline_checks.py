@@ -34,6 +34,9 @@ FLOORS = {
     "synonyms": 11 / 14,
     "unrelated source": 1.0,
     "prompt injection": 1.0,
+    # issue 32: figures written another way ("pct.", "Thousands of Persons", "from A in X to B in Y",
+    # date forms, number words) with contrasts where the figure changed; 7 of 17 before figure_forms
+    "figures reworded": 1.0,
 }
 # Decidable contradiction cases still labelled full: one, support-negation-015 ("strongly improves"
 # against "little or no benefit": the negated side holds two other words, more than the rule allows).

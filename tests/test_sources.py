@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tolerances import ENCODER, close
@@ -81,3 +82,22 @@ def test_long_near_duplicates_are_found_through_the_sample():
     sources = [Source(1, "", "", " ".join(base)), Source(2, "", "", " ".join(edited)), Source(3, "", "", " ".join(other))]
     assert duplicate_pairs(sources) == _naive_duplicate_pairs(sources)
     assert [(a, b) for a, b, _ in duplicate_pairs(sources)] == [(1, 2)]
+
+
+@pytest.mark.parametrize("url, kind", [
+    ("https://fred.stlouisfed.org/series/MOSTLP", "official statistics"),  # issue 32: FRED is not blog/commercial
+    ("https://www.stlouisfed.org/on-the-economy", "official statistics"),
+    ("https://www.census.gov/quickfacts/fact/table", "official statistics"),
+    ("https://www150.statcan.gc.ca/t1/tbl1/en", "official statistics"),
+    ("https://www.destatis.de/EN/Themes", "official statistics"),
+    ("https://ec.europa.eu/eurostat/databrowser", "official statistics"),
+    ("https://data.worldbank.org/indicator/SP.POP.TOTL", "official statistics"),
+    ("https://ec.europa.eu/commission/presscorner", "government"),
+    ("https://www.justice.gc.ca/eng", "government"),
+    ("https://www.mhlw.go.jp/english", "government"),
+    ("https://ourworldindata.org/population-growth", "research/academic"),
+    ("https://notstlouisfed.org/series", "blog/commercial"),  # a look-alike name is not the publisher
+    ("https://gocardless.com/guides", "blog/commercial"),
+])
+def test_data_publishers_and_governments_by_their_domains(url, kind):
+    assert source_type(url) == kind

@@ -112,7 +112,10 @@ def n_statements(ctx: ScoringContext) -> MetricResult:
     if undecided is not None:
         return undecided
     count = len(ctx.relevant_statements)
-    return _counted(float(count), count, total, unknown)
+    # the answer shows every statement (S1..Sn); say why this count is smaller (issue 32)
+    filler = len(ctx.annotated.statements) - count
+    why = f"claims only: {filler} of {len(ctx.annotated.statements)} statements are filler" if filler > 0 else ""
+    return _counted(float(count), count, total, unknown, why)
 
 
 @metric(label="Citations / statement", group="basic", direction="neutral", unit="ratio", version=3,
@@ -257,9 +260,10 @@ def uncited_sources(ctx: ScoringContext) -> MetricResult:
     return MetricResult(sum(1 for k in listed if k not in cited) / len(listed), len(listed))
 
 
-@metric(label="Unsupported statements", group="sources", direction="lower_is_better", version=2,
+@metric(label="Unsupported statements", group="sources", direction="lower_is_better", version=3,
         formula="relevant statements with an all-zero row in F / relevant statements (strict: a statement "
-                "counts only when no pair left unknown could support it; null when more than half are undecided)",
+                "counts only when no pair left unknown could support it, an uncited source without text "
+                "leaving no doubt; null when more than half are undecided)",
         bands=lower_bands(10, 25), finding="C.III", recommendation="Avoid unsupported citations",
         reference_column="pct_unsupported_statements", max_unknown_share=MAX_UNKNOWN_SHARE,
         unknown_unit="statements", pool_unit="statement")

@@ -13,7 +13,7 @@ from pipeline.gold import GoldSimilarities, read_gold_similarity
 from pipeline.matrices import LabelView, Matrices, Mode, build_matrices, is_relevant, label_view, unknown_pairs
 from pipeline.metrics.attribution_view import AttributionView, Outcome
 from pipeline.metrics.necessity import NECESSITY_METHODS
-from pipeline.records import AnnotatedAnswer, Statement, unchecked_cause
+from pipeline.records import AnnotatedAnswer, Statement, unchecked_cause, unreadable_code
 from pipeline.text import all_cited_indexes
 
 MODES: tuple[str, ...] = ("strict", "parity")  # the two rule sets (docs/design/decisions.md)
@@ -109,12 +109,35 @@ class ScoringContext:
 
     def statement_supported(self, row: int) -> Outcome:
         """Row `row` of the matrices: does some source column fully support it (True), does every
-        column decidedly not (False), or could an unknown pair still (None)?"""
+        column decidedly not (False), or could an unknown pair still (None)?
+
+        A source the statement does not cite and that has no text to read (none pasted or carried, a
+        fetch that failed) leaves no doubt about the statement: nothing can be read in it and the
+        statement does not claim it, so such pairs do not make a statement whose readable sources
+        were all judged undecided. The statement's mark, which reads its cited pairs, then agrees
+        with this metric (issue 32). Pairs the judge could not decide, and cited sources without
+        text, still make it undecided."""
         m = self.matrices
         if m.support[row].any():
             return True
         assert m.unknown is not None
-        return None if m.unknown[row].any() else False
+        statement = m.statement_indexes[row]
+        doubt = [m.source_indexes[j] for j in np.flatnonzero(m.unknown[row])
+                 if not self._unreadable_uncited(statement, m.source_indexes[j])]
+        return None if doubt else False
+
+    @cached_property
+    def _unreadable_sources(self) -> frozenset[int]:
+        return frozenset(s.index for s in self.answer.sources if unreadable_code(s))
+
+    @cached_property
+    def _citations(self) -> dict[int, tuple[int, ...]]:
+        return {s.index: tuple(s.citations) for s in self.annotated.statements}
+
+    def _unreadable_uncited(self, statement: int, source: int) -> bool:
+        """The pair's source has no text and the statement does not cite it (see statement_supported)."""
+        return (source in self._unreadable_sources and source not in self._citations.get(statement, ())
+                and self.matrices.unknown_codes.get((statement, source)) not in ("undecided", "call_failed", "unreadable"))
 
     def unknown_in_rows(self, rows: Iterable[int]) -> list[tuple[int, int]]:
         """The unknown (statement, source) pairs of these matrix rows."""

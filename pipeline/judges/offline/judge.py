@@ -34,6 +34,7 @@ from typing import Any, Sequence
 
 from pipeline.judges.base import BaseJudge, text_digest, unchecked_verdicts
 from pipeline.judges.offline.cues import CUES_VERSION, confidence_level, filler_cue, stance_readings
+from pipeline.judges.offline.figure_forms import FIGURE_FORMS_VERSION
 from pipeline.judges.offline.source_stance import RULES_VERSION as SOURCE_STANCE_RULES
 from pipeline.judges.offline.source_stance import offline_source_stance
 from pipeline.judges.offline.support import (
@@ -108,7 +109,8 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         model's under the same name and prompt version), the parameters file's content, whether the
         first pass runs, and how long an evidence passage may be."""
         return (f"{SOURCE_STANCE_RULES}+support-{self.mode}+params-{self._params_digest}"
-                f"+prefilter-{int(self.prefilter)}+evidence-{self._features.max_evidence_chars}")
+                f"+prefilter-{int(self.prefilter)}+evidence-{self._features.max_evidence_chars}"
+                f"+{FIGURE_FORMS_VERSION}")  # how figures are rewritten before support is compared
 
     def __init__(self, params_path: str | Path | None = None, use_embeddings: bool = True,
                  max_evidence_chars: int = MAX_EVIDENCE_CHARS, prefilter: bool = True, **_: Any) -> None:

@@ -42,6 +42,7 @@ _UNITS = {
     "gbp": "pound", "yen": "yen", "kroner": "krone", "krone": "krone", "kronor": "krone", "krona": "krone",
     "crown": "krone", "franc": "franc", "rupee": "rupee", "yuan": "yuan",
     "people": "person", "person": "person", "persons": "person",
+    "resident": "person", "inhabitant": "person",  # a head count, however the source names the heads
 }
 _CURRENCY_SIGNS = {"$": "dollar", "€": "euro", "£": "pound", "¥": "yen"}
 _SCALES = {"thousand": 1e3, "million": 1e6, "mn": 1e6, "billion": 1e9, "bn": 1e9, "trillion": 1e12}

@@ -48,6 +48,7 @@ import numpy as np
 
 from pipeline.injection import injection_flags
 from pipeline.judges.offline.align import clause_conflicts
+from pipeline.judges.offline.figure_forms import normalise_figures
 from pipeline.judges.offline.numbers import Figure, conflicting_figures, figure_token, same_figure
 from pipeline.judges.offline.text import MAX_SOURCE_CHARS, WORD_RE, split_sentences
 from pipeline.judges.offline.words import forms, forms_and_figures, words
@@ -153,7 +154,7 @@ class SourceIndex:
     """Sentences, their forms, figures and verbatim n-grams for one source text."""
 
     def __init__(self, text: str) -> None:
-        text = text[:MAX_SOURCE_CHARS]
+        text = normalise_figures(text[:MAX_SOURCE_CHARS])  # figures in one written form, as in statements
         self.sentences, self.dropped = drop_addressing(text)
         self.text = " ".join(self.sentences) if self.dropped else text
         parsed = [forms_and_figures(s) for s in self.sentences]
@@ -202,6 +203,7 @@ class StatementWords:
 
 @lru_cache(maxsize=20_000)
 def statement_words(text: str) -> StatementWords:
+    text = normalise_figures(text)  # the same written form of figures as the source index
     ws = words(text)
     seq = forms(ws)
     return StatementWords(
