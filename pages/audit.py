@@ -6,14 +6,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import audit_data, audit_publish, data
+from dashboard import audit_data, audit_publish, data, room_gate
 from dashboard.audit_view import label_panel, who_table
 from dashboard.render import ensure_router, link_to_page, md_escape, pick_dataset
 from dashboard.url_state import full_url
 from pipeline.audit.agreement import FIELD_CLASSES, krippendorff_alpha, majority_labels
 from pipeline.audit.files import FORMATS as IMPORT_FORMATS
 from pipeline.audit.files import import_upload
-from pipeline.audit.labels import clean_name, student_name
+from pipeline.audit.labels import student_name
 from pipeline.audit.sample import annotation_text, design_text, draw_sample, register
 from pipeline.errors import InputError
 from pipeline.judges.carried import AUDIT_JUDGE
@@ -127,7 +127,8 @@ def _audited_judge() -> str | None:
 if mode == "Draw a sample":
     st.markdown("A sample is drawn at random, separately for each engine and for each label the judge gave, so rare "
                 "labels are there too; each item carries the weight it needs for every estimate to stay unbiased.")
-    _draw_form()
+    if room_gate.join_form("draw a sample", "draw"):
+        _draw_form()
     samples = audit_data.samples(dataset)  # with the one just drawn
     labels = {str(m["sample_id"]): audit_data.sample_label(m) for m in samples}
     if samples:
@@ -150,6 +151,8 @@ if mode == "Import a file":
         st.info("No sample of this dataset yet: draw one first (Draw a sample above) and label its file.",
                 icon=":material/info:")
         st.stop()
+    if not room_gate.join_form("import labels", "import"):
+        st.stop()
     with st.form("audit_import"):
         upload = st.file_uploader("Labelled file", type=["csv", "tsv", "jsonl", "json"], key="audit_import_file",
                                   help="The file `aee audit sample` or this page wrote, filled in; or a Label Studio / "
@@ -171,6 +174,9 @@ if mode == "Import a file":
         try:
             if upload is None:
                 raise InputError("choose a file first")
+            if room_gate.room():  # in a served room the name is the room's and this session's
+                person = room_gate.writer_name(person)
+                room_gate.claim(person)
             report = import_upload(upload.getvalue(), upload.name, dataset, person, store=audit_data.store(), fmt=fmt,
                                    sample_id=None if sample_choice == from_file else sample_choice,
                                    root=data.results_root())
@@ -208,6 +214,8 @@ if mode == "Classroom":
         st.stop()
     sample = audit_data.sample(chosen)
     store = audit_data.store()
+    if not room_gate.join_form("create class codes", "class"):
+        st.stop()
     with st.form("audit_class"):
         cols = st.columns([2, 1, 1])
         class_name = cols[0].text_input("Class name", value="My class", max_chars=60)
@@ -225,10 +233,12 @@ if mode == "Classroom":
     for name, part in seats.groupby("class_name", sort=False):
         st.subheader(f"Class: {name}")
         covered = len({i for r in part.itertuples() for i in audit_data.item_order(sample, r._asdict())})
-        address = full_url("audit", {"dataset": dataset})
+        urls = room_gate.room_urls("audit")
+        address = f"{urls[0]}?dataset={dataset}" if urls else full_url("audit", {"dataset": dataset})
         st.markdown(f"{len(part)} codes; together they cover {covered} of the sample's {len(sample.items)} items. "
                     f"Students open **{md_escape(address)}**, switch on *I have a class code*, and type their code and "
-                    "first name.")
+                    "first name" + (" (and the room's join code)." if urls else "."))
+        room_gate.show_addresses("audit", f"dataset={dataset}", what="the class page")
 
         @st.fragment(run_every=10)
         def live(codes: tuple[str, ...] = tuple(part["code"]), title: str = str(name), seats: pd.DataFrame = part) -> None:
@@ -279,6 +289,8 @@ if not who:
     if not with_code and not samples:  # nothing to label yet: no name field or button that would do nothing
         _pick_sample("audit_label_sample")
         st.stop()
+    if not room_gate.join_form("label", "label"):
+        st.stop()
     with st.form("audit_start"):
         if with_code:
             cols = st.columns(2)
@@ -288,19 +300,26 @@ if not who:
             chosen = _pick_sample("audit_label_sample")
             name = st.text_input("Your name", max_chars=60, help="Your labels are kept under this name, apart from "
                                  "everyone else's; use the same name to carry on later.")
+        resume_key = st.text_input("Your key (only to carry on after a reload)", max_chars=12,
+                                   key="audit_room_key") if room_gate.room() else ""
         start = st.form_submit_button("Start labelling", type="primary")
     if start:
         try:
+            room_gate.use_key(resume_key)
             if with_code:
                 seat = audit_data.store().seat(code)
                 if seat is None:
                     raise InputError("no class has this code; check it with your teacher")
                 if audit_data.sample(str(seat["sample_id"])).meta.get("dataset") != dataset:
                     raise InputError("this code belongs to another dataset: choose it at the top of the page first")
+                annotator = student_name(seat, room_gate.seat_writer_name(name))
+                room_gate.claim(annotator)
                 st.session_state["audit_who"] = {"dataset": dataset, "sample_id": seat["sample_id"],
-                                                 "annotator": student_name(seat, name), "seat": seat}
+                                                 "annotator": annotator, "seat": seat}
             elif chosen:
-                st.session_state["audit_who"] = {"dataset": dataset, "sample_id": chosen, "annotator": clean_name(name),
+                annotator = room_gate.writer_name(name)
+                room_gate.claim(annotator)
+                st.session_state["audit_who"] = {"dataset": dataset, "sample_id": chosen, "annotator": annotator,
                                                  "seat": None}
             st.rerun()
         except InputError as exc:
@@ -310,7 +329,12 @@ if not who:
 sample = audit_data.sample(who["sample_id"])
 head = st.columns([3, 1.3])  # "Not you?" must fit at 800 px
 head[0].markdown(f"Labelling as **{md_escape(who['annotator'])}** · sample {md_escape(sample.sample_id)}"
-                 + (f" · class code {md_escape(who['seat']['code'])}" if who.get("seat") else ""))
+                 + (f" · class code {md_escape(who['seat']['code'])}" if who.get("seat") else "")
+                 + (f" · your key **{md_escape(room_gate.session_key())}** (to carry on after a reload)"
+                    if room_gate.room() else ""))
+if st.session_state.pop("room_write_refused", False):
+    st.warning("Slow down: this room allows about one label a second. The last label was not saved; give it again "
+               "in a moment.", icon=":material/hourglass_top:")
 if head[1].button("Not you?", key="audit_change_person", icon=":material/person:", help="Label as someone else"):
     st.session_state.pop("audit_who", None)
     st.rerun()
