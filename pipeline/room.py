@@ -63,7 +63,7 @@ def room_id(code: str) -> str:
 def interface_addresses() -> dict[str, list[str]]:
     """{interface name: its addresses}, IPv4 first, from this machine only."""
     try:
-        import psutil  # type: ignore[import-untyped]
+        import psutil
 
         out: dict[str, list[str]] = {}
         for name, entries in psutil.net_if_addrs().items():
