@@ -13,7 +13,7 @@ from dashboard.url_state import full_url
 from pipeline.audit.agreement import FIELD_CLASSES, krippendorff_alpha, majority_labels
 from pipeline.audit.files import FORMATS as IMPORT_FORMATS
 from pipeline.audit.files import import_upload
-from pipeline.audit.labels import student_name
+from pipeline.audit.labels import seat_coverage, student_name
 from pipeline.audit.sample import annotation_text, design_text, draw_sample, register
 from pipeline.errors import InputError
 from pipeline.judges.carried import AUDIT_JUDGE
@@ -119,6 +119,18 @@ def _class_people(sample, codes: tuple[str, ...], field: str) -> dict[str, dict[
     return out
 
 
+def _coverage_text(item_count: int, seats: pd.DataFrame) -> str:
+    """What the class's seats hold: "every item of the 25 is seen by two students or more", or the counts."""
+    got = seat_coverage(item_count, [(int(r.first), int(r.size)) for r in seats.itertuples()])
+    if min(got) >= 2:
+        return f"every one of the sample's {item_count} items is seen by two students or more."
+    parts = [f"{got.get(2, 0) + sum(v for k, v in got.items() if k > 2)} seen twice or more",
+             f"{got.get(1, 0)} seen once"] + ([f"{got[0]} not at all"] if got.get(0) else [])
+    need = -(-2 * item_count // max(1, len(seats)))
+    return (f"of the sample's {item_count} items, " + ", ".join(parts) + f" (for every item twice, give each "
+            f"of the {len(seats)} students {need} items or more).")
+
+
 def _audited_judge() -> str | None:
     """The judge the newest sample of this dataset audits (for the link that puts it beside the people)."""
     return str(samples[0].get("judge")) if samples else None
@@ -206,9 +218,10 @@ if mode == "Import a file":
     st.stop()
 
 if mode == "Classroom":
-    st.markdown("Hand each student ten items of one sample by a short code. Consecutive students share five items, "
-                "so every item is seen twice and the class can measure how much its members agree with each other "
-                "as well as with the judge.")
+    st.markdown("Hand each student ten items of one sample by a short code. When the students hold at least two "
+                "labels per item between them, the codes are spread so every item is seen by two students or more, "
+                "and the class can measure how much its members agree with each other as well as with the judge; "
+                "below that, the class's line says how many items are seen twice, once or not at all.")
     chosen = _pick_sample("audit_class_sample")
     if not chosen:
         st.stop()
@@ -224,7 +237,8 @@ if mode == "Classroom":
         make = st.form_submit_button("Create the codes", type="primary")
     if make:
         try:
-            store.create_class(chosen, class_name, len(sample.items), int(students), int(per_seat), overlap=int(per_seat) // 2)
+            store.create_class(chosen, class_name, len(sample.items), int(students), int(per_seat), overlap=int(per_seat) // 2,
+                               spread=True)
         except InputError as exc:
             st.error(md_escape(str(exc)))
     seats = store.classes(chosen)
@@ -232,10 +246,9 @@ if mode == "Classroom":
         st.stop()
     for name, part in seats.groupby("class_name", sort=False):
         st.subheader(f"Class: {name}")
-        covered = len({i for r in part.itertuples() for i in audit_data.item_order(sample, r._asdict())})
         urls = room_gate.room_urls("audit")
         address = f"{urls[0]}?dataset={dataset}" if urls else full_url("audit", {"dataset": dataset})
-        st.markdown(f"{len(part)} codes; together they cover {covered} of the sample's {len(sample.items)} items. "
+        st.markdown(f"{len(part)} codes; {_coverage_text(len(sample.items), part)} "
                     f"Students open **{md_escape(address)}**, switch on *I have a class code*, and type their code and "
                     "first name" + (" (and the room's join code)." if urls else "."))
         room_gate.show_addresses("audit", f"dataset={dataset}", what="the class page")
