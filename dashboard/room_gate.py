@@ -9,6 +9,7 @@ On a server bound to 127.0.0.1 / localhost / ::1 nothing here asks for anything.
 
 from __future__ import annotations
 
+import base64
 import html
 import io
 
@@ -130,13 +131,19 @@ def room_urls(path: str = "") -> list[str]:
 
 
 def qr_svg(url: str, scale: int = 4) -> str:
-    """The QR code of a link as inline SVG (segno, pure Python)."""
+    """The QR code of a link as SVG (segno, pure Python)."""
     import segno
 
     out = io.BytesIO()
     segno.make(url, error="m").save(out, kind="svg", scale=scale, xmldecl=False, svgns=True, border=2,
                                     dark="#000", light="#fff")
     return out.getvalue().decode()
+
+
+def qr_img(url: str, scale: int = 4) -> str:
+    """An <img> of the link's QR code as a data: URI (st.html drops inline SVG; a data URI asks no host)."""
+    encoded = base64.b64encode(qr_svg(url, scale).encode()).decode()
+    return f'<img alt="QR code of {html.escape(url, quote=True)}" src="data:image/svg+xml;base64,{encoded}">'
 
 
 def show_addresses(path: str, query: str, where=None, what: str = "this page") -> None:
@@ -150,8 +157,7 @@ def show_addresses(path: str, query: str, where=None, what: str = "this page") -
                     "the addresses to hand out and a join code.", icon=":material/wifi_off:")
         return
     items = "".join(f"<li><code>{html.escape(u)}</code></li>" for u in urls)
-    target.html(f"<div class='aee-room'><div class='aee-room-qr' role='img' aria-label='QR code of "
-                f"{html.escape(urls[0])}'>{qr_svg(urls[0])}</div><div><b>People in the room open {html.escape(what)} "
+    target.html(f"<div class='aee-room'><div class='aee-room-qr'>{qr_img(urls[0])}</div><div><b>People in the room open {html.escape(what)} "
                 f"at</b><ul>{items}</ul><span>Writing needs the room's join code; reading does not.</span></div></div>"
                 "<style>.aee-room{display:flex;flex-wrap:wrap;gap:1rem;align-items:center}"
-                ".aee-room code{overflow-wrap:anywhere}.aee-room-qr svg{display:block}</style>")
+                ".aee-room code{overflow-wrap:anywhere}.aee-room-qr img{display:block}</style>")

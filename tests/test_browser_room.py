@@ -159,6 +159,15 @@ def test_two_students_in_one_room(room, browser):
         people = LabelStore(labels_path(results)).history(
             next(p.name for p in (results / "_audit" / "samples").iterdir()))["annotator"]
         assert set(people) == {f"Ana [{tag}]"}, set(people)  # stored under the room's tag, nobody else's
+        # the tour's study step hands out the room's address, with its QR code, not 127.0.0.1
+        _open(ben, f"{server}/tour", "Start here")
+        box = ben.locator(".aee-room").first
+        box.scroll_into_view_if_needed()
+        assert f"{server}/inspector?dataset=demo" in box.inner_text()
+        qr = box.locator(".aee-room-qr img")
+        assert qr.get_attribute("src").startswith("data:image/svg+xml;base64,")
+        assert qr.evaluate("img => img.complete && img.naturalWidth") > 100  # the browser drew it
+        box.screenshot(path=str(SHOTS / "room-tour-qr-390.png"))
         assert not outside, outside
     finally:
         ana_ctx.close()
