@@ -33,12 +33,22 @@ dataset = pick_dataset("audit_dataset", where=top[0])
 if dataset is None:
     st.warning("No results yet: build some first (`make run`, or `aee run --dataset demo --judge offline`).")
     st.stop()
-mode = top[1].radio("What do you want to do?", ["Label", "Draw a sample", "Import a file", "Classroom"], horizontal=True,
+samples = audit_data.samples(dataset)
+# The mode lives in the address (?view=draw): a link reopens it. With no sample yet the page opens where
+# there is something to do (drawing one), not on an empty Label tab.
+MODES = {"label": "Label", "draw": "Draw a sample", "import": "Import a file", "classroom": "Classroom"}
+asked = MODES.get(str(st.query_params.get("view", "")))
+if asked and asked != st.session_state.get("_audit_view_written"):
+    st.session_state["audit_mode"] = asked
+elif st.session_state.get("audit_mode") not in MODES.values():
+    st.session_state["audit_mode"] = "Label" if samples else "Draw a sample"
+mode = top[1].radio("What do you want to do?", list(MODES.values()), horizontal=True,
                     key="audit_mode") or "Label"  # radio buttons wrap on a narrow screen
+st.session_state["_audit_view_written"] = mode
+st.query_params["view"] = next(k for k, v in MODES.items() if v == mode)
 illustrative = data.is_illustrative(dataset)
 if illustrative and not labelling:
     st.info("Illustrative teaching data: the engines and answers are invented.", icon=":material/school:")
-samples = audit_data.samples(dataset)
 labels = {str(m["sample_id"]): audit_data.sample_label(m) for m in samples}
 
 
@@ -51,6 +61,16 @@ def _default_scope() -> int:
     return 0 if cited_only or not answers else 1
 
 
+def _draw_default(judges: list[str]) -> str | None:
+    """The judge a sample audits by default: the dataset's own (the teaching corpus's recorded labels),
+    unless that is the experts' `human` labels (ExpertQA), where auditing them would audit the experts:
+    then a computed judge."""
+    default = data.default_judge(dataset)
+    if default == "human":
+        return next((j for j in judges if j != "human"), default)
+    return default
+
+
 def _draw_form() -> None:
     judges = [j for j in data.judges(dataset) if j != AUDIT_JUDGE]  # the people's own labels are not audited
     if not judges:
@@ -58,7 +78,7 @@ def _draw_form() -> None:
         return
     with st.form("audit_draw"):
         cols = st.columns([1, 1.4])
-        default = data.default_judge(dataset)
+        default = _draw_default(judges)
         judge = cols[0].selectbox("Judge to audit", judges, index=judges.index(default) if default in judges else 0)
         unit = cols[1].radio("What people label", ["pair", "statement"], horizontal=True,
                              format_func={"pair": "support (statement + source)", "statement": "relevance and stance"}.get)
