@@ -185,6 +185,12 @@ if show_published:
                         f"ratings the symbols are the printed ones, and {charts.FLAG} followed by a symbol marks a "
                         "printed rating that differs from what Table 7's thresholds give for the printed value. "
                         "Otherwise the paper's values are rated here with the same thresholds.")
+        if source != dataset:  # a published scorecard scored its own paper's questions, not this dataset's
+            pick[1].warning(f"Different questions: the engines right of the grey line answered {md_escape(title)}'s own "
+                            f"queries, not those of {md_escape(data.dataset_label(dataset))}, and were labelled by "
+                            "that paper's judge. A gap between the two sides mixes engine, question and judge "
+                            "differences; compare directions and orders of size, not exact values.",
+                            icon=":material/compare_arrows:")
 
 if not show_published:
     url_forget("published")
