@@ -113,3 +113,23 @@ def test_every_page_at_every_width(server, browser):
     finally:
         ctx.close()
     assert not problems, "\n".join(problems)
+
+
+def test_back_after_a_tour_link_takes_one_press(server, browser):
+    """The scorecard writes several controls into its address as it opens; Back must not step
+    through each of them before reaching the tour again."""
+    ctx = browser.new_context(viewport={"width": 800, "height": 900})
+    pg = ctx.new_page()
+    try:
+        pg.goto(f"{server}/tour")
+        pg.wait_for_selector("h1:has-text('Start here')", timeout=90_000)
+        wait_idle(pg)
+        pg.get_by_role("link", name="Open the scorecard (teaching corpus)").click()
+        pg.wait_for_selector("h1:has-text('Scorecard')", timeout=90_000)
+        wait_idle(pg)
+        assert "/scorecard?" in pg.url and "judge=recorded" in pg.url
+        pg.go_back()
+        pg.wait_for_selector("h1:has-text('Start here')", timeout=30_000)
+        assert pg.url.split("?")[0].endswith("/tour")
+    finally:
+        ctx.close()

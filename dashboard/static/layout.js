@@ -16,3 +16,18 @@
     if (done || tries > 200) clearInterval(timer);
   }, 50);
 })();
+
+// A page writing its own state into the address (?dataset=...&judge=...) replaces the history entry
+// instead of adding one per control, so Back after following a link (a tour step) returns in one
+// press. Moving to another page still adds an entry.
+(function () {
+  var push = window.history.pushState.bind(window.history);
+  window.history.pushState = function (state, title, url) {
+    try {
+      if (url != null && new URL(String(url), window.location.href).pathname === window.location.pathname) {
+        return window.history.replaceState(state, title, url);
+      }
+    } catch (e) { /* an unusual address: leave it to the browser */ }
+    return push(state, title, url);
+  };
+})();
