@@ -254,7 +254,10 @@ if tab_table.open is not False:  # only the open tab is drawn (the others cost a
                        for e in table.columns[4:-2]}
         column_help |= {"Group": st.column_config.TextColumn(width=120), "Metric": st.column_config.TextColumn(width=170, pinned=True),
                         "Unit": st.column_config.TextColumn(width=80), "Better": st.column_config.TextColumn(width=95)}
-        st.dataframe(table, hide_index=True, width="stretch", column_config=column_help, key="scorecard_table")
+        # most important first on a narrow screen: the metric (pinned), then each engine's value
+        order = ["Metric", *table.columns[4:-2], "Better", "Unit", "Group", *table.columns[-2:]]
+        st.dataframe(table, hide_index=True, width="stretch", column_config=column_help, key="scorecard_table",
+                     column_order=order)
 if tab_detail.open is not False:  # only the open tab is drawn (the others cost a rerun to open)
     with tab_detail:
         detail = pd.DataFrame([{
@@ -265,7 +268,8 @@ if tab_detail.open is not False:  # only the open tab is drawn (the others cost 
             "judged": judged_text(r.get("judged_share"), r["metric"]) or "–",
             "rating": f"{r['symbol']} {r['rating']}" if r["rating"] else ("not rated" if r["value"] is not None else "n/a"),
         } for r in records(cells)])
-        st.dataframe(detail, hide_index=True, width="stretch", key="scorecard_detail")
+        st.dataframe(detail, hide_index=True, width="stretch", key="scorecard_detail",
+                     column_order=["metric", "engine", "value", "95% interval", "n answers", "rating", "judged", "group"])
 if tab_variants.open is not False:  # only the open tab is drawn (the others cost a rerun to open)
     with tab_variants:
         variants = data.necessity_comparison(dataset, judge)
