@@ -138,3 +138,18 @@ def test_reproduction_says_what_the_paper_did_not_print(repro):
     assert set(table5["t printed"]) == {"not printed in the paper"}
     first = view.iloc[0]
     assert first["t printed"] == "22.94" and first["p printed"] == "8.14×10⁻⁵³"
+
+
+def test_exported_figures_say_why_each_na_cell_is_empty():
+    """A PNG or SVG travels without the page: an engine's n/a cell gets its reason beneath the figure."""
+    import pandas as pd
+
+    from dashboard.charts import scorecard_svg
+
+    rows = [{"engine": e, "group": "source_stance", "metric": "side_picked", "value": v, "ci_low": None, "ci_high": None,
+             "n_answers": n, "rating": None, "symbol": "", "why_blank": why, "published_rating": None,
+             "disagrees": False}
+            for e, v, n, why in (("Lumen", None, 0, "no one-sided answer with two-sided sources"),
+                                 ("Parrot", 1.0, 3, None))]
+    svg = scorecard_svg(pd.DataFrame(rows))
+    assert "n/a for Lumen: no one-sided answer with two-sided sources" in svg
