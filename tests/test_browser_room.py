@@ -172,3 +172,26 @@ def test_two_students_in_one_room(room, browser):
     finally:
         ana_ctx.close()
         ben_ctx.close()
+
+
+def test_the_class_page_hands_out_the_room_address(room, browser):
+    server, _, _ = room
+    ctx = browser.new_context(viewport={"width": 1280, "height": 1000})
+    try:
+        pg = ctx.new_page()
+        _open(pg, f"{server}/audit?dataset=demo&view=classroom", "Audit the judge")
+        assert "Create the codes" not in _main(pg)  # creating codes is writing: the code comes first
+        pg.get_by_role("textbox", name="Join code").fill(CODE)
+        _submit(pg, "Join the room")
+        pg.get_by_role("spinbutton", name="Students").fill("4")
+        _submit(pg, "Create the codes")
+        text = _main(pg)
+        # 4 students x 10 items over the sample's 22 items cannot give every item two students: it says so
+        assert re.search(r"of the sample's 22 items, \d+ seen twice or more, \d+ seen once", text), text
+        assert "give each of the 4 students 11 items or more" in text
+        assert f"Students open {server}/audit?dataset=demo" in text
+        box = pg.locator(".aee-room").first
+        assert box.locator("img").evaluate("img => img.complete && img.naturalWidth") > 100
+        pg.screenshot(path=str(SHOTS / "room-class-page-1280.png"), full_page=True)
+    finally:
+        ctx.close()
