@@ -9,6 +9,7 @@ import streamlit as st
 from dashboard import charts, data
 from dashboard.audit_panels import scorecard_ppi_section
 from dashboard.metric_text import ci_text, fmt_metric, judged_text, na
+from dashboard.na_notes import partial_blank_notes
 from dashboard.render import (
     add_blank_reasons,
     engine_key,
@@ -214,6 +215,11 @@ if key := engine_key(cells["engine"]):
     st.caption(key)
 blank_rows = [(name, part["why_blank"].iloc[0]) for name, part in cells.groupby("metric", sort=False)
               if part["value"].isna().all() and part["why_blank"].nunique() == 1]
+partial = partial_blank_notes(grid_cells)
+if partial:  # n/a for some engines only: say why here, not only on hover
+    st.markdown("**n/a cells, and why**\n" + "\n".join(
+        f"- {md_escape(', '.join(engines))} on {md_escape(', '.join(metrics))}: {md_escape(reason)}"
+        for reason, engines, metrics in partial))
 if blank_rows:
     where = "in the grid" if show_empty else "left out of the grid (turn on “Show metrics without a value” to keep them)"
     st.markdown(f"**Metrics without a value here, and why** ({where})\n" + "\n".join(
