@@ -12,7 +12,7 @@ import streamlit as st
 
 from dashboard import audit_data, audit_publish, charts, data
 from dashboard.metric_text import NA, fmt_metric, na
-from dashboard.render import md_escape, md_with_code
+from dashboard.render import md_escape, md_with_code, url_choice, url_remember
 from dashboard.url_state import page_link
 from pipeline.audit.humans import MAJORITY
 from pipeline.audit.ppi import PPI_METRICS
@@ -50,7 +50,9 @@ def judges_audit_section() -> None:
                 "aee audit import --dataset demo sample.csv --annotator \"Your name\"", language="bash")
         return
     cols = st.columns([1, 2, 1.3])
+    url_choice("dataset", "judges_audit_dataset", with_samples)  # a link names the audited dataset
     dataset = cols[0].selectbox("Dataset audited", with_samples, format_func=data.dataset_label, key="judges_audit_dataset")
+    url_remember("dataset", dataset)
     metas = audit_data.samples(dataset)
     ids = [str(m["sample_id"]) for m in metas]
     sample_id = cols[1].selectbox("Sample", ids, format_func=lambda i: audit_data.sample_label(
@@ -59,8 +61,9 @@ def judges_audit_section() -> None:
     fields = ["support"] if s.unit == "pair" else ["relevant", "stance"]
     field = str(cols[2].selectbox("Label", fields, format_func=lambda f: FIELD_TITLES.get(f, f), key="judges_audit_field"))
     experts = audit_data.has_experts(s) and st.toggle(
-        "Count ExpertQA's experts as one more person", value=True, key="judges_audit_experts",
-        help="The dataset carries expert support labels for these pairs (the `human` judge).")
+        "Count ExpertQA's experts as one more person", value=False, key="judges_audit_experts",
+        help="The dataset carries expert support labels for these pairs (the `human` judge). Off by default: with "
+             "one person and the experts, the majority of two is a tie wherever they differ.")
     result = audit_data.agreement(s, field, with_experts=bool(experts))
     judge = s.meta["judge"]
     if not result["annotators"]:
@@ -120,7 +123,9 @@ def _share(conf: dict, i: int, j: int) -> str:
 
 def _disagreements(frame: pd.DataFrame, s, judge: str, field: str) -> None:
     reference = "the people's majority" if len(frame) and frame["labels"].map(len).max() > 1 else "the person"
-    st.markdown(f"**Where the judge and {reference} disagree** ({len(frame)})")
+    split = " (items where the people split evenly have no majority and are not counted)" \
+        if reference == "the people's majority" else ""
+    st.markdown(f"**Where the judge and {reference} disagree** ({len(frame)}){split}")
     if frame.empty:
         st.caption("Nowhere: on every item both labelled, the judge and the people gave the same label.")
         return

@@ -102,8 +102,12 @@ def publish_panel(dataset: str, key: str, audited_judge: str | None = None, wher
             label, kind = "Publish again", "secondary"
         where.markdown(line)
     # one below the other: side by side, the button and the links were cut off at 800 px
+    from dashboard import room_gate  # a served room: only its members publish
+
     if where.button(label, key=f"{key}_publish", type=kind, icon=":material/publish:",
-                    help="Runs `aee audit publish` on this dataset: the judge's tables are written beside the others"):
+                    disabled=not room_gate.can_write(),
+                    help="Runs `aee audit publish` on this dataset: the judge's tables are written beside the others"
+                         + ("" if room_gate.can_write() else " (join the room first)")):
         _publish_now(dataset, where)
     if record is not None:
         # open an answer that holds labels: most answers hold none, and the first one listed may be one of those

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dashboard import audit_data, audit_publish
+from dashboard import audit_data, audit_publish, room_gate
 from dashboard.render import md_escape
 from pipeline.audit import CANT_TELL, LABEL_WORDS
 from pipeline.audit.progress import is_complete, progress, resume_index
@@ -67,6 +67,8 @@ def _labels_by_item(s: Sample, annotator: str) -> dict[str, dict[str, Any]]:
 def _save(s: Sample, annotator: str, item_id: str, field: str, value: str, order: list[str], pos_key: str,
           query_type: str) -> None:
     """Button callback: write the label now, and move on once the item has every answer it needs."""
+    if not room_gate.allow_label_write():  # a served room rate-limits each session's writes
+        return
     audit_data.store().record(s.sample_id, item_id, annotator, field, value)
     mine = _labels_by_item(s, annotator).get(item_id) or {}
     if is_complete(s.unit, query_type, mine):
@@ -77,6 +79,8 @@ def _save(s: Sample, annotator: str, item_id: str, field: str, value: str, order
 
 def _skip(s: Sample, annotator: str, item_id: str, order: list[str], pos_key: str, answered: bool) -> None:
     if not answered:
+        if not room_gate.allow_label_write():
+            return
         audit_data.store().record(s.sample_id, item_id, annotator, "skip", "")
     st.session_state[pos_key] = min(order.index(item_id) + 1, len(order))
     st.session_state.pop(f"{pos_key}::reveal", None)
@@ -184,7 +188,7 @@ def _buttons(s: Sample, annotator: str, row: dict[str, Any], mine: dict[str, Any
             "Optional, once per answer: how confident does the whole answer sound? (1 not at all … 5 strongly)",
             CONFIDENCE_LEVELS, default=current if current in CONFIDENCE_LEVELS else None,
             key=f"audit_conf_{row['item_id']}")
-        if picked and picked != current:
+        if picked and picked != current and room_gate.allow_label_write():
             audit_data.store().record(s.sample_id, row["item_id"], annotator, "confidence", picked)
 
 

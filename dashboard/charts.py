@@ -167,11 +167,18 @@ def _layout(cells: pd.DataFrame, title: str, illustrative: bool = False) -> tupl
     notes = ["▲ acceptable · ● borderline · ▼ problematic · grey: not rated · % share (0-100) · ↑/↓: higher/lower is better"]
     for group, part in summaries.groupby("group", sort=False):
         notes.append(f"Summary {group_title(group)}, in order: {part['names'].iloc[0]}")
-    if "why_blank" in cells.columns:
+    if "why_blank" in cells.columns:  # every n/a cell of the figure says why, beneath it
         for name, part in cells.groupby("metric", sort=False):
-            reasons = set(part["why_blank"].fillna("")) - {""}
-            if len(reasons) == 1 and part["value"].isna().all():
-                notes.append(f"{METRICS[name].label} n/a: {next(iter(reasons))}")
+            blank = part[part["value"].isna()]
+            reasons = [str(r) if isinstance(r, str) and r else "no value recorded" for r in blank["why_blank"]]
+            if blank.empty:
+                continue
+            if len(blank) == len(part) and len(set(reasons)) == 1:
+                notes.append(f"{METRICS[name].label} n/a: {reasons[0]}")
+                continue
+            for reason in dict.fromkeys(reasons):
+                who = ", ".join(str(e) for e, r in zip(blank["engine"], reasons) if r == reason)
+                notes.append(f"{METRICS[name].label} n/a for {who}: {reason}")
     for note in notes:
         ops.append(_Op("text", pad, y + 18, text=note, size=11, fill="#374151"))
         y += 18

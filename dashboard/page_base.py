@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 from dashboard.pages_registry import PAGES
@@ -38,6 +39,10 @@ def base_script(slugs: list[str]) -> bytes:
 
 
 SCRIPT = base_script([p.url_path for p in PAGES])
+# The layout for narrow screens (dashboard/static/layout.css, layout.js): constant files of the app.
+_STATIC = Path(__file__).resolve().parent / "static"
+LAYOUT = (f"<style>{(_STATIC / 'layout.css').read_text(encoding='utf-8')}</style>"
+          f"<script>{(_STATIC / 'layout.js').read_text(encoding='utf-8')}</script>").encode()
 
 
 def is_page_path(path: str) -> bool:
@@ -79,7 +84,7 @@ class PageBaseMiddleware:
             headers = list(start.get("headers", []))
             kind = next((v for k, v in headers if k.lower() == b"content-type"), b"")
             if start.get("status") == 200 and kind.startswith(b"text/html") and b"<head>" in body:
-                body = body.replace(b"<head>", b"<head>" + SCRIPT, 1)
+                body = body.replace(b"<head>", b"<head>" + SCRIPT + LAYOUT, 1)
                 headers = [(k, v) for k, v in headers if k.lower() != b"content-length"]
                 headers.append((b"content-length", str(len(body)).encode()))
                 start = dict(start, headers=headers)

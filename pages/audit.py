@@ -6,14 +6,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import audit_data, audit_publish, data
+from dashboard import audit_data, audit_publish, data, room_gate
 from dashboard.audit_view import label_panel, who_table
 from dashboard.render import ensure_router, link_to_page, md_escape, pick_dataset
 from dashboard.url_state import full_url
 from pipeline.audit.agreement import FIELD_CLASSES, krippendorff_alpha, majority_labels
 from pipeline.audit.files import FORMATS as IMPORT_FORMATS
 from pipeline.audit.files import import_upload
-from pipeline.audit.labels import clean_name, student_name
+from pipeline.audit.labels import seat_coverage, student_name
 from pipeline.audit.sample import annotation_text, design_text, draw_sample, register
 from pipeline.errors import InputError
 from pipeline.judges.carried import AUDIT_JUDGE
@@ -33,12 +33,22 @@ dataset = pick_dataset("audit_dataset", where=top[0])
 if dataset is None:
     st.warning("No results yet: build some first (`make run`, or `aee run --dataset demo --judge offline`).")
     st.stop()
-mode = top[1].radio("What do you want to do?", ["Label", "Draw a sample", "Import a file", "Classroom"], horizontal=True,
+samples = audit_data.samples(dataset)
+# The mode lives in the address (?view=draw): a link reopens it. With no sample yet the page opens where
+# there is something to do (drawing one), not on an empty Label tab.
+MODES = {"label": "Label", "draw": "Draw a sample", "import": "Import a file", "classroom": "Classroom"}
+asked = MODES.get(str(st.query_params.get("view", "")))
+if asked and asked != st.session_state.get("_audit_view_written"):
+    st.session_state["audit_mode"] = asked
+elif st.session_state.get("audit_mode") not in MODES.values():
+    st.session_state["audit_mode"] = "Label" if samples else "Draw a sample"
+mode = top[1].radio("What do you want to do?", list(MODES.values()), horizontal=True,
                     key="audit_mode") or "Label"  # radio buttons wrap on a narrow screen
+st.session_state["_audit_view_written"] = mode
+st.query_params["view"] = next(k for k, v in MODES.items() if v == mode)
 illustrative = data.is_illustrative(dataset)
 if illustrative and not labelling:
     st.info("Illustrative teaching data: the engines and answers are invented.", icon=":material/school:")
-samples = audit_data.samples(dataset)
 labels = {str(m["sample_id"]): audit_data.sample_label(m) for m in samples}
 
 
@@ -51,6 +61,16 @@ def _default_scope() -> int:
     return 0 if cited_only or not answers else 1
 
 
+def _draw_default(judges: list[str]) -> str | None:
+    """The judge a sample audits by default: the dataset's own (the teaching corpus's recorded labels),
+    unless that is the experts' `human` labels (ExpertQA), where auditing them would audit the experts:
+    then a computed judge."""
+    default = data.default_judge(dataset)
+    if default == "human":
+        return next((j for j in judges if j != "human"), default)
+    return default
+
+
 def _draw_form() -> None:
     judges = [j for j in data.judges(dataset) if j != AUDIT_JUDGE]  # the people's own labels are not audited
     if not judges:
@@ -58,7 +78,7 @@ def _draw_form() -> None:
         return
     with st.form("audit_draw"):
         cols = st.columns([1, 1.4])
-        default = data.default_judge(dataset)
+        default = _draw_default(judges)
         judge = cols[0].selectbox("Judge to audit", judges, index=judges.index(default) if default in judges else 0)
         unit = cols[1].radio("What people label", ["pair", "statement"], horizontal=True,
                              format_func={"pair": "support (statement + source)", "statement": "relevance and stance"}.get)
@@ -119,6 +139,18 @@ def _class_people(sample, codes: tuple[str, ...], field: str) -> dict[str, dict[
     return out
 
 
+def _coverage_text(item_count: int, seats: pd.DataFrame) -> str:
+    """What the class's seats hold: "every item of the 25 is seen by two students or more", or the counts."""
+    got = seat_coverage(item_count, [(int(r.first), int(r.size)) for r in seats.itertuples()])
+    if min(got) >= 2:
+        return f"every one of the sample's {item_count} items is seen by two students or more."
+    parts = [f"{got.get(2, 0) + sum(v for k, v in got.items() if k > 2)} seen twice or more",
+             f"{got.get(1, 0)} seen once"] + ([f"{got[0]} not at all"] if got.get(0) else [])
+    need = -(-2 * item_count // max(1, len(seats)))
+    return (f"of the sample's {item_count} items, " + ", ".join(parts) + f" (for every item twice, give each "
+            f"of the {len(seats)} students {need} items or more).")
+
+
 def _audited_judge() -> str | None:
     """The judge the newest sample of this dataset audits (for the link that puts it beside the people)."""
     return str(samples[0].get("judge")) if samples else None
@@ -127,7 +159,8 @@ def _audited_judge() -> str | None:
 if mode == "Draw a sample":
     st.markdown("A sample is drawn at random, separately for each engine and for each label the judge gave, so rare "
                 "labels are there too; each item carries the weight it needs for every estimate to stay unbiased.")
-    _draw_form()
+    if room_gate.join_form("draw a sample", "draw"):
+        _draw_form()
     samples = audit_data.samples(dataset)  # with the one just drawn
     labels = {str(m["sample_id"]): audit_data.sample_label(m) for m in samples}
     if samples:
@@ -150,6 +183,8 @@ if mode == "Import a file":
         st.info("No sample of this dataset yet: draw one first (Draw a sample above) and label its file.",
                 icon=":material/info:")
         st.stop()
+    if not room_gate.join_form("import labels", "import"):
+        st.stop()
     with st.form("audit_import"):
         upload = st.file_uploader("Labelled file", type=["csv", "tsv", "jsonl", "json"], key="audit_import_file",
                                   help="The file `aee audit sample` or this page wrote, filled in; or a Label Studio / "
@@ -171,6 +206,9 @@ if mode == "Import a file":
         try:
             if upload is None:
                 raise InputError("choose a file first")
+            if room_gate.room():  # in a served room the name is the room's and this session's
+                person = room_gate.writer_name(person)
+                room_gate.claim(person)
             report = import_upload(upload.getvalue(), upload.name, dataset, person, store=audit_data.store(), fmt=fmt,
                                    sample_id=None if sample_choice == from_file else sample_choice,
                                    root=data.results_root())
@@ -200,14 +238,17 @@ if mode == "Import a file":
     st.stop()
 
 if mode == "Classroom":
-    st.markdown("Hand each student ten items of one sample by a short code. Consecutive students share five items, "
-                "so every item is seen twice and the class can measure how much its members agree with each other "
-                "as well as with the judge.")
+    st.markdown("Hand each student ten items of one sample by a short code. When the students hold at least two "
+                "labels per item between them, the codes are spread so every item is seen by two students or more, "
+                "and the class can measure how much its members agree with each other as well as with the judge; "
+                "below that, the class's line says how many items are seen twice, once or not at all.")
     chosen = _pick_sample("audit_class_sample")
     if not chosen:
         st.stop()
     sample = audit_data.sample(chosen)
     store = audit_data.store()
+    if not room_gate.join_form("create class codes", "class"):
+        st.stop()
     with st.form("audit_class"):
         cols = st.columns([2, 1, 1])
         class_name = cols[0].text_input("Class name", value="My class", max_chars=60)
@@ -216,7 +257,8 @@ if mode == "Classroom":
         make = st.form_submit_button("Create the codes", type="primary")
     if make:
         try:
-            store.create_class(chosen, class_name, len(sample.items), int(students), int(per_seat), overlap=int(per_seat) // 2)
+            store.create_class(chosen, class_name, len(sample.items), int(students), int(per_seat), overlap=int(per_seat) // 2,
+                               spread=True)
         except InputError as exc:
             st.error(md_escape(str(exc)))
     seats = store.classes(chosen)
@@ -224,11 +266,12 @@ if mode == "Classroom":
         st.stop()
     for name, part in seats.groupby("class_name", sort=False):
         st.subheader(f"Class: {name}")
-        covered = len({i for r in part.itertuples() for i in audit_data.item_order(sample, r._asdict())})
-        address = full_url("audit", {"dataset": dataset})
-        st.markdown(f"{len(part)} codes; together they cover {covered} of the sample's {len(sample.items)} items. "
+        urls = room_gate.room_urls("audit")
+        address = f"{urls[0]}?dataset={dataset}" if urls else full_url("audit", {"dataset": dataset})
+        st.markdown(f"{len(part)} codes; {_coverage_text(len(sample.items), part)} "
                     f"Students open **{md_escape(address)}**, switch on *I have a class code*, and type their code and "
-                    "first name.")
+                    "first name" + (" (and the room's join code)." if urls else "."))
+        room_gate.show_addresses("audit", f"dataset={dataset}", what="the class page")
 
         @st.fragment(run_every=10)
         def live(codes: tuple[str, ...] = tuple(part["code"]), title: str = str(name), seats: pd.DataFrame = part) -> None:
@@ -279,6 +322,8 @@ if not who:
     if not with_code and not samples:  # nothing to label yet: no name field or button that would do nothing
         _pick_sample("audit_label_sample")
         st.stop()
+    if not room_gate.join_form("label", "label"):
+        st.stop()
     with st.form("audit_start"):
         if with_code:
             cols = st.columns(2)
@@ -288,19 +333,26 @@ if not who:
             chosen = _pick_sample("audit_label_sample")
             name = st.text_input("Your name", max_chars=60, help="Your labels are kept under this name, apart from "
                                  "everyone else's; use the same name to carry on later.")
+        resume_key = st.text_input("Your key (only to carry on after a reload)", max_chars=12,
+                                   key="audit_room_key") if room_gate.room() else ""
         start = st.form_submit_button("Start labelling", type="primary")
     if start:
         try:
+            room_gate.use_key(resume_key)
             if with_code:
                 seat = audit_data.store().seat(code)
                 if seat is None:
                     raise InputError("no class has this code; check it with your teacher")
                 if audit_data.sample(str(seat["sample_id"])).meta.get("dataset") != dataset:
                     raise InputError("this code belongs to another dataset: choose it at the top of the page first")
+                annotator = student_name(seat, room_gate.seat_writer_name(name))
+                room_gate.claim(annotator)
                 st.session_state["audit_who"] = {"dataset": dataset, "sample_id": seat["sample_id"],
-                                                 "annotator": student_name(seat, name), "seat": seat}
+                                                 "annotator": annotator, "seat": seat}
             elif chosen:
-                st.session_state["audit_who"] = {"dataset": dataset, "sample_id": chosen, "annotator": clean_name(name),
+                annotator = room_gate.writer_name(name)
+                room_gate.claim(annotator)
+                st.session_state["audit_who"] = {"dataset": dataset, "sample_id": chosen, "annotator": annotator,
                                                  "seat": None}
             st.rerun()
         except InputError as exc:
@@ -310,7 +362,12 @@ if not who:
 sample = audit_data.sample(who["sample_id"])
 head = st.columns([3, 1.3])  # "Not you?" must fit at 800 px
 head[0].markdown(f"Labelling as **{md_escape(who['annotator'])}** · sample {md_escape(sample.sample_id)}"
-                 + (f" · class code {md_escape(who['seat']['code'])}" if who.get("seat") else ""))
+                 + (f" · class code {md_escape(who['seat']['code'])}" if who.get("seat") else "")
+                 + (f" · your key **{md_escape(room_gate.session_key())}** (to carry on after a reload)"
+                    if room_gate.room() else ""))
+if st.session_state.pop("room_write_refused", False):
+    st.warning("Slow down: this room allows about one label a second. The last label was not saved; give it again "
+               "in a moment.", icon=":material/hourglass_top:")
 if head[1].button("Not you?", key="audit_change_person", icon=":material/person:", help="Label as someone else"):
     st.session_state.pop("audit_who", None)
     st.rerun()

@@ -104,7 +104,7 @@ for name, info in known.items():
     status = "results loaded" if name in names else ("found on this machine" if info.path else "not found on this machine")
     title = f"{info.title} (`{name}`)" if info.title else f"`{name}`"
     st.markdown(f"- **{md_with_code(title)}** ({md_escape(status)}): {md_with_code(info.how_to_get)}.")
-st.text(
+st.code(  # a code block: monospaced, scrolls on a phone, copy button
     "# ExpertQA (expert-labelled answers from six systems; labels come from human annotators)\n"
     "export EXPERTQA_DIR=/path/to/expertqa   # folder with the *.jsonl files\n"
     "aee run --dataset expertqa\n\n"
@@ -113,4 +113,5 @@ st.text(
     "aee run --dataset aee\n\n"
     "# Your own answers in the canonical JSON / JSONL format\n"
     "aee run --dataset mine --path my_answers.jsonl --judge offline",
+    language="bash",
 )

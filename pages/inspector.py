@@ -11,12 +11,13 @@ from functools import partial
 
 import streamlit as st
 
-from dashboard import answer_html, answer_model, answer_picker, data, url_state
+from dashboard import answer_html, answer_model, answer_picker, data, room_gate, url_state
 from dashboard.answer_view import reliability_header, report_download, scoring_controls, show_report_views, shown_rows, study_rows
 from dashboard.attribution_panel import show_attribution
 from dashboard.render import engine_key, ensure_router
 from dashboard.source_stance_panel import show_source_stance_panel
 from pipeline import study as _study
+from pipeline.errors import InputError
 from pipeline.metrics import MODES, NECESSITY_METHODS, effective_necessity
 from pipeline.study import recorder as _study_log
 
@@ -74,9 +75,24 @@ if wanted.get(url_state.NECESSITY) in methods:
     st.session_state["ins_necessity"] = st.session_state["ins_necessity_kept"] = wanted[url_state.NECESSITY]
 o1, o2, o3 = st.columns([1.2, 1.2, 1])
 mode, necessity = scoring_controls("ins", (o1, o2))
+if wanted.source == "link" and _study.is_safe_code(str(wanted.get(url_state.STUDY, ""))):
+    # a link with ?study= (the tour's step 4) turns study mode on with that study id filled in
+    st.session_state["ins_study"] = True
+    st.session_state["ins_study_id"] = str(wanted[url_state.STUDY])
 study_on = o3.toggle("Study mode", key="ins_study",
                      help="Record every answer shown (with how long it stays on screen) and the hovers and clicks "
                           "on its citations into a study log.")
+
+
+
+def _participant_is_mine(study_id: str, participant: str) -> bool:
+    """In a served room, a participant code belongs to the first browser session that records under it."""
+    try:
+        room_gate.claim(f"study {study_id}: {participant}")
+    except InputError:
+        return False
+    return True
+
 
 participant = session = study_id = ""
 alignment = "none"
@@ -97,6 +113,11 @@ if study_on:
            if not _study.is_safe_code(value)]
     if bad:
         st.warning("To record, fill in " + ", ".join(bad) + " with letters, digits, '-' or '_' (up to 64, no spaces).")
+    elif not room_gate.join_form("record a study", "study"):
+        pass  # served to a network: recording waits for the room's join code
+    elif not _participant_is_mine(study_id, participant):
+        st.error(f"Participant {participant} of study {study_id} is already recording in another browser: "
+                 "use your own participant code.")
     else:
         study_ready = True
         st.caption(f"Recording for participant {participant} into study {study_id}: each answer shown, how long it "
@@ -104,6 +125,8 @@ if study_on:
 
 state = {url_state.DATASET: dataset, url_state.JUDGE: judge, url_state.ANSWER: answer_id, url_state.MODE: mode,
          url_state.NECESSITY: necessity, url_state.SEARCH: search.strip()}
+if study_on and _study.is_safe_code(study_id):
+    state[url_state.STUDY] = study_id
 url_state.publish(PAGE, state)
 
 annotated = data.annotated_answers(dataset, judge)[answer_id]

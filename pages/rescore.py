@@ -11,7 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import answer_html, answer_model, data, reliability_text, second_opinion_view
+from dashboard import answer_html, answer_model, data, reliability_text, room_gate, second_opinion_view
 from dashboard.answer_view import reliability_header, report_download, scoring_controls, show_report_views
 from dashboard.render import ensure_router
 from pipeline import paths
@@ -438,7 +438,9 @@ if result:
     st.markdown("#### Keep this answer")
     k1, k2 = st.columns([2, 1], vertical_alignment="bottom")
     name = k1.text_input("Dataset name (saved as data/user/<name>.jsonl)", key="rs_save_name", max_chars=64)
-    if k2.button("Save into a dataset", key="rs_save", width="stretch"):
+    writable = room_gate.can_write()  # a served room: saving writes on the server, members only
+    if k2.button("Save into a dataset", key="rs_save", width="stretch", disabled=not writable,
+                 help=None if writable else "Saving writes on the server: join the room on the Audit page first."):
         try:
             target = answer_model.user_dataset_path(name.strip())
         except ValueError as exc:

@@ -9,6 +9,7 @@ import streamlit as st
 from dashboard import charts, data
 from dashboard.audit_panels import scorecard_ppi_section
 from dashboard.metric_text import ci_text, fmt_metric, judged_text, na
+from dashboard.na_notes import partial_blank_notes
 from dashboard.render import (
     add_blank_reasons,
     engine_key,
@@ -197,6 +198,12 @@ if show_published:
                         f"ratings the symbols are the printed ones, and {charts.FLAG} followed by a symbol marks a "
                         "printed rating that differs from what Table 7's thresholds give for the printed value. "
                         "Otherwise the paper's values are rated here with the same thresholds.")
+        if source != dataset:  # a published scorecard scored its own paper's questions, not this dataset's
+            pick[1].warning(f"Different questions: the engines right of the grey line answered {md_escape(title)}'s own "
+                            f"queries, not those of {md_escape(data.dataset_label(dataset))}, and were labelled by "
+                            "that paper's judge. A gap between the two sides mixes engine, question and judge "
+                            "differences; compare directions and orders of size, not exact values.",
+                            icon=":material/compare_arrows:")
 
 if not show_published:
     url_forget("published")
@@ -221,6 +228,11 @@ if key := engine_key(cells["engine"]):
     st.caption(key)
 blank_rows = [(name, part["why_blank"].iloc[0]) for name, part in cells.groupby("metric", sort=False)
               if part["value"].isna().all() and part["why_blank"].nunique() == 1]
+partial = partial_blank_notes(grid_cells)
+if partial:  # n/a for some engines only: say why here, not only on hover
+    st.markdown("**n/a cells, and why**\n" + "\n".join(
+        f"- {md_escape(', '.join(engines))} on {md_escape(', '.join(metrics))}: {md_escape(reason)}"
+        for reason, engines, metrics in partial))
 if blank_rows:
     where = "in the grid" if show_empty else "left out of the grid (turn on “Show metrics without a value” to keep them)"
     st.markdown(f"**Metrics without a value here, and why** ({where})\n" + "\n".join(
@@ -261,7 +273,10 @@ if tab_table.open is not False:  # only the open tab is drawn (the others cost a
                        for e in table.columns[4:-2]}
         column_help |= {"Group": st.column_config.TextColumn(width=120), "Metric": st.column_config.TextColumn(width=170, pinned=True),
                         "Unit": st.column_config.TextColumn(width=80), "Better": st.column_config.TextColumn(width=95)}
-        st.dataframe(table, hide_index=True, width="stretch", column_config=column_help, key="scorecard_table")
+        # most important first on a narrow screen: the metric (pinned), then each engine's value
+        order = ["Metric", *table.columns[4:-2], "Better", "Unit", "Group", *table.columns[-2:]]
+        st.dataframe(table, hide_index=True, width="stretch", column_config=column_help, key="scorecard_table",
+                     column_order=order)
 if tab_detail.open is not False:  # only the open tab is drawn (the others cost a rerun to open)
     with tab_detail:
         detail = pd.DataFrame([{
@@ -275,7 +290,8 @@ if tab_detail.open is not False:  # only the open tab is drawn (the others cost 
             "judged": judged_text(r.get("judged_share"), r["metric"]) or "–",
             "rating": f"{r['symbol']} {r['rating']}" if r["rating"] else ("not rated" if r["value"] is not None else "n/a"),
         } for r in records(cells)])
-        st.dataframe(detail, hide_index=True, width="stretch", key="scorecard_detail")
+        st.dataframe(detail, hide_index=True, width="stretch", key="scorecard_detail",
+                     column_order=["metric", "engine", "value", "95% interval", "n answers", "rating", "judged", "group"])
 if tab_variants.open is not False:  # only the open tab is drawn (the others cost a rerun to open)
     with tab_variants:
         variants = data.necessity_comparison(dataset, judge)

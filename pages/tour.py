@@ -5,11 +5,12 @@ record a mini study). Every number it quotes is read from the exported results."
 from __future__ import annotations
 
 from datetime import date
+from urllib.parse import urlencode
 
 import pandas as pd
 import streamlit as st
 
-from dashboard import data, url_state
+from dashboard import data, room_gate, url_state
 from dashboard.metric_text import fmt_metric
 from dashboard.pages_registry import page
 from dashboard.render import ensure_router, link_to_page, md_escape
@@ -154,8 +155,12 @@ def step_rescore() -> None:
                 "Which metrics moved when you changed one citation?")
     with st.expander("What to expect"):
         st.markdown("An automatic judge disagrees with careful human labels on some pairs; the Judges page shows "
-                    "how often, measured on ExpertQA's expert labels. Removing a marker changes citation metrics "
-                    "(uncited sources, citation accuracy and thoroughness) but not the statements themselves.")
+                    "how often, measured on ExpertQA's expert labels. Removing a marker moves the rows that read "
+                    "the citations: the source it pointed to may become uncited, citations per statement drops, "
+                    "citation accuracy and thoroughness change, and a statement left without a citation counts "
+                    "against the citation-based recall rows. Rows that read every listed source, cited or not "
+                    "(unsupported statements, source necessity), stay where they were, because the sources "
+                    "and what they say did not change.")
 
 
 def _study_status(study_id: str) -> tuple[int, int, int]:
@@ -181,8 +186,11 @@ def step_study() -> None:
         "here and compare the two engines."
     )
     c1, c2 = st.columns(2)
-    link_to_page("inspector.py", "Answer inspector (turn on Study mode)", ":material/manage_search:", links,
-                 where=c1)
+    link_to_page("inspector.py", "Answer inspector in study mode", ":material/manage_search:",
+                 {**links, url_state.STUDY: study_id}, where=c1)
+    c1.caption(f"The link turns Study mode on with the study id `{study_id}` filled in.")
+    room_gate.show_addresses("inspector", urlencode({**links, url_state.STUDY: study_id}),
+                             what="the inspector in study mode")
     answers, people, _ = _study_status(study_id)
     if answers:
         link_to_page("study.py", f"Open the recorded study ({answers} answers, {people} participants)",

@@ -139,7 +139,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("app", help="start the dashboard (Streamlit) on the results folder")
     p.add_argument("--port", type=int, default=8501)
-    p.add_argument("--address", default="localhost", help="interface to listen on (default localhost only)")
+    p.add_argument("--address", default="localhost",
+                   help="address or interface name to listen on (default localhost only); 0.0.0.0 serves a room: "
+                        "the addresses to hand out and a join code are printed")
+    p.add_argument("--join-code", default=None,
+                   help="the room's join code, needed to write when served beyond localhost (default: $AEE_JOIN_CODE, "
+                        "else a new one, printed)")
 
     register_study(sub)
     register_judges(sub)
@@ -547,11 +552,20 @@ def cmd_app(args: argparse.Namespace) -> int:
         if spec is None or spec.origin is None:
             raise InputError("the dashboard is not installed with this package")
         script = Path(spec.origin)
+    from pipeline import room
+
+    address = room.resolve_bind(args.address)  # an interface name becomes its address
+    env = dict(os.environ)
+    code = room.normalise_code(args.join_code) or room.configured_code()
+    if room.served_to_network(address):
+        code = code or room.new_join_code()
+        env[room.JOIN_CODE_ENV] = code
     cmd = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-           "--server.port", str(args.port), "--server.address", args.address]
-    print(f"starting the dashboard on http://{args.address}:{args.port}", file=sys.stderr)
-    return subprocess.call(cmd)
+           "--server.port", str(args.port), "--server.address", address]
+    for line in room.serve_lines(address, args.port, code):
+        print(line, file=sys.stderr)
+    return subprocess.call(cmd, env=env)
 
 
 COMMANDS = {

@@ -138,3 +138,38 @@ def test_reproduction_says_what_the_paper_did_not_print(repro):
     assert set(table5["t printed"]) == {"not printed in the paper"}
     first = view.iloc[0]
     assert first["t printed"] == "22.94" and first["p printed"] == "8.14×10⁻⁵³"
+
+
+def test_exported_figures_say_why_each_na_cell_is_empty():
+    """A PNG or SVG travels without the page: an engine's n/a cell gets its reason beneath the figure."""
+    import pandas as pd
+
+    from dashboard.charts import scorecard_svg
+
+    rows = [{"engine": e, "group": "source_stance", "metric": "side_picked", "value": v, "ci_low": None, "ci_high": None,
+             "n_answers": n, "rating": None, "symbol": "", "why_blank": why, "published_rating": None,
+             "disagrees": False}
+            for e, v, n, why in (("Lumen", None, 0, "no one-sided answer with two-sided sources"),
+                                 ("Parrot", 1.0, 3, None))]
+    svg = scorecard_svg(pd.DataFrame(rows))
+    assert "n/a for Lumen: no one-sided answer with two-sided sources" in svg
+
+
+def test_na_cells_of_some_engines_are_explained_on_the_page():
+    """Parity rules leave some engines' rows n/a (ExpertQA's bing_chat and gpt4): one line per reason
+    names the engines and metrics; a metric with no value for anyone is listed elsewhere."""
+    import pandas as pd
+
+    from dashboard.na_notes import partial_blank_notes
+
+    skip = "paper-parity skips answers with no relevant statement or no fetched source"
+    cells = pd.DataFrame([
+        {"metric": "n_sources", "engine": "bing_chat", "value": None, "why_blank": skip},
+        {"metric": "n_sources", "engine": "gpt4", "value": None, "why_blank": skip},
+        {"metric": "n_sources", "engine": "rr_gs_gpt4", "value": 2.5, "why_blank": ""},
+        {"metric": "uncited_sources", "engine": "bing_chat", "value": None, "why_blank": skip},
+        {"metric": "uncited_sources", "engine": "rr_gs_gpt4", "value": 0.3, "why_blank": ""},
+        {"metric": "confidence", "engine": "bing_chat", "value": None, "why_blank": "no confidence label"},
+        {"metric": "confidence", "engine": "rr_gs_gpt4", "value": None, "why_blank": "no confidence label"},
+    ])
+    assert partial_blank_notes(cells) == [(skip, ["bing_chat", "gpt4"], ["Sources", "Uncited sources"])]

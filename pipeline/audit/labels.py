@@ -207,11 +207,13 @@ class LabelStore:
     # ---- classroom seats -------------------------------------------------------------------------
 
     def create_class(self, sample_id: str, class_name: str, item_count: int, seats: int, per_seat: int = 10,
-                     overlap: int = 5) -> list[dict]:
+                     overlap: int = 5, spread: bool = False) -> list[dict]:
         """`seats` codes, each for `per_seat` consecutive items of the sample in its labelling order,
         consecutive seats starting `per_seat - overlap` items apart (wrapping around), so every item
-        is met by about per_seat / (per_seat - overlap) students. Codes are random, unique, and
-        never reused."""
+        is met by about per_seat / (per_seat - overlap) students. With `spread`, when the seats hold
+        at least two labels per item, the starts are spread evenly over the whole sample instead, so
+        every item is met by two students or more (any two consecutive starts are at most
+        ceil(2n / seats) <= per_seat items apart). Codes are random, unique, and never reused."""
         name = clean_name(class_name, "class")
         if not 1 <= seats <= 500:
             raise InputError("a class has 1 to 500 students", field="students")
@@ -219,6 +221,7 @@ class LabelStore:
             raise InputError("the sample has no items", record=sample_id)
         per_seat = max(1, min(per_seat, item_count))
         step = max(1, per_seat - max(0, overlap))
+        even = spread and seats >= 2 and seats * per_seat >= 2 * item_count
         rows = []
         now = datetime.now(timezone.utc).isoformat(timespec="seconds")
         with closing(self._connect()) as con:
@@ -229,7 +232,7 @@ class LabelStore:
                     code = _new_code(taken)
                     taken.add(code)
                     rows.append({"code": code, "sample_id": sample_id, "class_name": name, "seat": seat + 1,
-                                 "first": (seat * step) % item_count, "size": per_seat, "created": now})
+                                 "first": (seat * item_count) // seats if even else (seat * step) % item_count, "size": per_seat, "created": now})
                 con.executemany("INSERT INTO seats (code, sample_id, class_name, seat, first, size, created) VALUES "
                                 "(:code, :sample_id, :class_name, :seat, :first, :size, :created)", rows)
                 con.execute("COMMIT")
@@ -257,6 +260,18 @@ def seat_items(order: Sequence[str], first: int, size: int) -> list[str]:
     """The item ids of a seat: `size` items of the sample's order from `first`, wrapping around."""
     n = len(order)
     return [order[(first + k) % n] for k in range(min(size, n))]
+
+
+def seat_coverage(item_count: int, seats: Iterable[tuple[int, int]]) -> dict[int, int]:
+    """{times seen: number of items} for seats given as (first, size) over `item_count` items."""
+    seen = [0] * item_count
+    for first, size in seats:
+        for k in range(min(size, item_count)):
+            seen[(first + k) % item_count] += 1
+    out: dict[int, int] = {}
+    for times in seen:
+        out[times] = out.get(times, 0) + 1
+    return out
 
 
 def student_name(seat: dict, name: str) -> str:

@@ -35,13 +35,17 @@ def free_port() -> int:
 
 
 def start_app(port: int, *, root: Path, env: Mapping[str, str] | None = None, log: Path | None = None,
-              extra: tuple[str, ...] = (), script: str = SERVE) -> subprocess.Popen:
+              extra: tuple[str, ...] = (), script: str = SERVE, address: str = "127.0.0.1") -> subprocess.Popen:
     """`streamlit run dashboard/serve.py` (or another `script`) in the checkout `root`, on 127.0.0.1:`port`,
     with `env` (default: this process's) and `extra` Streamlit options; returns once /_stcore/health answers "ok".
+    `address` is another loopback address (127.0.0.2) for a server that plays "served to a network"
+    (dashboard.room_gate) without leaving the machine; anything outside 127.0.0.0/8 is refused.
     Its output goes to `log` when given (and ends the error when the server exits early), else
     nowhere. RuntimeError when it exits or does not answer within a minute (then it is killed)."""
+    if not address.startswith("127."):
+        raise ValueError(f"test servers listen on 127.0.0.0/8 only, not {address}")
     cmd = [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true", "--server.port", str(port),
-           "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false", *extra]
+           "--server.address", address, "--browser.gatherUsageStats", "false", *extra]
     if log is None:
         proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     else:
@@ -53,7 +57,7 @@ def start_app(port: int, *, root: Path, env: Mapping[str, str] | None = None, lo
             said = log.read_text(errors="replace")[-2000:] if log is not None else f"exit code {proc.returncode}"
             raise RuntimeError(f"streamlit exited: {said}")
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+            with urllib.request.urlopen(f"http://{address}:{port}/_stcore/health", timeout=2) as r:
                 if r.read().strip() == b"ok":
                     return proc
         except OSError:

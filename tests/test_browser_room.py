@@ -1,0 +1,197 @@
+"""A room served beyond localhost, in a real browser: `aee app --address 127.0.0.2` (another loopback
+address, which `pipeline.room` counts as served to a network so the test never leaves the machine)
+prints the address to open and the join code; two browser contexts (two students) open it. Reading
+needs no code; labelling does; a name belongs to the first student who used it; the stored names
+carry the room's tag. Screenshots go to /tmp/aee-room-shots/.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from test_browser import ROOT, _no_error  # noqa: F401  (skips the module without chromium/playwright)
+
+from pipeline.testing.app_server import free_port, wait_idle
+
+pytestmark = pytest.mark.browser
+
+CODE = "K7QX2M"
+HOST = "127.0.0.2"
+SHOTS = Path("/tmp/aee-room-shots")
+
+
+@pytest.fixture(scope="module")
+def room(tmp_path_factory):
+    """`aee app --address 127.0.0.2 --join-code K7QX2M` on the teaching corpus with one drawn sample;
+    yields (base address, what the command printed, results folder)."""
+    from pipeline.audit.sample import draw_sample, register
+    from pipeline.runner import run_dataset
+
+    base = tmp_path_factory.mktemp("room")
+    results = base / "results"
+    run_dataset("demo", progress=False, root=results)
+    register(draw_sample("demo", "recorded", 20, seed=1, root=results), results)
+    env = dict(os.environ)
+    env.update({"AEE_RESULTS_DIR": str(results), "AEE_STUDIES_DIR": str(base / "studies"),
+                "AEE_CACHE_DIR": str(base / "cache"), "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1",
+                "PYTHONPATH": str(ROOT)})
+    env.pop("AEE_JOIN_CODE", None)
+    port = free_port()
+    log = base / "aee-app.log"
+    with log.open("wb") as out:  # its own process group: the command and the streamlit it starts stop together
+        proc = subprocess.Popen([sys.executable, "-m", "pipeline", "app", "--address", HOST, "--port", str(port),
+                                 "--join-code", CODE], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, log.read_text(errors="replace")[-2000:]
+        try:
+            with urllib.request.urlopen(f"http://{HOST}:{port}/_stcore/health", timeout=2) as r:
+                if r.read().strip() == b"ok":
+                    break
+        except OSError:
+            time.sleep(0.3)
+    SHOTS.mkdir(exist_ok=True)
+    yield f"http://{HOST}:{port}", log.read_text(errors="replace"), results
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+def _open(pg, url: str, title: str) -> None:
+    pg.goto(url)
+    pg.wait_for_selector(f"h1:has-text('{title}')", timeout=90_000)
+    wait_idle(pg)
+    _no_error(pg)
+
+
+def _main(pg) -> str:
+    return pg.locator("[data-testid=stMain]").inner_text()
+
+
+def _submit(pg, button: str) -> None:
+    pg.get_by_role("button", name=button).click()
+    wait_idle(pg)
+
+
+def _start_labelling(pg, server: str, name: str) -> str:
+    """Join the room and start labelling as `name`; returns the page's text."""
+    _open(pg, f"{server}/audit?dataset=demo", "Audit the judge")
+    pg.get_by_role("textbox", name="Join code").fill(CODE)
+    _submit(pg, "Join the room")
+    pg.get_by_role("textbox", name="Your name").fill(name)
+    _submit(pg, "Start labelling")
+    return _main(pg)
+
+
+def test_the_command_prints_the_address_and_the_code(room):
+    server, printed, _ = room
+    assert f"open: {server}/" in printed
+    assert f"join code (needed to write labels or record a study): {CODE}" in printed
+    assert "127.0.0.1" not in printed.split("open:", 1)[1].splitlines()[0]
+
+
+def test_two_students_in_one_room(room, browser):
+    from pipeline.audit.labels import LabelStore, labels_path
+    from pipeline.room import room_id
+
+    server, _, results = room
+    tag = room_id(CODE)
+    ana_ctx = browser.new_context(viewport={"width": 800, "height": 1000})
+    ben_ctx = browser.new_context(viewport={"width": 390, "height": 900})
+    try:
+        ana, ben = ana_ctx.new_page(), ben_ctx.new_page()
+        outside: list[str] = []
+        for pg in (ana, ben):  # nothing but the server's own address is asked for
+            pg.on("request", lambda r: outside.append(r.url) if not r.url.startswith((server, "data:", "blob:"))
+                  else None)
+
+        # reading the default demo needs no code
+        _open(ben, f"{server}/scorecard?dataset=demo", "Scorecard")
+        assert "Join code" not in _main(ben)
+        assert ben.locator("table.aee-grid").count() >= 1
+
+        # writing does: a wrong code is refused, nothing else on the form is offered before it
+        _open(ana, f"{server}/audit?dataset=demo", "Audit the judge")
+        assert "Your name" not in _main(ana)
+        ana.get_by_role("textbox", name="Join code").fill("WRONG1")
+        _submit(ana, "Join the room")
+        assert "not this room's join code" in _main(ana)
+        ana.get_by_role("textbox", name="Join code").fill(CODE.lower())  # case does not matter
+        _submit(ana, "Join the room")
+        ana.get_by_role("textbox", name="Your name").fill("Ana")
+        _submit(ana, "Start labelling")
+        text = _main(ana)
+        assert f"Labelling as Ana [{tag}]" in text
+        key = re.search(r"your key ([A-Z0-9]{8})", text).group(1)
+        ana.screenshot(path=str(SHOTS / "room-ana-labelling-800.png"), full_page=True)
+        ana.locator("[data-testid=stMain] button").filter(has_text=re.compile(r"^\s*(Fully|Yes|Supported)", re.I)) \
+            .first.click()
+        wait_idle(ana)
+
+        # the second student cannot write under Ana's name, whatever its case
+        text = _start_labelling(ben, server, "ana")
+        assert "already uses this name" in text
+        ben.screenshot(path=str(SHOTS / "room-ben-name-taken-390.png"), full_page=True)
+        ben.get_by_role("textbox", name="Your name").fill("Ben")
+        _submit(ben, "Start labelling")
+        assert f"Labelling as Ben [{tag}]" in _main(ben)
+
+        # Ana, after a reload (a new session), carries on with her key
+        ana.reload()
+        text = _start_labelling(ana, server, "Ana")
+        assert "already uses this name" in text
+        ana.get_by_role("textbox", name="Your key (only to carry on after a reload)").fill(key)
+        _submit(ana, "Start labelling")
+        assert f"Labelling as Ana [{tag}]" in _main(ana)
+
+        people = LabelStore(labels_path(results)).history(
+            next(p.name for p in (results / "_audit" / "samples").iterdir()))["annotator"]
+        assert set(people) == {f"Ana [{tag}]"}, set(people)  # stored under the room's tag, nobody else's
+        # the tour's study step hands out the room's address, with its QR code, not 127.0.0.1
+        _open(ben, f"{server}/tour", "Start here")
+        box = ben.locator(".aee-room").first
+        box.scroll_into_view_if_needed()
+        assert f"{server}/inspector?dataset=demo" in box.inner_text()
+        qr = box.locator(".aee-room-qr img")
+        assert qr.get_attribute("src").startswith("data:image/svg+xml;base64,")
+        assert qr.evaluate("img => img.complete && img.naturalWidth") > 100  # the browser drew it
+        box.screenshot(path=str(SHOTS / "room-tour-qr-390.png"))
+        assert not outside, outside
+    finally:
+        ana_ctx.close()
+        ben_ctx.close()
+
+
+def test_the_class_page_hands_out_the_room_address(room, browser):
+    server, _, _ = room
+    ctx = browser.new_context(viewport={"width": 1280, "height": 1000})
+    try:
+        pg = ctx.new_page()
+        _open(pg, f"{server}/audit?dataset=demo&view=classroom", "Audit the judge")
+        assert "Create the codes" not in _main(pg)  # creating codes is writing: the code comes first
+        pg.get_by_role("textbox", name="Join code").fill(CODE)
+        _submit(pg, "Join the room")
+        pg.get_by_role("spinbutton", name="Students").fill("4")
+        _submit(pg, "Create the codes")
+        text = _main(pg)
+        # 4 students x 10 items over the sample's 22 items cannot give every item two students: it says so
+        assert re.search(r"of the sample's 22 items, \d+ seen twice or more, \d+ seen once", text), text
+        assert "give each of the 4 students 11 items or more" in text
+        assert f"Students open {server}/audit?dataset=demo" in text
+        box = pg.locator(".aee-room").first
+        assert box.locator("img").evaluate("img => img.complete && img.naturalWidth") > 100
+        pg.screenshot(path=str(SHOTS / "room-class-page-1280.png"), full_page=True)
+    finally:
+        ctx.close()
