@@ -12,7 +12,7 @@ import streamlit as st
 
 from dashboard import audit_data, audit_publish, charts, data
 from dashboard.metric_text import NA, fmt_metric, na
-from dashboard.render import md_escape, md_with_code, url_choice, url_remember
+from dashboard.render import md_escape, md_with_code, url_choice, url_forget, url_remember
 from dashboard.url_state import page_link
 from pipeline.audit.humans import MAJORITY
 from pipeline.audit.ppi import PPI_METRICS
@@ -230,10 +230,15 @@ def scorecard_ppi_section(dataset: str, judge: str, query_type: str, mode: str) 
                    "Audit the judge page and this section corrects the scorecard with your labels "
                    "(prediction-powered inference) and says whether the judge is biased.")
         return
-    if not st.toggle("Show the corrected values beside the judge's", key="scorecard_ppi",
-                     help="Prediction-powered inference: the judge's labels on every item, corrected by the human "
-                          "labels on the audited sample. Needs the `audit` extra (ppi-python)."):
+    if st.query_params.get("corrected") == "show" and st.session_state.get("_url_corrected") != "show":
+        st.session_state["scorecard_ppi"] = True  # a link asks for the corrected values
+    shown = st.toggle("Show the corrected values beside the judge's", key="scorecard_ppi",
+                      help="Prediction-powered inference: the judge's labels on every item, corrected by the human "
+                           "labels on the audited sample. Needs the `audit` extra (ppi-python).")
+    if not shown:
+        url_forget("corrected")
         return
+    url_remember("corrected", "show")
     if mode != "strict":
         st.info("Corrected values are computed under the strict rules; switch Scoring rules to Strict.", icon=":material/info:")
         return
@@ -242,8 +247,13 @@ def scorecard_ppi_section(dataset: str, judge: str, query_type: str, mode: str) 
     # the `human` judge is the experts' labels: correcting it with the same labels would measure nothing
     if (judge != HUMAN_JUDGE and pair_sample is not None
             and audit_data.has_experts(audit_data.sample(str(pair_sample["sample_id"])))):
+        url_choice("whose", "scorecard_ppi_human", ["all", "experts"], "all")
         human = st.radio("Whose labels correct the judge", ["all", "experts"], horizontal=True, key="scorecard_ppi_human",
                          format_func={"all": "the audit's annotators", "experts": "ExpertQA's experts (support)"}.get)
+        if human == "all":
+            url_forget("whose")
+        else:
+            url_remember("whose", human)
     try:
         result = audit_data.ppi(dataset, judge, query_type, human)
     except ImportError as exc:

@@ -191,6 +191,13 @@ def test_scorecard_shows_corrected_values_beside_the_judges(app, built):
     text = page_text(at)
     assert "corrected (PPI) [95%]" in text and "Citation accuracy" in text
     assert "Not corrected yet" in text and "--scope all" in text
+    assert at.query_params["corrected"] == "show"  # a copied link reopens the corrected values
+    toggle = next(t for t in at.toggle if t.key == "scorecard_ppi")
+    toggle.set_value(False)
+    at.run()
+    assert "corrected" not in at.query_params
+    again = goto(app, "pages/scorecard.py", dataset="demo", judge="scripted", corrected="show")
+    assert "corrected (PPI) [95%]" in page_text(again)
 
 
 def test_the_scorecard_page_prints_the_numbers_the_cli_prints(app, built, capsys):
