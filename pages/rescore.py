@@ -318,7 +318,7 @@ def _score() -> None:
 
 
 _restore_inputs()
-for _key, _default in (("rs_engine", "pasted"), ("rs_n", 3), ("rs_qtype", "expertise"), ("rs_fetch", fetch_by_default())):
+for _key, _default in (("rs_engine", "pasted"), ("rs_n", 3), ("rs_qtype", "expertise"), ("rs_fetch", fetch_by_default() and room_gate.can_write())):
     st.session_state.setdefault(_key, _default)
 ensure_router()
 st.title("Re-score an answer")
@@ -387,7 +387,14 @@ st.radio("Judge", [OFFLINE, LLM, LEXICAL], key="rs_judge", horizontal=True,
               "offline:lexical is the offline judge with its lexical-only support model (no embedding model); "
               "its relevance, stance and confidence rules are the offline judge's.")
 _keep_inputs()
-if st.button("Score", type="primary", key="rs_score"):
+# On a server others can reach, fetching pages (outbound requests from this machine) and the LLM judge
+# (the owner's API key and money) are the room's, like writing labels: both need its join code.
+_outbound = bool(st.session_state.get("rs_fetch")) or st.session_state.get("rs_judge") == LLM
+if _outbound and not room_gate.can_write():
+    st.caption("On this shared server, fetching pages and the LLM judge need the room's join code; "
+               "untick “Fetch the page” and use an offline judge to score without it.")
+    room_gate.join_form("fetch pages or use the LLM judge", "rescore_outbound")
+if st.button("Score", type="primary", key="rs_score", disabled=_outbound and not room_gate.can_write()):
     _shown_query_error = st.session_state.get("rs_query_error")
     _score()
     if _shown_query_error or st.session_state.get("rs_query_error") or (st.session_state.get("rs_result") or {}).get("notes"):

@@ -66,3 +66,27 @@ def test_the_tour_links_the_inspector_in_study_mode(app):
 def test_adding_data_commands_are_a_code_block(app):
     at = goto(app, "pages/home.py")
     assert any("aee run --dataset expertqa" in c.value and c.language == "bash" for c in at.code)
+
+
+def test_on_a_served_room_fetching_and_the_llm_judge_need_the_join_code(app, monkeypatch):
+    """Re-score's outbound work (pages fetched from this machine, the owner's LLM key) is the room's,
+    like writing labels: a student who has not joined scores offline without fetching, and asking
+    for either shows the join form and keeps Score off until the code is typed."""
+    from dashboard import room_gate
+    from pipeline.room import JOIN_CODE_ENV
+
+    monkeypatch.setattr(room_gate, "served", lambda: True)
+    monkeypatch.setenv(JOIN_CODE_ENV, "BLUE-FOX")
+    at = goto(app, "pages/rescore.py")
+    assert at.checkbox(key="rs_fetch").value is False  # not ticked for a visitor who has not joined
+    assert not at.button(key="rs_score").disabled
+    at.checkbox(key="rs_fetch").check().run()
+    assert at.button(key="rs_score").disabled
+    assert any("need the room's join code" in c.value for c in at.caption)
+    at.checkbox(key="rs_fetch").uncheck().run()
+    at.radio(key="rs_judge").set_value(at.radio(key="rs_judge").options[1]).run()  # the LLM judge
+    assert at.button(key="rs_score").disabled
+    at.text_input(key="room_code_rescore_outbound").input("blue-fox")
+    next(b for b in at.button if "Join the room" in str(b.label)).click().run()
+    assert not at.exception, at.exception
+    assert not at.button(key="rs_score").disabled
