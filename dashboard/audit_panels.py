@@ -108,7 +108,8 @@ def judges_audit_section() -> None:
                               "same label": f"{p['agreement']:.0%}" if p["agreement"] is not None else NA,
                               "Cohen's kappa": f"{p['kappa']:.3f}" if p["kappa"] is not None else NA}
                              for p in result["pairs"]]))
-    _disagreements(result["disagreements"], s, judge, field)
+    # the disagreements are counted on the items the chosen row above compared (the majority's, or the one person's)
+    _disagreements(result["disagreements"], s, judge, field, chosen.get("n_items"))
     st.markdown("**The people as a judge**")
     audit_publish.publish_panel(dataset, f"judges_audit_{sample_id}", judge)
 
@@ -121,11 +122,12 @@ def _share(conf: dict, i: int, j: int) -> str:
     return f"{value:.1%} [{low:.1%}, {high:.1%}]"
 
 
-def _disagreements(frame: pd.DataFrame, s, judge: str, field: str) -> None:
+def _disagreements(frame: pd.DataFrame, s, judge: str, field: str, compared: int | None = None) -> None:
     reference = "the people's majority" if len(frame) and frame["labels"].map(len).max() > 1 else "the person"
     split = " (items where the people split evenly have no majority and are not counted)" \
         if reference == "the people's majority" else ""
-    st.markdown(f"**Where the judge and {reference} disagree** ({len(frame)}){split}")
+    of = f" of the {compared} items compared above" if compared else ""
+    st.markdown(f"**Where the judge and {reference} disagree** ({len(frame)}{of}){split}")
     if frame.empty:
         st.caption("Nowhere: on every item both labelled, the judge and the people gave the same label.")
         return
