@@ -85,6 +85,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
         print(f"{report.failed} queries failed (see {args.out / '_collect.json'}); rerun the same command to retry them",
               file=sys.stderr)
     if report.stopped:
+        if report.stopped.startswith("redirect refused"):
+            raise InputError(f"the run stopped: {report.stopped}", field=f"AEE_COLLECT_{args.engine.upper()}_BASE_URL")
         raise InputError(f"{args.engine} refused the request, so the run stopped: {report.stopped}", field="--engine")
     return 130 if report.interrupted else 0
 

@@ -14,6 +14,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipeline.outbound import RedirectRefused, guarded_opener
 from pipeline.redact import redact
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
@@ -105,7 +106,8 @@ def post_json(url: str, headers: dict[str, str], body: dict, *, timeout: float, 
                                          headers={"Content-Type": "application/json", "Accept": "application/json",
                                                   "User-Agent": "aee-collect/0.1", **headers})
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - http(s) endpoint chosen by the user
+            # Redirects stay on the endpoint's origin (pipeline.outbound): the key goes nowhere else.
+            with guarded_opener(url).open(request, timeout=timeout) as response:
                 raw = response.read(MAX_RESPONSE_BYTES + 1)
                 result.status = response.status
             if len(raw) > MAX_RESPONSE_BYTES:
@@ -117,6 +119,9 @@ def post_json(url: str, headers: dict[str, str], body: dict, *, timeout: float, 
                 result.error = f"HTTP {result.status}: the reply is not JSON"
                 break
             result.ok = True
+            break
+        except RedirectRefused as exc:  # every later question would be sent on the same way: stop the run
+            result.error, result.fatal = redact(exc.reason, [secret]), True
             break
         except urllib.error.HTTPError as exc:
             result.status = exc.code
