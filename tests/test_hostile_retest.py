@@ -1,0 +1,113 @@
+"""Regressions of the second hostile re-test (issue 31) that are not about one importer or the
+fetcher: nothing erases something (an empty run never replaces results), a capture is only saved
+when it can be read back, and the smaller findings (a dangling range marker, `relevant` in
+`score --json`, the Ray address message)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main as cli_main
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "data" / "demo" / "answers.jsonl"
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def one_error_line(capsys) -> str:
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+# ---- nothing erases something ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def kept(tmp_path, monkeypatch):
+    """Dataset `kept` with results written from the teaching corpus; yields the results root."""
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    assert cli_main(["run", "--dataset", "kept", "--path", str(DEMO), "--no-progress"]) == 0
+    return tmp_path / "results"
+
+
+def _empty_inputs(tmp_path: Path) -> dict[str, list[str]]:
+    empty_list = tmp_path / "empty.json"
+    empty_list.write_text("[]", encoding="utf-8")
+    blank_jsonl = tmp_path / "blank.jsonl"
+    blank_jsonl.write_text("\n\n", encoding="utf-8")
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    os.mkfifo(odd / "a.jsonl")  # opening it would wait for a writer forever
+    (odd / "b.json").symlink_to("/dev/zero")  # reading it would never end
+    return {
+        "--limit 0": ["--path", str(DEMO), "--limit", "0"],
+        "[] file": ["--path", str(empty_list)],
+        "blank JSONL": ["--path", str(blank_jsonl)],
+        "FIFO and /dev/zero folder": ["--path", str(odd)],
+    }
+
+
+@pytest.mark.parametrize("case", ["--limit 0", "[] file", "blank JSONL", "FIFO and /dev/zero folder"])
+def test_an_empty_run_is_refused_and_the_old_results_stay(kept, tmp_path, capsys, case):
+    capsys.readouterr()
+    before = snapshot(kept)
+    argv = _empty_inputs(tmp_path)[case]
+    assert cli_main(["run", "--dataset", "kept", *argv, "--no-progress"]) == 2
+    line = one_error_line(capsys)
+    if case == "FIFO and /dev/zero folder":
+        assert "a.jsonl (a FIFO" in line and "b.json (a link to a character device)" in line, line
+    elif case == "blank JSONL":
+        assert "file is empty" in line, line
+    else:
+        assert "nothing to score" in line and "the results of 'kept' are unchanged" in line and "--allow-empty" in line
+    assert snapshot(kept) == before  # byte for byte
+    assert cli_main(["scorecard", "--dataset", "kept"]) == 0
+    assert "Lumen" in capsys.readouterr().out
+
+
+def test_allow_empty_writes_the_empty_set_on_purpose(kept, capsys):
+    capsys.readouterr()
+    assert cli_main(["run", "--dataset", "kept", "--path", str(DEMO), "--limit", "0", "--allow-empty", "--no-progress"]) == 0
+    assert "0 answers" in capsys.readouterr().out
+
+
+def test_import_and_a_new_dataset_refuse_empty_input_too(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]", encoding="utf-8")
+    assert cli_main(["import", "canonical", str(empty), "--dataset", "fresh", "--no-progress"]) == 2
+    assert "no results were written for 'fresh'" in one_error_line(capsys)
+    assert not (tmp_path / "results" / "fresh").exists()
+
+
+def test_a_negative_limit_is_refused(kept, capsys):
+    capsys.readouterr()
+    assert cli_main(["run", "--dataset", "kept", "--path", str(DEMO), "--limit", "-1", "--no-progress"]) == 2
+    assert "--limit must be 0 or more" in one_error_line(capsys)
+
+
+def test_a_folder_with_odd_entries_beside_good_files_says_what_it_skipped(tmp_path, capsys, monkeypatch, caplog):
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "answers.jsonl").write_bytes(DEMO.read_bytes())
+    os.mkfifo(folder / "pipe.jsonl")
+    with caplog.at_level("WARNING"):
+        assert cli_main(["run", "--dataset", "mixed", "--path", str(folder), "--no-progress"]) == 0
+    assert "pipe.jsonl (a FIFO" in caplog.text
+    assert "24 answers" in capsys.readouterr().out
