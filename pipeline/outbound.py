@@ -16,6 +16,9 @@ URL with a host and no control characters.
 
 from __future__ import annotations
 
+import http.client
+import socket
+import threading
 import urllib.error
 import urllib.request
 from typing import Any
@@ -23,7 +26,8 @@ from typing import Any
 from pipeline.fetch import _parse
 from pipeline.fetch_text import _Stop
 
-__all__ = ["RedirectRefused", "check_endpoint", "guarded_opener", "origin_of", "refusal_in"]
+__all__ = ["Deadline", "RedirectRefused", "check_endpoint", "guarded_opener", "guarded_openai", "origin_of",
+           "refusal_in"]
 
 
 class RedirectRefused(Exception):
@@ -90,9 +94,84 @@ class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
-def guarded_opener(endpoint: str) -> urllib.request.OpenerDirector:
-    """A urllib opener whose redirects stay on `endpoint`'s origin (RedirectRefused otherwise)."""
-    return urllib.request.build_opener(_SameOriginRedirects(endpoint))
+class Deadline:
+    """A total time budget for one request and its reply: when it ends, every socket the request
+    opened is shut down, so a server trickling a byte a second (each read well within the socket
+    timeout) is cut at the deadline instead of holding the worker forever. `fired` tells afterwards
+    that the cut, not the server, ended the reply."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = max(float(seconds), 0.0)
+        self.fired = False
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self._timer = threading.Timer(self.seconds, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def watch(self, sock: socket.socket | None) -> None:
+        if sock is None:
+            return
+        with self._lock:
+            self._sockets.append(sock)
+            late = self.fired
+        if late:
+            _shut(sock)
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.fired = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+def _watched(base: type[http.client.HTTPConnection], deadline: Deadline) -> Any:
+    """`base` (an http.client connection class) whose sockets are handed to `deadline` once open."""
+
+    def connect(self: Any) -> None:
+        base.connect(self)
+        deadline.watch(self.sock)
+
+    return type(f"Deadline{base.__name__}", (base,), {"connect": connect})
+
+
+class _DeadlineHTTP(urllib.request.HTTPHandler):
+    def __init__(self, deadline: Deadline) -> None:
+        super().__init__()
+        self._cls = _watched(http.client.HTTPConnection, deadline)
+
+    def http_open(self, req: urllib.request.Request) -> Any:
+        return self.do_open(self._cls, req)
+
+
+class _DeadlineHTTPS(urllib.request.HTTPSHandler):
+    def __init__(self, deadline: Deadline) -> None:
+        super().__init__()
+        self._cls = _watched(http.client.HTTPSConnection, deadline)
+
+    def https_open(self, req: urllib.request.Request) -> Any:
+        extra = {"check_hostname": self._check_hostname} if hasattr(self, "_check_hostname") else {}
+        return self.do_open(self._cls, req, context=getattr(self, "_context", None), **extra)
+
+
+def guarded_opener(endpoint: str, deadline: Deadline | None = None) -> urllib.request.OpenerDirector:
+    """A urllib opener whose redirects stay on `endpoint`'s origin (RedirectRefused otherwise) and,
+    with a `deadline`, whose connections are cut when it ends."""
+    handlers: list[Any] = [_SameOriginRedirects(endpoint)]
+    if deadline is not None:
+        handlers += [_DeadlineHTTP(deadline), _DeadlineHTTPS(deadline)]
+    return urllib.request.build_opener(*handlers)
 
 
 def refusal_in(exc: BaseException | None) -> str | None:

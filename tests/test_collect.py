@@ -390,3 +390,37 @@ def test_a_capture_and_the_same_response_exported_by_hand_import_alike(server, t
             assert {k: v for k, v in other.answer.meta.items() if k not in provenance} == strip, engine
             assert dataclasses.replace(other.answer, meta={}, dataset="") == dataclasses.replace(a.answer, meta={}, dataset=""), engine
             assert other.statements == a.statements, engine
+
+
+def test_timeout_is_a_total_deadline_for_a_trickling_reply():
+    """Issue 31: a reply trickling a byte every 0.2 s (each read well within the timeout) was held
+    60 s with --timeout 3; now the whole reply is cut at the timeout."""
+    import threading
+
+    from pipeline.collect.client import post_json
+    from pipeline.testing.stub_server import StubRequest, StubServer
+
+    class Trickle(StubServer):
+        def handle_post(self, request: StubRequest) -> None:
+            request.read_body()
+            body = b'{"choices": [' + b" " * 200 + b"]}"
+            try:
+                request.send_response(200)
+                request.send_header("Content-Type", "application/json")
+                request.send_header("Content-Length", str(len(body)))
+                request.end_headers()
+                for byte in body:
+                    request.wfile.write(bytes([byte]))
+                    request.wfile.flush()
+                    time.sleep(0.2)
+            except OSError:
+                pass
+
+    with Trickle() as srv:
+        started = time.monotonic()
+        result = post_json(f"http://127.0.0.1:{srv.port}/chat/completions", {}, {"q": 1}, timeout=1.5,
+                           backoff=Backoff(base=0.01, cap=0.01, attempts=2), stop=threading.Event())
+        elapsed = time.monotonic() - started
+    assert not result.ok and result.error == "no full reply within 1.5 s", result.error
+    assert result.retries == {"timeout": 1} and result.attempts == 2
+    assert elapsed < 15, elapsed  # two attempts of 1.5 s each, far below the 40 s the trickle would take
