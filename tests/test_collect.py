@@ -424,3 +424,32 @@ def test_timeout_is_a_total_deadline_for_a_trickling_reply():
     assert not result.ok and result.error == "no full reply within 1.5 s", result.error
     assert result.retries == {"timeout": 1} and result.attempts == 2
     assert elapsed < 15, elapsed  # two attempts of 1.5 s each, far below the 40 s the trickle would take
+
+
+def test_a_reply_that_cannot_be_read_back_is_rejected_once_not_saved_and_not_asked_again(server, tmp_path, capsys,
+                                                                                         monkeypatch):
+    """Issue 31: a reply holding NaN was saved as captured (then `aee run --path` refused the whole
+    folder); one holding a lone surrogate failed and was asked (and paid for) again on every run."""
+    from pipeline.testing.fake_engines import fake_answer
+
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    qs = queries_file(tmp_path, 4)
+    nan_reply = fake_answer("/chat/completions", "Should question 1 be asked?", server.base_url)
+    nan_reply["usage"] = {"cost": float("nan")}
+    surrogate_reply = fake_answer("/chat/completions", "Should question 2 be asked?", server.base_url)
+    surrogate_reply["choices"][0]["message"]["content"] += " \ud800"
+    server.add_fault(lambda q: q == "Should question 1 be asked?", body=nan_reply, times=5)
+    server.add_fault(lambda q: q == "Should question 2 be asked?", body=surrogate_reply, times=5)
+    out = tmp_path / "out"
+    report = collect(CollectConfig("perplexity", str(qs), out, backoff=FAST, progress=False))
+    assert (report.captured, report.rejected, report.failed) == (2, 2, 0)
+    reasons = sorted(f["error"] for f in report.failures)
+    assert "the response cannot be saved and read back: it holds NaN or Infinity" in reasons[0]
+    assert "the response cannot be saved and read back: it holds a lone surrogate (\\ud800)" in reasons[1]
+    kept = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((out / "_rejected").glob("*.json"))]
+    assert len(kept) == 2 and {str(k["response"].get("usage")) for k in kept} >= {"{'cost': 'nan'}"}
+    again = collect(CollectConfig("perplexity", str(qs), out, backoff=FAST, progress=False))
+    assert (again.already, again.asked) == (4, 0)  # nothing asked (or paid for) again
+    assert len(server.requests) == 4
+    assert cli_main(["run", "--dataset", "readback", "--path", str(out), "--no-progress"]) == 0
+    assert "2 answers" in capsys.readouterr().out

@@ -123,6 +123,9 @@ def post_json(url: str, headers: dict[str, str], body: dict, *, timeout: float, 
             except (UnicodeDecodeError, ValueError):
                 result.error = f"HTTP {result.status}: the reply is not JSON"
                 break
+            except RecursionError:
+                result.error = f"HTTP {result.status}: the reply is nested too deeply to read"
+                break
             result.ok = True
             break
         except RedirectRefused as exc:  # every later question would be sent on the same way: stop the run
