@@ -84,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="where the judge runs: this process (default) or a Ray actor pool (pip install '.[ray]'; docs/scaling.md)")
     p.add_argument("--address", help="with --executor ray: a running cluster this machine is a node of (auto or HOST:PORT); "
-                                     "default: a Ray instance on this machine for this run, on 127.0.0.1 only")
+                                     "default: RAY_ADDRESS when set, else a Ray instance on this machine for this run, on 127.0.0.1 only "
+                                     "(--address local)")
     p.add_argument("--workers", type=int, help="with --executor ray: judge actors, one CPU each (default: the cluster's CPUs)")
     p.add_argument("--in-flight", type=int, help="with a judge behind an endpoint (openai, minicheck): requests in flight "
                                                  "at once, across all workers (default: the judge's own, 4 for openai)")

@@ -111,3 +111,67 @@ def test_a_folder_with_odd_entries_beside_good_files_says_what_it_skipped(tmp_pa
         assert cli_main(["run", "--dataset", "mixed", "--path", str(folder), "--no-progress"]) == 0
     assert "pipe.jsonl (a FIFO" in caplog.text
     assert "24 answers" in capsys.readouterr().out
+
+
+# ---- smaller findings --------------------------------------------------------------------------------
+
+
+def test_a_range_too_long_to_expand_keeps_its_ends_and_warns_of_the_dangling_one():
+    from pipeline.text import split_statements
+
+    single = split_statements("a", "The sky is blue [999999999].", {1, 2})[0]
+    ranged = split_statements("a", "The sky is blue [1-999999999].", {1, 2})[0]
+    assert (single.citations, single.dangling) == ((), (999999999,))
+    assert (ranged.citations, ranged.dangling) == ((1,), (999999999,))  # was: no marker, no warning
+    short = split_statements("a", "The sky is blue [1-3].", {1, 2})[0]
+    assert (short.citations, short.dangling) == ((1, 2), (3,))
+
+
+def test_score_json_says_null_with_a_reason_for_statements_nobody_labelled_for_relevance(tmp_path, capsys):
+    labelled = {"answer_id": "r1", "engine": "E", "query": "Is tea good?", "query_type": "expertise",
+                "answer": "Tea has caffeine [1]. Tea is hot [1].",
+                "sources": [{"index": 1, "url": "https://t.example.org", "text": "Tea has caffeine."}],
+                "labels": {"statements": [{"text": "Tea has caffeine [1].", "relevant": False, "supported_by": [1]},
+                                          {"text": "Tea is hot [1].", "supported_by": []}]}}
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(labelled), encoding="utf-8")
+    assert cli_main(["score", str(path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    report = report[0] if isinstance(report, list) else report
+    first, second = report["statements"]
+    assert first["relevant"] is False and "relevant_reason" not in first
+    assert second["relevant"] is None and "no relevance label" in second["relevant_reason"]
+
+
+def test_ray_address_in_the_environment_is_the_address_and_messages_say_so(tmp_path, capsys, monkeypatch):
+    from pipeline.cluster.connect import check_address, effective_address
+    from pipeline.errors import InputError
+
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")  # nothing listens on port 1
+    assert effective_address(None) == ("127.0.0.1:1", "RAY_ADDRESS")
+    assert effective_address("local") == (None, "")
+    assert effective_address("10.1.2.3:6379") == ("10.1.2.3:6379", "--address")  # parsed only, never contacted
+    pytest.importorskip("ray")
+    assert cli_main(["run", "--dataset", "demo", "--executor", "ray", "--no-progress"]) == 2
+    line = one_error_line(capsys)
+    assert "could not connect to Ray at 127.0.0.1:1 (from RAY_ADDRESS): nothing answers there" in line, line
+    assert "local instance" not in line.split("pass --address local")[0]
+    monkeypatch.setenv("RAY_ADDRESS", "ray://127.0.0.1:10001")
+    with pytest.raises(InputError, match=r"^RAY_ADDRESS ray://127\.0\.0\.1:10001: Ray Data"):
+        check_address(None)
+
+
+def test_address_local_hides_ray_address_from_ray_init(monkeypatch):
+    ray = pytest.importorskip("ray")
+    from pipeline.cluster import connect
+
+    seen = {}
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda **kw: seen.update(kw, env=os.environ.get("RAY_ADDRESS")))
+    monkeypatch.setattr(ray, "shutdown", lambda: None)
+    with connect.connected("local", workers=1):
+        pass
+    assert seen["env"] is None and "address" not in seen and seen["num_cpus"] == 1
+    assert os.environ["RAY_ADDRESS"] == "127.0.0.1:1"  # put back afterwards
