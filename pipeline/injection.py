@@ -331,9 +331,9 @@ def _phrase_flags(norm: _Normalized, decode: bool = True) -> list[InjectionFlag]
             # Keep the cue ("please", "you must") in the span: it is what makes it an order.
             add("respond_with", prefix.start("cue") if prefix.group("cue") else m.start(), m.end())
     for start, end, letters in spaced_runs(text):  # "i g n o r e  a l l  p r e v i o u s ..."
-        kind = spaced_kind(letters)
-        if kind:
-            add(kind, start, end, _printable(f"spaced letters: {letters}"))
+        spelled = spaced_kind(letters)
+        if spelled:
+            add(spelled, start, end, _printable(f"spaced letters: {letters}"))
     if decode:  # base64 that decodes to an instruction; what it decodes to is not decoded again
         for start, end, decoded in encoded_candidates(text):
             for kind in sorted({f.kind for f in _phrase_flags(_Normalized(decoded), decode=False)}):
