@@ -239,6 +239,10 @@ def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | Non
             bar(len(annotated))
         if not ids_done and not allow_empty:
             raise _nothing_to_write(name, limit, data_path, generation.previous is not None)
+        if total is not None and len(ids_done) < total and not allow_empty:  # answers lost on the way
+            raise InputError(f"the run read {total} answers but only {len(ids_done)} came through the annotate stage; "
+                             f"the results of {name!r} are unchanged (pass --allow-empty to write the smaller set)",
+                             record=str(data_path))
     except BaseException:
         for w in (*shared.values(), *writers.values()):
             w.abort()

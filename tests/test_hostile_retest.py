@@ -78,6 +78,30 @@ def test_an_empty_run_is_refused_and_the_old_results_stay(kept, tmp_path, capsys
     assert "Lumen" in capsys.readouterr().out
 
 
+def test_answers_lost_between_reading_and_writing_are_refused(kept, capsys, monkeypatch):
+    """A run that read more answers than came through the annotate stage (an executor that lost a
+    chunk) does not replace the results with the smaller set."""
+    from pipeline import runner
+
+    real = runner._annotated_chunks
+
+    def lossy(*args, **kwargs):
+        chunks = real(*args, **kwargs)
+        next(chunks, None)  # the first chunk goes missing
+        yield from chunks
+
+    monkeypatch.setattr(runner, "CHUNK_SIZE", 10)
+    monkeypatch.setattr(runner, "_annotated_chunks", lossy)
+    capsys.readouterr()
+    before = snapshot(kept)
+    assert cli_main(["run", "--dataset", "kept", "--path", str(DEMO), "--judge", "offline", "--no-progress"]) == 2
+    assert "the run read 24 answers but only 14 came through the annotate stage" in one_error_line(capsys)
+    # the result set is byte for byte the same; the labels of the chunks that did come through are
+    # kept as resume parts (what a killed run keeps too), outside the result set
+    after = snapshot(kept)
+    assert {k: v for k, v in after.items() if "/parts/" not in k} == before
+
+
 def test_allow_empty_writes_the_empty_set_on_purpose(kept, capsys):
     capsys.readouterr()
     assert cli_main(["run", "--dataset", "kept", "--path", str(DEMO), "--limit", "0", "--allow-empty", "--no-progress"]) == 0
