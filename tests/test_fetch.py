@@ -740,3 +740,10 @@ def test_an_extractor_that_never_finishes_ends_the_fetch_with_a_reason(server, m
     monkeypatch.setattr(extract_worker, "EXTRACT_SECONDS", 20.0)
     again = fetch_source(url(server, "/article"), **local(server), cache=False)  # a fresh worker serves again
     assert again.ok, again.reason
+
+
+def test_the_pdf_extractor_has_the_same_deadline(server, monkeypatch):
+    pytest.importorskip("pypdf")
+    monkeypatch.setattr(extract_worker, "EXTRACT_SECONDS", 0.0)
+    r = fetch_source(url(server, "/pdf"), **local(server), cache=False)
+    assert not r.ok and r.reason.startswith("extraction timed out (pdf"), r.reason

@@ -368,7 +368,7 @@ def import_rows(rows: Iterable[Row], origin_name: str, dataset: str, annotator: 
             try:
                 person = clean_name(f"{name}/{row.annotator_suffix}"[:60]) if row.annotator_suffix else name
             except InputError as exc:  # the tool's record of who labelled: this row's fault, not --annotator's
-                why = str(exc).split(": ", 1)[-1].replace("the annotator name", "the person")
+                why = str(exc).split(": ", 1)[-1].replace("the annotator name", "the person's name")
                 report.errors.append(f"{row.where}: field {row.suffix_field!r}: {why}")
                 continue
             allowed = (*UNIT_FIELDS[sample.unit], NOTE)
