@@ -220,6 +220,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         answers = [a for path in args.path for a in IMPORTERS[fmt].load(path, _import_options(args))]
         if len({a.answer.answer_id for a in answers}) < len(answers):
             raise InputError("the same answer twice in these files (duplicate answer_id)", field="answer_id")
+        if not answers:
+            raise InputError("nothing to score: no answer in this input", record=", ".join(str(p) for p in args.path)[:300])
     judge = get_judge(args.judge or default_judge(fmt, args.path[0]))
     formats = sorted({a.answer.meta.get("format") or fmt for a in answers})
     print(f"format: {', '.join(formats)}" + (" (detected)" if fmt == "auto" else ""), file=sys.stderr)

@@ -118,6 +118,13 @@ def test_import_and_a_new_dataset_refuse_empty_input_too(tmp_path, capsys, monke
     assert not (tmp_path / "results" / "fresh").exists()
 
 
+def test_score_of_an_empty_input_is_one_error_line(tmp_path, capsys):
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]", encoding="utf-8")
+    assert cli_main(["score", str(empty)]) == 2
+    assert "nothing to score: no answer in this input" in one_error_line(capsys)
+
+
 def test_a_negative_limit_is_refused(kept, capsys):
     capsys.readouterr()
     assert cli_main(["run", "--dataset", "kept", "--path", str(DEMO), "--limit", "-1", "--no-progress"]) == 2
