@@ -220,6 +220,7 @@ def test_csv_numbers_that_do_not_fit_a_huge_cell_and_cr_line_endings_are_bad_row
     def edit(rows):
         for r in rows[:10]:
             r["support"] = "partial"
+        rows[0]["note"] = "a note\nover two lines"  # rows are counted as a spreadsheet shows them
         rows[1]["statement_index"] = "inf"
         rows[2]["statement_index"] = "1e400"
         rows[3]["statement_index"] = "1" * 5000

@@ -126,18 +126,20 @@ def read_csv(text: str) -> Iterator[Row]:
         raise InputError(f"cannot read the CSV header ({exc})") from None
     if not names or "item_id" not in [f.strip() for f in names]:
         raise InputError("the CSV has no item_id column (use the file `aee audit sample` wrote)")
+    n = 1  # rows as a spreadsheet numbers them: the header is row 1, a cell's line breaks stay in its row
     while True:
         try:
             raw = next(reader)
         except StopIteration:
             return
         except csv.Error as exc:  # one bad row (a cell over the limit, a stray quote): said, then the next row
+            n += 1
             why = (f"a cell is larger than {MAX_CELL_BYTES // 2**20} MB" if "field limit" in str(exc)
                    else f"cannot read this CSV row ({exc})")
-            # the reader counts the line it failed on only once it has read it whole: one more
-            yield Row(f"row {reader.line_num + 1}", None, "", "", {"_error": why}, {})
+            yield Row(f"row {n}", None, "", "", {"_error": why}, {})
             continue
-        yield _flat_row(f"row {reader.line_num}", {str(k).strip(): v for k, v in raw.items() if k is not None})
+        n += 1
+        yield _flat_row(f"row {n}", {str(k).strip(): v for k, v in raw.items() if k is not None})
 
 
 def read_jsonl(text: str) -> Iterator[Row]:
