@@ -24,6 +24,8 @@ from pipeline.judges.cli import register as register_judges
 from pipeline.study.cli import register as register_study
 
 EXIT_BAD_INPUT = 2
+ALLOW_EMPTY_HELP = ("write the results even when the run has no answer (--limit 0, an empty input); without it such a "
+                    "run stops with an error and the earlier results stay")
 
 
 def _add_score_options(p: argparse.ArgumentParser) -> None:
@@ -82,12 +84,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_bare_response_options(p)
     p.add_argument("--judge", help="judge to label with (default: the labels carried by the data)")
     p.add_argument("--limit", type=int, help="only the first N answers (sorted by id)")
+    p.add_argument("--allow-empty", action="store_true", help=ALLOW_EMPTY_HELP)
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--dry-run", action="store_true", help="with an LLM judge: print calls, tokens and cost, call nothing")
     p.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="where the judge runs: this process (default) or a Ray actor pool (pip install '.[ray]'; docs/scaling.md)")
     p.add_argument("--address", help="with --executor ray: a running cluster this machine is a node of (auto or HOST:PORT); "
-                                     "default: a Ray instance on this machine for this run, on 127.0.0.1 only")
+                                     "default: RAY_ADDRESS when set, else a Ray instance on this machine for this run, on 127.0.0.1 only "
+                                     "(--address local)")
     p.add_argument("--workers", type=int, help="with --executor ray: judge actors, one CPU each (default: the cluster's CPUs)")
     p.add_argument("--in-flight", type=int, help="with a judge behind an endpoint (openai, minicheck): requests in flight "
                                                  "at once, across all workers (default: the judge's own, 4 for openai)")
@@ -103,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", help="file or folder (expertqa, hagrid: also an http(s) URL: the pinned release is "
                                 "downloaded once into the cache)")
     p.add_argument("--dataset", help="dataset name for the results (default: the format name)")
+    p.add_argument("--allow-empty", action="store_true", help=ALLOW_EMPTY_HELP)
     p.add_argument("--no-progress", action="store_true")
 
     p = sub.add_parser("compare-gold", help="score generated answers against a dataset's gold answers (correctness, "
@@ -117,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                       "labels in the file)")
     p.add_argument("--dataset", help="name of the results dataset (default <answers>-vs-<gold>)")
     p.add_argument("--limit", type=int, help="only the first N answers (sorted by id)")
+    p.add_argument("--allow-empty", action="store_true", help=ALLOW_EMPTY_HELP)
     p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.add_argument("--no-progress", action="store_true")
 
@@ -228,6 +234,8 @@ def cmd_score(args: argparse.Namespace) -> int:
         answers = [a for path in args.path for a in IMPORTERS[fmt].load(path, _import_options(args))]
         if len({a.answer.answer_id for a in answers}) < len(answers):
             raise InputError("the same answer twice in these files (duplicate answer_id)", field="answer_id")
+        if not answers:
+            raise InputError("nothing to score: no answer in this input", record=", ".join(str(p) for p in args.path)[:300])
     judge = get_judge(args.judge or default_judge(fmt, args.path[0]))
     formats = sorted({a.answer.meta.get("format") or fmt for a in answers})
     print(f"format: {', '.join(formats)}" + (" (detected)" if fmt == "auto" else ""), file=sys.stderr)
@@ -319,7 +327,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = run_dataset(args.dataset, args.path, judge_name=args.judge, importer=args.importer,
                          limit=args.limit, progress=not args.no_progress, import_options=_import_options(args),
                          judge_config=_in_flight_config(args), executor=_executor(args),
-                         transform=transform, config_extra=extra, wait=args.wait)
+                         transform=transform, config_extra=extra, wait=args.wait, allow_empty=args.allow_empty)
     if result.formats:
         print("format: " + ", ".join(f"{name} ({n})" for name, n in sorted(result.formats.items())))
     from pipeline.errors import one_line
@@ -409,7 +417,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise InputError("no such file or folder", record=str(path))
     name = args.dataset or args.format
     result = run_dataset(name, path, importer=args.format, judge_name=IMPORTERS[args.format].carried_judge,
-                         progress=not args.no_progress)
+                         progress=not args.no_progress, allow_empty=args.allow_empty)
     mode = "parity" if args.format == "aee" else "strict"
     from pipeline.metrics import effective_necessity
 
@@ -456,7 +464,7 @@ def cmd_compare_gold(args: argparse.Namespace) -> int:
                      gold_format=args.gold_format)
     result = run_dataset(args.dataset or default_name(args.answers, args.gold), args.answers, importer=args.answers_format,
                          judge_name=args.judge, limit=args.limit, progress=not args.no_progress, transform=plan.attach,
-                         config_extra=plan.config())
+                         config_extra=plan.config(), allow_empty=args.allow_empty)
     reference = published_reference() if is_hagrid(args.gold, args.gold_path, args.gold_format) else None
     table = comparison_table(result.summary, reference)
     if args.json:

@@ -16,6 +16,8 @@ from email.message import Message
 from html.parser import HTMLParser
 from typing import Any
 
+from pipeline import extract_worker
+from pipeline.extract_worker import MAX_TRAFILATURA_CHARS, ExtractFailed, ExtractTimeout, run_bounded
 from pipeline.injection import injection_flags
 
 log = logging.getLogger("pipeline.fetch")
@@ -151,9 +153,12 @@ def _strip_tags(html_text: str) -> tuple[str, str]:
     return " ".join("".join(parser.title_parts).split()), _tidy("".join(parser.parts))
 
 
-def _html_to_text(html_text: str, url: str) -> tuple[str, str]:
-    """(title, main text): trafilatura when it finds an article, else the tag stripper."""
-    fallback_title, fallback_text = "", ""
+def _html_to_text_inline(html_text: str, url: str) -> tuple[str, str]:
+    """(title, main text): trafilatura when it finds an article, else the tag stripper. Runs in the
+    extractor process (pipeline.extract_worker); pages longer than MAX_TRAFILATURA_CHARS skip
+    trafilatura, whose time grows faster than the page on some markup."""
+    if len(html_text) > MAX_TRAFILATURA_CHARS:
+        return _strip_tags(html_text)
     try:
         import trafilatura
 
@@ -185,7 +190,42 @@ def _load_pdf_reader() -> Any:
     return PdfReader
 
 
+def _html_to_text(html_text: str, url: str, status: int = 200) -> tuple[str, str]:
+    """`_html_to_text_inline` in the extractor process under its deadline; past it, the tag stripper
+    alone gets one more deadline; past that the page has no text ("extraction timed out")."""
+    if extract_worker.IN_PROCESS:
+        return _html_to_text_inline(html_text, url)
+    try:
+        return run_bounded("html", html_text, url)
+    except ExtractTimeout:
+        log.warning("extracting %s took more than %g s; reading it with the plain tag stripper", url,
+                    extract_worker.EXTRACT_SECONDS)
+    except ExtractFailed as exc:
+        log.warning("extracting %s failed (%s); reading it with the plain tag stripper", url, exc)
+    try:
+        return run_bounded("strip", html_text, url, extract_worker.STRIP_SECONDS)
+    except ExtractTimeout:
+        raise _Stop(f"extraction timed out (trafilatura {extract_worker.EXTRACT_SECONDS:g} s, "
+                    f"then the tag stripper {extract_worker.STRIP_SECONDS:g} s)", status) from None
+    except ExtractFailed as exc:
+        raise _Stop(f"extraction failed: {exc}", status) from None
+
+
 def _pdf_to_text(body: bytes, status: int) -> tuple[str, str]:
+    """`_pdf_to_text_inline` in the extractor process under its deadline."""
+    if _load_pdf_reader() is None:
+        raise _Stop("pdf not supported", status)
+    if extract_worker.IN_PROCESS:
+        return _pdf_to_text_inline(body, status)
+    try:
+        return run_bounded("pdf", body, "")
+    except ExtractTimeout:
+        raise _Stop(f"extraction timed out (pdf, more than {extract_worker.EXTRACT_SECONDS:g} s)", status) from None
+    except ExtractFailed as exc:
+        raise _Stop(str(exc), status) from None
+
+
+def _pdf_to_text_inline(body: bytes, status: int) -> tuple[str, str]:
     reader_cls = _load_pdf_reader()
     if reader_cls is None:
         raise _Stop("pdf not supported", status)
@@ -233,7 +273,7 @@ def _extract(body: bytes, content_type: str, url: str, status: int):
         raw = text
     elif mime in _HTML_TYPES:
         raw = _decode_text(body, charset, is_html=True)
-        title, text = _html_to_text(raw, url)
+        title, text = _html_to_text(raw, url, status)
     elif mime in _TEXT_TYPES:
         raw = _decode_text(body, charset, is_html=False)
         title, text = "", raw.strip()

@@ -7,7 +7,9 @@ chat-template role lines, and text hidden from human readers (zero-width runs, U
 characters, bidi controls, HTML comments and CSS-hidden elements in raw HTML).
 
 Flags are evidence for a human or a metric ("share of sources with injection-like text"), not a
-verdict: an article about prompt engineering will legitimately say "system prompt".
+verdict: an article about prompt engineering will legitimately say "system prompt". Look-alike
+letters, French/German/Spanish/Italian forms, spread-out letters and base64 are read too
+(`pipeline.injection_variants`); docs/judges/injection.md says what this does and does not catch.
 
 Every scan is a fixed number of passes with bounded patterns, so the cost grows linearly with the
 text; excerpts are capped at 160 characters.
@@ -24,6 +26,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+
+from pipeline.injection_variants import FOREIGN_PATTERNS, encoded_candidates, fold, spaced_kind, spaced_runs
 
 EXCERPT_MAX = 160
 
@@ -272,7 +276,7 @@ class _Normalized:
         self.original = text
         runs = [] if text.isascii() else list(_INVISIBLE_RE.finditer(text))
         if not runs:
-            self.text = text
+            self.text = fold(text)  # look-alike letters read as the ASCII they imitate; same length
             self._norm_starts: list[int] = [0]
             self._orig_starts: list[int] = [0]
             return
@@ -288,7 +292,7 @@ class _Normalized:
             norm_starts.append(norm_len)
             orig_starts.append(pos)
         pieces.append(text[pos:])
-        self.text = "".join(pieces)
+        self.text = fold("".join(pieces))
         self._norm_starts = norm_starts
         self._orig_starts = orig_starts
 
@@ -304,16 +308,16 @@ class _Normalized:
         return self.to_original(start), self.to_original(end - 1) + 1
 
 
-def _phrase_flags(norm: _Normalized) -> list[InjectionFlag]:
+def _phrase_flags(norm: _Normalized, decode: bool = True) -> list[InjectionFlag]:
     flags: list[InjectionFlag] = []
     text = norm.text
     lowered = text.lower()  # only for trigger tests; offsets always come from `text`
 
-    def add(kind: str, start: int, end: int) -> None:
+    def add(kind: str, start: int, end: int, excerpt: str | None = None) -> None:
         o_start, o_end = norm.span(start, end)
-        flags.append(InjectionFlag(kind, o_start, o_end, _printable(norm.original[o_start:o_end])))
+        flags.append(InjectionFlag(kind, o_start, o_end, excerpt or _printable(norm.original[o_start:o_end])))
 
-    for kind, pattern, triggers in _PHRASE_PATTERNS:
+    for kind, pattern, triggers in (*_PHRASE_PATTERNS, *FOREIGN_PATTERNS):
         if triggers is not None and not any(t in lowered for t in triggers):
             continue
         for m in pattern.finditer(text):
@@ -326,6 +330,14 @@ def _phrase_flags(norm: _Normalized) -> list[InjectionFlag]:
                 continue
             # Keep the cue ("please", "you must") in the span: it is what makes it an order.
             add("respond_with", prefix.start("cue") if prefix.group("cue") else m.start(), m.end())
+    for start, end, letters in spaced_runs(text):  # "i g n o r e  a l l  p r e v i o u s ..."
+        spelled = spaced_kind(letters)
+        if spelled:
+            add(spelled, start, end, _printable(f"spaced letters: {letters}"))
+    if decode:  # base64 that decodes to an instruction; what it decodes to is not decoded again
+        for start, end, decoded in encoded_candidates(text):
+            for kind in sorted({f.kind for f in _phrase_flags(_Normalized(decoded), decode=False)}):
+                add(kind, start, end, _printable(f"base64: {decoded}"))
     return flags
 
 

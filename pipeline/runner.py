@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 
 from pipeline.aggregate import SummaryAccumulator, summary_keys
 from pipeline.annotate import prompt_versions
+from pipeline.errors import InputError
 from pipeline.executor import ChunkTask, Executor, JudgeSpec, LocalExecutor
 from pipeline.importers import IMPORTERS, resolve_dataset
 from pipeline.importers.import_report import ImportReport
@@ -146,7 +147,7 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
                 progress: bool = True, root: Path | None = None, use_cache: bool = True,
                 judge: Judge | None = None, transform: Callable[[AnnotatedAnswer], AnnotatedAnswer] | None = None,
                 config_extra: dict | None = None, import_options: Any = None, executor: Executor | None = None,
-                wait: float = 0.0) -> RunResult:
+                wait: float = 0.0, allow_empty: bool = False) -> RunResult:
     """Run the whole pipeline for one dataset and write its Parquet tables.
 
     `judge` passes a ready judge object (tests, notebooks) instead of a registry name. Before a
@@ -158,20 +159,26 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
     `executor` runs the annotate stage (default `LocalExecutor`, this process; `pipeline.cluster`'s
     `RayExecutor` builds the judge by name on Ray workers, so it needs `judge_name`, not `judge`).
     `wait`: seconds to wait for another run writing the same dataset (0: stop at once, `DatasetBusy`).
+    A run that ends with no answer at all (`limit=0`, a file holding `[]`, a folder with nothing
+    readable) raises InputError and leaves the dataset's results as they were, unless `allow_empty`:
+    an empty set would otherwise replace real results, and the next run would sweep the old ones away.
     """
     started = time.perf_counter()
     out_dir = dataset_dir(name, root)  # checks the name first
+    if limit is not None and limit < 0:  # ids[:-1] would quietly drop the last answer instead
+        raise InputError(f"--limit must be 0 or more (got {limit})", field="--limit")
     with DatasetLock(root or results_dir(), name, wait):
         return _run_locked(name, out_dir, started, path, judge_name=judge_name, judge_config=judge_config,
                            importer=importer, limit=limit, progress=progress, root=root, use_cache=use_cache,
                            judge=judge, transform=transform, config_extra=config_extra, import_options=import_options,
-                           executor=executor)
+                           executor=executor, allow_empty=allow_empty)
 
 
 def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | None, *, judge_name: str | None,
                 judge_config: dict | None, importer: str | None, limit: int | None, progress: bool, root: Path | None,
                 use_cache: bool, judge: Judge | None, transform: Callable[[AnnotatedAnswer], AnnotatedAnswer] | None,
-                config_extra: dict | None, import_options: Any, executor: Executor | None) -> RunResult:
+                config_extra: dict | None, import_options: Any, executor: Executor | None,
+                allow_empty: bool = False) -> RunResult:
     """`run_dataset` once this process holds the dataset's lock."""
     sweep_leftovers(out_dir)
     info = resolve_dataset(name, path, importer)
@@ -230,6 +237,12 @@ def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | Non
                 if mode:
                     source_modes[mode] = source_modes.get(mode, 0) + 1
             bar(len(annotated))
+        if not ids_done and not allow_empty:
+            raise _nothing_to_write(name, limit, data_path, generation.previous is not None)
+        if total is not None and len(ids_done) < total and not allow_empty:  # answers lost on the way
+            raise InputError(f"the run read {total} answers but only {len(ids_done)} came through the annotate stage; "
+                             f"the results of {name!r} are unchanged (pass --allow-empty to write the smaller set)",
+                             record=str(data_path))
     except BaseException:
         for w in (*shared.values(), *writers.values()):
             w.abort()
@@ -269,6 +282,15 @@ def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | Non
     result.out_dir = out_dir
     result.summary = summary
     return result
+
+
+def _nothing_to_write(name: str, limit: int | None, data_path: Path, had_results: bool) -> InputError:
+    """The refusal of a run that read no answer: why, and that nothing was replaced."""
+    why = (f"--limit {limit} keeps no answer" if limit is not None and limit <= 0
+           else f"{data_path} holds no answer this run could read")
+    kept = f"the results of {name!r} are unchanged" if had_results else f"no results were written for {name!r}"
+    return InputError(f"nothing to score: {why}; {kept} (pass --allow-empty to write an empty result set on purpose)",
+                      record=str(data_path))
 
 
 def _finish(name: str, judge_id: str, generation: NewGeneration, shared: dict[str, TableWriter],

@@ -57,7 +57,8 @@ def answer_report(annotated: AnnotatedAnswer, config: ScoreConfig | None = None,
         "metrics": metrics,
         "statements": [
             {"index": s.index, "text": s.text, "start": s.start, "end": s.end, "citations": list(s.citations),
-             "dangling": list(s.dangling), "relevant": is_relevant(view, s), "stance": view.stance.get(s.index)}
+             "dangling": list(s.dangling), "stance": view.stance.get(s.index)}
+            | relevance_entry(view, s)
             | statement_status(s, view, unknown)
             for s in annotated.statements
         ],
@@ -75,6 +76,16 @@ def answer_report(annotated: AnnotatedAnswer, config: ScoreConfig | None = None,
         "necessary_sources": necessary,
         "confidence": view.confidence,
     }
+
+
+def relevance_entry(view: LabelView, statement: Statement) -> dict[str, Any]:
+    """{"relevant": True/False as labelled, or None with "relevant_reason" when nobody decided it}: the
+    metrics treat an undecided statement as content (`is_relevant`), but a report must not claim a
+    label nobody gave."""
+    decided = view.relevant.get(statement.index)
+    if decided is None:
+        return {"relevant": None, "relevant_reason": "no relevance label (the metrics treat it as content)"}
+    return {"relevant": decided}
 
 
 # What a statement's chip says about the sources it cites (the answer view, the HTML report, the CLI).

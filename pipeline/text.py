@@ -91,10 +91,12 @@ def _parse_list(body: str) -> tuple[tuple[int, ...], bool] | None:
             out.append(a)
             continue
         b = int(m.group(2))
-        if not MIN_INDEX <= b <= MAX_INDEX or b < a or b - a + 1 > MAX_RANGE_ITEMS:
+        if not MIN_INDEX <= b <= MAX_INDEX or b < a:
             return None
         has_range = True
-        out.extend(range(a, b + 1))
+        # A range too long to expand ([1-999999999]) keeps its two ends, so an end beyond the
+        # listed sources is dangling and warned about, as the same number alone would be.
+        out.extend(range(a, b + 1) if b - a + 1 <= MAX_RANGE_ITEMS else (a, b))
     if not out:
         return None
     return tuple(dict.fromkeys(out)), has_range

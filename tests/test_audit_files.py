@@ -208,3 +208,95 @@ def test_read_rows_detects_formats(tmp_path):
     assert rows[0].item_id == "p-1" and rows[0].values == {"support": "full"}
     with pytest.raises(InputError, match="unknown format"):
         read_rows(path, "xlsx")
+
+
+# ---- numbers that do not fit, nesting, huge cells, old line endings (issue 31) ---------------------
+
+
+def test_csv_numbers_that_do_not_fit_a_huge_cell_and_cr_line_endings_are_bad_rows(root, sample, tmp_path):
+    """Each hostile cell is one error line naming its row and field; every other row lands, and the
+    file uses CR-only line endings (Excel for Mac)."""
+
+    def edit(rows):
+        for r in rows[:10]:
+            r["support"] = "partial"
+        rows[0]["note"] = "a note\nover two lines"  # rows are counted as a spreadsheet shows them
+        rows[1]["statement_index"] = "inf"
+        rows[2]["statement_index"] = "1e400"
+        rows[3]["statement_index"] = "1" * 5000
+        rows[4]["statement_index"] = "NaN"
+        rows[5]["source_index"] = "2.5"
+        rows[6]["note"] = "x" * (20 * 1024 * 1024)  # a 20 MB cell
+        return rows[:10]
+
+    path, rows = _filled(sample, tmp_path, edit)
+    path.write_bytes(path.read_bytes().replace(b"\r\n", b"\r").replace(b"\n", b"\r"))
+    store = LabelStore(labels_path(root))
+    report = import_labels(path, "demo", "Mac", store=store, root=root)
+    by_row = {e.split(":")[0]: e for e in report.errors}
+    assert sorted(by_row) == ["row 3", "row 4", "row 5", "row 6", "row 7", "row 8"], report.errors
+    assert "field 'statement_index': 'inf' is not a whole number" in by_row["row 3"]
+    assert "field 'statement_index': '1e400' is not a whole number" in by_row["row 4"]
+    assert "field 'statement_index'" in by_row["row 5"] and "is not a whole number" in by_row["row 5"]
+    assert len(by_row["row 5"]) < 300  # the 5,000 digits are not echoed
+    assert "field 'statement_index': 'NaN' is not a whole number" in by_row["row 6"]
+    assert "field 'source_index': '2.5' is not a whole number" in by_row["row 7"]
+    assert "a cell is larger than 16 MB" in by_row["row 8"]
+    assert report.written == 5  # support on rows 2, 9, 10, 11, and the note of row 2
+    landed = set(store.labels(sample.sample_id, "Mac")["item_id"])
+    assert landed == {rows[0]["item_id"], rows[7]["item_id"], rows[8]["item_id"], rows[9]["item_id"]}
+
+
+def test_jsonl_overflowing_numbers_and_deep_nesting_are_bad_lines(root, sample, tmp_path):
+    ids = list(sample.items["item_id"][:7])
+    sid = sample.sample_id
+    good = [json.dumps({"sample_id": sid, "item_id": ids[0], "support": "full"}),
+            json.dumps({"sample_id": sid, "item_id": ids[6], "support": "none"})]
+    bad = [
+        '{"sample_id": "%s", "item_id": "%s", "statement_index": 1e999, "support": "full"}' % (sid, ids[1]),
+        '{"sample_id": "%s", "item_id": "%s", "statement_index": Infinity, "support": "full"}' % (sid, ids[2]),
+        '{"sample_id": "%s", "item_id": "%s", "statement_index": %s, "support": "full"}' % (sid, ids[3], "7" * 5000),
+        '{"sample_id": "%s", "item_id": "%s", "support": %s}' % (sid, ids[4], "9" * 5000),
+        '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    ]
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("\n".join([good[0], *bad, good[1]]) + "\n", encoding="utf-8")
+    store = LabelStore(labels_path(root))
+    report = import_labels(path, "demo", "Jay", store=store, root=root)
+    by_line = {e.split(":")[0]: e for e in report.errors}
+    assert sorted(by_line) == ["line 2", "line 3", "line 4", "line 5", "line 6"], report.errors
+    assert "field 'statement_index': 'inf' is not a whole number" in by_line["line 2"]
+    assert "field 'statement_index': 'inf' is not a whole number" in by_line["line 3"]
+    assert "field 'statement_index'" in by_line["line 4"] and len(by_line["line 4"]) < 300
+    assert "is not a support label" in by_line["line 5"] and len(by_line["line 5"]) < 600
+    assert "nested too deeply" in by_line["line 6"]
+    assert report.written == 2
+    assert set(store.labels(sid, "Jay")["item_id"]) == {ids[0], ids[6]}
+
+
+def test_label_studio_person_with_a_control_character_is_a_bad_row_of_that_field(root, sample, tmp_path):
+    tasks = json.loads(export_tasks(sample, "label-studio", tmp_path)[0].read_text(encoding="utf-8"))
+
+    def annotation(who, label):
+        return {"completed_by": who, "result": [{"from_name": "support", "value": {"choices": [label]}}]}
+
+    export = [{"id": 1, "data": tasks[0]["data"],
+               "annotations": [annotation({"email": "ok@x.org"}, "full"), annotation({"email": "bad\x07@x.org"}, "none")]},
+              {"id": 2, "data": dict(tasks[1]["data"], statement_index=1e300),
+               "annotations": [annotation({"email": "ok@x.org"}, "full")]}]
+    path = tmp_path / "ls.json"
+    path.write_text(json.dumps(export), encoding="utf-8")
+    store = LabelStore(labels_path(root))
+    report = import_labels(path, "demo", "Lab", store=store, root=root)
+    assert len(report.errors) == 2, report.errors
+    assert report.errors[0].startswith("task 1: field 'completed_by': ") and "control characters" in report.errors[0]
+    assert "--annotator" not in report.errors[0]
+    assert report.errors[1].startswith("task 2: item ") and "field 'statement_index'" in report.errors[1]
+    assert report.written == 1 and report.annotators == {"Lab/ok@x.org"}
+
+
+def test_a_label_studio_file_nested_too_deeply_is_one_error(root, tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(InputError, match="nested too deeply"):
+        import_labels(path, "demo", "Ana", store=LabelStore(labels_path(root)), root=root)

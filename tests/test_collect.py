@@ -390,3 +390,66 @@ def test_a_capture_and_the_same_response_exported_by_hand_import_alike(server, t
             assert {k: v for k, v in other.answer.meta.items() if k not in provenance} == strip, engine
             assert dataclasses.replace(other.answer, meta={}, dataset="") == dataclasses.replace(a.answer, meta={}, dataset=""), engine
             assert other.statements == a.statements, engine
+
+
+def test_timeout_is_a_total_deadline_for_a_trickling_reply():
+    """Issue 31: a reply trickling a byte every 0.2 s (each read well within the timeout) was held
+    60 s with --timeout 3; now the whole reply is cut at the timeout."""
+    import threading
+
+    from pipeline.collect.client import post_json
+    from pipeline.testing.stub_server import StubRequest, StubServer
+
+    class Trickle(StubServer):
+        def handle_post(self, request: StubRequest) -> None:
+            request.read_body()
+            body = b'{"choices": [' + b" " * 200 + b"]}"
+            try:
+                request.send_response(200)
+                request.send_header("Content-Type", "application/json")
+                request.send_header("Content-Length", str(len(body)))
+                request.end_headers()
+                for byte in body:
+                    request.wfile.write(bytes([byte]))
+                    request.wfile.flush()
+                    time.sleep(0.2)
+            except OSError:
+                pass
+
+    with Trickle() as srv:
+        started = time.monotonic()
+        result = post_json(f"http://127.0.0.1:{srv.port}/chat/completions", {}, {"q": 1}, timeout=1.5,
+                           backoff=Backoff(base=0.01, cap=0.01, attempts=2), stop=threading.Event())
+        elapsed = time.monotonic() - started
+    assert not result.ok and result.error == "no full reply within 1.5 s", result.error
+    assert result.retries == {"timeout": 1} and result.attempts == 2
+    assert elapsed < 15, elapsed  # two attempts of 1.5 s each, far below the 40 s the trickle would take
+
+
+def test_a_reply_that_cannot_be_read_back_is_rejected_once_not_saved_and_not_asked_again(server, tmp_path, capsys,
+                                                                                         monkeypatch):
+    """Issue 31: a reply holding NaN was saved as captured (then `aee run --path` refused the whole
+    folder); one holding a lone surrogate failed and was asked (and paid for) again on every run."""
+    from pipeline.testing.fake_engines import fake_answer
+
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    qs = queries_file(tmp_path, 4)
+    nan_reply = fake_answer("/chat/completions", "Should question 1 be asked?", server.base_url)
+    nan_reply["usage"] = {"cost": float("nan")}
+    surrogate_reply = fake_answer("/chat/completions", "Should question 2 be asked?", server.base_url)
+    surrogate_reply["choices"][0]["message"]["content"] += " \ud800"
+    server.add_fault(lambda q: q == "Should question 1 be asked?", body=nan_reply, times=5)
+    server.add_fault(lambda q: q == "Should question 2 be asked?", body=surrogate_reply, times=5)
+    out = tmp_path / "out"
+    report = collect(CollectConfig("perplexity", str(qs), out, backoff=FAST, progress=False))
+    assert (report.captured, report.rejected, report.failed) == (2, 2, 0)
+    reasons = sorted(f["error"] for f in report.failures)
+    assert "the response cannot be saved and read back: it holds NaN or Infinity" in reasons[0]
+    assert "the response cannot be saved and read back: it holds a lone surrogate (\\ud800)" in reasons[1]
+    kept = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((out / "_rejected").glob("*.json"))]
+    assert len(kept) == 2 and {str(k["response"].get("usage")) for k in kept} >= {"{'cost': 'nan'}"}
+    again = collect(CollectConfig("perplexity", str(qs), out, backoff=FAST, progress=False))
+    assert (again.already, again.asked) == (4, 0)  # nothing asked (or paid for) again
+    assert len(server.requests) == 4
+    assert cli_main(["run", "--dataset", "readback", "--path", str(out), "--no-progress"]) == 0
+    assert "2 answers" in capsys.readouterr().out

@@ -17,7 +17,7 @@ from collections import Counter
 
 import pytest
 
-from pipeline import fetch, fetch_text
+from pipeline import extract_worker, fetch, fetch_text
 from pipeline.fetch import FetchResult, fetch_many, fetch_source
 
 ARTICLE_SENTENCES = [
@@ -118,6 +118,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self._send(200, b"\x89PNG\r\n\x1a\n0000", "image/png")
             elif path == "/empty":
                 self._send(200, b"   ", "text/plain")
+            elif path == "/word-flood":  # issue 31: 4.8 MB of `<p>word ` held fetch_source for 413 s
+                self._send(200, b"<html><body>" + b"<p>word " * 600_000, "text/html; charset=utf-8")
+            elif path == "/word-flood-small":  # under the trafilatura size bound, still far too slow for it
+                self._send(200, b"<html><body>" + b"<p>word " * 150_000, "text/html; charset=utf-8")
             elif path == "/missing":
                 self._send(404, b"not here")
             elif path == "/error":
@@ -268,6 +272,7 @@ def test_html_fallback_stripper_when_trafilatura_fails(server, monkeypatch):
         raise RuntimeError("extractor unavailable")
 
     monkeypatch.setattr(trafilatura, "bare_extraction", broken)
+    monkeypatch.setattr(extract_worker, "IN_PROCESS", True)  # the patch above lives in this process
     r = fetch_source(url(server, "/article"), cache=False, **local(server))
     assert r.ok and r.title == "Reservoir levels rise"
     assert ARTICLE_SENTENCES[0] in r.text
@@ -703,3 +708,42 @@ def test_https_certificate_is_verified(tls_server, monkeypatch):
     r = fetch_source(f"https://127.0.0.1:{srv.server_port}/plain", allow_hosts={f"127.0.0.1:{srv.server_port}"},
                      cache=False)
     assert not r.ok and r.reason.startswith("tls error") and r.status is None
+
+
+# ---- extraction is bounded in time and size (issue 31) ----------------------------------------------
+
+
+def test_a_page_of_word_paragraphs_is_read_within_the_bound(server):
+    """4.8 MB of `<p>word `: over MAX_TRAFILATURA_CHARS, so the linear tag stripper reads it (was 413 s)."""
+    started = time.monotonic()
+    r = fetch_source(url(server, "/word-flood"), max_bytes=6_000_000, **local(server))
+    elapsed = time.monotonic() - started
+    assert r.ok, r.reason
+    assert r.text.count("word") == 600_000
+    assert elapsed < 120, elapsed  # a hang guard only; measured about 5 s on a quiet machine
+
+
+def test_the_extractor_is_killed_at_its_deadline_and_the_stripper_takes_over(server, monkeypatch):
+    """1.2 MB of the same markup keeps trafilatura busy well past a 1 s deadline: its process is
+    killed and the tag stripper (linear) gives the text."""
+    monkeypatch.setattr(extract_worker, "EXTRACT_SECONDS", 1.0)
+    r = fetch_source(url(server, "/word-flood-small"), **local(server), cache=False)
+    assert r.ok, r.reason
+    assert r.text.count("word") == 150_000
+
+
+def test_an_extractor_that_never_finishes_ends_the_fetch_with_a_reason(server, monkeypatch):
+    monkeypatch.setattr(extract_worker, "EXTRACT_SECONDS", 0.0)  # no time at all: both tries time out
+    monkeypatch.setattr(extract_worker, "STRIP_SECONDS", 0.0)
+    r = fetch_source(url(server, "/article"), **local(server), cache=False)
+    assert not r.ok and r.reason.startswith("extraction timed out"), r.reason
+    monkeypatch.setattr(extract_worker, "EXTRACT_SECONDS", 20.0)
+    again = fetch_source(url(server, "/article"), **local(server), cache=False)  # a fresh worker serves again
+    assert again.ok, again.reason
+
+
+def test_the_pdf_extractor_has_the_same_deadline(server, monkeypatch):
+    pytest.importorskip("pypdf")
+    monkeypatch.setattr(extract_worker, "EXTRACT_SECONDS", 0.0)
+    r = fetch_source(url(server, "/pdf"), **local(server), cache=False)
+    assert not r.ok and r.reason.startswith("extraction timed out (pdf"), r.reason

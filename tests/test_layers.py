@@ -97,12 +97,14 @@ LAYERS: dict[str, int] = {
     # 0 core: records, text, small shared helpers
     "pipeline": 0, "pipeline.__init__": 0, "pipeline.records": 0, "pipeline.errors": 0, "pipeline.paths": 0,
     "pipeline.redact": 0, "pipeline.text": 0, "pipeline.locate": 0, "pipeline.matrices": 0, "pipeline.sources": 0,
-    "pipeline.injection": 0, "pipeline.gold": 0, "pipeline.set_support": 0, "pipeline.prompts": 0,
+    "pipeline.injection": 0, "pipeline.injection_variants": 0, "pipeline.gold": 0, "pipeline.set_support": 0, "pipeline.prompts": 0,
     "pipeline.faults": 0,
     # 1 input and storage
     "pipeline.importers": 1, "pipeline.fetch": 1, "pipeline.fetch_text": 1, "pipeline.store": 1, "pipeline.fill_sources": 1,
     "pipeline.fetch_outcome": 1,
     "pipeline.result_sets": 1,
+    # where a keyed API call may go (collect, the LLM judges, the probe), and the extractor process
+    "pipeline.outbound": 1, "pipeline.extract_worker": 1, "pipeline.extract_serve": 1,
     # 2-5 judges: the factory, protocol and cache; the offline judge; model backends; measuring judges
     "pipeline.judges": 2, "pipeline.judges.offline": 3, "pipeline.judges.backends": 4, "pipeline.judges.measure": 5,
     # 2 metrics: pure, beside the judges' top (test_metrics_are_pure keeps them away from judges)

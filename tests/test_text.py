@@ -63,9 +63,11 @@ def test_range_mixed_with_list():
     assert markers("X [1, 3-4].") == [("[1, 3-4]", (1, 3, 4), "range")]
 
 
-def test_range_cap_and_reversed_range_ignored():
-    assert markers("X [1-500] and [5-2] and [1-50].")[0][0] == "[1-50]"
-    assert len(markers("X [1-500] and [5-2].")) == 0
+def test_range_cap_keeps_the_ends_and_reversed_range_ignored():
+    # a range longer than the cap keeps its two ends, so a far end past the sources dangles and is
+    # warned about like the same number alone (issue 31); a reversed range is no marker
+    assert markers("X [1-500] and [5-2] and [1-50].")[0] == ("[1-500]", (1, 500), "range")
+    assert [m[0] for m in markers("X [1-500] and [5-2].")] == ["[1-500]"]
     assert markers("X [1-50].")[0][1] == tuple(range(1, 51))
 
 

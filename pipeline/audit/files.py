@@ -60,6 +60,7 @@ class Row:
     annotator_suffix: str  # "" or a per-person suffix from a tool export (its user id)
     values: dict[str, Any]  # field -> raw value
     ids: dict[str, Any]  # answer_id, statement_index, source_index as the file gives them
+    suffix_field: str = "completed_by"  # where the export keeps the person (for an error line)
 
 
 # ---- reading each format -------------------------------------------------------------------------
@@ -101,12 +102,43 @@ def _text(value: Any) -> str | None:
     return text or None
 
 
+MAX_CELL_BYTES = 16 * 1024 * 1024
+MAX_INT_DIGITS = 100  # longer integers stay text: they are no index, and int() of 5,000 digits raises
+
+
+def _bounded_int(digits: str) -> int | str:
+    return int(digits) if len(digits) <= MAX_INT_DIGITS else digits
+
+
+def loads(text: str) -> Any:
+    """json.loads for untrusted labels: huge integers stay strings (a bad id or label later, never a
+    ValueError here); ValueError or RecursionError (deep nesting) for what cannot be read."""
+    return json.loads(text, parse_int=_bounded_int)
+
+
 def read_csv(text: str) -> Iterator[Row]:
-    csv.field_size_limit(16 * 1024 * 1024)
-    reader = csv.DictReader(io.StringIO(text))
-    if not reader.fieldnames or "item_id" not in [f.strip() for f in reader.fieldnames]:
+    csv.field_size_limit(MAX_CELL_BYTES)
+    # newline="": the csv module then ends a row at \n, \r\n or a lone \r (Excel for Mac writes those)
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        names = reader.fieldnames
+    except csv.Error as exc:
+        raise InputError(f"cannot read the CSV header ({exc})") from None
+    if not names or "item_id" not in [f.strip() for f in names]:
         raise InputError("the CSV has no item_id column (use the file `aee audit sample` wrote)")
-    for n, raw in enumerate(reader, start=2):
+    n = 1  # rows as a spreadsheet numbers them: the header is row 1, a cell's line breaks stay in its row
+    while True:
+        try:
+            raw = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:  # one bad row (a cell over the limit, a stray quote): said, then the next row
+            n += 1
+            why = (f"a cell is larger than {MAX_CELL_BYTES // 2**20} MB" if "field limit" in str(exc)
+                   else f"cannot read this CSV row ({exc})")
+            yield Row(f"row {n}", None, "", "", {"_error": why}, {})
+            continue
+        n += 1
         yield _flat_row(f"row {n}", {str(k).strip(): v for k, v in raw.items() if k is not None})
 
 
@@ -115,9 +147,15 @@ def read_jsonl(text: str) -> Iterator[Row]:
         if not line.strip():
             continue
         try:
-            raw = json.loads(line)
+            raw = loads(line)
         except json.JSONDecodeError as exc:
             yield Row(f"line {n}", None, "", "", {"_error": f"not JSON ({exc.msg})"}, {})
+            continue
+        except RecursionError:
+            yield Row(f"line {n}", None, "", "", {"_error": "not read: nested too deeply"}, {})
+            continue
+        except ValueError as exc:  # what json.loads refuses beyond syntax
+            yield Row(f"line {n}", None, "", "", {"_error": f"not read ({one_line(str(exc), 80)})"}, {})
             continue
         if not isinstance(raw, dict):
             yield Row(f"line {n}", None, "", "", {"_error": "not a JSON object"}, {})
@@ -206,7 +244,7 @@ def read_argilla(data: Any) -> Iterator[Row]:
                         by_user.setdefault(user, {})[question] = value
         for user, values in by_user.items():
             yield Row(where, sample_id, item, user if len(by_user) > 1 else "",
-                      {k: v for k, v in values.items() if k in FIELD_VALUES or k == NOTE}, ids)
+                      {k: v for k, v in values.items() if k in FIELD_VALUES or k == NOTE}, ids, "user_id")
 
 
 def read_rows(path: Path, fmt: str = "auto") -> Iterator[Row]:
@@ -227,9 +265,13 @@ def rows_from_text(text: str, name: str, fmt: str = "auto") -> Iterator[Row]:
     if fmt == "jsonl" or (fmt == "auto" and suffix == ".jsonl"):
         return read_jsonl(text)
     try:
-        data = json.loads(text)
+        data = loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"not JSON ({exc.msg}, line {exc.lineno})", record=str(path)) from exc
+    except RecursionError:
+        raise InputError("not read: the JSON is nested too deeply", record=str(path)) from None
+    except ValueError as exc:
+        raise InputError(f"not read ({one_line(str(exc), 80)})", record=str(path)) from None
     if fmt == "label-studio":
         return read_label_studio(data)
     if fmt == "argilla":
@@ -244,15 +286,22 @@ def rows_from_text(text: str, name: str, fmt: str = "auto") -> Iterator[Row]:
 # ---- applying rows -------------------------------------------------------------------------------
 
 
-def _same_id(given: Any, expected: Any) -> bool:
+def _id_problem(name: str, given: Any, expected: Any) -> str | None:
+    """Why an id the row gives contradicts the sample's (None when it agrees or is not given). A
+    number that is no whole number (inf, NaN, 1e400, 5,000 digits, 2.5) is said as such, by field."""
     if given is None or (isinstance(given, str) and not given.strip()):
-        return True  # not given: nothing to contradict
-    try:
-        if isinstance(expected, (int, float)) and not isinstance(expected, bool):
-            return int(float(str(given).strip())) == int(expected)
-    except ValueError:
-        return False
-    return str(given).strip() == str(expected)
+        return None  # not given: nothing to contradict
+    shown = one_line(str(given) if not isinstance(given, (dict, list)) else json.dumps(given)[:60], 40)
+    if isinstance(expected, (int, float)) and not isinstance(expected, bool):
+        try:
+            number = float(str(given).strip()) if not isinstance(given, (int, float)) else float(given)
+            whole = int(number)
+        except (ValueError, OverflowError, TypeError):
+            return f"field {name!r}: {shown!r} is not a whole number"
+        if whole != number or isinstance(given, bool):
+            return f"field {name!r}: {shown!r} is not a whole number"
+        return None if whole == int(expected) else f"field {name!r}: the sample has {expected!r}, the row says {shown!r}"
+    return None if str(given).strip() == str(expected) else f"field {name!r}: the sample has {expected!r}, the row says {shown!r}"
 
 
 def import_labels(path: Path, dataset: str, annotator: str, *, store: LabelStore, fmt: str = "auto",
@@ -285,81 +334,95 @@ def import_rows(rows: Iterable[Row], origin_name: str, dataset: str, annotator: 
         if report.rows > MAX_ROWS:
             report.errors.append(f"{row.where}: more than {MAX_ROWS} rows; the rest of the file was not read")
             break
-        if "_error" in row.values:
-            report.errors.append(f"{row.where}: {row.values['_error']}")
-            continue
-        sid = row.sample_id or sample_id
-        if not sid:
-            report.errors.append(f"{row.where}: no sample_id (give --sample when the file has no sample_id column)")
-            continue
-        if sid not in samples:
-            try:
-                samples[sid] = load_sample(sid, root)
-            except InputError:
-                samples[sid] = None
+        try:
+            if "_error" in row.values:
+                report.errors.append(f"{row.where}: {row.values['_error']}")
+                continue
+            sid = row.sample_id or sample_id
+            if not sid:
+                report.errors.append(f"{row.where}: no sample_id (give --sample when the file has no sample_id column)")
+                continue
+            if sid not in samples:
+                try:
+                    samples[sid] = load_sample(sid, root)
+                except InputError:
+                    samples[sid] = None
+                sample = samples[sid]
+                if sample is not None:
+                    index[sid] = {r["item_id"]: r for r in sample.items.to_dict("records")}
             sample = samples[sid]
-            if sample is not None:
-                index[sid] = {r["item_id"]: r for r in sample.items.to_dict("records")}
-        sample = samples[sid]
-        if sample is None:
-            report.errors.append(f"{row.where}: no registered sample {one_line(sid, 80)!r}")
-            continue
-        if sample.meta.get("dataset") != dataset:
-            report.errors.append(f"{row.where}: sample {one_line(sid, 80)!r} belongs to dataset "
-                                 f"{sample.meta.get('dataset')!r}, not {dataset!r}")
-            continue
-        item = index[sid].get(row.item_id)
-        if item is None:
-            report.errors.append(f"{row.where}: item {one_line(row.item_id, 40)!r} is not in sample {sid!r}")
-            continue
-        wrong = [k for k in _ID_KEYS if k in row.ids and k in item and not _same_id(row.ids[k], item[k])]
-        if wrong:
-            report.errors.append(f"{row.where}: item {row.item_id} is {', '.join(f'{k} {item[k]!r}' for k in wrong)} in the "
-                                 f"sample, the row says {', '.join(repr(one_line(str(row.ids[k]), 40)) for k in wrong)}")
-            continue
-        person = clean_name(f"{name}/{row.annotator_suffix}"[:60]) if row.annotator_suffix else name
-        allowed = (*UNIT_FIELDS[sample.unit], NOTE)
-        checked: dict[str, str] = {}
-        problems = []
-        for fld, raw in row.values.items():
-            if fld not in allowed or raw is None or (isinstance(raw, str) and raw.strip().lower() in ("", "n/a")):
+            if sample is None:
+                report.errors.append(f"{row.where}: no registered sample {one_line(sid, 80)!r}")
                 continue
-            if fld in ("stance", "confidence") and item.get("query_type") != "debate":
-                problems.append(f"{fld} is asked on debate questions only")
+            if sample.meta.get("dataset") != dataset:
+                report.errors.append(f"{row.where}: sample {one_line(sid, 80)!r} belongs to dataset "
+                                     f"{sample.meta.get('dataset')!r}, not {dataset!r}")
+                continue
+            item = index[sid].get(row.item_id)
+            if item is None:
+                report.errors.append(f"{row.where}: item {one_line(row.item_id, 40)!r} is not in sample {sid!r}")
+                continue
+            wrong = [why for k in _ID_KEYS if k in row.ids and k in item
+                     for why in [_id_problem(k, row.ids[k], item[k])] if why]
+            if wrong:
+                report.errors.append(f"{row.where}: item {row.item_id}: " + "; ".join(wrong))
                 continue
             try:
-                checked[fld] = check_value(fld, raw)
-            except InputError as exc:
-                problems.append(str(exc).split(": ", 1)[-1])
-        if problems:
-            report.errors.append(f"{row.where}: item {row.item_id}: " + "; ".join(problems))
-            continue
-        if not checked:
-            continue  # nothing filled in yet: not an error
-        report.samples.add(sid)
-        report.annotators.add(person)
-        key_cache = (sid, person)
-        if key_cache not in current_cache:
-            cur = store.current(sid, person)
-            current_cache[key_cache] = {(r.item_id, r.field): r.value for r in cur.itertuples(index=False)}
-        repeated = True
-        conflict = None
-        for fld, value in checked.items():
-            key = (sid, row.item_id, person, fld)
-            if key in seen:
-                if seen[key][0] != value:
-                    conflict = f"{row.where}: item {row.item_id} {fld} is {value!r} here but {seen[key][0]!r} in {seen[key][1]}; kept the first"
+                person = clean_name(f"{name}/{row.annotator_suffix}"[:60]) if row.annotator_suffix else name
+            except InputError as exc:  # the tool's record of who labelled: this row's fault, not --annotator's
+                why = str(exc).split(": ", 1)[-1].replace("the annotator name", "the person's name")
+                report.errors.append(f"{row.where}: field {row.suffix_field!r}: {why}")
                 continue
-            repeated = False
-            seen[key] = (value, row.where)
-            if current_cache[key_cache].get((row.item_id, fld)) == value:
-                report.unchanged += 1
+            allowed = (*UNIT_FIELDS[sample.unit], NOTE)
+            checked: dict[str, str] = {}
+            problems = []
+            for fld, raw in row.values.items():
+                if fld not in allowed or raw is None or (isinstance(raw, str) and raw.strip().lower() in ("", "n/a")):
+                    continue
+                if fld in ("stance", "confidence") and item.get("query_type") != "debate":
+                    problems.append(f"{fld} is asked on debate questions only")
+                    continue
+                size = len(raw) if isinstance(raw, str) else 0  # a huge integer reaches here as its digits
+                if fld != NOTE and size > 200:
+                    problems.append(f"field {fld!r}: a value of {size:,} characters is not a {fld} label")
+                    continue
+                try:
+                    checked[fld] = check_value(fld, raw)
+                except InputError as exc:
+                    problems.append(str(exc).split(": ", 1)[-1])
+            if problems:
+                report.errors.append(f"{row.where}: item {row.item_id}: " + "; ".join(problems))
                 continue
-            pending.append((sid, row.item_id, person, fld, value))
-        if conflict:
-            report.errors.append(conflict)
-        elif repeated:
-            report.repeated += 1
+            if not checked:
+                continue  # nothing filled in yet: not an error
+            report.samples.add(sid)
+            report.annotators.add(person)
+            key_cache = (sid, person)
+            if key_cache not in current_cache:
+                cur = store.current(sid, person)
+                current_cache[key_cache] = {(r.item_id, r.field): r.value for r in cur.itertuples(index=False)}
+            repeated = True
+            conflict = None
+            for fld, value in checked.items():
+                key = (sid, row.item_id, person, fld)
+                if key in seen:
+                    if seen[key][0] != value:
+                        conflict = f"{row.where}: item {row.item_id} {fld} is {value!r} here but {seen[key][0]!r} in {seen[key][1]}; kept the first"
+                    continue
+                repeated = False
+                seen[key] = (value, row.where)
+                if current_cache[key_cache].get((row.item_id, fld)) == value:
+                    report.unchanged += 1
+                    continue
+                pending.append((sid, row.item_id, person, fld, value))
+            if conflict:
+                report.errors.append(conflict)
+            elif repeated:
+                report.repeated += 1
+        except (ValueError, OverflowError, RecursionError, TypeError) as exc:  # a last net: one row, one line
+            if isinstance(exc, InputError):
+                raise
+            report.errors.append(f"{row.where}: not read ({type(exc).__name__})")
     origin = f"import:{origin_name}"[:200]
     report.written = store.record_many(pending, origin)
     return report

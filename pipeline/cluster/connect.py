@@ -8,7 +8,9 @@ cluster stays up afterwards. A cluster reached on a loopback address gets the lo
 so nothing is sent to any other address. A `ray://` address (Ray Client, a driver outside the
 cluster) is refused with the way round it: Ray Data, which carries the chunks, does not work
 through Ray Client, so the run goes on a node of the cluster (`ray job submit ... -- aee run ...
---address auto`).
+--address auto`). With no `--address`, a `RAY_ADDRESS` in the environment is the address, as Ray's
+own tools read it (and messages name it as such); `--address local` starts the run's own instance
+even then.
 
 Ray starts its workers in the cluster's environment, not the driver's, so the variables that
 configure judges travel with the job (`runtime_env.env_vars`): everything named AEE_*, OPENAI_*,
@@ -21,13 +23,15 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import socket
 import sys
 from contextlib import contextmanager
 from typing import Any, Iterator
 
 from pipeline.errors import InputError
 
-__all__ = ["FORWARDED_PREFIXES", "check_address", "connected", "forwarded_env", "import_ray", "is_loopback"]
+__all__ = ["FORWARDED_PREFIXES", "check_address", "connected", "effective_address", "forwarded_env", "import_ray",
+           "is_loopback"]
 
 FORWARDED_PREFIXES = ("AEE_", "OPENAI_", "AZURE_OPENAI_", "HF_", "TRANSFORMERS_", "SCRIPTED_JUDGE_")
 # Variables that are the driver's own business: where its results and its cache live (workers are
@@ -59,10 +63,38 @@ def is_loopback(address: str | None) -> bool:
     return host == "localhost" or host == "::1" or host.startswith("127.")
 
 
+def effective_address(address: str | None) -> tuple[str | None, str]:
+    """(the address a run connects to, where it came from: "--address", "RAY_ADDRESS" or "" for a
+    new local instance). Ray itself reads RAY_ADDRESS, so a run without --address honours it rather
+    than start a local instance that Ray would then try to attach to the cluster."""
+    if address not in (None, ""):
+        return (None, "") if address == "local" else (address, "--address")
+    from_env = os.environ.get("RAY_ADDRESS", "").strip()
+    if from_env and from_env != "local":
+        return from_env, "RAY_ADDRESS"
+    return None, ""
+
+
+def _reachable(address: str, origin: str) -> None:
+    """InputError at once when nothing listens at a HOST:PORT address (Ray itself keeps retrying
+    for minutes before it gives up on a dead address)."""
+    text = address.split("://", 1)[-1]
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not host:
+        return  # "auto" and other forms Ray resolves itself
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=5).close()
+    except OSError as exc:
+        raise InputError(f"could not connect to Ray at {address} (from {origin}): nothing answers there "
+                         f"({exc.strerror or type(exc).__name__}); start the cluster, or unset RAY_ADDRESS / pass "
+                         "--address local for an instance of this run's own") from None
+
+
 def check_address(address: str | None) -> None:
     """InputError for an address this executor cannot use (see the module doc on ray://)."""
+    address, origin = effective_address(address)
     if str(address or "").startswith("ray://"):
-        raise InputError(f"--address {address}: Ray Data, which carries the chunks to the workers, does not work through "
+        raise InputError(f"{origin} {address}: Ray Data, which carries the chunks to the workers, does not work through "
                          "Ray Client (ray://); run aee on a node of the cluster with --address auto, for instance "
                          "`ray job submit --address http://HEAD:8265 -- aee run ... --executor ray --address auto` "
                          "(docs/scaling.md)")
@@ -79,7 +111,8 @@ def connected(address: str | None, workers: int | None = None) -> Iterator[Any]:
     """Ray, initialised for one run (see the module doc), shut down afterwards. An instance that is
     already initialised in this process (a notebook, a test) is used as it is and left running."""
     check_address(address)
-    local = address in (None, "", "local")
+    address, origin = effective_address(address)
+    local = address is None
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     if local or is_loopback(address):
         # read when Ray is imported: take the loopback address as this node's IP instead of asking
@@ -105,10 +138,18 @@ def connected(address: str | None, workers: int | None = None) -> Iterator[Any]:
         kwargs["address"] = address
         if is_loopback(address):
             kwargs["_node_ip_address"] = "127.0.0.1"
+    if address is not None:
+        _reachable(address, origin)
+    # a local instance must not be pointed at a cluster by a RAY_ADDRESS left in the environment
+    hidden = os.environ.pop("RAY_ADDRESS", None) if local else None
     try:
         ray.init(**kwargs)
     except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise InputError(f"could not connect to Ray at {address or 'a new local instance'}: {exc}") from exc
+        where = f"{address} (from {origin})" if address else "a new local instance on this machine"
+        raise InputError(f"could not connect to Ray at {where}: {exc}") from exc
+    finally:
+        if hidden is not None:
+            os.environ["RAY_ADDRESS"] = hidden
     try:
         yield ray
     finally:

@@ -33,7 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--concurrency", type=int, default=4, help="requests in flight at once, across answers (default 4)")
     p.add_argument("--rpm", type=float, help="at most this many requests a minute (your key's limit; default: no limit "
                                              "beyond --concurrency and the provider's 429 + Retry-After, which pauses every worker)")
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per request before it counts as timed out")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds for one request and its whole reply before it "
+                                                            "counts as timed out (a slow trickle is cut too)")
     p.add_argument("--retries", type=int, default=5, help="retries per query after 429/5xx/timeouts (default 5)")
     p.add_argument("--backoff", type=float, default=2.0, help="first retry delay in seconds, doubled each time (default 2)")
     p.add_argument("--price-per-call", type=float, help="USD per answer for the --dry-run estimate")
@@ -85,6 +86,8 @@ def cmd_collect(args: argparse.Namespace) -> int:
         print(f"{report.failed} queries failed (see {args.out / '_collect.json'}); rerun the same command to retry them",
               file=sys.stderr)
     if report.stopped:
+        if report.stopped.startswith("redirect refused"):
+            raise InputError(f"the run stopped: {report.stopped}", field=f"AEE_COLLECT_{args.engine.upper()}_BASE_URL")
         raise InputError(f"{args.engine} refused the request, so the run stopped: {report.stopped}", field="--engine")
     return 130 if report.interrupted else 0
 

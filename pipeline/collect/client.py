@@ -4,6 +4,7 @@ every message passed through `redact` so the key never reaches an error or a log
 from __future__ import annotations
 
 import email.utils
+import http.client
 import json
 import random
 import socket
@@ -14,6 +15,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipeline.outbound import Deadline, RedirectRefused, guarded_opener
 from pipeline.redact import redact
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
@@ -104,10 +106,15 @@ def post_json(url: str, headers: dict[str, str], body: dict, *, timeout: float, 
         request = urllib.request.Request(url, data=data, method="POST",
                                          headers={"Content-Type": "application/json", "Accept": "application/json",
                                                   "User-Agent": "aee-collect/0.1", **headers})
+        # `timeout` bounds the whole reply, not each read: a server sending a byte a second is cut
+        # at the deadline. Redirects stay on the endpoint's origin: the key goes nowhere else.
+        deadline = Deadline(timeout)
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - http(s) endpoint chosen by the user
+            with guarded_opener(url, deadline).open(request, timeout=timeout) as response:
                 raw = response.read(MAX_RESPONSE_BYTES + 1)
                 result.status = response.status
+            if deadline.fired:  # the cut looks like an early end of the body to the reader
+                raise TimeoutError("deadline")
             if len(raw) > MAX_RESPONSE_BYTES:
                 result.error = f"response larger than {MAX_RESPONSE_BYTES:,} bytes"
                 break
@@ -116,7 +123,13 @@ def post_json(url: str, headers: dict[str, str], body: dict, *, timeout: float, 
             except (UnicodeDecodeError, ValueError):
                 result.error = f"HTTP {result.status}: the reply is not JSON"
                 break
+            except RecursionError:
+                result.error = f"HTTP {result.status}: the reply is nested too deeply to read"
+                break
             result.ok = True
+            break
+        except RedirectRefused as exc:  # every later question would be sent on the same way: stop the run
+            result.error, result.fatal = redact(exc.reason, [secret]), True
             break
         except urllib.error.HTTPError as exc:
             result.status = exc.code
@@ -130,13 +143,19 @@ def post_json(url: str, headers: dict[str, str], body: dict, *, timeout: float, 
             cause = "429" if exc.code == 429 else "5xx" if exc.code >= 500 else str(exc.code)
             retry_after = _retry_after(exc.headers.get("Retry-After") if exc.headers else None)
         except (TimeoutError, socket.timeout) as exc:
-            cause, result.error = "timeout", f"timed out after {timeout:g} s ({type(exc).__name__})"
+            cause, result.error = "timeout", (f"no full reply within {timeout:g} s" if deadline.fired
+                                              else f"timed out after {timeout:g} s ({type(exc).__name__})")
         except urllib.error.URLError as exc:
-            timed_out = isinstance(exc.reason, (TimeoutError, socket.timeout))
+            timed_out = deadline.fired or isinstance(exc.reason, (TimeoutError, socket.timeout))
             cause = "timeout" if timed_out else "network"
             result.error = redact(f"{'timed out' if timed_out else 'network error'}: {exc.reason}", [secret])
-        except (ConnectionError, OSError) as exc:  # reset connection, refused, broken pipe
-            cause, result.error = "network", redact(f"network error: {type(exc).__name__}: {exc}", [secret])
+        except (ConnectionError, OSError, http.client.HTTPException) as exc:  # reset, refused, cut short
+            if deadline.fired:
+                cause, result.error = "timeout", f"no full reply within {timeout:g} s"
+            else:
+                cause, result.error = "network", redact(f"network error: {type(exc).__name__}: {exc}", [secret])
+        finally:
+            deadline.cancel()  # after the handlers too: an error body is read under the same deadline
         if attempt + 1 >= backoff.attempts:
             break
         result.retries[cause] = result.retries.get(cause, 0) + 1

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import json
+import math
 import os
 import sys
 import tempfile
@@ -250,6 +251,10 @@ def _ask(q: Query, config: CollectConfig, endpoint: Endpoint, model: str, stop: 
                       **({"query_id": q.query_id} if q.query_id else {})},
     }
     try:
+        unreadable = _unreadable(result.body)
+        if unreadable:  # saved as captured, it would refuse `aee run --path` the whole folder
+            envelope["response"] = _printable(result.body)
+            raise InputError(f"the response cannot be saved and read back: {unreadable}", record=answer_id)
         parsed = FORMATS[provider.response_format].parse(result.body, answer_id) if isinstance(result.body, dict) else None
         if parsed is None or not parsed.text.strip():
             raise InputError("the response holds no answer text", record=answer_id)
@@ -262,6 +267,36 @@ def _ask(q: Query, config: CollectConfig, endpoint: Endpoint, model: str, stop: 
         envelope["fetched"], pages, dead = _fetch_pages([s.url for s in parsed.sources.items], config)
     _write_json_atomic(config.out / f"{answer_id}.json", _scrub(envelope, key))
     return outcome | {"kind": "captured", "pages": pages, "dead": dead}
+
+
+def _unreadable(body: Any) -> str | None:
+    """Why a parsed reply could not be written as JSON and read back as it was (None when it can):
+    NaN or Infinity (not JSON; the importer refuses them) or a lone surrogate (not UTF-8)."""
+    try:
+        json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except ValueError as exc:
+        if isinstance(exc, UnicodeEncodeError):
+            return "it holds a lone surrogate (\\u" + f"{ord(exc.object[exc.start]):04x}), which is not text"
+        return "it holds NaN or Infinity, which JSON has no value for"
+    except RecursionError:
+        return "it is nested too deeply"
+    return None
+
+
+def _printable(value: Any, depth: int = 0) -> Any:
+    """The reply as it can be written for the audit trail: non-finite numbers as their names, lone
+    surrogates escaped, nesting cut at 200 levels."""
+    if depth > 200:
+        return "(nested deeper than 200 levels)"
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_printable(k, depth + 1): _printable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_printable(v, depth + 1) for v in value]
+    return value
 
 
 def _fetch_pages(urls: list[str], config: CollectConfig) -> tuple[dict[str, dict], int, int]:

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.outbound import RedirectRefused, guarded_openai, refusal_in
 from pipeline.prompts import load_prompt, render_prompt, split_prompt
 from pipeline.redact import redact
 
@@ -150,7 +151,8 @@ class Asker:
         self._secret = api_key
         self.logprobs = logprobs
         self._lock = threading.Lock()
-        self.client = openai.OpenAI(api_key=api_key or "not-needed", base_url=base_url, timeout=timeout, max_retries=max_retries)
+        self.client = guarded_openai(openai.OpenAI, api_key=api_key or "not-needed", base_url=base_url, timeout=timeout,
+                                     max_retries=max_retries)
 
     def ask(self, msgs: list[dict[str, str]]) -> ProbeReply:
         """One call; never raises (a failure comes back as method "error")."""
@@ -172,8 +174,11 @@ class Asker:
                         self.logprobs = False  # this server does not give them: stop asking
                     continue
                 return ProbeReply(None, None, "error", error=self._redact(f"HTTP 400: {exc}")[:300])
+            except RedirectRefused as exc:
+                return ProbeReply(None, None, "error", error=self._redact(exc.reason)[:500])
             except openai.OpenAIError as exc:
-                return ProbeReply(None, None, "error", error=self._redact(f"{type(exc).__name__}: {exc}")[:300])
+                refused = refusal_in(exc)
+                return ProbeReply(None, None, "error", error=self._redact(refused or f"{type(exc).__name__}: {exc}")[:500])
             choices = getattr(response, "choices", None) or []
             if not choices:
                 return ProbeReply(None, None, "error", error="server returned no choices")

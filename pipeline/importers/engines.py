@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -28,13 +29,16 @@ from pipeline.importers.anthropic_search import join_conversation, parse_anthrop
 from pipeline.importers.canonical import MAX_ID_CHARS, MAX_QUERY_CHARS, check_values, parse_answer, read_objects
 from pipeline.importers.engine_common import EngineParse, as_dict, build_answer, digest_id, raw_for_audit
 from pipeline.importers.gemini import litellm_grounding, parse_gemini
-from pipeline.importers.input_files import open_input, read_document
+from pipeline.importers.input_files import not_regular, open_input, read_document
 from pipeline.importers.openai_search import parse_openai_chat, parse_openai_responses
 from pipeline.importers.perplexity import parse_perplexity
 from pipeline.importers.streams import assemble, event_kind, looks_like_sse, parse_sse, stream_format
 from pipeline.importers.you_exa import parse_exa, parse_you
 from pipeline.records import AnnotatedAnswer
 from pipeline.redact import redact
+
+log = logging.getLogger(__name__)
+_WARNED: set[tuple[str, tuple[str, ...]]] = set()
 
 DEFAULT_QUERY_TYPE = "expertise"
 
@@ -277,9 +281,15 @@ def _engine_name(engine: str, model: str) -> str:
 def input_files(path: Path) -> list[Path]:
     """The file itself, or the *.json / *.jsonl / *.sse files of a folder in name order."""
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in (".json", ".jsonl", ".sse") and not p.name.startswith((".", "_")))
+        named = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl", ".sse") and not p.name.startswith((".", "_")))
+        skipped = not_regular(named)  # a FIFO would block the reader, a link to /dev/zero never ends
+        files = [p for p in named if p.is_file() and not any(s.startswith(p.name + " (") for s in skipped)]
         if not files:
-            raise InputError("the folder holds no .json or .jsonl files", record=str(path))
+            why = f" (skipped, not regular files: {', '.join(skipped)})" if skipped else ""
+            raise InputError(f"the folder holds no readable .json or .jsonl file{why}", record=str(path))
+        if skipped and (str(path), tuple(skipped)) not in _WARNED:  # a run reads a folder twice: say it once
+            _WARNED.add((str(path), tuple(skipped)))
+            log.warning("%s: skipped, not regular files: %s", path, ", ".join(skipped))
         return files
     if not path.exists():
         raise InputError("cannot read file: no such file or folder", record=str(path))

@@ -20,7 +20,8 @@ from typing import IO, Callable, Iterator
 
 from pipeline.errors import InputError
 
-__all__ = ["MAX_RECORD_MB", "MAX_RECORD_BYTES", "open_input", "read_document", "bounded_lines", "too_large"]
+__all__ = ["MAX_RECORD_MB", "MAX_RECORD_BYTES", "open_input", "read_document", "bounded_lines", "too_large",
+           "not_regular"]
 
 MAX_RECORD_MB = 64
 MAX_RECORD_BYTES = MAX_RECORD_MB * 1024 * 1024
@@ -28,6 +29,24 @@ _CHUNK = 1 << 20
 
 _KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISDIR, "a folder"))
+
+
+def not_regular(entries: list[Path]) -> list[str]:
+    """"name (what it is)" for each entry that is not a regular file (a FIFO, a socket, a link to a
+    device...): a folder's reader skips them, and says which it skipped."""
+    out = []
+    for entry in entries:
+        try:
+            mode = os.stat(entry).st_mode
+        except OSError as exc:
+            out.append(f"{entry.name} (unreadable: {exc.strerror or exc})")
+            continue
+        if stat.S_ISREG(mode):
+            continue
+        kind = next((name for test, name in _KINDS if test(mode)),
+                    "a character device" if stat.S_ISCHR(mode) else "not a file")
+        out.append(f"{entry.name} ({'a link to ' if entry.is_symlink() else ''}{kind})")
+    return out
 
 
 def too_large(path: Path | str, what: str, hint: str = "") -> InputError:

@@ -18,6 +18,7 @@ from typing import Any
 
 from pipeline.judges.backends.llm_retry import RetryingChat
 from pipeline.judges.base import JudgeError
+from pipeline.outbound import guarded_openai
 from pipeline.redact import redact
 
 __all__ = ["ChatCaller", "ChatReply", "TokenChoice"]
@@ -87,8 +88,8 @@ class ChatCaller(RetryingChat):
                     import openai
                 except ImportError as exc:  # pragma: no cover - openai is a declared dependency
                     raise JudgeError("the `openai` package is not installed") from exc
-                self._client = openai.OpenAI(api_key=self._secret or "not-needed", base_url=self.base_url,
-                                             timeout=self.timeout, max_retries=0)
+                self._client = guarded_openai(openai.OpenAI, api_key=self._secret or "not-needed",
+                                              base_url=self.base_url, timeout=self.timeout, max_retries=0)
             return self._client
 
     def complete(self, messages: list[dict[str, str]], **params: Any) -> ChatReply:

@@ -20,6 +20,7 @@ import threading
 import time
 from typing import Any, Callable, ClassVar, TypeVar
 
+from pipeline.outbound import RedirectRefused, refusal_in
 from pipeline.redact import redact
 
 __all__ = ["Gate", "RetryingChat"]
@@ -138,10 +139,14 @@ class RetryingChat:
                 with self._gate:
                     response = client.chat.completions.create(timeout=self.timeout, **kwargs)
                 return read(response)
+            except RedirectRefused as exc:  # the server sent us elsewhere: no retry will change that
+                last_error, retryable = redact(exc.reason, [self._secret]), False
             except openai.APITimeoutError:
                 last_error, retryable = f"request timed out after {self.timeout:g}s", True
             except openai.APIConnectionError as exc:
-                last_error, retryable = f"connection error ({type(exc).__name__})", True
+                refused = refusal_in(exc)
+                last_error, retryable = (redact(refused, [self._secret]), False) if refused else (
+                    f"connection error ({type(exc).__name__})", True)
             except openai.APIStatusError as exc:
                 status = int(getattr(exc, "status_code", 0) or 0)
                 message = redact(str(getattr(exc, "message", "") or exc), [self._secret])[:300]

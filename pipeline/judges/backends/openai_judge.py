@@ -63,6 +63,7 @@ from pipeline.judges.backends.llm_retry import RetryingChat
 from pipeline.judges.backends.passages import Passage, locate_quote
 from pipeline.judges.backends.source_stance_llm import plan_source_stance
 from pipeline.judges.base import BaseJudge, JudgeError, text_digest, unchecked_verdicts
+from pipeline.outbound import guarded_openai
 from pipeline.prompts import load_prompt
 from pipeline.records import Answer, Source, Statement, Verdict
 from pipeline.redact import redact
@@ -204,12 +205,13 @@ class OpenAIJudge(RetryingChat, BaseJudge):
                     if not self.base_url:
                         raise JudgeError("an Azure OpenAI judge (api_version set) needs its endpoint: set AEE_OPENAI_BASE_URL "
                                          "or `base_url` under [openai] in .streamlit/secrets.toml")
-                    self._client = openai.AzureOpenAI(
-                        api_key=key, azure_endpoint=self.base_url, api_version=self.api_version,
+                    self._client = guarded_openai(
+                        openai.AzureOpenAI, api_key=key, azure_endpoint=self.base_url, api_version=self.api_version,
                         timeout=self.timeout, max_retries=0,
                     )
                 else:
-                    self._client = openai.OpenAI(api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
+                    self._client = guarded_openai(openai.OpenAI, api_key=key, base_url=self.base_url,
+                                                  timeout=self.timeout, max_retries=0)
             return self._client
 
     def _redact(self, text: str) -> str:

@@ -1,0 +1,182 @@
+"""Every call the toolkit makes with the user's API key stays on the endpoint the user configured: a
+server answering `302 Location: http://127.0.0.1:<another port>/canary` (or 307, or a redirect to
+another scheme) gets the request refused with a line saying so, and the canary server never sees the
+key, for each call site: `aee collect`, the OpenAI judge (plain and Azure), the chat caller behind
+MiniCheck, and the conflict probe. Only 127.0.0.1 is contacted."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main as cli_main
+from pipeline.collect.client import Backoff, post_json
+from pipeline.conflict import probe_ask
+from pipeline.judges.backends.llm_client import ChatCaller
+from pipeline.judges.backends.openai_judge import OpenAIJudge
+from pipeline.outbound import hop_problem, origin_of
+from pipeline.testing.fake_openai import chat_completion
+from pipeline.testing.stub_server import StubRequest, StubServer
+
+KEY = "sk-canary-test-KEY-0000SECRET9"
+
+
+class Canary(StubServer):
+    """Records every request it gets (headers included) and answers 200 with a valid chat reply."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[dict[str, str]] = []
+        self._seen_lock = threading.Lock()
+
+    def _log(self, request: StubRequest) -> None:
+        with self._seen_lock:
+            self.seen.append({"path": request.path, **{k.lower(): v for k, v in request.headers.items()}})
+
+    def handle_get(self, request: StubRequest) -> None:
+        self._log(request)
+        request.send(200, json.dumps(chat_completion("yes")).encode())
+
+    def handle_post(self, request: StubRequest) -> None:
+        self._log(request)
+        request.read_body()
+        request.send(200, json.dumps(chat_completion("yes")).encode())
+
+    def saw_key(self) -> bool:
+        return any(KEY in value for entry in self.seen for value in entry.values())
+
+
+class Redirector(StubServer):
+    """Answers every request with a redirect (code `status`) to `target`."""
+
+    def __init__(self, target: str, status: int = 302) -> None:
+        super().__init__()
+        self.target, self.status, self.hits = target, status, 0
+
+    def _redirect(self, request: StubRequest) -> None:
+        self.hits += 1
+        request.read_body()
+        request.send(self.status, b"{}", headers={"Location": self.target})
+
+    handle_get = _redirect
+    handle_post = _redirect
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@pytest.fixture(params=[302, 307])
+def pair(request):
+    with Canary() as canary, Redirector(f"http://127.0.0.1:{canary.port}/canary", status=request.param) as redirector:
+        yield redirector, canary
+
+
+def _refusal_said(text: str, canary: Canary) -> None:
+    assert "redirect refused" in text and f"127.0.0.1:{canary.port}" in text and "another port" in text, text
+    assert KEY not in text
+
+
+def test_hop_rules_are_the_origin_of_the_configured_endpoint():
+    assert origin_of("HTTPS://API.Example.COM/v1") == ("https", "api.example.com", 443)
+    assert hop_problem("http://127.0.0.1:8000/v1", "http://127.0.0.1:8000/v2") is None
+    assert "another port" in hop_problem("http://127.0.0.1:8000/v1", "http://127.0.0.1:22/")
+    assert "another host" in hop_problem("https://api.example.com", "https://evil.example.net/")
+    assert "another scheme" in hop_problem("https://api.example.com", "http://api.example.com/")
+    assert "another port" in hop_problem("https://api.example.com", "https://api.example.com:8443/")
+    assert "unsupported scheme" in hop_problem("https://api.example.com", "file:///etc/passwd")
+
+
+def test_collect_client_refuses_to_carry_the_key_elsewhere(pair):
+    redirector, canary = pair
+    result = post_json(f"{redirector.base_url}/chat/completions", {"Authorization": f"Bearer {KEY}"}, {"q": 1},
+                       timeout=5, backoff=Backoff(base=0.01, cap=0.01, attempts=3), secret=KEY)
+    assert not result.ok and result.fatal and result.attempts == 1
+    _refusal_said(result.error, canary)
+    assert canary.seen == [] and redirector.hits == 1
+
+
+def test_aee_collect_stops_with_one_line_and_the_canary_sees_nothing(pair, tmp_path, monkeypatch, capsys):
+    redirector, canary = pair
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("AEE_COLLECT_PERPLEXITY_BASE_URL", redirector.base_url)
+    monkeypatch.setenv("PERPLEXITY_API_KEY", KEY)
+    queries = tmp_path / "q.jsonl"
+    queries.write_text("".join(json.dumps({"query": f"Is question {k} fine?"}) + "\n" for k in range(5)), encoding="utf-8")
+    out = tmp_path / "out"
+    code = cli_main(["collect", "--engine", "perplexity", "--queries", str(queries), "--out", str(out), "--no-progress",
+                     "--concurrency", "1"])
+    captured = capsys.readouterr()
+    assert code != 0
+    _refusal_said(captured.err + captured.out, canary)
+    assert not canary.saw_key() and canary.seen == []
+    assert redirector.hits == 1  # the run stopped at the first refusal instead of asking every query
+    assert KEY not in "".join(p.read_text(encoding="utf-8") for p in out.rglob("*") if p.is_file())
+
+
+def test_openai_judge_refuses_and_does_not_retry(pair):
+    redirector, canary = pair
+    judge = OpenAIJudge(base_url=f"{redirector.base_url}/v1", api_key=KEY, model="m", max_retries=3, timeout=5)
+    reply = judge._call([{"role": "user", "content": "hello"}])
+    _refusal_said(reply.error or "", canary)
+    assert canary.seen == [] and redirector.hits == 1
+
+
+def test_azure_judge_key_header_goes_nowhere_else(pair):
+    redirector, canary = pair
+    judge = OpenAIJudge(base_url=redirector.base_url, api_key=KEY, model="m", api_version="2024-06-01", max_retries=1,
+                        timeout=5)
+    reply = judge._call([{"role": "user", "content": "hello"}])
+    _refusal_said(reply.error or "", canary)
+    assert canary.seen == []  # httpx strips Authorization across origins, but not Azure's api-key: we refuse
+
+
+def test_minicheck_chat_caller_refuses(pair):
+    redirector, canary = pair
+    caller = ChatCaller(base_url=f"{redirector.base_url}/v1", api_key=KEY, model="m", max_retries=2, timeout=5)
+    reply = caller.complete([{"role": "user", "content": "hello"}])
+    _refusal_said(reply.error or "", canary)
+    assert canary.seen == [] and caller.stats["retries"] == 0
+
+
+def test_conflict_probe_refuses(pair):
+    redirector, canary = pair
+    asker = probe_ask.Asker("m", f"{redirector.base_url}/v1", KEY, timeout=5, max_retries=2)
+    reply = asker.ask([{"role": "user", "content": "yes or no?"}])
+    assert reply.method == "error"
+    _refusal_said(reply.error, canary)
+    assert canary.seen == [] and redirector.hits == 1
+
+
+def test_a_redirect_within_the_endpoint_is_still_followed(tmp_path):
+    """Same origin, another path: followed (a trailing-slash redirect must keep working)."""
+
+    class SameOrigin(Canary):
+        def handle_post(self, request: StubRequest) -> None:
+            if request.path.startswith("/old"):
+                request.read_body()
+                request.send(307, b"{}", headers={"Location": request.path.replace("/old", "/v1", 1)})
+            else:
+                super().handle_post(request)
+
+    with SameOrigin() as server:
+        caller = ChatCaller(base_url=f"http://127.0.0.1:{server.port}/old", api_key=KEY, model="m", max_retries=0)
+        reply = caller.complete([{"role": "user", "content": "hello"}])
+        assert reply.error is None and reply.text == "yes"
+        assert [entry["path"] for entry in server.seen] == ["/v1/chat/completions"]
+
+
+def test_the_project_has_no_other_keyed_client():
+    """Every OpenAI-compatible client in pipeline/ is built through `guarded_openai`, every keyed urllib
+    call through `guarded_opener` (a new call site must come here and get its own test)."""
+    root = Path(__file__).resolve().parent.parent / "pipeline"
+    offenders = []
+    for path in root.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for needle in ("openai.OpenAI(", "openai.AzureOpenAI(", "httpx.Client(", "requests.post("):
+            if needle in text and "testing" not in path.parts:
+                offenders.append(f"{path.relative_to(root)}: {needle}")
+    assert offenders == []

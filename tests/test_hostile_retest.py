@@ -1,0 +1,208 @@
+"""Regressions of the second hostile re-test (issue 31) that are not about one importer or the
+fetcher: nothing erases something (an empty run never replaces results), a capture is only saved
+when it can be read back, and the smaller findings (a dangling range marker, `relevant` in
+`score --json`, the Ray address message)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from pipeline.cli import main as cli_main
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "data" / "demo" / "answers.jsonl"
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def one_error_line(capsys) -> str:
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+# ---- nothing erases something ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def kept(tmp_path, monkeypatch):
+    """Dataset `kept` with results written from the teaching corpus; yields the results root."""
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    assert cli_main(["run", "--dataset", "kept", "--path", str(DEMO), "--no-progress"]) == 0
+    return tmp_path / "results"
+
+
+def _empty_inputs(tmp_path: Path) -> dict[str, list[str]]:
+    empty_list = tmp_path / "empty.json"
+    empty_list.write_text("[]", encoding="utf-8")
+    blank_jsonl = tmp_path / "blank.jsonl"
+    blank_jsonl.write_text("\n\n", encoding="utf-8")
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    os.mkfifo(odd / "a.jsonl")  # opening it would wait for a writer forever
+    (odd / "b.json").symlink_to("/dev/zero")  # reading it would never end
+    return {
+        "--limit 0": ["--path", str(DEMO), "--limit", "0"],
+        "[] file": ["--path", str(empty_list)],
+        "blank JSONL": ["--path", str(blank_jsonl)],
+        "FIFO and /dev/zero folder": ["--path", str(odd)],
+    }
+
+
+@pytest.mark.parametrize("case", ["--limit 0", "[] file", "blank JSONL", "FIFO and /dev/zero folder"])
+def test_an_empty_run_is_refused_and_the_old_results_stay(kept, tmp_path, capsys, case):
+    capsys.readouterr()
+    before = snapshot(kept)
+    argv = _empty_inputs(tmp_path)[case]
+    assert cli_main(["run", "--dataset", "kept", *argv, "--no-progress"]) == 2
+    line = one_error_line(capsys)
+    if case == "FIFO and /dev/zero folder":
+        assert "a.jsonl (a FIFO" in line and "b.json (a link to a character device)" in line, line
+    elif case == "blank JSONL":
+        assert "file is empty" in line, line
+    else:
+        assert "nothing to score" in line and "the results of 'kept' are unchanged" in line and "--allow-empty" in line
+    assert snapshot(kept) == before  # byte for byte
+    assert cli_main(["scorecard", "--dataset", "kept"]) == 0
+    assert "Lumen" in capsys.readouterr().out
+
+
+def test_answers_lost_between_reading_and_writing_are_refused(kept, capsys, monkeypatch):
+    """A run that read more answers than came through the annotate stage (an executor that lost a
+    chunk) does not replace the results with the smaller set."""
+    from pipeline import runner
+
+    real = runner._annotated_chunks
+
+    def lossy(*args, **kwargs):
+        chunks = real(*args, **kwargs)
+        next(chunks, None)  # the first chunk goes missing
+        yield from chunks
+
+    monkeypatch.setattr(runner, "CHUNK_SIZE", 10)
+    monkeypatch.setattr(runner, "_annotated_chunks", lossy)
+    capsys.readouterr()
+    before = snapshot(kept)
+    assert cli_main(["run", "--dataset", "kept", "--path", str(DEMO), "--judge", "offline", "--no-progress"]) == 2
+    assert "the run read 24 answers but only 14 came through the annotate stage" in one_error_line(capsys)
+    # the result set is byte for byte the same; the labels of the chunks that did come through are
+    # kept as resume parts (what a killed run keeps too), outside the result set
+    after = snapshot(kept)
+    assert {k: v for k, v in after.items() if "/parts/" not in k} == before
+
+
+def test_allow_empty_writes_the_empty_set_on_purpose(kept, capsys):
+    capsys.readouterr()
+    assert cli_main(["run", "--dataset", "kept", "--path", str(DEMO), "--limit", "0", "--allow-empty", "--no-progress"]) == 0
+    assert "0 answers" in capsys.readouterr().out
+
+
+def test_import_and_a_new_dataset_refuse_empty_input_too(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]", encoding="utf-8")
+    assert cli_main(["import", "canonical", str(empty), "--dataset", "fresh", "--no-progress"]) == 2
+    assert "no results were written for 'fresh'" in one_error_line(capsys)
+    assert not (tmp_path / "results" / "fresh").exists()
+
+
+def test_score_of_an_empty_input_is_one_error_line(tmp_path, capsys):
+    empty = tmp_path / "empty.json"
+    empty.write_text("[]", encoding="utf-8")
+    assert cli_main(["score", str(empty)]) == 2
+    assert "nothing to score: no answer in this input" in one_error_line(capsys)
+
+
+def test_a_negative_limit_is_refused(kept, capsys):
+    capsys.readouterr()
+    assert cli_main(["run", "--dataset", "kept", "--path", str(DEMO), "--limit", "-1", "--no-progress"]) == 2
+    assert "--limit must be 0 or more" in one_error_line(capsys)
+
+
+def test_a_folder_with_odd_entries_beside_good_files_says_what_it_skipped(tmp_path, capsys, monkeypatch, caplog):
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "answers.jsonl").write_bytes(DEMO.read_bytes())
+    os.mkfifo(folder / "pipe.jsonl")
+    with caplog.at_level("WARNING"):
+        assert cli_main(["run", "--dataset", "mixed", "--path", str(folder), "--no-progress"]) == 0
+    assert "pipe.jsonl (a FIFO" in caplog.text
+    assert "24 answers" in capsys.readouterr().out
+
+
+# ---- smaller findings --------------------------------------------------------------------------------
+
+
+def test_a_range_too_long_to_expand_keeps_its_ends_and_warns_of_the_dangling_one():
+    from pipeline.text import split_statements
+
+    single = split_statements("a", "The sky is blue [999999999].", {1, 2})[0]
+    ranged = split_statements("a", "The sky is blue [1-999999999].", {1, 2})[0]
+    assert (single.citations, single.dangling) == ((), (999999999,))
+    assert (ranged.citations, ranged.dangling) == ((1,), (999999999,))  # was: no marker, no warning
+    short = split_statements("a", "The sky is blue [1-3].", {1, 2})[0]
+    assert (short.citations, short.dangling) == ((1, 2), (3,))
+
+
+def test_score_json_says_null_with_a_reason_for_statements_nobody_labelled_for_relevance(tmp_path, capsys):
+    labelled = {"answer_id": "r1", "engine": "E", "query": "Is tea good?", "query_type": "expertise",
+                "answer": "Tea has caffeine [1]. Tea is hot [1].",
+                "sources": [{"index": 1, "url": "https://t.example.org", "text": "Tea has caffeine."}],
+                "labels": {"statements": [{"text": "Tea has caffeine [1].", "relevant": False, "supported_by": [1]},
+                                          {"text": "Tea is hot [1].", "supported_by": []}]}}
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(labelled), encoding="utf-8")
+    assert cli_main(["score", str(path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    report = report[0] if isinstance(report, list) else report
+    first, second = report["statements"]
+    assert first["relevant"] is False and "relevant_reason" not in first
+    assert second["relevant"] is None and "no relevance label" in second["relevant_reason"]
+
+
+def test_ray_address_in_the_environment_is_the_address_and_messages_say_so(tmp_path, capsys, monkeypatch):
+    from pipeline.cluster.connect import check_address, effective_address
+    from pipeline.errors import InputError
+
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")  # nothing listens on port 1
+    assert effective_address(None) == ("127.0.0.1:1", "RAY_ADDRESS")
+    assert effective_address("local") == (None, "")
+    assert effective_address("10.1.2.3:6379") == ("10.1.2.3:6379", "--address")  # parsed only, never contacted
+    pytest.importorskip("ray")
+    assert cli_main(["run", "--dataset", "demo", "--executor", "ray", "--no-progress"]) == 2
+    line = one_error_line(capsys)
+    assert "could not connect to Ray at 127.0.0.1:1 (from RAY_ADDRESS): nothing answers there" in line, line
+    assert "local instance" not in line.split("pass --address local")[0]
+    monkeypatch.setenv("RAY_ADDRESS", "ray://127.0.0.1:10001")
+    with pytest.raises(InputError, match=r"^RAY_ADDRESS ray://127\.0\.0\.1:10001: Ray Data"):
+        check_address(None)
+
+
+def test_address_local_hides_ray_address_from_ray_init(monkeypatch):
+    ray = pytest.importorskip("ray")
+    from pipeline.cluster import connect
+
+    seen = {}
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda **kw: seen.update(kw, env=os.environ.get("RAY_ADDRESS")))
+    monkeypatch.setattr(ray, "shutdown", lambda: None)
+    with connect.connected("local", workers=1):
+        pass
+    assert seen["env"] is None and "address" not in seen and seen["num_cpus"] == 1
+    assert os.environ["RAY_ADDRESS"] == "127.0.0.1:1"  # put back afterwards
