@@ -287,6 +287,9 @@ def _finish(name: str, judge_id: str, generation: NewGeneration, shared: dict[st
         w.commit()
     summary = summary_values.summary()
     write_table("summary", summary, table_path(name, "summary", judge_id, base=generation.path))
+    from pipeline.consistency.summary import write as write_over_time
+
+    write_over_time(generation.path, judge_id)  # repeats and waves: the "Over time" page's summaries
     return summary
 
 
