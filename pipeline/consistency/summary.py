@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ from pipeline.store import judge_dirname, write_json_atomic
 SUMMARY_FILE = "over_time.json"
 FLIPS_FILE = "over_time_flips.parquet"
 MODE, NECESSITY = "strict", "exact"  # the scoring configuration the figures use (ScoreConfig's default)
-ENCODER_MAX_ANSWERS = 5_000  # above this, meaning similarity uses the lexical stand-in (time grows with text)
+ENCODER_MAX_ANSWERS = 1_000  # above this, meaning similarity uses the lexical stand-in (time grows with text)
 SUMMARY_VERSION = 1
 
 
@@ -115,9 +116,13 @@ def build(base: Path, judge: str, meaning: str = "auto", samples: int = 500) -> 
     return summary, rating_flips(values)
 
 
-def write(base: Path, judge: str, meaning: str = "auto") -> bool:
+def write(base: Path, judge: str, meaning: str | None = None) -> bool:
     """Write the summaries into a result set being built (before it is published); False when the
-    dataset has nothing over time to summarise."""
+    dataset has nothing over time to summarise. `meaning`: auto | encoder | lexical (default: the
+    AEE_OVER_TIME_MEANING environment variable, else auto)."""
+    meaning = meaning or os.environ.get("AEE_OVER_TIME_MEANING", "auto")
+    if meaning not in ("auto", "encoder", "lexical"):
+        meaning = "auto"
     built = build(base, judge, meaning)
     if built is None:
         return False
