@@ -79,7 +79,7 @@ def paired_bootstrap(a: pd.DataFrame, b: pd.DataFrame, samples: int = SAMPLES, s
     """a, b: query, value (non-null). (diff, low, high, p, queries, mean a, mean b, repeats a, repeats b)."""
     shared = sorted(set(a["query"]) & set(b["query"]))
     if not shared:
-        return (np.nan,) * 4 + (0,) + (np.nan,) * 4  # type: ignore[return-value]
+        return (np.nan,) * 4 + (0,) + (np.nan,) * 4
     va, ca = _matrix(a[a["query"].isin(shared)], shared)
     vb, cb = _matrix(b[b["query"].isin(shared)], shared)
     mean_a = np.nansum(va, axis=1) / ca
@@ -95,7 +95,7 @@ def paired_bootstrap(a: pd.DataFrame, b: pd.DataFrame, samples: int = SAMPLES, s
         boots.append((_resampled_means(va, ca, picks, rng) - _resampled_means(vb, cb, picks, rng)).mean(axis=1))
     boot = np.concatenate(boots)
     low, high = (float(x) for x in np.quantile(boot, [0.025, 0.975]))
-    p = min(1.0, max(2 * min(np.mean(boot <= 0), np.mean(boot >= 0)), 1 / samples))
+    p = min(1.0, max(2 * min(float(np.mean(boot <= 0)), float(np.mean(boot >= 0))), 1 / samples))
     return diff, low, high, float(p), q, float(mean_a.mean()), float(mean_b.mean()), float(ca.mean()), float(cb.mean())
 
 
