@@ -237,7 +237,8 @@ def engine_answer(obj: Any, where: str, fmt: str | None = None, options: ImportO
         raise InputError("expected a non-empty string", record=where, field="id")
     raw = raw_for_audit(response)
     when = _when(envelope, where)  # repeats and waves (aee collect --repeat/--wave): one answer each
-    answer_id = str(raw_id) if raw_id is not None else f"{name}-{digest_id(query, parse.response_id or raw['raw_response_sha256'], *_when_parts(when))}"
+    answer_id = (str(raw_id) if raw_id is not None
+                 else f"{name}-{digest_id(query, parse.response_id or raw['raw_response_sha256'], *_when_parts(when))}")
     if len(answer_id) > MAX_ID_CHARS:
         raise InputError(f"{len(answer_id):,} characters; the limit is {MAX_ID_CHARS:,}", record=where, field="id")
     fetched = envelope.get("fetched")
