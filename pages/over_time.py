@@ -21,6 +21,7 @@ from dashboard.render import (
     url_remember,
 )
 from dashboard.url_state import page_link
+from pipeline.consistency.change import MEASURES
 from pipeline.metrics import METRICS
 
 ensure_router()
@@ -29,7 +30,7 @@ st.caption("Answer engines give other answers, with other sources, to the same q
            "they change between repeats, each metric across audit waves with its 95% interval, and the queries whose "
            "rating flips from one asking to the next.")
 
-cols = st.columns([1.2, 1, 1, 1.4])
+cols = st.columns([1.2, 1, 1.8])
 dataset, judge = pick_dataset_and_judge("over_time", cols[0], cols[1])
 summary = otd.summary(dataset, judge)
 if not summary:
@@ -44,15 +45,15 @@ engines: list[str] = summary["engines"]
 waves: list[str] = summary["waves"]
 metric_waves = otd.frame(summary, "metric_waves")
 metrics = [m for m in METRICS if m in set(metric_waves.get("metric", []))]
+cols = st.columns([1, 1.4, 1])
 url_choice("engine", "over_time_engine", engines)
-engine = cols[2].selectbox("Engine", engines, key="over_time_engine")
+engine = cols[0].selectbox("Engine", engines, key="over_time_engine")
 url_remember("engine", engine)
 url_choice("metric", "over_time_metric", metrics, "citation_accuracy")
-metric = cols[3].selectbox("Metric", metrics, key="over_time_metric", format_func=metric_label)
+metric = cols[1].selectbox("Metric", metrics, key="over_time_metric", format_func=metric_label)
 url_remember("metric", metric)
 url_choice("wave", "over_time_wave", waves, waves[-1])
-wave = st.selectbox("Wave", waves, key="over_time_wave", help="the audit wave whose repeats are compared") \
-    if len(waves) > 1 else waves[0]
+wave = cols[2].selectbox("Wave", waves, key="over_time_wave", help="the audit wave whose repeats are compared")
 url_remember("wave", wave)
 info = METRICS[metric]
 unit = " (points)" if info.unit == "percent" else ""
@@ -64,7 +65,7 @@ st.markdown(f"**{md_escape(dataset)}** · judge {md_escape(judge)} · {summary['
 # ---- stability of answers and sources --------------------------------------------------------------
 st.subheader("How much answers and sources change between repeats")
 stability = otd.frame(summary, "stability")
-labels: dict[str, str] = summary["measures"]
+labels: dict[str, str] = {m: summary["measures"][m] for m in MEASURES if m in summary["measures"]}  # in MEASURES order
 if stability.empty:
     st.caption("No query was asked more than once within a wave.")
 else:
@@ -89,7 +90,9 @@ if series.empty:
     st.caption("No values for this metric.")
 else:
     series["wave"] = pd.Categorical(series["wave"], categories=waves, ordered=True)
-    base = alt.Chart(series).encode(x=alt.X("wave:O", sort=waves, title="wave"), color=alt.Color("engine:N", title="engine"))
+    colour = alt.Color("engine:N", title="engine", scale=alt.Scale(scheme="category10"))
+    base = alt.Chart(series).encode(x=alt.X("wave:O", sort=waves, title="wave", axis=alt.Axis(labelAngle=0, labelLimit=120)),
+                                    color=colour)
     chart = (base.mark_rule().encode(y=alt.Y("ci_low:Q", title=f"{metric_label(metric)}{unit}"), y2="ci_high:Q")
              + base.mark_line(point=True).encode(y="value:Q", tooltip=["engine", "wave", alt.Tooltip("value:Q", format=".1f"),
                                                                        alt.Tooltip("ci_low:Q", format=".1f"),
@@ -116,7 +119,9 @@ if not icc_part.empty:
         "95% interval": [fmt_ci(lo, hi) for lo, hi in zip(icc_part["icc_low"], icc_part["icc_high"])],
         f"spread between repeats{unit}": icc_part["within_sd"], f"spread between queries{unit}": icc_part["between_sd"],
         "queries": icc_part["queries"]}), hide_index=True, width="stretch", key="over_time_icc",
-        column_config={"ICC": st.column_config.NumberColumn(format="%.2f")})
+        column_config={"ICC": st.column_config.NumberColumn(format="%.2f"),
+                       f"spread between repeats{unit}": st.column_config.NumberColumn(format="%.1f"),
+                       f"spread between queries{unit}": st.column_config.NumberColumn(format="%.1f")})
     st.caption("ICC: the share of the variation that lies between queries rather than between repeats of one query "
                "(1: every asking scores the same; 0: repeats differ as much as different queries).")
 share_part = shares[(shares["metric"] == metric) & (shares["wave"] == wave)] if not shares.empty else shares
@@ -142,13 +147,13 @@ else:
             return None
         return page_link("inspector", {"dataset": dataset, "judge": judge, "answer": answers[k]})
 
-    st.dataframe(pd.DataFrame({
-        "query": flips["query"].str.slice(0, 200), "ratings by repeat": flips["ratings"],
-        f"values{unit}": flips["values"], "first asking": [_link(a, 0) for a in ids],
-        "second asking": [_link(a, 1) for a in ids]}), hide_index=True, width="stretch", key="over_time_flips",
-        column_config={"first asking": st.column_config.LinkColumn(display_text="open in the inspector"),
-                       "second asking": st.column_config.LinkColumn(display_text="open in the inspector"),
-                       "query": st.column_config.TextColumn(width="large")})
+    askings = min(int(ids.map(len).max()), 5)
+    view = pd.DataFrame({"query": flips["query"].str.slice(0, 200), "ratings by repeat": flips["ratings"],
+                         f"values{unit}": flips["values"]})
+    links = {f"asking {k + 1}": [_link(a, k) for a in ids] for k in range(askings)}
+    st.dataframe(view.assign(**links), hide_index=True, width="stretch", key="over_time_flips",
+                 column_config={**{name: st.column_config.LinkColumn(display_text="open") for name in links},
+                                "query": st.column_config.TextColumn(width="medium")})
     st.caption(f"{len(flips):,} queries; ratings use the metric's published bands (▲ acceptable, ● borderline, ▼ problematic). "
                "Each link opens that asking's answer in the Answer inspector.")
 

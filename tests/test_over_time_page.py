@@ -84,7 +84,8 @@ def test_flips_link_to_the_inspector_and_state_is_in_the_address(page):
     assert at.selectbox(key="over_time_engine").value == HOSTILE
     flips = _table(at, "ratings by repeat")
     assert len(flips) > 0  # accuracy 0.5 on 4 statements: most queries flip between bands
-    first = flips.iloc[0]["first asking"]
+    first = flips.iloc[0]["asking 1"]
+    assert {"asking 1", "asking 2", "asking 3"} <= set(flips.columns)
     assert first.startswith("inspector?dataset=waves&judge=recorded&answer=")
     assert set(flips["ratings by repeat"].str.len()) <= {2, 3}
     # the hostile engine's name is escaped wherever markdown shows it
