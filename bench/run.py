@@ -56,6 +56,10 @@ Rows (letters as in docs/benchmarks.md):
        part of the cost) means linear.
   p    The offline encoder: texts/s encoding each text alone vs in shared batches, and whether every
        vector is bit for bit the same both ways (a resumed run embeds texts in other batches).
+  t    Audits over time (bench/over_time.py): fake-engine corpora of 1,008 and 20,016 answers (9 engines,
+       2 repeats, weekly waves; 140,400 with `python bench/over_time.py --sizes 1k,140k`): `aee run`
+       with its over-time summaries and those summaries alone, time per answer (1 = linear); the
+       Over time page's warm view (AppTest), target under 2 s.
 
 Each row reads "baseline vs ours": `ratio` is how many times better `ours` is than `baseline`
 (baseline / ours for costs such as calls, tokens, seconds and MB; ours / baseline for rates such as
@@ -606,6 +610,12 @@ def bench_llm_in_flight(quick: bool) -> list[Row]:
     return ray_rows.bench_llm_in_flight(quick, rate_row, skipped)
 
 
+def bench_over_time(quick: bool) -> list[Row]:
+    import over_time  # bench/over_time.py: t1-t3
+
+    return over_time.bench_over_time(quick, cost_row)
+
+
 # ------------------------------------------------------------------------------------------------
 # n: page times in a real browser
 # ------------------------------------------------------------------------------------------------
@@ -761,6 +771,7 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "n": ("n. page time in a browser (server + render): cold vs warm", bench_pages),
     "o": ("o. the worst-case answer at four sizes", bench_worst_case),
     "p": ("p. the offline encoder alone vs batched", bench_encoder),
+    "t": ("t. audits over time: pipeline and page, 1k vs 20k answers", bench_over_time),
 }
 
 

@@ -54,12 +54,14 @@ class Difference:
 
 def _matrix(frame: pd.DataFrame, queries: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """(values queries x max repeats padded with nan, repeats per query) for one side."""
-    grouped = frame.groupby("query")["value"].apply(lambda v: v.to_numpy(float))
-    counts = np.array([len(grouped[q]) for q in queries], dtype=int)
-    width = int(counts.max()) if counts.size else 0
-    out = np.full((len(queries), max(width, 1)), np.nan)
-    for i, q in enumerate(queries):
-        out[i, : counts[i]] = grouped[q]
+    pos = pd.Index(queries).get_indexer(frame["query"].astype(str))
+    order = np.argsort(pos, kind="stable")
+    pos = pos[order]
+    vals = frame["value"].to_numpy(float)[order]
+    counts = np.bincount(pos, minlength=len(queries))
+    starts = np.cumsum(counts) - counts
+    out = np.full((len(queries), max(int(counts.max()) if counts.size else 0, 1)), np.nan)
+    out[pos, np.arange(len(pos)) - starts[pos]] = vals
     return out, counts
 
 
@@ -77,7 +79,7 @@ def _resampled_means(values: np.ndarray, counts: np.ndarray, picks: np.ndarray, 
 def paired_bootstrap(a: pd.DataFrame, b: pd.DataFrame, samples: int = SAMPLES, seed: int = SEED
                      ) -> tuple[float, float, float, float, int, float, float, float, float]:
     """a, b: query, value (non-null). (diff, low, high, p, queries, mean a, mean b, repeats a, repeats b)."""
-    shared = sorted(set(a["query"]) & set(b["query"]))
+    shared = sorted(set(a["query"].astype(str)) & set(b["query"].astype(str)))
     if not shared:
         return (np.nan,) * 4 + (0,) + (np.nan,) * 4
     va, ca = _matrix(a[a["query"].isin(shared)], shared)
@@ -121,12 +123,12 @@ def compare_sides(values: pd.DataFrame, side_a: dict, side_b: dict, name_a: str,
             mask &= (values[col] == want).to_numpy()
         return values[mask]
 
-    a_all, b_all = pick(side_a), pick(side_b)
+    a_by = {str(m): g for m, g in pick(side_a).groupby("metric", sort=False, observed=True)}
+    b_by = {str(m): g for m, g in pick(side_b).groupby("metric", sort=False, observed=True)}
     out: list[Difference] = []
-    metrics = sorted(set(a_all["metric"]) & set(b_all["metric"]), key=lambda m: (list(METRICS).index(m) if m in METRICS else 999, m))
+    metrics = sorted(set(a_by) & set(b_by), key=lambda m: (list(METRICS).index(m) if m in METRICS else 999, m))
     for k, metric in enumerate(metrics):
-        diff, low, high, p, q, ma, mb, ra, rb = paired_bootstrap(a_all[a_all["metric"] == metric], b_all[b_all["metric"] == metric],
-                                                               samples, seed + k)
+        diff, low, high, p, q, ma, mb, ra, rb = paired_bootstrap(a_by[metric], b_by[metric], samples, seed + k)
         if q == 0:
             continue
         info = METRICS.get(metric)

@@ -28,13 +28,17 @@ _BLOCK = 100  # bootstrap samples per block (memory stays bounded for large quer
 
 
 def _cell_sums(values: pd.DataFrame, rows: str, cols: str) -> tuple[list, list, np.ndarray, np.ndarray, np.ndarray]:
-    """(row keys, column keys, n, sum, sum of squares) as rows x cols arrays."""
-    g = values.groupby([rows, cols])["value"].agg(["size", "sum"])
-    g["sq"] = values.assign(sq=values["value"] ** 2).groupby([rows, cols])["sq"].sum()
-    n = g["size"].unstack(fill_value=0)
-    s = g["sum"].unstack(fill_value=0.0).reindex_like(n).fillna(0.0)
-    sq = g["sq"].unstack(fill_value=0.0).reindex_like(n).fillna(0.0)
-    return list(n.index), list(n.columns), n.to_numpy(float), s.to_numpy(float), sq.to_numpy(float)
+    """(row keys, column keys, n, sum, sum of squares) as rows x cols arrays (numpy counting)."""
+    row_keys, r = np.unique(values[rows].astype(str).to_numpy(), return_inverse=True)
+    col_keys, c = np.unique(values[cols].astype(str).to_numpy(), return_inverse=True)
+    v = values["value"].to_numpy(float)
+    shape = (len(row_keys), len(col_keys))
+    flat = r * shape[1] + c
+    size = shape[0] * shape[1]
+    n = np.bincount(flat, minlength=size).reshape(shape).astype(float)
+    s = np.bincount(flat, weights=v, minlength=size).reshape(shape)
+    sq = np.bincount(flat, weights=v * v, minlength=size).reshape(shape)
+    return list(row_keys), list(col_keys), n, s, sq
 
 
 def _icc_weighted(n: np.ndarray, s: np.ndarray, sq: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -56,15 +60,20 @@ def _icc_weighted(n: np.ndarray, s: np.ndarray, sq: np.ndarray, w: np.ndarray) -
     return icc
 
 
+def _per_query(group: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """n, sum and sum of squares of the values per query present (numpy counting, no groupby)."""
+    _, codes = np.unique(group["query"].astype(str).to_numpy(), return_inverse=True)
+    v = group["value"].to_numpy(float)
+    return (np.bincount(codes).astype(float), np.bincount(codes, weights=v), np.bincount(codes, weights=v * v))
+
+
 def icc_table(values: pd.DataFrame, samples: int = SAMPLES, seed: int = SEED) -> pd.DataFrame:
     """values: engine, wave, query, metric, value (non-null, display scale). One row per engine,
     wave and metric: icc with interval, within-query SD, between-query SD, queries, answers."""
     rows = []
     rng = np.random.default_rng(seed)
-    for (engine, wave, metric), group in values.groupby(["engine", "wave", "metric"], sort=True):
-        g = group.groupby("query")["value"].agg(["size", "sum"])
-        g["sq"] = (group["value"] ** 2).groupby(group["query"]).sum()
-        n, s, sq = (g[c].to_numpy(float) for c in ("size", "sum", "sq"))
+    for (engine, wave, metric), group in values.groupby(["engine", "wave", "metric"], sort=True, observed=True):
+        n, s, sq = _per_query(group)
         point = _icc_weighted(n, s, sq, np.ones((1, n.size)))[0]
         draws = []
         for start in range(0, samples, _BLOCK):
@@ -111,11 +120,11 @@ def variance_shares(values: pd.DataFrame, samples: int = SAMPLES, seed: int = SE
     engine, query (within engine) and repeat, with bootstrap intervals over queries."""
     rows = []
     rng = np.random.default_rng(seed)
-    for (wave, metric), group in values.groupby(["wave", "metric"], sort=True):
+    for (wave, metric), group in values.groupby(["wave", "metric"], sort=True, observed=True):
         engines = group["engine"].nunique()
         if engines < 2:
             continue
-        shared = group.groupby("query")["engine"].nunique()
+        shared = group.groupby("query", observed=True)["engine"].nunique()
         group = group[group["query"].isin(shared[shared == engines].index)]
         if group["query"].nunique() < 2:
             continue
@@ -159,17 +168,17 @@ def rating_flips(values: pd.DataFrame) -> pd.DataFrame:
     """The (engine, wave, query, metric) whose repeats fall in different rating bands: the ratings
     in repeat order as symbols, and the answer ids in the same order (for the Inspector)."""
     parts = []
-    for metric, group in values.groupby("metric", sort=True):
+    for metric, group in values.groupby("metric", sort=True, observed=True):
         rated = group.assign(rating=ratings(str(metric), group["value"].to_numpy()))
         rated = rated[rated["rating"] != ""]
         if rated.empty:
             continue
-        distinct = rated.groupby(["engine", "wave", "query"])["rating"].transform("nunique")
+        distinct = rated.groupby(["engine", "wave", "query"], observed=True)["rating"].transform("nunique")
         parts.append(rated[distinct > 1])
     if not parts:
         return pd.DataFrame(columns=["engine", "wave", "query", "metric", "ratings", "answer_ids", "values"])
     flips = pd.concat(parts).sort_values(["engine", "wave", "metric", "query", "repeat"])
-    out = flips.groupby(["engine", "wave", "query", "metric"], sort=True).agg(
+    out = flips.groupby(["engine", "wave", "query", "metric"], sort=True, observed=True).agg(
         ratings=("rating", lambda r: "".join(RATING_SYMBOLS[x] for x in r)),
         answer_ids=("answer_id", lambda a: json.dumps(list(a))),
         values=("value", lambda v: " ".join(f"{x:.1f}" for x in v))).reset_index()

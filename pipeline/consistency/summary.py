@@ -49,24 +49,28 @@ def load_values(base: Path, judge: str, captures: pd.DataFrame | None = None) ->
     scale, nulls left out) for the default scoring configuration."""
     if captures is None:
         captures = capture_frame(_read(base / "answers.parquet", ["answer_id", "engine", "query", "meta"]))
-    metrics = _read(base / judge_dirname(judge) / "metrics.parquet", ["answer_id", "metric", "value", "mode", "necessity"],
-                    lambda t: pc.and_(pc.and_(pc.equal(t["mode"], MODE), pc.equal(t["necessity"], NECESSITY)),
-                                      pc.is_valid(t["value"])))
+    # the predicate is applied while reading, row group by row group: the other scoring
+    # configurations (three quarters of the table) are never held in memory
+    table = pq.read_table(base / judge_dirname(judge) / "metrics.parquet", columns=["answer_id", "metric", "value"],
+                          filters=[("mode", "=", MODE), ("necessity", "=", NECESSITY)])
+    metrics = table.filter(pc.is_valid(table["value"])).to_pandas()
     scale = {name: (100.0 if info.unit == "percent" else 1.0) for name, info in METRICS.items()}
     metrics["value"] = metrics["value"] * metrics["metric"].map(scale).fillna(1.0)
     values = metrics[["answer_id", "metric", "value"]].merge(captures[["answer_id", "engine", "wave", "query", "repeat"]],
                                                              on="answer_id", how="inner")
-    values = values[np.isfinite(values["value"].to_numpy(float))]
+    values = values[np.isfinite(values["value"].to_numpy(float))].reset_index(drop=True)
+    for column in ("engine", "wave", "query", "metric"):  # grouped over and over: codes, not strings
+        values[column] = values[column].astype("category")
     return captures, values
 
 
 def metric_by_wave(values: pd.DataFrame, samples: int = 1000, seed: int = 11) -> pd.DataFrame:
     """Per engine, wave and metric: the mean over queries of each query's mean over repeats, with a
     95% bootstrap interval over queries."""
-    per_query = values.groupby(["engine", "wave", "metric", "query"], sort=True)["value"].mean().reset_index()
+    per_query = values.groupby(["engine", "wave", "metric", "query"], sort=True, observed=True)["value"].mean().reset_index()
     rng = np.random.default_rng(seed)
     rows = []
-    for (engine, wave, metric), group in per_query.groupby(["engine", "wave", "metric"], sort=True):
+    for (engine, wave, metric), group in per_query.groupby(["engine", "wave", "metric"], sort=True, observed=True):
         v = group["value"].to_numpy(float)
         means = v[rng.integers(0, v.size, size=(samples, v.size))].mean(axis=1) if v.size > 1 else np.repeat(v, samples)
         info = METRICS.get(str(metric))

@@ -1,0 +1,142 @@
+"""Bench rows for audits over time (pipeline/consistency/, pages/over_time.py).
+
+Corpora come from the fake engines' controlled randomness (pipeline/testing/fake_variation.py): 9
+engines with their own source pools, rewording rates and citation accuracies answer Q queries twice
+(two repeats, an hour apart) in W weekly waves, as canonical records carrying their labels (the
+`recorded` judge), so the judge costs nothing and the rows measure the pipeline and the page:
+
+    1k   = 9 engines x  28 queries x 2 repeats x  2 waves =   1,008 answers
+    20k  = 9 engines x 139 queries x 2 repeats x  8 waves =  20,016 answers
+    140k = 9 engines x 300 queries x 2 repeats x 26 waves = 140,400 answers (half a year of weekly audits
+           asked twice, or a year asked once: the same count)
+
+Rows:
+  t1  `aee run --judge recorded` (import, score, tables, summary and the over-time summaries) in a
+      fresh process, small vs large: time per answer, so 1.0 = linear.
+  t2  the over-time summaries alone (pipeline.consistency.summary.build on the finished result set),
+      small vs large, time per answer.
+  t3  the Over time page's warm view (Streamlit AppTest, server time of a second run in the same
+      session), small vs large; target under 2 s at every size.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+SHAPES = {"1k": (28, 2), "20k": (139, 8), "140k": (300, 26)}  # queries, waves (9 engines x 2 repeats)
+ENGINES = 9
+REPEATS = 2
+
+_PAGE = """
+import sys, time
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file(sys.argv[1], default_timeout=600)
+at.query_params["dataset"] = sys.argv[2]
+times = []
+for visit in range(4):
+    t = time.perf_counter()
+    at.run()
+    times.append(time.perf_counter() - t)
+    if at.exception:
+        raise SystemExit(str(at.exception))
+print("PAGE", times[0], sorted(times[1:])[1])
+"""
+
+_BUILD = """
+import sys, time
+from pipeline.consistency.summary import build
+from pipeline.store import result_set
+t = time.perf_counter()
+build(result_set(sys.argv[1]), "recorded", meaning="lexical")
+print("BUILD", time.perf_counter() - t)
+"""
+
+
+def engines():
+    from pipeline.testing.fake_variation import Variation
+
+    return {f"Engine {k + 1}": Variation(seed=k, pool=6 + k, cited=3, statements=4, perturb=0.1 + 0.05 * k,
+                                         accuracy=0.55 + 0.04 * k) for k in range(ENGINES)}
+
+
+def make_corpus(label: str, folder: Path) -> tuple[Path, int]:
+    from pipeline.testing.fake_variation import synthetic_records
+
+    queries, waves = SHAPES[label]
+    path = folder / f"over-time-{label}.jsonl"
+    n = 0
+    with path.open("w", encoding="utf-8") as out:
+        for record in synthetic_records(engines(), queries=queries, repeats=REPEATS, waves=waves):
+            out.write(json.dumps(record) + "\n")
+            n += 1
+    return path, n
+
+
+def _env(tmp: Path) -> dict[str, str]:
+    return {**os.environ, "AEE_RESULTS_DIR": str(tmp / "results"), "AEE_CACHE_DIR": str(tmp / "cache"),
+            "AEE_OVER_TIME_MEANING": "lexical", "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
+
+
+def measure(label: str, tmp: Path) -> dict:
+    """One size: corpus, whole run, summaries alone, page cold and warm."""
+    path, n = make_corpus(label, tmp)
+    env = _env(tmp)
+    name = f"over-time-{label}"
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "pipeline", "run", "--dataset", name, "--path", str(path), "--judge", "recorded",
+                    "--no-progress"], cwd=ROOT, env=env, check=True, capture_output=True, timeout=4 * 3600)
+    run_s = time.perf_counter() - t
+    out = subprocess.run([sys.executable, "-c", _BUILD, name], cwd=ROOT, env=env, check=True, capture_output=True, text=True,
+                         timeout=3600).stdout
+    build_s = float(out.split("BUILD")[1].split()[0])
+    out = subprocess.run([sys.executable, "-c", _PAGE, str(ROOT / "pages" / "over_time.py"), name], cwd=ROOT, env=env,
+                         check=True, capture_output=True, text=True, timeout=3600).stdout
+    cold, warm = (float(x) for x in out.split("PAGE")[1].split()[:2])
+    return {"label": label, "answers": n, "run_s": run_s, "build_s": build_s, "page_cold_s": cold, "page_warm_s": warm}
+
+
+def bench_over_time(quick: bool, cost_row: Callable[..., Any], sizes: tuple[str, ...] | None = None) -> list:
+    """Rows t1..t3 (see the module docstring); `cost_row` is run.py's. --quick: 1k against itself."""
+    sizes = sizes or (("1k", "1k") if quick else ("1k", "20k"))
+    with tempfile.TemporaryDirectory(prefix="aee-over-time-") as tmp:
+        results = {}
+        for label in dict.fromkeys(sizes):
+            folder = Path(tmp) / label
+            folder.mkdir()
+            results[label] = measure(label, folder)
+    small, large = results[sizes[0]], results[sizes[-1]]
+    scale = large["answers"] / small["answers"]
+    rows = []
+    for key, what in (("run_s", "t1. aee run with over-time summaries"), ("build_s", "t2. over-time summaries alone")):
+        per_small, per_large = small[key] / small["answers"] * 1000, large[key] / large["answers"] * 1000
+        rows.append(cost_row(f"{what}: {sizes[0]} vs {sizes[-1]} answers", per_small, per_large, "s per 1k answers",
+                             f"{small[key]:.1f} s for {small['answers']:,} answers vs {large[key]:.1f} s for {large['answers']:,} "
+                             f"({scale:.1f}x the answers, {large[key] / small[key]:.1f}x the time); ratio 1 = linear, "
+                             "above 1 = cheaper per answer at the larger size"))
+    ok = all(r["page_warm_s"] < 2.0 for r in results.values())
+    rows.append(cost_row(f"t3. Over time page, warm view: {sizes[0]} vs {sizes[-1]} answers", small["page_warm_s"],
+                         large["page_warm_s"], "s",
+                         f"AppTest server time, median of 3 warm runs after a cold one ({small['page_cold_s']:.2f} s and "
+                         f"{large['page_cold_s']:.2f} s cold); target under 2 s warm at every size: {'met' if ok else 'NOT met'}"))
+    return rows
+
+
+if __name__ == "__main__":
+    import argparse
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    parser = argparse.ArgumentParser(description="over-time bench rows at chosen sizes")
+    parser.add_argument("--sizes", default="1k,20k", help="comma-separated: 1k, 20k, 140k (first = baseline)")
+    args = parser.parse_args()
+    chosen = tuple(s.strip() for s in args.sizes.split(","))
+    from run import cost_row, text_table
+
+    print(text_table(bench_over_time(False, cost_row, chosen)))
