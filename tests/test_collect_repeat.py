@@ -94,3 +94,29 @@ def test_dry_run_counts_every_repeat(server, tmp_path, capsys):
     code = cli_main(["collect", "--engine", "perplexity", "--queries", str(_queries(tmp_path, 4)), "--out", str(tmp_path / "d"),
                      "--repeat", "0", "--dry-run"])
     assert code == 2 and "--repeat" in capsys.readouterr().err
+
+
+def test_canonical_records_carry_wave_repeat_and_time(tmp_path):
+    from pipeline.errors import InputError
+    from pipeline.importers.canonical import parse_answer
+    from pipeline.testing.fake_variation import canonical_record
+
+    record = canonical_record("E", "Is it so?", 2, Variation(), wave="spring", captured_at="2026-03-01T10:00:00+00:00")
+    meta = parse_answer(record, "r").answer.meta
+    assert (meta["wave"], meta["repeat"], meta["captured_at"]) == ("spring", "2", "2026-03-01T10:00:00+00:00")
+    for bad in ({"repeat": -1}, {"repeat": "2"}, {"wave": 3}):
+        with pytest.raises(InputError) as err:
+            parse_answer({**record, **bad}, "r")
+        assert next(iter(bad)) in str(err.value)
+
+
+def test_envelope_without_repeat_keeps_its_old_id(tmp_path):
+    from pipeline.importers.engines import engine_answer
+    from pipeline.testing.fake_engines import varied_perplexity
+
+    response = varied_perplexity("Is it so?", 0, Variation())
+    plain = engine_answer({"query": "Is it so?", "engine": "perplexity", "response": response}, "e")
+    first = engine_answer({"query": "Is it so?", "engine": "perplexity", "response": response, "repeat": 0}, "e")
+    again = engine_answer({"query": "Is it so?", "engine": "perplexity", "response": response, "repeat": 1}, "e")
+    assert plain.answer.answer_id == first.answer.answer_id != again.answer.answer_id
+    assert again.answer.meta["repeat"] == "1" and "repeat" not in plain.answer.meta
