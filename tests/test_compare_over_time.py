@@ -46,7 +46,7 @@ def test_run_writes_the_summaries_inside_the_result_set(results):
 
 
 def test_compare_engines_finds_the_real_difference(results, capsys):
-    assert cli_main(["compare", "--dataset", "syn", "--engines", "Alpha,Beta", "--json", "--samples", "500"]) == 0
+    assert cli_main(["compare", "--dataset", "syn", "--judge", "recorded", "--engines", "Alpha,Beta", "--json", "--samples", "500"]) == 0
     out = json.loads(capsys.readouterr().out)
     diffs = {d["metric"]: d for d in out["comparisons"][0]["differences"]}
     accuracy = diffs["citation_accuracy"]
@@ -54,18 +54,40 @@ def test_compare_engines_finds_the_real_difference(results, capsys):
     assert accuracy["real"] and accuracy["ci_low"] <= 30 <= accuracy["ci_high"]
     assert not diffs["n_sources"]["real"]
     assert "judge uncertainty is not included" in out["judge_uncertainty"]
-    assert cli_main(["compare", "--dataset", "syn", "--engines", "Alpha,Beta", "--samples", "500"]) == 0
+    assert cli_main(["compare", "--dataset", "syn", "--judge", "recorded", "--engines", "Alpha,Beta", "--samples", "500"]) == 0
     text = capsys.readouterr().out
     assert "Alpha does better than Beta on Citation accuracy: +" in text
 
 
 def test_compare_waves_and_bad_names(results, capsys):
-    assert cli_main(["compare", "--dataset", "syn", "--waves", "2026-01-05,2026-01-12", "--engine", "Beta", "--json",
+    assert cli_main(["compare", "--dataset", "syn", "--judge", "recorded", "--waves", "2026-01-05,2026-01-12", "--engine", "Beta", "--json",
                      "--samples", "300"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert len(out["comparisons"]) == 1 and not any(d["real"] for d in out["comparisons"][0]["differences"])
-    assert cli_main(["compare", "--dataset", "syn", "--engines", "Alpha,Gamma"]) == 2
+    assert cli_main(["compare", "--dataset", "syn", "--judge", "recorded", "--engines", "Alpha,Gamma"]) == 2
     assert "no engine 'Gamma'" in capsys.readouterr().err
     assert cli_main(["compare", "--dataset", "syn"]) == 2
-    assert cli_main(["consistency", "--dataset", "syn"]) == 0
+    assert cli_main(["consistency", "--dataset", "syn", "--judge", "recorded"]) == 0
     assert "Statements kept" in capsys.readouterr().out
+
+
+def test_another_judges_run_carries_the_summaries_over(results):
+    folder = result_set("syn") / "recorded"
+    before = (folder / SUMMARY_FILE).read_text(encoding="utf-8")
+    run_dataset("syn", results / "syn.jsonl", judge_name="offline:lexical", progress=False)
+    after = result_set("syn")
+    assert after != folder.parent  # a new result set
+    assert (after / "recorded" / SUMMARY_FILE).read_text(encoding="utf-8") == before
+    assert (after / "recorded" / FLIPS_FILE).is_file() and (after / "offline_lexical" / SUMMARY_FILE).is_file()
+    assert set_problem(dataset_dir("syn")) is None
+
+
+def test_a_release_with_a_question_twice_is_not_an_audit_over_time():
+    import pandas as pd
+
+    from pipeline.consistency.captures import capture_frame, has_repeats_or_waves
+
+    plain = pd.DataFrame({"answer_id": ["a", "b"], "engine": ["E", "E"], "query": ["q", "q"], "meta": ["{}", "{}"]})
+    assert not has_repeats_or_waves(capture_frame(plain))
+    dated = plain.assign(meta=['{"captured_at": "2026-01-05T10:00:00+00:00"}', '{"captured_at": "2026-01-05T11:00:00+00:00"}'])
+    assert has_repeats_or_waves(capture_frame(dated))

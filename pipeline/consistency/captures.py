@@ -77,6 +77,8 @@ def capture_frame(answers: pd.DataFrame) -> pd.DataFrame:
     named = fields["wave"].str.strip()
     frame["wave"] = named.where(named != "", derive_waves(frame["captured_at"]))
     frame["repeat"] = fields["repeat"].astype(int)
+    # the answer says when or which asking it is (a time, a wave name or a repeat index)
+    frame["marked"] = (named != "") | (frame["repeat"] >= 0) | frame["captured_at"].notna()
     # renumber the groups whose repeats are missing or clash
     keys = ["engine", "query", "wave"]
     frame = frame.sort_values(keys + ["captured_at", "answer_id"], na_position="last", kind="stable").reset_index(drop=True)
@@ -86,12 +88,15 @@ def capture_frame(answers: pd.DataFrame) -> pd.DataFrame:
     renumber = missing | (distinct < size)
     order = frame.groupby(keys, sort=False).cumcount()
     frame["repeat"] = np.where(renumber, order, frame["repeat"]).astype(int)
-    return frame[list(CAPTURE_COLUMNS)]
+    return frame[[*CAPTURE_COLUMNS, "marked"]]
 
 
 def has_repeats_or_waves(captures: pd.DataFrame) -> bool:
-    """True when some query was asked more than once by an engine (repeats, or several waves)."""
-    if captures.empty:
+    """True when the data is an audit over time: some engine answered some query more than once,
+    and the answers say when they were captured or which repeat or wave they are. A release that
+    merely holds the same question twice (ExpertQA's files overlap) carries none of that and is
+    not treated as repeats."""
+    if captures.empty or "marked" in captures and not captures["marked"].any():
         return False
     return bool(captures.groupby(["engine", "query"]).size().max() > 1)
 
