@@ -4,6 +4,7 @@ it only reads, filters and shapes for display."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -22,12 +23,34 @@ def _folder(dataset: str, judge: str) -> Path:
     return table_path(dataset, "summary", judge, data.results_root()).parent
 
 
-def summary(dataset: str, judge: str) -> dict:
-    """The over-time summary ({} when the dataset has none or its results are not a whole set)."""
+TABLES = ("stability", "icc", "shares", "metric_waves", "wave_changes")
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _parsed(path: str, mtime: float) -> tuple[dict, dict[str, pd.DataFrame]]:
+    # a resource, not data: shared read-only by every session instead of unpickled per rerun (a
+    # year of weekly waves makes these lists long); the page never changes them in place
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}, {}
+    frames = {key: pd.DataFrame(raw.pop(key, None) or []) for key in TABLES}
+    return raw, frames
+
+
+def summary(dataset: str, judge: str) -> tuple[dict, dict[str, pd.DataFrame]]:
+    """(the over-time summary's scalars, its tables as frames); ({}, {}) when the dataset has none
+    or its results are not a whole set."""
     path = _folder(dataset, judge) / SUMMARY_FILE
     if not path.is_file() or data.manifest(dataset, judge) == {}:
-        return {}
-    return data._json(str(path), data._mtime(path))
+        return {}, {}
+    return _parsed(str(path), data._mtime(path))
+
+
+def summary_json(dataset: str, judge: str) -> bytes:
+    """The summary file itself, for the export."""
+    path = _folder(dataset, judge) / SUMMARY_FILE
+    return path.read_bytes() if path.is_file() else b"{}"
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -45,5 +68,3 @@ def flips(dataset: str, judge: str, engine: str, metric: str, wave: str) -> pd.D
     return _flips(str(path), data._mtime(path), engine, metric, wave)
 
 
-def frame(summary_: dict, key: str) -> pd.DataFrame:
-    return pd.DataFrame(summary_.get(key) or [])

@@ -32,7 +32,7 @@ st.caption("Answer engines give other answers, with other sources, to the same q
 
 cols = st.columns([1.2, 1, 1.8])
 dataset, judge = pick_dataset_and_judge("over_time", cols[0], cols[1])
-summary = otd.summary(dataset, judge)
+summary, tables = otd.summary(dataset, judge)
 if not summary:
     st.info(f"{md_escape(dataset)} has one answer per engine and query, so there is nothing to follow over time. "
             "Ask each query several times, or audit the same queries again later, then run the dataset:",
@@ -43,7 +43,7 @@ if not summary:
 
 engines: list[str] = summary["engines"]
 waves: list[str] = summary["waves"]
-metric_waves = otd.frame(summary, "metric_waves")
+metric_waves = tables["metric_waves"]
 metrics = [m for m in METRICS if m in set(metric_waves.get("metric", []))]
 cols = st.columns([1, 1.4, 1])
 url_choice("engine", "over_time_engine", engines)
@@ -64,7 +64,7 @@ st.markdown(f"**{md_escape(dataset)}** · judge {md_escape(judge)} · {summary['
 
 # ---- stability of answers and sources --------------------------------------------------------------
 st.subheader("How much answers and sources change between repeats")
-stability = otd.frame(summary, "stability")
+stability = tables["stability"]
 labels: dict[str, str] = {m: summary["measures"][m] for m in MEASURES if m in summary["measures"]}  # in MEASURES order
 if stability.empty:
     st.caption("No query was asked more than once within a wave.")
@@ -100,7 +100,8 @@ else:
     st.altair_chart(chart.properties(height=260), width="stretch")
     st.caption("Each point is the mean over queries (each query's repeats averaged first); the bar is its 95% bootstrap "
                "interval over queries.")
-    changes = [c for c in summary.get("wave_changes", []) if c["metric"] == metric]
+    wave_changes = tables["wave_changes"]
+    changes = wave_changes[wave_changes["metric"] == metric].to_dict("records") if not wave_changes.empty else []
     if changes:
         st.markdown(f"**From {md_escape(changes[0]['from_wave'])} to {md_escape(changes[0]['to_wave'])}**, paired by query "
                     "(Holm-adjusted over the metrics):")
@@ -110,8 +111,7 @@ else:
 
 # ---- spread: is the engine gap larger than the noise -------------------------------------------------
 st.subheader("Repeats against queries and engines")
-icc = otd.frame(summary, "icc")
-shares = otd.frame(summary, "shares")
+icc, shares = tables["icc"], tables["shares"]
 icc_part = icc[(icc["metric"] == metric) & (icc["wave"] == wave)] if not icc.empty else icc
 if not icc_part.empty:
     st.dataframe(pd.DataFrame({
@@ -161,11 +161,11 @@ else:
 st.subheader("Export")
 stem = f"{dataset}-{judge}-over-time".replace(":", "_")
 ex = st.columns(4)
-ex[0].download_button("Stability CSV", stability.to_csv(index=False).encode("utf-8"), f"{stem}-stability.csv", "text/csv",
+ex[0].download_button("Stability CSV", lambda: stability.to_csv(index=False).encode("utf-8"), f"{stem}-stability.csv", "text/csv",
                       key="over_time_dl_stability", on_click="ignore", icon=":material/download:")
-ex[1].download_button("Metrics by wave CSV", metric_waves.to_csv(index=False).encode("utf-8"), f"{stem}-metrics.csv",
+ex[1].download_button("Metrics by wave CSV", lambda: metric_waves.to_csv(index=False).encode("utf-8"), f"{stem}-metrics.csv",
                       "text/csv", key="over_time_dl_metrics", on_click="ignore", icon=":material/download:")
-ex[2].download_button("Flips CSV", flips.to_csv(index=False).encode("utf-8"), f"{stem}-flips-{engine}-{metric}.csv",
+ex[2].download_button("Flips CSV", lambda: flips.to_csv(index=False).encode("utf-8"), f"{stem}-flips-{engine}-{metric}.csv",
                       "text/csv", key="over_time_dl_flips", on_click="ignore", icon=":material/download:")
-ex[3].download_button("Summary JSON", json.dumps(summary, indent=1, ensure_ascii=False).encode("utf-8"), f"{stem}.json",
+ex[3].download_button("Summary JSON", lambda: otd.summary_json(dataset, judge), f"{stem}.json",
                       "application/json", key="over_time_dl_json", on_click="ignore", icon=":material/download:")
