@@ -68,3 +68,8 @@ def flips(dataset: str, judge: str, engine: str, metric: str, wave: str) -> pd.D
     return _flips(str(path), data._mtime(path), engine, metric, wave)
 
 
+
+
+def datasets_over_time() -> list[str]:
+    """Datasets with an over-time summary for at least one judge (to offer when the chosen one has none)."""
+    return [name for name in data.datasets() if any(summary(name, judge)[0] for judge in data.judges(name))]

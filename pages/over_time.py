@@ -30,6 +30,13 @@ st.caption("Answer engines give other answers, with other sources, to the same q
            "they change between repeats, each metric across audit waves with its 95% interval, and the queries whose "
            "rating flips from one asking to the next.")
 
+
+
+def _switch_to(name: str) -> None:
+    st.session_state["over_time_dataset"] = name
+    st.session_state["shared_dataset"] = name
+
+
 cols = st.columns([1.2, 1, 1.8])
 dataset, judge = pick_dataset_and_judge("over_time", cols[0], cols[1])
 summary, tables = otd.summary(dataset, judge)
@@ -39,6 +46,10 @@ if not summary:
             icon=":material/info:")
     st.code(f"aee collect --engine perplexity --queries my.jsonl --out captures/{dataset} --repeat 3 --spacing 3600\n"
             f"aee run --dataset {dataset} --path captures/{dataset}", language="bash")
+    for other in otd.datasets_over_time()[:3]:
+        if other != dataset:
+            st.button(f"Show {md_escape(other)} instead", key=f"over_time_switch_{other}", on_click=_switch_to, args=(other,),
+                      icon=":material/swap_horiz:")
     st.stop()
 
 engines: list[str] = summary["engines"]

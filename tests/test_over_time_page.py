@@ -98,3 +98,6 @@ def test_dataset_without_repeats_says_how_to_collect(page):
     assert not at.exception, at.exception
     assert "aee collect" in at.code[0].value and "--repeat 3" in at.code[0].value
     assert any("nothing to follow over time" in i.value for i in at.info)
+    at.button(key="over_time_switch_waves").click().run()
+    assert not at.exception and at.selectbox(key="over_time_dataset").value == "waves"
+    assert "How much answers and sources change between repeats" in _text(at)
