@@ -234,8 +234,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--429-every", dest="every_429", type=int, default=0, help="every Nth request gets a 429")
     parser.add_argument("--slow-every", type=int, default=0, help="every Nth request answers late")
     parser.add_argument("--slow", type=float, default=5.0, help="how late, in seconds")
+    parser.add_argument("--vary", type=int, metavar="SEED", help="every asking a new draw (fake_variation.Variation(seed=SEED)): "
+                                                                  "Perplexity answers change between repeats at known rates")
     args = parser.parse_args(argv)
-    server = FakeEngineServer(delay=args.delay)
+    server = FakeEngineServer(delay=args.delay, variation=None if args.vary is None else Variation(seed=args.vary))
     counter = itertools.count(1)
     lock = threading.Lock()
     state = {"n": 0}
