@@ -74,6 +74,10 @@ def test_golden_change_rates_of_the_fake_engine():
     hosts = [{urlsplit(u).hostname for u in s} for s in subsets]
     exact_domain = np.mean([len(a & b) / len(a | b) for a in hosts for b in hosts])
     assert per_query["domain_jaccard"].mean() == approx(float(exact_domain), abs=0.05)
+    # rank overlap: by symmetry, fix one draw's order and average over every ordered draw of the other
+    first = urls[:3]
+    exact_rank = np.mean([average_overlap(first, list(b)) for b in itertools.permutations(urls, 3)])
+    assert per_query["rank_overlap"].mean() == approx(float(exact_rank), abs=0.05)
     assert per_query["meaning_similarity"].between(0, 1).all()
 
 
