@@ -613,7 +613,7 @@ def bench_llm_in_flight(quick: bool) -> list[Row]:
 def bench_over_time(quick: bool) -> list[Row]:
     import over_time  # bench/over_time.py: t1-t3
 
-    return over_time.bench_over_time(quick, cost_row)
+    return over_time.bench_over_time(quick, cost_row, Row)
 
 
 # ------------------------------------------------------------------------------------------------
