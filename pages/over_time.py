@@ -141,7 +141,7 @@ if not share_part.empty:
     st.markdown(f"Of the variation of {md_escape(metric_label(metric))} across answers in wave {md_escape(wave)}, "
                 f"**{row['engine_share']:.0%}** {fmt_ci(row['engine_low'], row['engine_high'], 2)} is between engines, "
                 f"**{row['query_share']:.0%}** between queries and **{row['repeat_share']:.0%}** between repeats of a query "
-                f"({int(row['queries'])} queries all {int(row['engines'])} engines answered).")
+                f"(the {int(row['queries'])} queries all {int(row['engines'])} engines answered).")
 
 # ---- rating flips -----------------------------------------------------------------------------------
 st.subheader("Queries whose rating flipped between repeats")
