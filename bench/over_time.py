@@ -144,8 +144,101 @@ if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     parser = argparse.ArgumentParser(description="over-time bench rows at chosen sizes")
     parser.add_argument("--sizes", default="1k,20k", help="comma-separated: 1k, 20k, 140k (first = baseline)")
+    parser.add_argument("--replicated", action="store_true",
+                        help="instead: 1k through the pipeline, its tables copied to 144,144 answers; summaries and page only")
     args = parser.parse_args()
     chosen = tuple(s.strip() for s in args.sizes.split(","))
     from run import Row, cost_row, text_table
 
-    print(text_table(bench_over_time(False, cost_row, Row, chosen)))
+    if args.replicated:
+        with tempfile.TemporaryDirectory(prefix="aee-over-time-rep-") as tmp:
+            r = replicated(Path(tmp))
+        small = r["small"]
+        print(text_table([
+            cost_row(f"t2r. over-time summaries alone: 1k vs {r['answers']:,} answers (replicated tables)",
+                     small["build_s"] / small["answers"] * 1000, r["build_s"] / r["answers"] * 1000, "s per 1k answers",
+                     f"{small['build_s']:.1f} s vs {r['build_s']:.1f} s ({r['answers'] / small['answers']:.0f}x the answers, "
+                     f"{r['build_s'] / small['build_s']:.1f}x the time); the large set is the 1k run's tables copied"),
+            cost_row(f"t3r. Over time page, warm view: 1k vs {r['answers']:,} answers (replicated tables)", small["page_warm_s"],
+                     r["page_warm_s"], "s", f"AppTest, median of 3 warm runs ({small['page_cold_s']:.2f} s and "
+                     f"{r['page_cold_s']:.2f} s cold); target under 2 s: {'met' if r['page_warm_s'] < 2 else 'NOT met'}")]))
+    else:
+        print(text_table(bench_over_time(False, cost_row, Row, chosen)))
+
+
+# ---- 140k by replication: the summaries and the page at 140k answers without a 140k pipeline run ----
+
+_REPLICATE = """
+import json, sys, time
+from datetime import datetime, timedelta
+from pathlib import Path
+import pyarrow as pa, pyarrow.compute as pc, pyarrow.parquet as pq
+from pipeline.consistency import summary as ot
+from pipeline.result_sets import NewGeneration
+from pipeline.store import dataset_dir, judge_dirname, result_set
+
+src, name, q_copies, w_copies = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+base = result_set(src)
+judge = "recorded"
+jd = judge_dirname(judge)
+answers = pq.read_table(base / "answers.parquet")
+tables = {"sources.parquet": pq.read_table(base / "sources.parquet"),
+          f"{jd}/statements.parquet": pq.read_table(base / jd / "statements.parquet"),
+          f"{jd}/metrics.parquet": pq.read_table(base / jd / "metrics.parquet")}
+metas = [json.loads(m) for m in answers["meta"].to_pylist()]
+out = dataset_dir(name)
+out.mkdir(parents=True, exist_ok=True)
+gen = NewGeneration(out)
+(gen.path / jd).mkdir(parents=True, exist_ok=True)
+writers = {}
+def put(rel, table):
+    if rel not in writers:
+        writers[rel] = pq.ParquetWriter(gen.path / rel, table.schema, compression="zstd")
+    writers[rel].write_table(table)
+n = 0
+for qc in range(q_copies):
+    for wc in range(w_copies):
+        tag = pa.scalar(f"~{qc}~{wc}")
+        new_meta = []
+        for m in metas:
+            m = dict(m)
+            day = datetime.fromisoformat(m["wave"]) + timedelta(days=14 * wc)
+            m["wave"] = day.date().isoformat()
+            m["captured_at"] = (datetime.fromisoformat(m["captured_at"]) + timedelta(days=14 * wc)).isoformat()
+            new_meta.append(json.dumps(m))
+        a = answers.set_column(answers.schema.get_field_index("answer_id"), "answer_id",
+                               pc.binary_join_element_wise(answers["answer_id"], tag, ""))
+        a = a.set_column(a.schema.get_field_index("query"), "query",
+                         pc.binary_join_element_wise(a["query"], pa.scalar(f" (set {qc})"), ""))
+        a = a.set_column(a.schema.get_field_index("meta"), "meta", pa.array(new_meta, pa.string()))
+        put("answers.parquet", a)
+        n += len(a)
+        for rel, t in tables.items():
+            put(rel, t.set_column(t.schema.get_field_index("answer_id"), "answer_id",
+                                  pc.binary_join_element_wise(t["answer_id"], tag, "")))
+for w in writers.values():
+    w.close()
+for rel in (f"{jd}/summary.parquet", f"{jd}/manifest.json"):
+    (gen.path / rel).write_bytes((base / rel).read_bytes())
+t = time.perf_counter()
+ot.write(gen.path, judge, "lexical")
+build = time.perf_counter() - t
+gen.publish()
+print("REPLICATED", n, build)
+"""
+
+
+def replicated(tmp: Path, q_copies: int = 11, w_copies: int = 13) -> dict:
+    """The 1k corpus through `aee run`, then its tables copied 11 x 13 times (queries renamed, waves
+    shifted two weeks per copy: 308 queries x 26 waves x 9 engines x 2 repeats = 144,144 answers)
+    into a result set; the over-time summaries built on it (timed) and the page measured. The
+    pipeline itself is not run at this size: this measures the summaries and the page only."""
+    small = measure("1k", tmp, page=True)
+    env = _env(tmp)
+    out = subprocess.run([sys.executable, "-c", _REPLICATE, "over-time-1k", "over-time-rep", str(q_copies), str(w_copies)],
+                         cwd=ROOT, env=env, check=True, capture_output=True, text=True, timeout=4 * 3600).stdout
+    n, build_s = out.split("REPLICATED")[1].split()[:2]
+    out = subprocess.run([sys.executable, "-c", _PAGE, str(ROOT / "pages" / "over_time.py"), "over-time-rep"], cwd=ROOT,
+                         env=env, check=True, capture_output=True, text=True, timeout=3600).stdout
+    cold, warm = (float(x) for x in out.split("PAGE")[1].split()[:2])
+    return {"small": small, "answers": int(n), "build_s": float(build_s), "page_cold_s": cold, "page_warm_s": warm}
