@@ -138,34 +138,6 @@ def bench_over_time(quick: bool, cost_row: Callable[..., Any], Row: Callable[...
     return rows
 
 
-if __name__ == "__main__":
-    import argparse
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    parser = argparse.ArgumentParser(description="over-time bench rows at chosen sizes")
-    parser.add_argument("--sizes", default="1k,20k", help="comma-separated: 1k, 20k, 140k (first = baseline)")
-    parser.add_argument("--replicated", action="store_true",
-                        help="instead: 1k through the pipeline, its tables copied to 144,144 answers; summaries and page only")
-    args = parser.parse_args()
-    chosen = tuple(s.strip() for s in args.sizes.split(","))
-    from run import Row, cost_row, text_table
-
-    if args.replicated:
-        with tempfile.TemporaryDirectory(prefix="aee-over-time-rep-") as tmp:
-            r = replicated(Path(tmp))
-        small = r["small"]
-        print(text_table([
-            cost_row(f"t2r. over-time summaries alone: 1k vs {r['answers']:,} answers (replicated tables)",
-                     small["build_s"] / small["answers"] * 1000, r["build_s"] / r["answers"] * 1000, "s per 1k answers",
-                     f"{small['build_s']:.1f} s vs {r['build_s']:.1f} s ({r['answers'] / small['answers']:.0f}x the answers, "
-                     f"{r['build_s'] / small['build_s']:.1f}x the time); the large set is the 1k run's tables copied"),
-            cost_row(f"t3r. Over time page, warm view: 1k vs {r['answers']:,} answers (replicated tables)", small["page_warm_s"],
-                     r["page_warm_s"], "s", f"AppTest, median of 3 warm runs ({small['page_cold_s']:.2f} s and "
-                     f"{r['page_cold_s']:.2f} s cold); target under 2 s: {'met' if r['page_warm_s'] < 2 else 'NOT met'}")]))
-    else:
-        print(text_table(bench_over_time(False, cost_row, Row, chosen)))
-
-
 # ---- 140k by replication: the summaries and the page at 140k answers without a 140k pipeline run ----
 
 _REPLICATE = """
@@ -242,3 +214,31 @@ def replicated(tmp: Path, q_copies: int = 11, w_copies: int = 13) -> dict:
                          env=env, check=True, capture_output=True, text=True, timeout=3600).stdout
     cold, warm = (float(x) for x in out.split("PAGE")[1].split()[:2])
     return {"small": small, "answers": int(n), "build_s": float(build_s), "page_cold_s": cold, "page_warm_s": warm}
+
+
+if __name__ == "__main__":
+    import argparse
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    parser = argparse.ArgumentParser(description="over-time bench rows at chosen sizes")
+    parser.add_argument("--sizes", default="1k,20k", help="comma-separated: 1k, 20k, 140k (first = baseline)")
+    parser.add_argument("--replicated", action="store_true",
+                        help="instead: 1k through the pipeline, its tables copied to 144,144 answers; summaries and page only")
+    args = parser.parse_args()
+    chosen = tuple(s.strip() for s in args.sizes.split(","))
+    from run import Row, cost_row, text_table
+
+    if args.replicated:
+        with tempfile.TemporaryDirectory(prefix="aee-over-time-rep-") as tmp:
+            r = replicated(Path(tmp))
+        small = r["small"]
+        print(text_table([
+            cost_row(f"t2r. over-time summaries alone: 1k vs {r['answers']:,} answers (replicated tables)",
+                     small["build_s"] / small["answers"] * 1000, r["build_s"] / r["answers"] * 1000, "s per 1k answers",
+                     f"{small['build_s']:.1f} s vs {r['build_s']:.1f} s ({r['answers'] / small['answers']:.0f}x the answers, "
+                     f"{r['build_s'] / small['build_s']:.1f}x the time); the large set is the 1k run's tables copied"),
+            cost_row(f"t3r. Over time page, warm view: 1k vs {r['answers']:,} answers (replicated tables)", small["page_warm_s"],
+                     r["page_warm_s"], "s", f"AppTest, median of 3 warm runs ({small['page_cold_s']:.2f} s and "
+                     f"{r['page_cold_s']:.2f} s cold); target under 2 s: {'met' if r['page_warm_s'] < 2 else 'NOT met'}")]))
+    else:
+        print(text_table(bench_over_time(False, cost_row, Row, chosen)))
