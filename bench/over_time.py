@@ -17,6 +17,9 @@ Rows:
       small vs large, time per answer.
   t3  the Over time page's warm view (Streamlit AppTest, server time of a second run in the same
       session), small vs large; target under 2 s at every size.
+
+`python bench/over_time.py --replicated` (rows t2r, t3r): the 1k corpus through `aee run`, its tables
+copied to 144,144 answers in a result set, then the summaries and the page timed at that size.
 """
 
 from __future__ import annotations
