@@ -60,6 +60,10 @@ Rows (letters as in docs/benchmarks.md):
        experts as annotators, the audit sample drawn 200 times at about 100, 300 and 600 pairs; for
        every engine x metric cell and all engines, how often the 95% interval holds the experts'
        value (goal >= 93%), with the mean width.
+  t    Audits over time (bench/over_time.py): fake-engine corpora of 1,008 and 20,016 answers (9 engines,
+       2 repeats, weekly waves; 140,400 with `python bench/over_time.py --sizes 1k,140k`): `aee run`
+       with its over-time summaries and those summaries alone, time per answer (1 = linear); the
+       Over time page's warm view (AppTest), target under 2 s.
 
 Each row reads "baseline vs ours": `ratio` is how many times better `ours` is than `baseline`
 (baseline / ours for costs such as calls, tokens, seconds and MB; ours / baseline for rates such as
@@ -616,6 +620,12 @@ def bench_llm_in_flight(quick: bool) -> list[Row]:
     return ray_rows.bench_llm_in_flight(quick, rate_row, skipped)
 
 
+def bench_over_time(quick: bool) -> list[Row]:
+    import over_time  # bench/over_time.py: t1-t3
+
+    return over_time.bench_over_time(quick, cost_row, Row)
+
+
 # ------------------------------------------------------------------------------------------------
 # n: page times in a real browser
 # ------------------------------------------------------------------------------------------------
@@ -772,6 +782,7 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "o": ("o. the worst-case answer at four sizes", bench_worst_case),
     "p": ("p. the offline encoder alone vs batched", bench_encoder),
     "q": ("q. prediction-powered scorecard: coverage per cell on ExpertQA", bench_ppi_coverage),
+    "t": ("t. audits over time: pipeline and page, 1k vs 20k answers", bench_over_time),
 }
 
 

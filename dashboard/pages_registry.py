@@ -48,6 +48,7 @@ PAGES: tuple[PageInfo, ...] = (
     PageInfo("Audit the judge", "audit.py", ":material/fact_check:", shows_dataset=True),
     PageInfo("Usability study", "study.py", ":material/groups:"),
     PageInfo("Conflicting evidence", "conflict.py", ":material/balance:"),
+    PageInfo("Over time", "over_time.py", ":material/timeline:", shows_dataset=True),
     PageInfo("Methodology", "methodology.py", ":material/menu_book:"),
 )
 

@@ -58,6 +58,8 @@ RUN = "run"  # conflicting evidence: probe run
 VARIANT = "variant"  # conflicting evidence: probe variant
 QUESTION = "question"  # conflicting evidence: probe question
 DONE = "done"  # start here: steps ticked done (repeatable step numbers)
+METRIC = "metric"  # over time: the metric followed across waves
+WAVE = "wave"  # over time: the wave whose stability is shown
 
 PARAMS: dict[str, str] = {
     DATASET: "dataset name", JUDGE: "judge", ANSWER: "answer id", MODE: "scoring rules", NECESSITY: "necessity method",
@@ -67,7 +69,7 @@ PARAMS: dict[str, str] = {
     ONLY_DIFF: "only differing items", LOG: "study log", SEED: "simulation seed", ALPHA: "significance level",
     TEST: "comparison", CONDITION: "compared column", FIRST: "first condition", SECOND: "second condition",
     BY: "grouping", TOP: "items shown", RUN: "probe run", VARIANT: "probe variant", QUESTION: "probe question",
-    DONE: "step done (repeatable)",
+    DONE: "step done (repeatable)", METRIC: "metric", WAVE: "wave",
 }
 MULTI = frozenset({FIELDS, GROUPS, DONE})  # parameters that may repeat
 MAX_VALUE = 300

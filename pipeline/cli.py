@@ -18,6 +18,7 @@ from pipeline.audit.cli import add_ppi_options
 from pipeline.audit.cli import register as register_audit
 from pipeline.collect import register as register_collect
 from pipeline.conflict.cli import register as register_probe
+from pipeline.consistency.cli import register as register_over_time
 from pipeline.errors import InputError
 from pipeline.judges.base import JudgeError
 from pipeline.judges.cli import register as register_judges
@@ -157,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_probe(sub)
     register_collect(sub)
     register_audit(sub)
+    register_over_time(sub)
     return parser
 
 

@@ -67,7 +67,8 @@ _GENERATION = re.compile(r"gen-(\d{6,})")
 _TEMPORARY = re.compile(r"\.(?:[^/]+\.(?:parquet|json)|CURRENT)\.[a-z0-9_]{8}\.tmp")
 _LEGACY_FILES = ("answers.parquet", "sources.parquet")
 _JUDGE_FILES = ("statements.parquet", "labels.parquet", "pairs.parquet", "metrics.parquet", "summary.parquet",
-                "manifest.json")
+                "manifest.json",
+                "over_time.json", "over_time_flips.parquet")  # written when the data has repeats or waves (pipeline/consistency)
 HASH_BLOCK = 1 << 20
 
 

@@ -309,7 +309,21 @@ def _finish(name: str, judge_id: str, generation: NewGeneration, shared: dict[st
         w.commit()
     summary = summary_values.summary()
     write_table("summary", summary, table_path(name, "summary", judge_id, base=generation.path))
+    _write_over_time(generation.path, judge_id)
     return summary
+
+
+def _write_over_time(base: Path, judge_id: str) -> None:
+    """Repeats and waves: the "Over time" page's summaries (pipeline/consistency). They are derived
+    from the tables just written, so a failure here costs the page, never the run's results."""
+    import sys
+
+    from pipeline.consistency.summary import write as write_over_time
+
+    try:
+        write_over_time(base, judge_id)
+    except Exception as exc:  # noqa: BLE001 - the scores are written; only the over-time view is missing
+        print(f"warning: over-time summaries not written ({type(exc).__name__}: {str(exc)[:200]})", file=sys.stderr)
 
 
 def _string_array(values: Iterable[str]):

@@ -170,6 +170,7 @@ PAGES = {  # page address: what a reader changes there (None: a page without con
     "audit": None,
     "methodology": None,
     "rescore": None,
+    "over_time": None,
 }
 
 

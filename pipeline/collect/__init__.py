@@ -41,6 +41,12 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--fetch-allow-host", action="append", default=[], metavar="HOST:PORT",
                    help="a non-public host and port the page fetcher may reach (a local mirror: 127.0.0.1:8080); "
                         "a host without a port opens its web ports 80 and 443 only; repeatable")
+    p.add_argument("--repeat", type=int, default=1, metavar="K",
+                   help="ask each query K times (default 1): how much the engine's answers change (`aee compare`)")
+    p.add_argument("--spacing", type=float, default=0.0, metavar="SECONDS",
+                   help="with --repeat: start each round of repeats at least this long after the previous one")
+    p.add_argument("--wave", default="", help="name of this audit wave (the same queries asked again on another date); "
+                                              "default: waves are told apart by the capture dates")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_collect)
     return p
@@ -65,12 +71,17 @@ def cmd_collect(args: argparse.Namespace) -> int:
         raise InputError("must be more than 0 and at most 100,000", field="--rpm")
     if not 0 <= args.retries <= 20 or not 0 <= args.backoff <= 600 or not 0 < args.timeout <= 3600:
         raise InputError("--retries 0..20, --backoff 0..600 s and --timeout up to 3600 s", field="--retries/--backoff/--timeout")
+    if not 1 <= args.repeat <= 100 or not 0 <= args.spacing <= 7 * 86_400:
+        raise InputError("--repeat 1..100 and --spacing 0..604800 s", field="--repeat/--spacing")
+    if len(args.wave) > 64 or any(c in args.wave for c in "\n\r\t/\\"):
+        raise InputError("at most 64 characters, no slashes or line breaks", field="--wave")
     config = CollectConfig(engine=args.engine, queries=args.queries, out=args.out, model=args.model, limit=args.limit,
                            query_type=args.query_type, sources=args.sources, concurrency=args.concurrency,
                            requests_per_minute=args.rpm, timeout=args.timeout,
                            backoff=Backoff(base=args.backoff, cap=max(60.0, args.backoff), attempts=args.retries + 1),
                            progress=not args.no_progress, price_per_call=args.price_per_call,
-                           fetch_allow_hosts=tuple(args.fetch_allow_host))
+                           fetch_allow_hosts=tuple(args.fetch_allow_host), repeat=args.repeat, spacing=args.spacing,
+                           wave=args.wave.strip())
     if args.dry_run:
         for line in plan(config):
             print(line)

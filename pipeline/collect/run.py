@@ -63,6 +63,9 @@ class CollectConfig:
     price_per_call: float | None = None
     fetch_allow_hosts: tuple[str, ...] = ()  # hosts the fetcher may reach although not public (tests, mirrors)
     secrets_path: Path | None = None
+    repeat: int = 1  # ask each query this many times (pipeline/consistency: how much answers change)
+    spacing: float = 0.0  # seconds between the starts of two rounds of repeats
+    wave: str = ""  # the audit wave these captures belong to ("" : derived from the capture dates)
 
 
 @dataclass
@@ -98,9 +101,20 @@ class CollectReport:
                 + f"{self.seconds:.1f} s" + ("; interrupted" if self.interrupted else ""))
 
 
-def answer_file_id(engine: str, model: str, query: str) -> str:
-    """The envelope's id and file name: one per (engine, model, query)."""
-    return f"{engine}-{digest_id(engine, model, query)}"
+def answer_file_id(engine: str, model: str, query: str, repeat: int = 0, wave: str = "") -> str:
+    """The envelope's id and file name: one per (engine, model, query), and per repeat and wave when
+    a query is asked more than once (the first asking of a run without a wave keeps the old name, so
+    folders collected before repeats existed resume as they are)."""
+    base = f"{engine}-{digest_id(engine, model, query)}"
+    if wave:
+        return f"{base}-{digest_id(wave)[:8]}-r{repeat}"
+    return f"{base}-r{repeat}" if repeat else base
+
+
+def _todo(config: CollectConfig, model: str, queries: list[Query], done: set[str]) -> list[tuple[Query, int]]:
+    """(query, repeat) pairs still to ask, round by round: every query's repeat 0, then repeat 1..."""
+    return [(q, r) for r in range(max(1, config.repeat)) for q in queries
+            if answer_file_id(config.engine, model, q.query, r, config.wave) not in done]
 
 
 def collect(config: CollectConfig) -> CollectReport:
@@ -114,10 +128,10 @@ def collect(config: CollectConfig) -> CollectReport:
     queries = load_queries(config.queries, config.query_type)
     if config.limit is not None:
         queries = queries[: max(config.limit, 0)]
-    report = CollectReport(config.engine, model, queries=len(queries))
+    report = CollectReport(config.engine, model, queries=len(queries) * max(1, config.repeat))
     done = _done_ids(config.out)
-    todo = [q for q in queries if answer_file_id(config.engine, model, q.query) not in done]
-    report.already = len(queries) - len(todo)
+    todo = _todo(config, model, queries, done)
+    report.already = report.queries - len(todo)
     if todo and not endpoint.key:
         names = " or ".join(endpoint.provider.key_env)
         raise InputError(f"no API key for {config.engine}: set {names}, or api_key in the [{config.engine}] table of "
@@ -153,16 +167,24 @@ def collect(config: CollectConfig) -> CollectReport:
     with cf.ThreadPoolExecutor(max_workers=max(1, min(config.concurrency, 32)), thread_name_prefix="collect") as pool:
         pending: set[cf.Future] = set()
         queue = iter(todo)
+        waiting: tuple[Query, int] | None = None
         try:
             while True:
                 while not stop.is_set() and len(pending) < max(1, config.concurrency):
-                    q = next(queue, None)
-                    if q is None:
+                    item = waiting or next(queue, None)
+                    if item is None:
                         break
+                    if time.monotonic() < started + item[1] * config.spacing:  # its round has not begun
+                        waiting = item
+                        break
+                    waiting = None
                     report.asked += 1
-                    pending.add(pool.submit(_safe_ask, q, config, endpoint, model, stop, gate))
-                if not pending:
+                    pending.add(pool.submit(_safe_ask, item[0], config, endpoint, model, stop, gate, item[1]))
+                if not pending and (waiting is None or stop.is_set()):
                     break
+                if not pending:
+                    time.sleep(min(0.2, max(0.0, started + waiting[1] * config.spacing - time.monotonic())))  # type: ignore[index]
+                    continue
                 finished, pending = cf.wait(pending, timeout=0.2, return_when=cf.FIRST_COMPLETED)
                 for fut in finished:
                     finish(fut.result())
@@ -182,6 +204,8 @@ def collect(config: CollectConfig) -> CollectReport:
     report.seconds = time.monotonic() - started
     _write_json_atomic(config.out / SUMMARY_FILE, {"finished": _now(), "engine": config.engine, "model": model,
                                                    "queries": config.queries, "sources": config.sources,
+                                                   "repeat": max(1, config.repeat), "spacing": config.spacing,
+                                                   "wave": config.wave,
                                                    "report": asdict(report)})
     return report
 
@@ -197,7 +221,9 @@ def plan(config: CollectConfig) -> list[str]:
     if config.limit is not None:
         queries = queries[: max(config.limit, 0)]
     done = _done_ids(config.out)
-    todo = [q for q in queries if answer_file_id(config.engine, model, q.query) not in done]
+    pairs = _todo(config, model, queries, done)
+    todo = [q for q, _ in pairs]
+    asked = len(queries) * max(1, config.repeat)
     price = provider.price_per_call if config.price_per_call is None else config.price_per_call
     basis = "--price-per-call" if config.price_per_call is not None else f"{provider.price_basis}; {PRICES_NOTE}"
     key = "found" if endpoint.key else f"NOT found (set {' or '.join(provider.key_env)})"
@@ -205,7 +231,10 @@ def plan(config: CollectConfig) -> list[str]:
     path, _, _ = provider.request("…", model)
     lines = [f"dry run: {config.engine} ({model or 'default model'}) at {endpoint.url(path)}; nothing is sent",
              f"{len(queries)} queries" + (f" ({repeats} repeated question(s) in the set asked once)" if repeats else "")
-             + f" to consider, {len(queries) - len(todo)} already collected in {config.out}, "
+             + (f", each asked {config.repeat} times" + (f" (rounds {config.spacing:g} s apart)" if config.spacing else "")
+                if config.repeat > 1 else "")
+             + (f", wave {config.wave!r}" if config.wave else "")
+             + f" to consider, {asked - len(todo)} already collected in {config.out}, "
              f"{len(todo)} to ask ({types['debate']} debate, {types['expertise']} expertise)",
              f"calls: {len(todo)} (more only if some are retried after 429/5xx/timeouts)",
              f"estimated cost: ${len(todo) * price:,.2f} ({len(todo)} x ${price:g}; {basis})",
@@ -222,18 +251,19 @@ def plan(config: CollectConfig) -> list[str]:
 
 
 def _safe_ask(q: Query, config: CollectConfig, endpoint: Endpoint, model: str, stop: threading.Event,
-              gate: RateGate | None = None) -> dict[str, Any]:
+              gate: RateGate | None = None, repeat: int = 0) -> dict[str, Any]:
     try:
-        return _ask(q, config, endpoint, model, stop, gate)
+        return _ask(q, config, endpoint, model, stop, gate, repeat)
     except Exception as exc:  # noqa: BLE001 - one odd answer (a disk error, a fetcher bug) must not end the run
         error = redact(f"{type(exc).__name__}: {exc}", [endpoint.key])
-        return {"query": q.query, "id": answer_file_id(config.engine, model, q.query), "kind": "failed", "error": error}
+        return {"query": q.query, "id": answer_file_id(config.engine, model, q.query, repeat, config.wave), "kind": "failed",
+                "error": error}
 
 
 def _ask(q: Query, config: CollectConfig, endpoint: Endpoint, model: str, stop: threading.Event,
-         gate: RateGate | None = None) -> dict[str, Any]:
+         gate: RateGate | None = None, repeat: int = 0) -> dict[str, Any]:
     provider = endpoint.provider
-    answer_id = answer_file_id(config.engine, model, q.query)
+    answer_id = answer_file_id(config.engine, model, q.query, repeat, config.wave)
     path, headers, body = provider.request(q.query, model)
     key = endpoint.key or ""
     result = post_json(endpoint.url(path), {**headers, **provider.auth_headers(key)}, body,
@@ -247,6 +277,7 @@ def _ask(q: Query, config: CollectConfig, endpoint: Endpoint, model: str, stop: 
     envelope: dict[str, Any] = {
         "query": q.query, "query_type": q.query_type, "engine": config.engine, "format": provider.response_format,
         "model": model, "captured_at": _now(), "request": body, "response": result.body,
+        **({"repeat": repeat} if config.repeat > 1 or repeat else {}), **({"wave": config.wave} if config.wave else {}),
         "collector": {"tool": "aee collect", "file_id": answer_id, "attempts": result.attempts, "seconds": round(result.seconds, 3),
                       **({"query_id": q.query_id} if q.query_id else {})},
     }

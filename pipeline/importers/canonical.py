@@ -236,10 +236,28 @@ def parse_answer(obj: Any, where: str, dataset: str = "") -> AnnotatedAnswer:
         sources=sources,
         dataset=dataset or str(obj.get("dataset") or ""),
         field=str(obj.get("field") or ""),
-        meta={k: str(obj[k])[:500] for k in ("note",) if isinstance(obj.get(k), str)},
+        meta={**{k: str(obj[k])[:500] for k in ("note",) if isinstance(obj.get(k), str)}, **_when(obj, where)},
     )
     labels = _field(obj, "labels", dict, where, required=False, default={})
     return _apply_labels(answer, labels, where)
+
+
+def _when(obj: dict, where: str) -> dict[str, str]:
+    """When the answer was captured, for audits over time (pipeline/consistency): `captured_at` (ISO
+    time), `wave` (an audit's name) and `repeat` (which asking of the query), each optional."""
+    out: dict[str, str] = {}
+    for key in ("captured_at", "wave"):
+        value = obj.get(key)
+        if value is not None and value != "":
+            if not isinstance(value, str):
+                raise InputError("expected a string", record=where, field=key)
+            out[key] = value.strip()[:100]
+    repeat = obj.get("repeat")
+    if repeat is not None and repeat != "":
+        if isinstance(repeat, bool) or not isinstance(repeat, int) or not 0 <= repeat <= 10_000:
+            raise InputError("expected an integer 0..10000", record=where, field="repeat")
+        out["repeat"] = str(repeat)
+    return out
 
 
 def check_answer_size(annotated: AnnotatedAnswer) -> None:

@@ -244,7 +244,9 @@ def engine_answer(obj: Any, where: str, fmt: str | None = None, options: ImportO
     if raw_id is not None and (isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or not str(raw_id).strip()):
         raise InputError("expected a non-empty string", record=where, field="id")
     raw = raw_for_audit(response)
-    answer_id = str(raw_id) if raw_id is not None else f"{name}-{digest_id(query, parse.response_id or raw['raw_response_sha256'])}"
+    when = _when(envelope, where)  # repeats and waves (aee collect --repeat/--wave): one answer each
+    answer_id = (str(raw_id) if raw_id is not None
+                 else f"{name}-{digest_id(query, parse.response_id or raw['raw_response_sha256'], *_when_parts(when))}")
     if len(answer_id) > MAX_ID_CHARS:
         raise InputError(f"{len(answer_id):,} characters; the limit is {MAX_ID_CHARS:,}", record=where, field="id")
     fetched = envelope.get("fetched")
@@ -252,11 +254,34 @@ def engine_answer(obj: Any, where: str, fmt: str | None = None, options: ImportO
         fetched = as_dict(fetched, where, "fetched")
     request = envelope.get("request")
     meta = {"format": name, "sources": "fetch" if fetched is not None else "snippet", "source_file": source_file[:300],
-            "captured_at": _str(envelope, "captured_at", where)[:100],
+            "captured_at": _str(envelope, "captured_at", where)[:100], **when,
             "request": redact(json.dumps(request, ensure_ascii=False, sort_keys=True))[:5_000] if request is not None else "",
             **raw}
     return with_scope(build_answer(parse, answer_id=answer_id, engine=engine, query=query.strip(), query_type=query_type,
                                    where=where, dataset=dataset, meta=meta, fetched=fetched), FORMATS[name].scope)
+
+
+def _when(envelope: dict, where: str) -> dict[str, str]:
+    """The envelope's repeat index and wave name, as Answer.meta strings (absent when not given)."""
+    out: dict[str, str] = {}
+    repeat = envelope.get("repeat")
+    if repeat is not None:
+        if isinstance(repeat, bool) or not isinstance(repeat, int) or not 0 <= repeat <= 10_000:
+            raise InputError("expected an integer 0..10000", record=where, field="repeat")
+        out["repeat"] = str(repeat)
+    wave = _str(envelope, "wave", where).strip()
+    if wave:
+        out["wave"] = wave[:64]
+    return out
+
+
+def _when_parts(when: dict[str, str]) -> list[str]:
+    """What a repeat or wave adds to the answer id; nothing for the first asking without a wave, so
+    ids of envelopes collected before repeats existed do not change."""
+    parts = [f"wave={when['wave']}"] if "wave" in when else []
+    if when.get("repeat", "0") != "0":
+        parts.append(f"repeat={when['repeat']}")
+    return parts
 
 
 def _str(obj: dict, key: str, where: str) -> str:

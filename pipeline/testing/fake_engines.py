@@ -31,6 +31,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Self
 
+from pipeline.testing.fake_variation import Variation, varied_answer
 from pipeline.testing.stub_server import StubRequest, StubServer
 
 __all__ = ["FakeEngineServer", "Fault", "Logged", "fake_answer"]
@@ -115,12 +116,26 @@ def fake_answer(path: str, query: str, base: str) -> dict[str, Any]:
     raise KeyError(path)
 
 
+def varied_perplexity(query: str, draw: int, variation: Variation, engine: str = "perplexity") -> dict[str, Any]:
+    """A Perplexity response for the `draw`-th asking of `query` under a variation."""
+    va = varied_answer(engine, query, draw, variation)
+    content = " ".join(f"{s[:-1]} [{k % len(va.urls) + 1}]." for k, s in enumerate(va.statements))
+    return {"id": f"pplx-{va.response_id}", "model": "sonar", "object": "chat.completion",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}}],
+            "citations": list(va.urls),
+            "search_results": [{"title": f"Page {k}", "url": u, "snippet": t} for k, (u, t) in enumerate(zip(va.urls, va.snippets), 1)]}
+
+
 class FakeEngineServer(StubServer):
     """Threaded stub server; use as a context manager or call start()/stop()."""
 
-    def __init__(self, expected_key: str | None = None, delay: float = 0.0) -> None:
+    def __init__(self, expected_key: str | None = None, delay: float = 0.0, variation: Variation | None = None) -> None:
         super().__init__()
         self.expected_key, self.delay = expected_key, delay
+        # with a variation, each asking of a query is a new draw (fake_variation.py): other sources,
+        # reworded statements, at known rates; Perplexity's shape carries all of it
+        self.variation = variation
+        self._draws: dict[tuple[str, str], int] = {}
         self.log: list[Logged] = []
         self.faults: list[Fault] = []
         self._base = ""
@@ -191,7 +206,14 @@ class FakeEngineServer(StubServer):
             request.send(200, json.dumps(fault.body).encode())
             return
         try:
-            payload = json.dumps(fake_answer(request.path.split("?")[0], entry.query, self.base_url)).encode()
+            path = request.path.split("?")[0]
+            if self.variation is not None and path.endswith("/chat/completions"):
+                with self._lock:
+                    draw = self._draws.get((path, entry.query), 0)
+                    self._draws[(path, entry.query)] = draw + 1
+                payload = json.dumps(varied_perplexity(entry.query, draw, self.variation)).encode()
+            else:
+                payload = json.dumps(fake_answer(path, entry.query, self.base_url)).encode()
         except KeyError:
             entry.status = 404
             request.send(404, b'{"error": {"message": "no such endpoint"}}')
@@ -212,8 +234,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--429-every", dest="every_429", type=int, default=0, help="every Nth request gets a 429")
     parser.add_argument("--slow-every", type=int, default=0, help="every Nth request answers late")
     parser.add_argument("--slow", type=float, default=5.0, help="how late, in seconds")
+    parser.add_argument("--vary", type=int, metavar="SEED", help="every asking a new draw (fake_variation.Variation(seed=SEED)): "
+                                                                  "Perplexity answers change between repeats at known rates")
     args = parser.parse_args(argv)
-    server = FakeEngineServer(delay=args.delay)
+    server = FakeEngineServer(delay=args.delay, variation=None if args.vary is None else Variation(seed=args.vary))
     counter = itertools.count(1)
     lock = threading.Lock()
     state = {"n": 0}

@@ -1,0 +1,182 @@
+"""Over time: how much each engine's answers and sources change when the same question is asked
+again, each metric across audit waves with its interval, and the queries whose rating flipped
+between repeats. Reads the summaries `aee run` wrote (pipeline/consistency/summary.py)."""
+
+from __future__ import annotations
+
+import json
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from dashboard import over_time_data as otd
+from dashboard.render import (
+    ensure_router,
+    fmt_ci,
+    md_escape,
+    metric_label,
+    pick_dataset_and_judge,
+    url_choice,
+    url_remember,
+)
+from dashboard.url_state import page_link
+from pipeline.consistency.change import MEASURES
+from pipeline.metrics import METRICS
+
+ensure_router()
+st.title("Over time")
+st.caption("Answer engines give other answers, with other sources, to the same question asked again. Here: how much "
+           "they change between repeats, each metric across audit waves with its 95% interval, and the queries whose "
+           "rating flips from one asking to the next.")
+
+
+
+def _switch_to(name: str) -> None:
+    st.session_state["over_time_dataset"] = name
+    st.session_state["shared_dataset"] = name
+
+
+cols = st.columns([1.2, 1, 1.8])
+dataset, judge = pick_dataset_and_judge("over_time", cols[0], cols[1])
+summary, tables = otd.summary(dataset, judge)
+if not summary:
+    st.info(f"{md_escape(dataset)} has one answer per engine and query, so there is nothing to follow over time. "
+            "Ask each query several times, or audit the same queries again later, then run the dataset:",
+            icon=":material/info:")
+    st.code(f"aee collect --engine perplexity --queries my.jsonl --out captures/{dataset} --repeat 3 --spacing 3600\n"
+            f"aee run --dataset {dataset} --path captures/{dataset}", language="bash")
+    for other in otd.datasets_over_time()[:3]:
+        if other != dataset:
+            st.button(f"Show {md_escape(other)} instead", key=f"over_time_switch_{other}", on_click=_switch_to, args=(other,),
+                      icon=":material/swap_horiz:")
+    st.stop()
+
+engines: list[str] = summary["engines"]
+waves: list[str] = summary["waves"]
+metric_waves = tables["metric_waves"]
+metrics = [m for m in METRICS if m in set(metric_waves.get("metric", []))]
+cols = st.columns([1, 1.4, 1])
+url_choice("engine", "over_time_engine", engines)
+engine = cols[0].selectbox("Engine", engines, key="over_time_engine")
+url_remember("engine", engine)
+url_choice("metric", "over_time_metric", metrics, "citation_accuracy")
+metric = cols[1].selectbox("Metric", metrics, key="over_time_metric", format_func=metric_label)
+url_remember("metric", metric)
+url_choice("wave", "over_time_wave", waves, waves[-1])
+wave = cols[2].selectbox("Wave", waves, key="over_time_wave", help="the audit wave whose repeats are compared")
+url_remember("wave", wave)
+info = METRICS[metric]
+unit = " (points)" if info.unit == "percent" else ""
+
+st.markdown(f"**{md_escape(dataset)}** · judge {md_escape(judge)} · {summary['answers']:,} answers to "
+            f"{summary['queries']:,} queries · {len(waves)} wave(s) · {summary['repeats']['min']}–{summary['repeats']['max']} "
+            f"asking(s) per query and wave")
+
+# ---- stability of answers and sources --------------------------------------------------------------
+st.subheader("How much answers and sources change between repeats")
+stability = tables["stability"]
+labels: dict[str, str] = {m: summary["measures"][m] for m in MEASURES if m in summary["measures"]}  # in MEASURES order
+if stability.empty:
+    st.caption("No query was asked more than once within a wave.")
+else:
+    part = stability[stability["wave"] == wave]
+    table = pd.DataFrame({
+        "engine": part["engine"], "measure": part["measure"].map(labels),
+        "value": part["value"], "95% interval": [fmt_ci(lo, hi) for lo, hi in zip(part["ci_low"], part["ci_high"])],
+        "queries": part["queries"]})
+    wide = table.pivot_table(index="engine", columns="measure", values="value", aggfunc="first").reindex(
+        columns=[labels[m] for m in labels if labels[m] in set(table["measure"])])
+    st.dataframe(wide.reset_index(), hide_index=True, width="stretch", key="over_time_stability",
+                 column_config={c: st.column_config.NumberColumn(c, format="%.2f") for c in wide.columns})
+    st.caption(f"1 = the same every time, 0 = nothing kept. Means over queries of every pair of repeats in wave {md_escape(wave)}; "
+               f"meaning similarity by the {md_escape(summary['meaning_method'])} method "
+               "(encoder: the offline model's embeddings; lexical: word counts, when the model is absent or the corpus is "
+               "large). Intervals are in the export.")
+
+# ---- each metric across waves ------------------------------------------------------------------------
+st.subheader(f"{metric_label(metric)} across waves")
+series = metric_waves[metric_waves["metric"] == metric].copy()
+if series.empty:
+    st.caption("No values for this metric.")
+else:
+    series["wave"] = pd.Categorical(series["wave"], categories=waves, ordered=True)
+    colour = alt.Color("engine:N", title="engine", scale=alt.Scale(scheme="category10"))
+    base = alt.Chart(series).encode(x=alt.X("wave:O", sort=waves, title="wave", axis=alt.Axis(labelAngle=0, labelLimit=120)),
+                                    color=colour)
+    chart = (base.mark_rule().encode(y=alt.Y("ci_low:Q", title=f"{metric_label(metric)}{unit}"), y2="ci_high:Q")
+             + base.mark_line(point=True).encode(y="value:Q", tooltip=["engine", "wave", alt.Tooltip("value:Q", format=".1f"),
+                                                                       alt.Tooltip("ci_low:Q", format=".1f"),
+                                                                       alt.Tooltip("ci_high:Q", format=".1f")]))
+    st.altair_chart(chart.properties(height=260), width="stretch")
+    st.caption("Each point is the mean over queries (each query's repeats averaged first); the bar is its 95% bootstrap "
+               "interval over queries.")
+    wave_changes = tables["wave_changes"]
+    changes = wave_changes[wave_changes["metric"] == metric].to_dict("records") if not wave_changes.empty else []
+    if changes:
+        st.markdown(f"**From {md_escape(changes[0]['from_wave'])} to {md_escape(changes[0]['to_wave'])}**, paired by query "
+                    "(Holm-adjusted over the metrics):")
+        for c in changes:
+            st.markdown(f"- {md_escape(c['words'])}")
+    st.caption(md_escape(summary["judge_note"]).capitalize() + ".")
+
+# ---- spread: is the engine gap larger than the noise -------------------------------------------------
+st.subheader("Repeats against queries and engines")
+icc, shares = tables["icc"], tables["shares"]
+icc_part = icc[(icc["metric"] == metric) & (icc["wave"] == wave)] if not icc.empty else icc
+if not icc_part.empty:
+    st.dataframe(pd.DataFrame({
+        "engine": icc_part["engine"], "ICC": icc_part["icc"],
+        "95% interval": [fmt_ci(lo, hi) for lo, hi in zip(icc_part["icc_low"], icc_part["icc_high"])],
+        f"spread between repeats{unit}": icc_part["within_sd"], f"spread between queries{unit}": icc_part["between_sd"],
+        "queries": icc_part["queries"]}), hide_index=True, width="stretch", key="over_time_icc",
+        column_config={"ICC": st.column_config.NumberColumn(format="%.2f"),
+                       f"spread between repeats{unit}": st.column_config.NumberColumn(format="%.1f"),
+                       f"spread between queries{unit}": st.column_config.NumberColumn(format="%.1f")})
+    st.caption("ICC: the share of the variation that lies between queries rather than between repeats of one query "
+               "(1: every asking scores the same; 0: repeats differ as much as different queries).")
+share_part = shares[(shares["metric"] == metric) & (shares["wave"] == wave)] if not shares.empty else shares
+if not share_part.empty:
+    row = share_part.iloc[0]
+    st.markdown(f"Of the variation of {md_escape(metric_label(metric))} across answers in wave {md_escape(wave)}, "
+                f"**{row['engine_share']:.0%}** {fmt_ci(row['engine_low'], row['engine_high'], 2)} is between engines, "
+                f"**{row['query_share']:.0%}** between queries and **{row['repeat_share']:.0%}** between repeats of a query "
+                f"(the {int(row['queries'])} queries all {int(row['engines'])} engines answered).")
+
+# ---- rating flips -----------------------------------------------------------------------------------
+st.subheader("Queries whose rating flipped between repeats")
+flips = otd.flips(dataset, judge, engine, metric, wave)
+if not info.bands:
+    st.caption(f"{md_escape(metric_label(metric))} has no rating bands.")
+elif flips.empty:
+    st.caption(f"None: every query {md_escape(engine)} answered more than once kept its rating on this metric.")
+else:
+    ids = flips["answer_ids"].map(json.loads)
+
+    def _link(answers: list[str], k: int) -> str | None:
+        if k >= len(answers):
+            return None
+        return page_link("inspector", {"dataset": dataset, "judge": judge, "answer": answers[k]})
+
+    askings = min(int(ids.map(len).max()), 5)
+    view = pd.DataFrame({"query": flips["query"].str.slice(0, 200), "ratings by repeat": flips["ratings"],
+                         f"values{unit}": flips["values"]})
+    links = {f"asking {k + 1}": [_link(a, k) for a in ids] for k in range(askings)}
+    st.dataframe(view.assign(**links), hide_index=True, width="stretch", key="over_time_flips",
+                 column_config={**{name: st.column_config.LinkColumn(display_text="open") for name in links},
+                                "query": st.column_config.TextColumn(width="medium")})
+    st.caption(f"{len(flips):,} queries; ratings use the metric's published bands (▲ acceptable, ● borderline, ▼ problematic). "
+               "Each link opens that asking's answer in the Answer inspector.")
+
+# ---- exports ----------------------------------------------------------------------------------------
+st.subheader("Export")
+stem = f"{dataset}-{judge}-over-time".replace(":", "_")
+ex = st.columns(4)
+ex[0].download_button("Stability CSV", lambda: stability.to_csv(index=False).encode("utf-8"), f"{stem}-stability.csv", "text/csv",
+                      key="over_time_dl_stability", on_click="ignore", icon=":material/download:")
+ex[1].download_button("Metrics by wave CSV", lambda: metric_waves.to_csv(index=False).encode("utf-8"), f"{stem}-metrics.csv",
+                      "text/csv", key="over_time_dl_metrics", on_click="ignore", icon=":material/download:")
+ex[2].download_button("Flips CSV", lambda: flips.to_csv(index=False).encode("utf-8"), f"{stem}-flips-{engine}-{metric}.csv",
+                      "text/csv", key="over_time_dl_flips", on_click="ignore", icon=":material/download:")
+ex[3].download_button("Summary JSON", lambda: otd.summary_json(dataset, judge), f"{stem}.json",
+                      "application/json", key="over_time_dl_json", on_click="ignore", icon=":material/download:")

@@ -1,0 +1,170 @@
+"""How much an engine's answer and its sources change between repeats of one query.
+
+For every pair of repeats of a query (same engine, same wave):
+
+- statement overlap: Dice coefficient of the two answers' statement sets, statements compared
+  after removing citation markers, case and spacing (1 = the same statements, 0 = none shared);
+- meaning similarity: cosine of the two answers' embeddings from the offline encoder
+  (pipeline/judges/offline/embedding.py); without the model, a lexical stand-in: cosine of the two
+  answers' word-count vectors. The method used is reported with the figure;
+- URL Jaccard and domain Jaccard of the listed sources;
+- rank overlap: average overlap of the two source lists at every depth 1..D (D the longer list),
+  so agreeing on the first source counts more than agreeing on the last.
+
+A query's value is the mean over its pairs; an engine's value is the mean over its queries, with a
+bootstrap interval over queries.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from itertools import combinations
+from typing import Callable, Sequence
+from urllib.parse import urlsplit
+
+import numpy as np
+import pandas as pd
+
+MEASURES: tuple[str, ...] = ("statement_overlap", "meaning_similarity", "url_jaccard", "domain_jaccard", "rank_overlap")
+MEASURE_LABELS: dict[str, str] = {
+    "statement_overlap": "Statements kept", "meaning_similarity": "Meaning similarity",
+    "url_jaccard": "Same sources (URL)", "domain_jaccard": "Same sites (domain)", "rank_overlap": "Source order kept",
+}
+_MARKER = re.compile(r"\[\d+(?:\s*[,–-]\s*\d+)*\]|\(\[[^\]]*\]\([^)]*\)\)")
+_WORD = re.compile(r"\w+")
+
+
+def normalise_statement(text: str) -> str:
+    return " ".join(_MARKER.sub(" ", text).lower().split()).rstrip(" .")
+
+
+def dice(a: set, b: set) -> float | None:
+    if not a and not b:
+        return None
+    return 2 * len(a & b) / (len(a) + len(b))
+
+
+def jaccard(a: set, b: set) -> float | None:
+    if not a and not b:
+        return None
+    return len(a & b) / len(a | b)
+
+
+def average_overlap(a: Sequence[str], b: Sequence[str]) -> float | None:
+    """Mean over depths d = 1..max(len) of |a[:d] ∩ b[:d]| / d."""
+    a, b = list(dict.fromkeys(a)), list(dict.fromkeys(b))
+    depth = max(len(a), len(b))
+    if depth == 0:
+        return None
+    total, seen_a, seen_b, common = 0.0, set(), set(), 0
+    for d in range(depth):
+        x = a[d] if d < len(a) else None
+        y = b[d] if d < len(b) else None
+        if x is not None:
+            common += x in seen_b
+            seen_a.add(x)
+        if y is not None:
+            common += y in seen_a
+            seen_b.add(y)
+        total += common / (d + 1)
+    return total / depth
+
+
+def domain(url: str) -> str:
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        host = ""
+    host = host.lower()
+    return host[4:] if host.startswith("www.") else host
+
+
+def lexical_vectors(texts: Sequence[str]) -> list[Counter]:
+    return [Counter(_WORD.findall(_MARKER.sub(" ", t).lower())) for t in texts]
+
+
+def lexical_cosine(a: Counter, b: Counter) -> float | None:
+    if not a or not b:
+        return None
+    dot = sum(v * b.get(k, 0) for k, v in a.items())
+    return dot / (np.sqrt(sum(v * v for v in a.values())) * np.sqrt(sum(v * v for v in b.values())))
+
+
+def meaning_backend(texts: Sequence[str], method: str = "auto") -> tuple[str, Callable[[int, int], float | None]]:
+    """(method name, similarity of text i and text j). "encoder" needs the offline model; "auto"
+    uses it when it loads and falls back to "lexical"."""
+    if method in ("auto", "encoder"):
+        try:
+            from pipeline.judges.offline.embedding import ModelUnavailable, embed
+
+            vectors = embed(list(texts)) if texts else np.zeros((0, 1))
+            norms = np.linalg.norm(vectors, axis=1)
+            norms[norms == 0] = 1.0
+            unit = vectors / norms[:, None]
+            return "encoder", lambda i, j: float(np.clip(unit[i] @ unit[j], -1.0, 1.0))
+        except (ImportError, ModelUnavailable, OSError):
+            if method == "encoder":
+                raise
+    counts = lexical_vectors(texts)
+    return "lexical", lambda i, j: lexical_cosine(counts[i], counts[j])
+
+
+def pair_changes(captures: pd.DataFrame, texts: pd.Series, statements: pd.DataFrame, sources: pd.DataFrame,
+                 meaning: str = "auto") -> tuple[pd.DataFrame, str]:
+    """One row per (engine, wave, query) with two or more repeats: the mean of each measure over its
+    pairs of repeats, and how many pairs. `texts` maps answer_id to answer text; `statements` has
+    answer_id, statement_index, text; `sources` answer_id, source_index, url. Returns the rows and
+    the meaning method used."""
+    keys = ["engine", "wave", "query"]
+    multi = captures[captures.groupby(keys)["answer_id"].transform("size") > 1]
+    ids = multi["answer_id"].tolist()
+    if not ids:
+        return pd.DataFrame(columns=keys + ["pairs", *MEASURES]), "none"
+    wanted = set(ids)
+    st = statements[statements["answer_id"].isin(wanted)].sort_values(["answer_id", "statement_index"])
+    stmt_sets: dict[str, set[str]] = {}
+    for aid, text in zip(st["answer_id"].tolist(), st["text"].tolist()):
+        stmt_sets.setdefault(aid, set()).add(normalise_statement(text))
+    so = sources[sources["answer_id"].isin(wanted)].sort_values(["answer_id", "source_index"])
+    url_lists: dict[str, list[str]] = {}
+    for aid, url in zip(so["answer_id"].tolist(), so["url"].fillna("").tolist()):
+        if url:
+            url_lists.setdefault(aid, []).append(url)
+    position = {aid: k for k, aid in enumerate(ids)}
+    method, similar = meaning_backend([str(texts.get(a, "")) for a in ids], meaning)
+    rows = []
+    for (engine, wave, query), group in multi.sort_values("repeat").groupby(keys, sort=True):
+        group_ids = group["answer_id"].tolist()
+        values: dict[str, list[float]] = {m: [] for m in MEASURES}
+        for a, b in combinations(group_ids, 2):
+            ua, ub = url_lists.get(a, []), url_lists.get(b, [])
+            pair = {"statement_overlap": dice(stmt_sets.get(a, set()), stmt_sets.get(b, set())),
+                    "meaning_similarity": similar(position[a], position[b]),
+                    "url_jaccard": jaccard(set(ua), set(ub)),
+                    "domain_jaccard": jaccard({domain(u) for u in ua}, {domain(u) for u in ub}),
+                    "rank_overlap": average_overlap(ua, ub)}
+            for m, v in pair.items():
+                if v is not None:
+                    values[m].append(v)
+        rows.append({"engine": engine, "wave": wave, "query": query, "pairs": len(group_ids) * (len(group_ids) - 1) // 2,
+                     **{m: float(np.mean(v)) if v else np.nan for m, v in values.items()}})
+    return pd.DataFrame(rows), method
+
+
+def engine_stability(per_query: pd.DataFrame, samples: int = 1000, seed: int = 7) -> pd.DataFrame:
+    """Per engine and wave, each measure's mean over queries with a 95% bootstrap interval over queries."""
+    rows = []
+    rng = np.random.default_rng(seed)
+    for (engine, wave), group in per_query.groupby(["engine", "wave"], sort=True):
+        for m in MEASURES:
+            values = group[m].dropna().to_numpy(float)
+            if values.size == 0:
+                rows.append({"engine": engine, "wave": wave, "measure": m, "value": np.nan, "ci_low": np.nan,
+                             "ci_high": np.nan, "queries": 0})
+                continue
+            means = values[rng.integers(0, values.size, size=(samples, values.size))].mean(axis=1)
+            rows.append({"engine": engine, "wave": wave, "measure": m, "value": float(values.mean()),
+                         "ci_low": float(np.quantile(means, 0.025)), "ci_high": float(np.quantile(means, 0.975)),
+                         "queries": int(values.size)})
+    return pd.DataFrame(rows, columns=["engine", "wave", "measure", "value", "ci_low", "ci_high", "queries"])

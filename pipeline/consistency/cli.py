@@ -1,0 +1,137 @@
+"""`aee compare` (differences that are real, engine vs engine or wave vs wave) and
+`aee consistency` (how much each engine changes between repeats), from a dataset's results.
+
+    aee compare --dataset D --engines A,B [--wave W] [--judge J] [--json]
+    aee compare --dataset D --waves W1,W2 [--engine A] [--json]
+    aee consistency --dataset D [--judge J] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pandas as pd
+
+from pipeline.errors import InputError
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("compare", help="engine vs engine (or wave vs wave): paired differences per metric with "
+                                              "intervals over queries and repeats, Holm-adjusted, said in words")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--judge", help="judge id (default: the first with results)")
+    p.add_argument("--engines", help="two engines, A,B: compared on the queries both answered")
+    p.add_argument("--wave", help="with --engines: the wave compared (default: the latest)")
+    p.add_argument("--waves", help="two waves, W1,W2: each engine (or --engine) compared with itself, paired by query")
+    p.add_argument("--engine", help="with --waves: only this engine")
+    p.add_argument("--samples", type=int, default=2000, help="bootstrap samples (default 2000)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm's adjustment (default 0.05)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_compare)
+
+    p = subparsers.add_parser("consistency", help="how much each engine's answers, sources and metrics change between "
+                                                  "repeats of a query (needs collect --repeat or several waves)")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--judge", help="judge id (default: the first with results)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_consistency)
+
+
+def _base_and_judge(dataset: str, judge: str | None):
+    from pipeline.store import check_results, list_judges, result_set
+
+    check_results(dataset)
+    judges = list_judges(dataset)
+    if not judges:
+        raise InputError("no results; run `aee run --dataset NAME` first", record=dataset, field="--dataset")
+    if judge is not None and judge not in judges:
+        raise InputError(f"no results for judge {judge[:60]!r}; this dataset has {', '.join(judges)}", field="--judge")
+    return result_set(dataset), judge or judges[0]
+
+
+def _pair(text: str | None, flag: str) -> tuple[str, str]:
+    parts = [p.strip() for p in (text or "").split(",")]
+    if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+        raise InputError("give two different names separated by a comma (A,B)", field=flag)
+    return parts[0], parts[1]
+
+
+def _names(values: pd.DataFrame, column: str) -> list[str]:
+    return sorted(values[column].unique())
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from pipeline.consistency.captures import wave_order
+    from pipeline.consistency.differences import JUDGE_NOTE, as_json, compare_sides, summary_words
+    from pipeline.consistency.summary import load_values
+
+    if (args.engines is None) == (args.waves is None):
+        raise InputError("give --engines A,B or --waves W1,W2", field="--engines/--waves")
+    if not 100 <= args.samples <= 100_000 or not 0 < args.alpha < 1:
+        raise InputError("--samples 100..100000 and --alpha between 0 and 1", field="--samples/--alpha")
+    base, judge = _base_and_judge(args.dataset, args.judge)
+    captures, values = load_values(base, judge)
+    engines, waves = _names(captures, "engine"), wave_order(captures)
+    comparisons: list[tuple[str, list]] = []
+    if args.engines:
+        a, b = _pair(args.engines, "--engines")
+        for name in (a, b):
+            if name not in engines:
+                raise InputError(f"no engine {name[:60]!r}; this dataset has {', '.join(engines)[:300]}", field="--engines")
+        wave = args.wave or waves[-1]
+        if wave not in waves:
+            raise InputError(f"no wave {wave[:60]!r}; this dataset has {', '.join(waves)[:300]}", field="--wave")
+        title = f"{a} vs {b} on their shared queries" + (f", wave {wave}" if len(waves) > 1 else "")
+        comparisons.append((title, compare_sides(values, {"engine": a, "wave": wave}, {"engine": b, "wave": wave}, a, b,
+                                                 samples=args.samples, alpha=args.alpha)))
+    else:
+        w1, w2 = _pair(args.waves, "--waves")
+        for name in (w1, w2):
+            if name not in waves:
+                raise InputError(f"no wave {name[:60]!r}; this dataset has {', '.join(waves)[:300]}", field="--waves")
+        chosen = [args.engine] if args.engine else engines
+        if args.engine and args.engine not in engines:
+            raise InputError(f"no engine {args.engine[:60]!r}; this dataset has {', '.join(engines)[:300]}", field="--engine")
+        for engine in chosen:
+            comparisons.append((f"{engine}: wave {w2} vs wave {w1}, paired by query",
+                                compare_sides(values, {"engine": engine, "wave": w2}, {"engine": engine, "wave": w1},
+                                              f"{engine} ({w2})", f"{engine} ({w1})", samples=args.samples, alpha=args.alpha)))
+    if args.json:
+        print(json.dumps({"dataset": args.dataset, "judge": judge, "judge_uncertainty": JUDGE_NOTE, "samples": args.samples,
+                          "alpha": args.alpha, "comparisons": [{"title": t, "summary": summary_words(d), "differences": as_json(d)}
+                                                               for t, d in comparisons]}, indent=1, ensure_ascii=False))
+        return 0
+    for title, diffs in comparisons:
+        print(f"{title} ({args.dataset}, judge {judge}; {diffs[0].queries if diffs else 0} queries):")
+        print(f"  {summary_words(diffs)}")
+        for d in diffs:
+            flag = "REAL " if d.real else "     "
+            print(f"  {flag}{d.label[:34]:34s} {d.diff:+8.1f} [{d.ci_low:7.1f}, {d.ci_high:7.1f}]  p={d.p:.3f}  Holm p={d.p_holm:.3f}"
+                  f"  repeats {d.repeats_a:.1f}/{d.repeats_b:.1f}")
+    print(f"note: {JUDGE_NOTE}")
+    return 0
+
+
+def cmd_consistency(args: argparse.Namespace) -> int:
+    from pipeline.consistency.summary import read_summary
+    from pipeline.store import judge_dirname
+
+    base, judge = _base_and_judge(args.dataset, args.judge)
+    summary = read_summary(base / judge_dirname(judge))
+    if summary is None:
+        raise InputError("this dataset has one answer per engine and query: nothing to compare over time; collect with "
+                         "`aee collect --repeat K` or add another wave", record=args.dataset, field="--dataset")
+    if args.json:
+        print(json.dumps(summary, indent=1, ensure_ascii=False))
+        return 0
+    print(f"{args.dataset} (judge {judge}): {summary['answers']} answers, {summary['queries']} queries, "
+          f"waves {', '.join(summary['waves'])}; repeats per query {summary['repeats']['min']}..{summary['repeats']['max']}; "
+          f"meaning similarity by the {summary['meaning_method']} method")
+    labels = summary["measures"]
+    for row in summary["stability"]:
+        if row["value"] is None:
+            continue
+        print(f"  {row['engine'][:24]:24s} {row['wave'][:12]:12s} {labels[row['measure']]:22s} {row['value']:.2f} "
+              f"[{row['ci_low']:.2f}, {row['ci_high']:.2f}] over {row['queries']} queries")
+    return 0

@@ -1,0 +1,177 @@
+"""Differences that are real: paired differences of every metric between two sides (two engines on
+their shared queries, or one engine in two waves), with intervals that account for both sources of
+chance, and a Holm adjustment over the metrics compared.
+
+The difference of a metric is the mean over shared queries of (A's mean over its repeats - B's mean
+over its repeats), in display units (percentage points for percent metrics). Its interval is a
+two-level percentile bootstrap: resample the queries with replacement, then, inside each drawn
+query, resample each side's repeats with replacement (a query asked once keeps its one value). The
+two-sided bootstrap p-value is twice the share of resampled differences on the far side of zero
+(at least 1/samples); Holm's step-down adjustment runs over the metrics of one comparison, and a
+difference is called real only when its adjusted p-value is below alpha.
+
+Judge uncertainty (the audit's PPI intervals) is not part of these intervals yet: the labels are
+taken as given. Output says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+from pipeline.metrics import METRICS
+
+SAMPLES = 2000
+SEED = 20261126
+ALPHA = 0.05
+_BLOCK_CELLS = 2_000_000  # resampled values held at once
+JUDGE_NOTE = ("judge uncertainty is not included: the intervals resample queries and repeats and take the judge's "
+              "labels as given (audit-corrected intervals are not yet combined with these)")
+
+
+@dataclass
+class Difference:
+    metric: str
+    label: str
+    a: str
+    b: str
+    a_mean: float
+    b_mean: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    p: float
+    p_holm: float
+    real: bool
+    queries: int
+    repeats_a: float
+    repeats_b: float
+    unit: str
+    words: str = ""
+
+
+def _matrix(frame: pd.DataFrame, queries: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(values queries x max repeats padded with nan, repeats per query) for one side."""
+    pos = pd.Index(queries).get_indexer(frame["query"].astype(str))
+    order = np.argsort(pos, kind="stable")
+    pos = pos[order]
+    vals = frame["value"].to_numpy(float)[order]
+    counts = np.bincount(pos, minlength=len(queries))
+    starts = np.cumsum(counts) - counts
+    out = np.full((len(queries), max(int(counts.max()) if counts.size else 0, 1)), np.nan)
+    out[pos, np.arange(len(pos)) - starts[pos]] = vals
+    return out, counts
+
+
+def _resampled_means(values: np.ndarray, counts: np.ndarray, picks: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Per bootstrap sample and drawn query, the mean of that query's repeats resampled with replacement."""
+    k, q = picks.shape
+    width = values.shape[1]
+    r = counts[picks]  # k x q
+    u = (rng.random((k, q, width)) * r[:, :, None]).astype(int)  # a repeat index below r, per slot
+    drawn = values[picks[:, :, None], u]
+    used = np.arange(width)[None, None, :] < r[:, :, None]
+    return np.where(used, drawn, 0.0).sum(axis=2) / r
+
+
+def paired_bootstrap(a: pd.DataFrame, b: pd.DataFrame, samples: int = SAMPLES, seed: int = SEED
+                     ) -> tuple[float, float, float, float, int, float, float, float, float]:
+    """a, b: query, value (non-null). (diff, low, high, p, queries, mean a, mean b, repeats a, repeats b)."""
+    shared = sorted(set(a["query"].astype(str)) & set(b["query"].astype(str)))
+    if not shared:
+        return (np.nan,) * 4 + (0,) + (np.nan,) * 4
+    va, ca = _matrix(a[a["query"].isin(shared)], shared)
+    vb, cb = _matrix(b[b["query"].isin(shared)], shared)
+    mean_a = np.nansum(va, axis=1) / ca
+    mean_b = np.nansum(vb, axis=1) / cb
+    diff = float(np.mean(mean_a - mean_b))
+    rng = np.random.default_rng(seed)
+    q = len(shared)
+    block = max(1, _BLOCK_CELLS // max(1, q * max(va.shape[1], vb.shape[1])))
+    boots = []
+    for start in range(0, samples, block):
+        k = min(block, samples - start)
+        picks = rng.integers(0, q, size=(k, q))
+        boots.append((_resampled_means(va, ca, picks, rng) - _resampled_means(vb, cb, picks, rng)).mean(axis=1))
+    boot = np.concatenate(boots)
+    low, high = (float(x) for x in np.quantile(boot, [0.025, 0.975]))
+    p = min(1.0, max(2 * min(float(np.mean(boot <= 0)), float(np.mean(boot >= 0))), 1 / samples))
+    return diff, low, high, float(p), q, float(mean_a.mean()), float(mean_b.mean()), float(ca.mean()), float(cb.mean())
+
+
+def holm(pvalues: list[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (nan stays nan)."""
+    order = sorted((p, i) for i, p in enumerate(pvalues) if p == p)
+    out = [float("nan")] * len(pvalues)
+    running = 0.0
+    m = len(order)
+    for rank, (p, i) in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p))
+        out[i] = running
+    return out
+
+
+def compare_sides(values: pd.DataFrame, side_a: dict, side_b: dict, name_a: str, name_b: str,
+                  samples: int = SAMPLES, alpha: float = ALPHA, seed: int = SEED) -> list[Difference]:
+    """values: engine, wave, query, metric, value (display scale, non-null). side_a / side_b select
+    rows by column (e.g. {"engine": "A"} or {"engine": "A", "wave": "w1"})."""
+    def pick(side: dict) -> pd.DataFrame:
+        mask = np.ones(len(values), dtype=bool)
+        for col, want in side.items():
+            mask &= (values[col] == want).to_numpy()
+        return values[mask]
+
+    a_by = {str(m): g for m, g in pick(side_a).groupby("metric", sort=False, observed=True)}
+    b_by = {str(m): g for m, g in pick(side_b).groupby("metric", sort=False, observed=True)}
+    out: list[Difference] = []
+    metrics = sorted(set(a_by) & set(b_by), key=lambda m: (list(METRICS).index(m) if m in METRICS else 999, m))
+    for k, metric in enumerate(metrics):
+        diff, low, high, p, q, ma, mb, ra, rb = paired_bootstrap(a_by[metric], b_by[metric], samples, seed + k)
+        if q == 0:
+            continue
+        info = METRICS.get(metric)
+        out.append(Difference(metric, info.label if info else metric, name_a, name_b, ma, mb, diff, low, high, p, p, False, q, ra, rb,
+                              info.unit if info else ""))
+    for d, adjusted in zip(out, holm([d.p for d in out])):
+        d.p_holm = adjusted
+        d.real = bool(adjusted < alpha)
+        d.words = difference_words(d)
+    return out
+
+
+def _amount(d: Difference) -> str:
+    unit = " points" if d.unit == "percent" else ""
+    return f"{d.diff:+.1f}{unit} [{d.ci_low:.1f}, {d.ci_high:.1f}]"
+
+
+def difference_words(d: Difference) -> str:
+    """One sentence: who does better on what, by how much, or that it is within noise."""
+    info = METRICS.get(d.metric)
+    if not d.real:
+        return f"{d.label}: {d.a} and {d.b} are within noise ({_amount(d)}, adjusted p = {d.p_holm:.2f})"
+    direction = info.direction if info else "neutral"
+    higher, lower = (d.a, d.b) if d.diff > 0 else (d.b, d.a)
+    if direction == "neutral":
+        return f"{higher} is higher than {lower} on {d.label}: {_amount(d)}"
+    better = higher if direction == "higher_is_better" else lower
+    worse = lower if better == higher else higher
+    return f"{better} does better than {worse} on {d.label}: {_amount(d)}"
+
+
+def summary_words(diffs: list[Difference]) -> str:
+    """The comparison in a few sentences: the real differences, then how many are within noise."""
+    real = [d for d in diffs if d.real]
+    noise = len(diffs) - len(real)
+    if not diffs:
+        return "no metric has values on both sides for a shared query"
+    parts = [d.words for d in real]
+    if not real:
+        return f"all {len(diffs)} metrics are within noise (Holm-adjusted, alpha {ALPHA:g})"
+    tail = "the others are within noise" if noise else "every metric differs"
+    return "; ".join(parts) + f"; {tail} ({noise} of {len(diffs)} metrics, Holm-adjusted)."
+
+
+def as_json(diffs: list[Difference]) -> list[dict]:
+    return [{k: (None if isinstance(v, float) and v != v else v) for k, v in asdict(d).items()} for d in diffs]

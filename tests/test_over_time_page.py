@@ -1,0 +1,103 @@
+"""The "Over time" page (AppTest) on a dataset of the fake engines with repeats and two waves: what
+it shows comes from the run's precomputed summaries, its state lives in the address, and a
+dataset without repeats says how to collect them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.testing.fake_variation import Variation, synthetic_records
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = str(ROOT / "pages" / "over_time.py")
+HOSTILE = "<b>Hostile</b> engine"
+
+pytest.importorskip("streamlit.testing.v1")
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+ENGINES = {"Alpha": Variation(seed=1, accuracy=0.95, perturb=0.1), HOSTILE: Variation(seed=2, accuracy=0.5, perturb=0.5)}
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory) -> Path:
+    from pipeline.runner import run_dataset
+
+    root = tmp_path_factory.mktemp("over-time-page")
+    data = root / "waves.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in synthetic_records(ENGINES, queries=12, repeats=3, waves=2)),
+                    encoding="utf-8")
+    once = root / "once.jsonl"
+    once.write_text("".join(json.dumps({k: v for k, v in r.items() if k not in ("wave", "repeat", "captured_at")}) + "\n"
+                            for r in synthetic_records({"Alpha": Variation()}, queries=3, repeats=1)), encoding="utf-8")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("AEE_RESULTS_DIR", str(root / "results"))
+    mp.setenv("AEE_OVER_TIME_MEANING", "lexical")
+    run_dataset("waves", data, judge_name="recorded", progress=False)
+    run_dataset("once", once, judge_name="recorded", progress=False)
+    mp.undo()
+    return root / "results"
+
+
+@pytest.fixture
+def page(results, monkeypatch, tmp_path) -> AppTest:
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(results))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params["dataset"] = "waves"
+    return at
+
+
+def _table(at: AppTest, column: str):
+    """The dataframe shown with this column (AppTest does not keep a dataframe's key)."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def _text(at: AppTest) -> str:
+    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption] + [s.value for s in at.subheader])
+
+
+def test_shows_stability_waves_spread_and_flips(page):
+    at = page.run()
+    assert not at.exception, at.exception
+    text = _text(at)
+    assert "How much answers and sources change between repeats" in text
+    assert "Citation accuracy across waves" in text
+    assert "From 2026\\-01\\-05 to 2026\\-01\\-12" in text  # markdown-escaped
+    assert "judge uncertainty is not included" in text.lower()
+    stability = _table(at, "Statements kept")
+    assert set(stability["engine"]) == {"Alpha", HOSTILE}
+    alpha = stability.set_index("engine").loc["Alpha"]
+    assert alpha["Statements kept"] == pytest.approx(0.81, abs=0.15)  # (1 - 0.1)^2 over 12 queries x 3 pairs
+    # the first engine in order ("<" sorts before letters), the default metric, the latest wave
+    assert at.query_params["engine"] == HOSTILE and at.query_params["metric"] == "citation_accuracy"
+    assert at.query_params["wave"] == "2026-01-12"
+
+
+def test_flips_link_to_the_inspector_and_state_is_in_the_address(page):
+    page.query_params["engine"] = HOSTILE
+    page.query_params["wave"] = "2026-01-05"
+    at = page.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="over_time_engine").value == HOSTILE
+    flips = _table(at, "ratings by repeat")
+    assert len(flips) > 0  # accuracy 0.5 on 4 statements: most queries flip between bands
+    first = flips.iloc[0]["asking 1"]
+    assert {"asking 1", "asking 2", "asking 3"} <= set(flips.columns)
+    assert first.startswith("inspector?dataset=waves&judge=recorded&answer=")
+    assert set(flips["ratings by repeat"].str.len()) <= {2, 3}
+    # the hostile engine's name is escaped wherever markdown shows it
+    assert all("<b>" not in m.value or "&lt;b&gt;" in m.value for m in at.markdown)
+
+
+def test_dataset_without_repeats_says_how_to_collect(page):
+    page.query_params["dataset"] = "once"
+    at = page.run()
+    assert not at.exception, at.exception
+    assert "aee collect" in at.code[0].value and "--repeat 3" in at.code[0].value
+    assert any("nothing to follow over time" in i.value for i in at.info)
+    at.button(key="over_time_switch_waves").click().run()
+    assert not at.exception and at.selectbox(key="over_time_dataset").value == "waves"
+    assert "How much answers and sources change between repeats" in _text(at)
