@@ -79,7 +79,9 @@ def test_duplicates_and_oversized_answers_are_refused_not_fatal(tmp_path):
     refusals = Refusals()
     got = list(IMPORTERS["canonical"].iter(path, refusals=refusals))
     assert [a.answer.answer_id for a in got] == ["a", "z"]
-    assert [(r.line, r.field) for r in refusals.items] == [("2", "answer_id"), ("", "answer")]
+    assert [(r.file, r.line, r.field) for r in refusals.items] == [("answers.jsonl", "2", "answer_id"),
+                                                                   ("answers.jsonl", "", "answer")]
+    assert refusals.items[1].record == "big"  # the answer the size check names
     assert "pairs; the limit is" in refusals.items[1].why
 
 

@@ -36,21 +36,22 @@ class ImporterInfo:
         module, _, func = self.target.partition(":")
         loader: Callable[..., Iterable[AnnotatedAnswer]] = getattr(importlib.import_module(module), func)
         extra = {} if refusals is None else {"refusals": refusals}
-        return _checked(loader(path, options, **extra) if self.takes_options else loader(path, **extra), refusals)
+        file = Path(path).name if Path(path).is_file() else ""
+        return _checked(loader(path, options, **extra) if self.takes_options else loader(path, **extra), refusals, file)
 
     def load(self, path: str | Path, options: Any = None, refusals: Refusals | None = None) -> list[AnnotatedAnswer]:
         """Every answer of a file or folder in this format."""
         return list(self.iter(path, options, refusals))
 
 
-def _checked(answers: Iterable[AnnotatedAnswer], refusals: Refusals | None = None) -> Iterator[AnnotatedAnswer]:
+def _checked(answers: Iterable[AnnotatedAnswer], refusals: Refusals | None = None, file: str = "") -> Iterator[AnnotatedAnswer]:
     from pipeline.importers.canonical import check_answer_size
 
     for annotated in answers:
         try:
             check_answer_size(annotated)
         except InputError as exc:
-            refuse_or_raise(refusals, exc, annotated.answer.meta.get("source_file", ""))
+            refuse_or_raise(refusals, exc, annotated.answer.meta.get("source_file") or file)
             continue
         yield annotated
 

@@ -121,7 +121,8 @@ def refused_text(refused: list[dict], limit: int = 20) -> list[str]:
     out = []
     for r in refused[:limit]:
         line = r.get("line") or ""
-        where = "the file" if not line else f"item {line}" if line.startswith("[") else f"line {line}"
+        where = (f"record {r['record']}" if r.get("record") else "the file") if not line else \
+            f"item {line}" if line.startswith("[") else f"line {line}"
         field = f", field {r['field']!r}" if r.get("field") else ""
         out.append(f"{where}{field}: {r.get('why', '')}")
     if len(refused) > limit:
