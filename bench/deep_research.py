@@ -147,7 +147,16 @@ def bench_deep_research(quick: bool, cost_row: Callable[..., Any], skipped: Call
     cache = getattr(encoder, "_cache", None)
     if isinstance(cache, dict):
         cache.clear()
-    fast_s, fast = judge_answer(OfflineJudge(), annotated)
+    from pipeline.judges.offline import judge as offline
+
+    # --quick: 280 pairs are fewer than the judge screens (MAX_PAIRS_JUDGED), so the small answer
+    # takes the large answer's path under a cap lowered to 100 pairs (the full run keeps the real one)
+    cap = offline.MAX_PAIRS_JUDGED
+    offline.MAX_PAIRS_JUDGED = 100 if quick else cap
+    try:
+        fast_s, fast = judge_answer(OfflineJudge(), annotated)
+    finally:
+        offline.MAX_PAIRS_JUDGED = cap
     if isinstance(cache, dict):
         cache.clear()  # the full judge pays for its own embeddings too
     full_s, full = judge_answer(OfflineJudge(prefilter=False), annotated)
