@@ -29,7 +29,7 @@ from pipeline.text import find_citation_markers, strip_citation_markers
 # every judge of the registry that needs no network, no argument (a model to name) and no carried labels
 OFFLINE_JUDGES = sorted(name for name, info in JUDGES.items()
                         if not info.needs_network and not info.carried and not info.argument)
-EXPERTQA_ANSWERS = 40  # a fixed sample (the first answers of rand_val): the property, not a benchmark
+EXPERTQA_ANSWERS = 20  # a fixed sample (the first answers of rand_val): the property, not a benchmark
 
 
 def test_the_offline_judges_are_the_ones_expected():
