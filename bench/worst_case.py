@@ -11,8 +11,8 @@ all grow in proportion to f: the benchmark's time and memory per unit of size sh
 is linear.
 
 Text is drawn from a few topics' words and common filler, so every statement shares words with every
-page (the first pass cannot rule out many pairs cheaply: the case the cap on uncited pairs judged in
-full, offline.judge.MAX_UNCITED_JUDGED, exists for). The file goes to a temporary folder; nothing
+page (the first pass cannot rule out many pairs cheaply: the case the cap on pairs judged in full,
+offline.judge.MAX_PAIRS_JUDGED, exists for). The file goes to a temporary folder; nothing
 is written to the repository.
 
     .venv/bin/python bench/run.py --only n

@@ -133,7 +133,7 @@ def manifest(dataset: str, judge: str) -> dict:
 def import_report(dataset: str) -> pd.DataFrame:
     """The import report of a dataset's latest run (one row per input file; empty when its runs
     predate the report), with the column names people read and "why dropped" in words."""
-    from pipeline.importers.import_report import COLUMN_LABELS, why_text
+    from pipeline.importers.import_report import COLUMN_LABELS, refused_text, why_text
 
     runs = [manifest(dataset, j) for j in judges(dataset)]
     runs = [m for m in runs if (m.get("config") or {}).get("import_report")]
@@ -142,7 +142,8 @@ def import_report(dataset: str) -> pd.DataFrame:
     latest = max(runs, key=lambda m: str(m.get("created", "")))
     rows = [{"file": name, **{k: row.get(k, 0) for k in
              ("answers", "statements", "sources", "by_markers", "by_offsets", "by_text", "dropped", "dangling")},
-             "formats": ", ".join(row.get("formats", {})), "why_dropped": why_text(row.get("why_dropped") or {})}
+             "formats": ", ".join(row.get("formats", {})), "why_dropped": why_text(row.get("why_dropped") or {}),
+             "refused": len(row.get("refused") or ()), "why_refused": "; ".join(refused_text(row.get("refused") or []))}
             for name, row in latest["config"]["import_report"].items()]
     return pd.DataFrame(rows).rename(columns=COLUMN_LABELS)
 

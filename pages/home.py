@@ -78,16 +78,20 @@ for name in names:
         imported = data.import_report(name)
         if len(imported):
             st.markdown("**Import report** (per input file: how each citation reached its statement)")
-            table = imported.drop(columns=["why dropped"])
+            table = imported.drop(columns=["why dropped", "why refused"])
             narrow = {c: st.column_config.NumberColumn(c, width="small") for c in table.columns if c not in ("file", "format")}
             st.dataframe(table, hide_index=True, width="stretch", height=min(35 * (len(table) + 1) + 8, 640),
                          column_config={**narrow, "file": st.column_config.TextColumn("file", width="medium")})
             for _, row in imported[imported["why dropped"] != ""].iterrows():
                 st.markdown(f"- **{md_escape(row['file'])}**, dropped: {md_escape(row['why dropped'])}")
+            for _, row in imported[imported["why refused"] != ""].iterrows():  # records the importer could not read
+                st.markdown(f"- **{md_escape(row['file'])}**, refused (not run): {md_escape(row['why refused'])}")
             st.caption("Citations, per file. **markers**: a [n] marker or a link in the text. **offsets**: placed by the "
                        "engine's own positions, checked against the words they cover. **by text**: positions missing or "
                        "wrong, so found again by the cited text or URL. **dropped**: could not be placed on any statement "
-                       "(never moved to a neighbour; the reason is given). **dangling**: a marker number with no listed source.")
+                       "(never moved to a neighbour; the reason is given). **dangling**: a marker number with no listed source. "
+                       "**refused**: records that could not be read, each named with its line, field and why; the "
+                       "others were run.")
         for judge in data.judges(name):
             info = registry_entry(judge)
             made = _when(data.manifest(name, judge).get("created"))

@@ -102,6 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="fetch the page of every listed source that has a URL but no text (public http(s) only, cached) "
                         "before labelling: a computed judge then checks statements against it; pages that cannot be "
                         "fetched count as dead sources; labels that come with the data do not change")
+    p.add_argument("--strict", action="store_true",
+                   help="stop at the first record that cannot be read (default: refuse it, list it, go on with the others)")
 
     p = sub.add_parser("import", help="import a release with its own labels and print the scorecard")
     p.add_argument("format", choices=("aee", "expertqa", "hagrid", "canonical"))
@@ -110,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset", help="dataset name for the results (default: the format name)")
     p.add_argument("--allow-empty", action="store_true", help=ALLOW_EMPTY_HELP)
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--strict", action="store_true",
+                   help="stop at the first record that cannot be read (default: refuse it, list it, go on with the others)")
 
     p = sub.add_parser("compare-gold", help="score generated answers against a dataset's gold answers (correctness, "
                                             "citation overlap) beside the citation metrics")
@@ -329,7 +333,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = run_dataset(args.dataset, args.path, judge_name=args.judge, importer=args.importer,
                          limit=args.limit, progress=not args.no_progress, import_options=_import_options(args),
                          judge_config=_in_flight_config(args), executor=_executor(args),
-                         transform=transform, config_extra=extra, wait=args.wait, allow_empty=args.allow_empty)
+                         transform=transform, config_extra=extra, wait=args.wait, allow_empty=args.allow_empty,
+                         strict=args.strict)
     if result.formats:
         print("format: " + ", ".join(f"{name} ({n})" for name, n in sorted(result.formats.items())))
     from pipeline.errors import one_line
@@ -337,6 +342,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     for line in report_lines(result.import_report):
         print(one_line(line, 2000))
+    _print_refused(result)
     where = "" if result.executor == "local" else f" on {result.executor}"
     print(f"{result.answers} answers, judge {result.judge}{where}: {result.chunks_done} chunks annotated, "
           f"{result.chunks_skipped} reused; {result.seconds:.1f} s; results in {result.out_dir}")
@@ -344,6 +350,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"judge cache: {result.cache.get('hits', 0)} hits, {result.cache.get('misses', 0)} misses")
     print(_scorecard_text(result.summary, "strict", "exact", "all"))
     return 0
+
+
+def _print_refused(result: Any, with_lines: bool = False) -> None:
+    """The summary line of the records the run refused (each one is listed in the import report's
+    lines, or here with `with_lines`); nothing when none was."""
+    from pipeline.errors import one_line
+
+    if not result.refused:
+        return
+    if with_lines:
+        for line in result.refused:
+            print(one_line(line, 2000), file=sys.stderr)
+    n = sum(len(row.get("refused") or ()) for row in result.import_report.values())
+    more = next((line for line in result.refused if line.startswith("... and ")), "")
+    print(f"refused {n} record(s){' (' + more.removeprefix('... ') + ')' if more else ''}: each is listed above with its "
+          "file, line, field and why; the others were run (--strict stops at the first)", file=sys.stderr)
 
 
 def _terminate_as_interrupt() -> None:
@@ -419,7 +441,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise InputError("no such file or folder", record=str(path))
     name = args.dataset or args.format
     result = run_dataset(name, path, importer=args.format, judge_name=IMPORTERS[args.format].carried_judge,
-                         progress=not args.no_progress, allow_empty=args.allow_empty)
+                         progress=not args.no_progress, allow_empty=args.allow_empty, strict=args.strict)
+    _print_refused(result, with_lines=True)
     mode = "parity" if args.format == "aee" else "strict"
     from pipeline.metrics import effective_necessity
 

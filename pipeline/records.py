@@ -54,6 +54,10 @@ UNCHECKED: dict[str, tuple[str, str]] = {
     "no_label": ("not checked: no label for this pair", "pairs without a label"),
     "expert_na": ("not checked: the expert could not open the page (N/A)", "pages the experts could not open"),
     "expert_unlabelled": ("not checked: the expert gave no support label", "claims the experts did not label"),
+    # carried labels that say which pairs they cover (canonical `labels`: "judged", "not_supported_by")
+    "uncited_not_judged": ("not checked: the labels judge only the sources a statement cites",
+                           "uncited pairs the labels do not judge"),
+    "not_judged": ("not checked: the labels do not judge this pair", "pairs the labels do not judge"),
     # the `human:audit` judge (people's labels from audits, `aee audit publish`): most pairs were never drawn
     "not_audited": ("not checked: no one audited this pair", "pairs no one audited"),
     "audit_split": ("not decided: the people who audited it disagree", "pairs the auditors split on"),

@@ -35,6 +35,7 @@ from pipeline.errors import InputError
 from pipeline.executor import ChunkTask, Executor, JudgeSpec, LocalExecutor
 from pipeline.importers import IMPORTERS, resolve_dataset
 from pipeline.importers.import_report import ImportReport
+from pipeline.importers.refusals import Refusals
 from pipeline.judges import Judge, get_judge, with_cache
 from pipeline.records import AnnotatedAnswer, Verdict
 from pipeline.result_sets import DatasetLock, NewGeneration, sweep_leftovers
@@ -83,6 +84,7 @@ class RunResult:
     cache: dict[str, int] = field(default_factory=dict)  # judge-cache hits/misses of this run
     formats: dict[str, int] = field(default_factory=dict)  # answers per input format found
     import_report: dict[str, dict] = field(default_factory=dict)  # per input file (pipeline.importers.import_report)
+    refused: list[str] = field(default_factory=list)  # one line per record the importer refused (file, line, field, why)
     executor: str = "local"  # where the annotate stage ran (pipeline.executor)
 
 
@@ -147,7 +149,7 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
                 progress: bool = True, root: Path | None = None, use_cache: bool = True,
                 judge: Judge | None = None, transform: Callable[[AnnotatedAnswer], AnnotatedAnswer] | None = None,
                 config_extra: dict | None = None, import_options: Any = None, executor: Executor | None = None,
-                wait: float = 0.0, allow_empty: bool = False) -> RunResult:
+                wait: float = 0.0, allow_empty: bool = False, strict: bool = False) -> RunResult:
     """Run the whole pipeline for one dataset and write its Parquet tables.
 
     `judge` passes a ready judge object (tests, notebooks) instead of a registry name. Before a
@@ -159,6 +161,9 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
     `executor` runs the annotate stage (default `LocalExecutor`, this process; `pipeline.cluster`'s
     `RayExecutor` builds the judge by name on Ray workers, so it needs `judge_name`, not `judge`).
     `wait`: seconds to wait for another run writing the same dataset (0: stop at once, `DatasetBusy`).
+    A record the importer cannot read is refused (listed in `refused` and the import report) and the
+    others are run; `strict` stops at the first one instead (InputError). A run none of whose records
+    can be read is an InputError too, and the results already there stay.
     A run that ends with no answer at all (`limit=0`, a file holding `[]`, a folder with nothing
     readable) raises InputError and leaves the dataset's results as they were, unless `allow_empty`:
     an empty set would otherwise replace real results, and the next run would sweep the old ones away.
@@ -171,14 +176,14 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
         return _run_locked(name, out_dir, started, path, judge_name=judge_name, judge_config=judge_config,
                            importer=importer, limit=limit, progress=progress, root=root, use_cache=use_cache,
                            judge=judge, transform=transform, config_extra=config_extra, import_options=import_options,
-                           executor=executor, allow_empty=allow_empty)
+                           executor=executor, allow_empty=allow_empty, strict=strict)
 
 
 def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | None, *, judge_name: str | None,
                 judge_config: dict | None, importer: str | None, limit: int | None, progress: bool, root: Path | None,
                 use_cache: bool, judge: Judge | None, transform: Callable[[AnnotatedAnswer], AnnotatedAnswer] | None,
                 config_extra: dict | None, import_options: Any, executor: Executor | None,
-                allow_empty: bool = False) -> RunResult:
+                allow_empty: bool = False, strict: bool = False) -> RunResult:
     """`run_dataset` once this process holds the dataset's lock."""
     sweep_leftovers(out_dir)
     info = resolve_dataset(name, path, importer)
@@ -193,11 +198,12 @@ def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | Non
         judge = with_cache(judge)
     selected: set[str] | None = None
     total: int | None = None
+    refusals = Refusals(strict)
     if limit is not None or not judge.carries_labels:
-        ids = sorted(a.answer.answer_id for a in reader.iter(data_path, import_options))  # validates every record
+        ids = sorted(a.answer.answer_id for a in reader.iter(data_path, import_options, refusals))  # validates every record
         selected = set(ids[:limit]) if limit is not None else None
         total = len(selected) if selected is not None else len(ids)
-    stream = (a for a in reader.iter(data_path, import_options) if selected is None or a.answer.answer_id in selected)
+    stream = (a for a in reader.iter(data_path, import_options, refusals) if selected is None or a.answer.answer_id in selected)
     if transform is not None:
         stream = (transform(a) for a in stream)
 
@@ -237,6 +243,9 @@ def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | Non
                 if mode:
                     source_modes[mode] = source_modes.get(mode, 0) + 1
             bar(len(annotated))
+        if not ids_done and refusals.count:
+            raise InputError(f"no answer could be read: {refusals.count:,} record(s) refused; the first: "
+                             f"{refusals.items[0].text()}", record=str(data_path))
         if not ids_done and not allow_empty:
             raise _nothing_to_write(name, limit, data_path, generation.previous is not None)
         if total is not None and len(ids_done) < total and not allow_empty:  # answers lost on the way
@@ -254,7 +263,8 @@ def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | Non
     finally:
         bar(0, close=True)
     result.answers = len(ids_done)
-    result.import_report = imported.as_dict()
+    result.import_report = imported.as_dict(refusals)
+    result.refused = refusals.lines()
     result.cache = executor.cache_stats(judge)
 
     try:

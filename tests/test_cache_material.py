@@ -198,9 +198,10 @@ def test_nli_hits_equal_cold_calls(tmp_path):
 
 
 def test_the_twin_source_case_from_the_issue(tmp_path):
-    # one answer lists one text twice: source 1 cited by the statement, source 2 not; the first pass
-    # rules the uncited pair out. Before key material, the two pairs shared one entry and a warm
-    # cache gave the cited pair "ruled out before the full judge".
+    # one answer lists one text twice: source 1 cited by the statement, source 2 not. Until
+    # offline-v2.2 the first pass ruled the uncited pair out, and before key material the two pairs
+    # shared one cache entry, so a warm cache gave the cited pair "ruled out before the full judge".
+    # Now a label never reads the citation: both pairs get the same verdict, cold and warm.
     text = ("Street trees cut summer heat in dense blocks. Many residents said the new trees also made walking "
             "more pleasant. The council plans another hundred trees next year.")
     answer = Answer("a1", "engine", "Do street trees cool cities?", "expertise",
@@ -208,7 +209,8 @@ def test_the_twin_source_case_from_the_issue(tmp_path):
                     (Source(1, "", "", text), Source(2, "", "", text)))
     bare = get_judge("offline:lexical", cache=False)
     truth = {v.source_index: v for v in annotate_answer(AnnotatedAnswer(answer, ()), bare).verdicts if v.kind == "support"}
-    assert "prefilter" not in truth[1].raw and "prefilter" in truth[2].raw
+    assert "prefilter" not in truth[1].raw and "prefilter" not in truth[2].raw
+    assert (truth[1].label, truth[1].score, truth[1].raw) == (truth[2].label, truth[2].score, truth[2].raw)
     cached = CachingJudge(get_judge("offline:lexical", cache=False), tmp_path / "c.sqlite")
     for _ in range(2):  # cold, then warm
         got = {v.source_index: v for v in annotate_answer(AnnotatedAnswer(answer, ()), cached).verdicts if v.kind == "support"}

@@ -32,7 +32,6 @@ CASES = {
     "missing_query": (with_changes(query=...), ["fig7", "'query'", "missing"]),
     "wrong_type_sources": (with_changes(sources="none"), ["fig7", "'sources'", "list"]),
     "empty_answer": (with_changes(answer="   "), ["fig7", "'answer'", "empty"]),
-    "zero_sources": (with_changes(sources=[]), ["fig7", "'sources'", "at least one"]),
     "bad_query_type": (with_changes(query_type="opinion"), ["fig7", "'query_type'"]),
     "bad_source_index": (with_changes(sources=[{"index": "one"}]), ["fig7", "'sources[0].index'"]),
     "huge_answer": (with_changes(answer="word " * 1_100_000), ["fig7", "'answer'", "limit"]),

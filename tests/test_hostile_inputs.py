@@ -676,10 +676,12 @@ def test_failing_run_or_import_keeps_written_results(written_results, capsys, co
         monkeypatch.setenv(key, value)
     path = base / "bad.jsonl"
     path.write_bytes(content)
+    # --strict: stop at the first bad record (without it the bad record is refused and listed, and the
+    # good ones are run: tests/test_import_refusals.py)
     if how.startswith("run"):
-        argv = ["run", "--dataset", "kept", "--path", str(path), "--no-progress", *how.split()[1:]]
+        argv = ["run", "--dataset", "kept", "--path", str(path), "--no-progress", "--strict", *how.split()[1:]]
     else:
-        argv = ["import", how.split()[1], str(path), "--dataset", "kept", "--no-progress"]
+        argv = ["import", how.split()[1], str(path), "--dataset", "kept", "--no-progress", "--strict"]
     code, _, err = cli(capsys, *argv)
     assert code == 2, err
     assert snapshot(base / "results") == before  # byte-identical, nothing added or removed

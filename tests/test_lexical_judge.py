@@ -150,11 +150,19 @@ def test_its_agreement_with_the_experts_on_rand_val_is_the_calibrations_record()
     report = evaluate_support(get_judge("offline:lexical", cache=False), answers)
     s = report["support"]
     assert s["n"] == 803 and s["in_calibration"] == 0
-    # what `aee judges calibrate` measured for the lexical model on the same held-out pairs (0.6014,
-    # with the offline-v2 rules; the offline-v2.1 rules read short statements whole: 0.6004)
-    assert s["auc"] == pytest.approx(PARAMS["lexical"]["rand_val"]["auc"], abs=2e-3)
-    # to the three decimals docs/judges/offline.md prints (the encoder's last bits differ between machines)
-    assert s["auc"] == pytest.approx(0.600, abs=5e-4) and s["balanced_accuracy"] == pytest.approx(0.558, abs=5e-4)
+    # `aee judges calibrate` measured 0.6004 for the cal6 lexical model on these pairs, with its union
+    # features reading all of a claim's cited sources together. offline-v2.2 reads each source alone
+    # (a label never follows a citation): on the 691 pairs of claims the experts judged against one
+    # source the judge is unchanged; the 112 pairs of the 50 claims with several sources carry the
+    # experts' one label for all of a claim's evidence, copied to each pair, and the pooled figure
+    # falls to 0.561 (docs/judges/offline.md). To the three decimals the docs print.
+    assert PARAMS["lexical"]["rand_val"]["auc"] == pytest.approx(0.6004, abs=1e-4)
+    assert s["auc"] == pytest.approx(0.561, abs=5e-4) and s["balanced_accuracy"] == pytest.approx(0.526, abs=5e-4)
+    one = report["support_single"]
+    assert one["n"] == 691 and one["auc"] == pytest.approx(0.582, abs=5e-4)
+    assert one["balanced_accuracy"] == pytest.approx(0.539, abs=5e-4)
+    several = report["support_multi"]  # one row per claim: the set verdict against the experts' label
+    assert several["n"] == 50
     assert report["judge"] == "offline:lexical" and report["calibration"]["cv_auc"] == 0.6054
 
 

@@ -228,20 +228,22 @@ def test_nuclear_example_of_issue_13():
     assert labels[1].score == pytest.approx(0.509, abs=0.002)
 
 
-def test_uncited_pairs_beyond_the_cap_are_ruled_out_by_rank(monkeypatch, tmp_path):
-    # five sources repeat what two uncited statements say; with a cap of 3 uncited pairs judged in
-    # full, the three whose best window holds the most of their words go on, the rest are ruled out
+def test_pairs_beyond_the_cap_are_ruled_out_by_rank_cited_or_not(monkeypatch, tmp_path):
+    # five sources repeat what two statements say, the first citing source 1; with a cap of 3 pairs
+    # judged in full, the answer's 10 pairs go through the first pass and the three whose best
+    # window holds the most of their words go on, the rest are ruled out: the cited pair competes
+    # like any other (a citation is no reason to judge a pair differently)
     from pipeline.annotate import annotate_answer
     from pipeline.judges.cache import CachingJudge
     from pipeline.judges.offline import judge as offline
     from pipeline.records import AnnotatedAnswer
 
-    monkeypatch.setattr(offline, "MAX_UNCITED_JUDGED", 3)
+    monkeypatch.setattr(offline, "MAX_PAIRS_JUDGED", 3)
     page = "Street trees lower summer heat in dense blocks. Residents planted oaks along the river last year."
     sources = tuple(Source(k, f"https://e.org/{k}", "", page if k != 3 else page + " Street trees lower summer heat.")
                     for k in range(1, 6))
     answer = Answer("cap", "e", "Do trees cool streets?", "expertise",
-                    "Street trees lower summer heat in dense blocks. Residents planted oaks along the river.", sources)
+                    "Street trees lower summer heat in dense blocks [1]. Residents planted oaks along the river.", sources)
     annotated = AnnotatedAnswer(answer, ())
     bare = OfflineJudge(use_embeddings=False)
     verdicts = [v for v in annotate_answer(annotated, bare).verdicts if v.kind == "support"]
@@ -250,7 +252,14 @@ def test_uncited_pairs_beyond_the_cap_are_ruled_out_by_rank(monkeypatch, tmp_pat
     judged = [r for r in raws if "features" in r]
     assert len(verdicts) == 10 and len(judged) == 3 and len(held) == 7
     assert all(v.label == "none" and v.score == 0.0 for v, r in zip(verdicts, raws) if r in held)
-    assert "10 uncited pairs of this answer passed the first pass" in held[0]["prefilter"]
+    assert "10 pairs of this answer passed the first pass" in held[0]["prefilter"]
+    # the same verdicts with the marker moved to the second statement: the ranking never reads it
+    moved = Answer("cap", "e", "Do trees cool streets?", "expertise",
+                   "Street trees lower summer heat in dense blocks. Residents planted oaks along the river [1].", sources)
+    again = [v for v in annotate_answer(AnnotatedAnswer(moved, ()), OfflineJudge(use_embeddings=False)).verdicts
+             if v.kind == "support"]
+    assert [(v.statement_index, v.source_index, v.label, v.score, v.raw) for v in again] == \
+        [(v.statement_index, v.source_index, v.label, v.score, v.raw) for v in verdicts]
     # the same verdicts through the cache (cold and warm) and through the chunk prefetch
     cached = CachingJudge(OfflineJudge(use_embeddings=False), tmp_path / "c.sqlite")
     for _ in range(2):

@@ -79,10 +79,13 @@ def test_bad_input_leaves_earlier_results_untouched(results_root, tmp_path):
     bad.write_text("\n".join(lines[:3] + ["{not json"] + lines[3:]) + "\n")
     from pipeline.errors import InputError
 
-    with pytest.raises(InputError, match="bad.jsonl:4"):
-        run_dataset("mine", bad, progress=False, root=results_root)
+    with pytest.raises(InputError, match="bad.jsonl:4"):  # strict: the first bad record stops the run
+        run_dataset("mine", bad, progress=False, root=results_root, strict=True)
     after = {p: p.read_bytes() for p in (results_root / "mine").rglob("*.parquet")}
     assert before == after
+    # by default the bad line is refused (listed with its line) and the other answers are run
+    result = run_dataset("mine", bad, progress=False, root=results_root)
+    assert result.answers == len(lines) and result.refused[0].startswith("refused bad.jsonl:4: invalid JSON")
 
 
 def test_dataset_name_cannot_escape_results_root(results_root):

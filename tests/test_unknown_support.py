@@ -212,7 +212,7 @@ def test_annotate_marks_pairs_without_text_unknown_with_the_reason():
                      if v.kind == "support" and v.label == "unknown")
     assert unknown == [(0, 3, unchecked_text("no_text")), (0, 4, unchecked_text("dead")),
                        (1, 3, unchecked_text("no_text")), (1, 4, unchecked_text("dead"))]
-    assert all(v.judge == "scripted" and v.prompt_version == "scripted-v1" and v.error == ""
+    assert all(v.judge == "scripted" and v.prompt_version == "scripted-v2" and v.error == ""
                for v in labelled.verdicts if v.label == "unknown")
     # the judge itself, asked directly about a source without text, says the same (never "none")
     [direct] = get_judge("scripted", cache=False).support(labelled.answer, labelled.statements[:1], URL_ONLY_3)

@@ -11,6 +11,7 @@ from typing import Any, Callable, Iterable, Iterator
 from pipeline.errors import InputError
 from pipeline.importers.engines import FORMATS as ENGINE_FORMATS
 from pipeline.importers.engines import first_format
+from pipeline.importers.refusals import Refusals, refuse_or_raise
 from pipeline.paths import data_dir, expertqa_dir, hagrid_dir
 from pipeline.records import AnnotatedAnswer
 
@@ -28,23 +29,30 @@ class ImporterInfo:
     # engine responses: the loader takes ImportOptions (query, engine, query type of bare responses)
     takes_options: bool = False
 
-    def iter(self, path: str | Path, options: Any = None) -> Iterator[AnnotatedAnswer]:
+    def iter(self, path: str | Path, options: Any = None, refusals: Refusals | None = None) -> Iterator[AnnotatedAnswer]:
         """The answers of a file or folder in this format, one at a time (InputError on bad input,
-        an answer larger than `canonical.check_answer_size` allows included)."""
+        an answer larger than `canonical.check_answer_size` allows included). With `refusals`
+        (`pipeline.importers.refusals`), each bad record is refused and the rest read."""
         module, _, func = self.target.partition(":")
         loader: Callable[..., Iterable[AnnotatedAnswer]] = getattr(importlib.import_module(module), func)
-        return _checked(loader(path, options) if self.takes_options else loader(path))
+        extra = {} if refusals is None else {"refusals": refusals}
+        file = Path(path).name if Path(path).is_file() else ""
+        return _checked(loader(path, options, **extra) if self.takes_options else loader(path, **extra), refusals, file)
 
-    def load(self, path: str | Path, options: Any = None) -> list[AnnotatedAnswer]:
+    def load(self, path: str | Path, options: Any = None, refusals: Refusals | None = None) -> list[AnnotatedAnswer]:
         """Every answer of a file or folder in this format."""
-        return list(self.iter(path, options))
+        return list(self.iter(path, options, refusals))
 
 
-def _checked(answers: Iterable[AnnotatedAnswer]) -> Iterator[AnnotatedAnswer]:
+def _checked(answers: Iterable[AnnotatedAnswer], refusals: Refusals | None = None, file: str = "") -> Iterator[AnnotatedAnswer]:
     from pipeline.importers.canonical import check_answer_size
 
     for annotated in answers:
-        check_answer_size(annotated)
+        try:
+            check_answer_size(annotated)
+        except InputError as exc:
+            refuse_or_raise(refusals, exc, annotated.answer.meta.get("source_file") or file)
+            continue
         yield annotated
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from pipeline.errors import InputError
 from pipeline.importers.canonical import read_objects
+from pipeline.importers.refusals import Refusals, refuse_or_raise
 from pipeline.records import CONFIDENCE_LEVELS, AnnotatedAnswer, Answer, Source, Statement, Verdict
 
 JUDGE = "recorded"
@@ -34,35 +35,51 @@ def _paths(path: Path) -> tuple[Path, Path | None]:
     return path, companion if companion.exists() else None
 
 
-def _support_table(path: Path | None) -> dict[tuple[str, int, int], str]:
-    """(sample id, statement id, source index) -> support label from the companion file."""
+def _support_table(path: Path | None, refusals: Refusals | None = None) -> dict[tuple[str, int, int], str]:
+    """(sample id, statement id, source index) -> support label from the companion file; with
+    `refusals`, a bad row is refused (its pair then has no label) and the rest read."""
     table: dict[tuple[str, int, int], str] = {}
     if path is None:
         return table
-    for where, row in read_objects(path):
-        if not isinstance(row, dict):
-            raise InputError("expected a JSON object", record=where)
+    for where, row in read_objects(path, refusals):
         try:
-            key = (str(row["sample_id"]), int(row["core_statement_id"]), int(row["source_idx"]))
-            label = str(row["support"]).strip().lower()
-        except (KeyError, TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(1e999)
-            raise InputError(f"bad support row ({exc})", record=where, field="sample_id/core_statement_id/source_idx/support") from exc
-        if label not in ("full", "partial", "none"):
-            raise InputError(f"unknown support label {label[:20]!r}", record=where, field="support")
+            key, label = _support_row(row, where)
+        except InputError as exc:
+            refuse_or_raise(refusals, exc, path.name)
+            continue
         table[key] = label
     return table
 
 
-def load_aee(path: str | Path) -> list[AnnotatedAnswer]:
-    """Read the AEE release with its recorded labels."""
+def _support_row(row: Any, where: str) -> tuple[tuple[str, int, int], str]:
+    """One row of the support results: its (sample, statement, source) key and its label."""
+    if not isinstance(row, dict):
+        raise InputError("expected a JSON object", record=where)
+    try:
+        key = (str(row["sample_id"]), int(row["core_statement_id"]), int(row["source_idx"]))
+        label = str(row["support"]).strip().lower()
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(1e999)
+        raise InputError(f"bad support row ({exc})", record=where, field="sample_id/core_statement_id/source_idx/support") from exc
+    if label not in ("full", "partial", "none"):
+        raise InputError(f"unknown support label {label[:20]!r}", record=where, field="support")
+    return key, label
+
+
+def load_aee(path: str | Path, refusals: Refusals | None = None) -> list[AnnotatedAnswer]:
+    """Read the AEE release with its recorded labels; with `refusals`, a bad record (of the answers
+    or of the support results) is refused and the rest read."""
     answers_path, support_path = _paths(Path(path))
-    support = _support_table(support_path)
+    support = _support_table(support_path, refusals)
     out: list[AnnotatedAnswer] = []
     seen: set[str] = set()
-    for where, obj in read_objects(answers_path):
-        annotated = _parse(obj, where, support, support_path is not None)
-        if annotated.answer.answer_id in seen:
-            raise InputError("duplicate id", record=where, field="id")
+    for where, obj in read_objects(answers_path, refusals):
+        try:
+            annotated = _parse(obj, where, support, support_path is not None)
+            if annotated.answer.answer_id in seen:
+                raise InputError("duplicate id", record=where, field="id")
+        except InputError as exc:
+            refuse_or_raise(refusals, exc, answers_path.name)
+            continue
         seen.add(annotated.answer.answer_id)
         out.append(annotated)
     return out

@@ -2,11 +2,20 @@
 
     {"answer_id", "engine", "query", "query_type": "debate"|"expertise", "answer": "markdown",
      "sources": [{"index": 1, "url", "title", "text", "fetch_ok"?, "text_origin"?: "page"|"snippet"}],
-     "labels": {"confidence": 1..5, "statements": [{"text", "relevant", "stance",
-                "supported_by": [..], "partially_supported_by": [..],
-                "union_supported"?: bool}],
+     "labels": {"confidence": 1..5, "judged"?: "all"|"cited",
+                "statements": [{"text", "relevant", "stance",
+                "supported_by": [..], "partially_supported_by": [..], "not_supported_by"?: [..],
+                "judged"?: "all"|"cited", "union_supported"?: bool}],
                 "sources"?: [{"index": 1, "stance": "agree"|"disagree"|"neutral"|"unknown"}]}}
                                                                             (labels optional)
+
+Which pairs a statement's support labels cover (`judged`, per statement or for all of them under
+`labels`): "all" (the default) - every listed source was judged, so a source in neither list does not
+support it (`none`); "cited" - only the sources the statement cites were judged (ExpertQA, HAGRID,
+Liu et al.'s annotators), so an uncited pair is `unknown`, never `none`. `not_supported_by` lists the
+sources judged not to support it: then exactly the three lists were judged and every other pair is
+`unknown`. When every statement's labels cover only cited pairs, the answer's `support_scope` is
+"cited_only", as for ExpertQA (metrics that need uncited pairs say so instead of guessing).
 
 `labels.sources[].stance` is a listed source's own stance on a debate question (relative to the
 side the question's wording takes); it becomes a `source_stance` verdict.
@@ -18,6 +27,7 @@ Carried labels become verdicts of the `recorded` judge.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -27,7 +37,19 @@ from typing import Any, Iterable, Iterator
 from pipeline.citation_scope import META_SCOPE, SCOPES, SENTENCE, scope_for_engine, with_scope
 from pipeline.errors import InputError
 from pipeline.importers.input_files import bounded_lines, open_input, read_document
-from pipeline.records import SOURCE_STANCE_LABELS, STANCE_LABELS, TEXT_ORIGINS, AnnotatedAnswer, Answer, Source, Statement, Verdict
+from pipeline.importers.refusals import Refusals, refuse_or_raise
+from pipeline.records import (
+    SOURCE_STANCE_LABELS,
+    STANCE_LABELS,
+    SUPPORT_UNKNOWN,
+    TEXT_ORIGINS,
+    AnnotatedAnswer,
+    Answer,
+    Source,
+    Statement,
+    Verdict,
+    unchecked_text,
+)
 from pipeline.text import find_citation_markers, split_statements, statements_for
 
 RECORDED = "recorded"
@@ -84,18 +106,19 @@ def check_values(obj: Any, where: str) -> None:
         raise InputError(found[1], record=where, field=found[0])
 
 
-def read_objects(path: Path) -> Iterator[tuple[str, Any]]:
+def read_objects(path: Path, refusals: Refusals | None = None) -> Iterator[tuple[str, Any]]:
     """Yield (location, object) from a JSON object, a JSON list or a JSONL file.
 
     JSONL is read line by line, so a large file is never held in memory whole; a JSON document
     (an object or a list) has to be parsed whole. A file is JSONL when its first non-blank line is
-    a complete JSON value and more follows it."""
+    a complete JSON value and more follows it. With `refusals`, a line (or list item) that cannot be
+    read is refused and the next one read; without, the first one raises."""
     first, more = _first_line(path)
     stripped = first.lstrip("\ufeff").lstrip()
     if not stripped and not more:
         raise InputError("file is empty", record=str(path))
     if stripped[:1] not in ("[", "{") or (more and _is_whole_value(stripped)):
-        yield from _read_jsonl(path)
+        yield from _read_jsonl(path, refusals)
         return
     try:
         text = read_document(path).decode("utf-8-sig")
@@ -105,7 +128,7 @@ def read_objects(path: Path) -> Iterator[tuple[str, Any]]:
         data = json.loads(text)  # NaN/Infinity parse; check_values names the field
     except json.JSONDecodeError as exc:
         if more and stripped[0] == "{":  # JSONL whose first line is broken: name the line that fails
-            yield from _read_jsonl(path)
+            yield from _read_jsonl(path, refusals)
             return
         raise InputError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", record=str(path)) from exc
     except (ValueError, RecursionError) as exc:  # json recurses per nesting level; a hostile file can exhaust it
@@ -113,7 +136,11 @@ def read_objects(path: Path) -> Iterator[tuple[str, Any]]:
         raise InputError(message, record=str(path)) from exc
     if isinstance(data, list):
         for k, obj in enumerate(data):
-            check_values(obj, f"{path.name}[{k}]")
+            try:
+                check_values(obj, f"{path.name}[{k}]")
+            except InputError as exc:
+                refuse_or_raise(refusals, exc, path.name)
+                continue
             yield f"{path.name}[{k}]", obj
     else:
         check_values(data, path.name)
@@ -153,7 +180,7 @@ def _is_whole_value(line: str) -> bool:
     return True
 
 
-def _read_jsonl(path: Path) -> Iterator[tuple[str, Any]]:
+def _read_jsonl(path: Path, refusals: Refusals | None = None) -> Iterator[tuple[str, Any]]:
     with _open_text(path) as handle:
         line_no = 0
         try:
@@ -162,17 +189,31 @@ def _read_jsonl(path: Path) -> Iterator[tuple[str, Any]]:
                     continue
                 where = f"{path.name}:{line_no}"
                 try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", record=where) from exc
-                except ValueError as exc:
-                    raise InputError(str(exc), record=where) from exc
-                except RecursionError as exc:
-                    raise InputError("JSON is nested too deeply", record=where) from exc
-                check_values(obj, where)
+                    obj = _json_line(line, where)
+                    check_values(obj, where)
+                except InputError as exc:
+                    refuse_or_raise(refusals, exc, path.name)
+                    continue
                 yield where, obj
+        except InputError as exc:  # a line too long (bounded_lines): where the next one starts is unknown
+            refuse_or_raise(refusals, exc, path.name)
         except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 text (byte {exc.start} after line {line_no})", record=str(path)) from exc
+            # the text stream cannot go past the bad byte: the lines before it stay read
+            refuse_or_raise(refusals, InputError(f"not UTF-8 text (byte {exc.start} after line {line_no}); the rest of "
+                                                 "the file is not read", record=f"{path.name}:{line_no + 1}"), path.name)
+
+
+def _json_line(line: str, where: str) -> Any:
+    """One JSONL line parsed; InputError naming the line when it is not JSON (or too deep, or a
+    number Python refuses to convert)."""
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", record=where) from exc
+    except ValueError as exc:
+        raise InputError(str(exc)[:200], record=where) from exc
+    except RecursionError as exc:
+        raise InputError("JSON is nested too deeply", record=where) from exc
 
 
 def _field(obj: dict, name: str, kind: type | tuple[type, ...], where: str, *, required: bool = True, default: Any = None) -> Any:
@@ -221,9 +262,9 @@ def parse_answer(obj: Any, where: str, dataset: str = "") -> AnnotatedAnswer:
         raise InputError("answer text is empty", record=where, field="answer")
     if len(text) > MAX_ANSWER_CHARS:
         raise InputError(f"answer text is {len(text):,} characters; the limit is {MAX_ANSWER_CHARS:,}", record=where, field="answer")
-    raw_sources = _field(obj, "sources", list, where)
-    if not raw_sources:
-        raise InputError("an answer needs at least one listed source to audit", record=where, field="sources")
+    # an engine may answer without sources: such an answer is scored (its statements are uncited,
+    # the source metrics are n/a with the reason "no listed sources")
+    raw_sources = _field(obj, "sources", list, where, required=False, default=[])
     if len(raw_sources) > MAX_SOURCES:
         raise InputError(f"{len(raw_sources)} sources; the limit is {MAX_SOURCES}", record=where, field="sources")
     sources = _parse_sources(raw_sources, where)
@@ -336,6 +377,8 @@ def _apply_labels(answer: Answer, labels: dict, where: str) -> AnnotatedAnswer:
         raise InputError("expected a list", record=where, field="labels.statements")
     if len(raw_statements) > MAX_STATEMENTS:
         raise InputError(f"more than {MAX_STATEMENTS} statements", record=where, field="labels.statements")
+    default_scope = _judged(labels, where, "labels", "all")
+    scopes: list[str] = []  # of the statements that carry support labels
     statements: list[Statement] = []
     cursor = 0
     for k, raw in enumerate(raw_statements):
@@ -371,17 +414,42 @@ def _apply_labels(answer: Answer, labels: dict, where: str) -> AnnotatedAnswer:
             verdict("stance", stance, stance, statement_index=k)
         full = _index_list(raw, "supported_by", where, field)
         partial = _index_list(raw, "partially_supported_by", where, field)
-        if "supported_by" in raw or "partially_supported_by" in raw:
+        explicit = "not_supported_by" in raw
+        against = _index_list(raw, "not_supported_by", where, field)
+        if full & partial or (full | partial) & against:
+            raise InputError("a source is in two of supported_by, partially_supported_by and not_supported_by",
+                             record=where, field=field)
+        if "supported_by" in raw or "partially_supported_by" in raw or explicit:
+            scope = "listed" if explicit else _judged(raw, where, field, default_scope)
+            scopes.append(scope)
+            cites = set(statements[-1].citations)
             for index in sorted(listed):
-                label = "full" if index in full else "partial" if index in partial else "none"
-                verdict("support", label, label, statement_index=k, source_index=index)
+                if index in full or index in partial:
+                    label = "full" if index in full else "partial"
+                    verdict("support", label, label, statement_index=k, source_index=index)
+                elif scope == "all" or index in against or (scope == "cited" and index in cites):
+                    verdict("support", "none", "none", statement_index=k, source_index=index)
+                else:  # nobody judged this pair: unknown with the reason, never "none"
+                    why = unchecked_text("uncited_not_judged" if scope == "cited" else "not_judged")
+                    verdicts.append(Verdict(answer.answer_id, "support", SUPPORT_UNKNOWN, RECORDED, CANONICAL_PROMPT,
+                                            raw=why, statement_index=k, source_index=index))
         union = raw.get("union_supported")
         if union is not None:
             # The statement's citations together (not any one alone) fully support it (Liu et al.).
             if not isinstance(union, bool):
                 raise InputError("expected true/false", record=where, field=f"{field}.union_supported")
             verdict("support", "full" if union else "none", union, statement_index=k)
+    if scopes and set(scopes) == {"cited"}:  # as ExpertQA's: the existing cited-only rules apply
+        answer = dataclasses.replace(answer, meta={**answer.meta, "support_scope": "cited_only"})
     return AnnotatedAnswer(answer, tuple(statements), tuple(verdicts))
+
+
+def _judged(raw: dict, where: str, field: str, default: str) -> str:
+    """Which pairs support labels cover: "all" listed sources or only the "cited" ones."""
+    value = raw.get("judged", default)
+    if value not in ("all", "cited"):
+        raise InputError("must be 'all' or 'cited'", record=where, field=f"{field}.judged")
+    return str(value)
 
 
 def _source_stances(raw: Any, listed: set[int], where: str, verdict: Any) -> None:
@@ -414,14 +482,20 @@ def _index_list(raw: dict, name: str, where: str, field: str) -> set[int]:
     return set(value)
 
 
-def iter_canonical(path: str | Path, dataset: str = "") -> Iterator[AnnotatedAnswer]:
-    """Answers of a canonical JSON/JSONL file, one at a time; the first bad record raises InputError."""
+def iter_canonical(path: str | Path, dataset: str = "", refusals: Refusals | None = None) -> Iterator[AnnotatedAnswer]:
+    """Answers of a canonical JSON/JSONL file, one at a time. Without `refusals` the first bad record
+    raises InputError; with it, each bad record is refused (file, line, field, why) and the rest read."""
     path = Path(path)
     seen: set[str] = set()
-    for where, obj in read_objects(path):
-        annotated = parse_answer(obj, where, dataset or path.stem)
-        if annotated.answer.answer_id in seen:
-            raise InputError("duplicate answer_id", record=annotated.answer.answer_id, field="answer_id")
+    for where, obj in read_objects(path, refusals):
+        try:
+            annotated = parse_answer(obj, where, dataset or path.stem)
+            if annotated.answer.answer_id in seen:
+                raise InputError("duplicate answer_id", record=f"{where} ({annotated.answer.answer_id})"
+                                 if annotated.answer.answer_id not in where else where, field="answer_id")
+        except InputError as exc:
+            refuse_or_raise(refusals, exc, path.name)
+            continue
         seen.add(annotated.answer.answer_id)
         yield annotated
 

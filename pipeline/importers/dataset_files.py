@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Iterator
 from pipeline.errors import InputError
 from pipeline.importers.canonical import check_values
 from pipeline.importers.input_files import bounded_lines, open_input
+from pipeline.importers.refusals import Refusals, refuse_or_raise
 
 __all__ = ["MAX_DOWNLOAD_BYTES", "MAX_LINE_CHARS", "download_splits", "jsonl_files", "read_jsonl"]
 
@@ -68,11 +69,12 @@ def jsonl_files(path: str | Path) -> list[Path]:
     raise InputError("no such file or folder", record=str(path))
 
 
-def read_jsonl(path: Path, *, newline: str | None = None) -> Iterator[tuple[int, str, Any]]:
+def read_jsonl(path: Path, *, newline: str | None = None, refusals: Refusals | None = None) -> Iterator[tuple[int, str, Any]]:
     """(line number from 1, "file:line", parsed object) for every non-blank line, checked by
     `check_values`; one InputError naming the line for a line too long or not JSON, naming the
     file when it cannot be read or is not UTF-8. `newline` is passed to `open` ("\\n" splits on
-    line feeds only; None also splits on lone carriage returns)."""
+    line feeds only; None also splits on lone carriage returns). With `refusals`, a line that cannot
+    be read is refused and the next one read (a line too long ends the file: its end cannot be found)."""
     handle = open_input(path, newline=newline)
     with handle:
         try:
@@ -82,14 +84,25 @@ def read_jsonl(path: Path, *, newline: str | None = None) -> Iterator[tuple[int,
                     continue
                 where = f"{path.name}:{line_no}"
                 try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", record=where) from exc
-                except RecursionError as exc:  # json recurses per nesting level
-                    raise InputError("JSON is nested too deeply", record=where) from exc
-                except ValueError as exc:  # e.g. an integer with more digits than Python converts
-                    raise InputError(str(exc)[:200], record=where) from exc
-                check_values(obj, where)  # lone surrogates and non-finite numbers fail only when written
+                    obj = _parse_line(line, where)
+                    check_values(obj, where)  # lone surrogates and non-finite numbers fail only when written
+                except InputError as exc:
+                    refuse_or_raise(refusals, exc, path.name)
+                    continue
                 yield line_no, where, obj
+        except InputError as exc:  # a line too long: where the next line starts is unknown
+            refuse_or_raise(refusals, exc, path.name)
         except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 text (byte {exc.start})", record=str(path)) from exc
+            refuse_or_raise(refusals, InputError(f"not UTF-8 text (byte {exc.start}); the rest of the file is not read",
+                                                 record=str(path)), path.name)
+
+
+def _parse_line(line: str, where: str) -> Any:
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON at column {exc.colno}: {exc.msg}", record=where) from exc
+    except RecursionError as exc:  # json recurses per nesting level
+        raise InputError("JSON is nested too deeply", record=where) from exc
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise InputError(str(exc)[:200], record=where) from exc

@@ -21,7 +21,7 @@ import json
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from pipeline.citation_scope import ANSWER, PARAGRAPH, SENTENCE, SPAN, with_scope
 from pipeline.errors import InputError
@@ -32,6 +32,7 @@ from pipeline.importers.gemini import litellm_grounding, parse_gemini
 from pipeline.importers.input_files import not_regular, open_input, read_document
 from pipeline.importers.openai_search import parse_openai_chat, parse_openai_responses
 from pipeline.importers.perplexity import parse_perplexity
+from pipeline.importers.refusals import Refusals, refuse_or_raise
 from pipeline.importers.streams import assemble, event_kind, looks_like_sse, parse_sse, stream_format
 from pipeline.importers.you_exa import parse_exa, parse_you
 from pipeline.records import AnnotatedAnswer
@@ -321,9 +322,12 @@ def input_files(path: Path) -> list[Path]:
     return [path]
 
 
-def iter_answers(path: str | Path, fmt: str | None = None, options: ImportOptions | None = None) -> Iterator[AnnotatedAnswer]:
+def iter_answers(path: str | Path, fmt: str | None = None, options: ImportOptions | None = None,
+                 refusals: Refusals | None = None) -> Iterator[AnnotatedAnswer]:
     """Answers of a file or folder: `fmt` forces one engine format, None recognises each object (and
-    a file of ExpertQA, HAGRID or AEE release records as that release)."""
+    a file of ExpertQA, HAGRID or AEE release records as that release). With `refusals`, a record
+    that cannot be read (or a whole file, when the file itself cannot be) is refused and the rest
+    read; without, the first one raises."""
     path = Path(path)
     dataset = path.stem if path.is_file() else path.name
     seen: set[str] = set()
@@ -332,14 +336,19 @@ def iter_answers(path: str | Path, fmt: str | None = None, options: ImportOption
     for file in files:
         if fmt is None and file.name.endswith("_support_results.jsonl") and file.name.replace("_support_results.jsonl", ".json") in names:
             continue  # the AEE release's labels: read with its answers file
-        for annotated in _file_answers(file, fmt, options, dataset):
-            if annotated.answer.answer_id in seen:
-                raise InputError("duplicate answer_id (the same query and response twice?)", record=annotated.answer.answer_id, field="answer_id")
-            seen.add(annotated.answer.answer_id)
-            yield annotated
+        try:
+            for annotated in _file_answers(file, fmt, options, dataset, refusals):
+                if annotated.answer.answer_id in seen:
+                    refuse_or_raise(refusals, InputError("duplicate answer_id (the same query and response twice?)",
+                                                         record=annotated.answer.answer_id, field="answer_id"), file.name)
+                    continue
+                seen.add(annotated.answer.answer_id)
+                yield annotated
+        except InputError as exc:  # the file itself cannot be read (what came before it in the file stays)
+            refuse_or_raise(refusals, exc, file.name)
 
 
-def _file_objects(file: Path) -> Iterator[tuple[str, Any]]:
+def _file_objects(file: Path, refusals: Refusals | None = None) -> Iterator[tuple[str, Any]]:
     """(where, object) of a file: JSON, a JSON list, JSONL, or server-sent-event text."""
     with open_input(file, newline=None, errors="replace") as handle:  # a FIFO is refused, never waited on
         head = handle.read(2_000)
@@ -353,17 +362,18 @@ def _file_objects(file: Path) -> Iterator[tuple[str, Any]]:
             check_values(obj, f"{file.name} event {k + 1}")
         yield file.name, events
         return
-    yield from read_objects(file)
+    yield from read_objects(file, refusals)
 
 
-def _file_answers(file: Path, fmt: str | None, options: ImportOptions | None, dataset: str) -> Iterator[AnnotatedAnswer]:
-    objects = _file_objects(file)
+def _file_answers(file: Path, fmt: str | None, options: ImportOptions | None, dataset: str,
+                  refusals: Refusals | None = None) -> Iterator[AnnotatedAnswer]:
+    objects = _file_objects(file, refusals)
     first = next(objects, None)
     if first is None:
         return
     where, obj = first
     if fmt is None and (release := release_format(obj)) is not None:
-        yield from _release_answers(release, file)
+        yield from _release_answers(release, file, refusals)
         return
     if isinstance(obj, list):  # server-sent events
         yield engine_answer(obj, file.name, fmt, options, dataset, file.name)
@@ -378,11 +388,15 @@ def _file_answers(file: Path, fmt: str | None, options: ImportOptions | None, da
             return
         pairs = _chain(*head, rest=objects) if second is not None else iter(head)
     for where, obj in pairs:
-        found = fmt or detect(obj)
-        if found == "canonical":
-            annotated = _canonical(obj, where, dataset, file.name)
-        else:
-            annotated = engine_answer(obj, where, found, options, dataset, file.name)
+        try:
+            found = fmt or detect(obj)
+            if found == "canonical":
+                annotated = _canonical(obj, where, dataset, file.name)
+            else:
+                annotated = engine_answer(obj, where, found, options, dataset, file.name)
+        except InputError as exc:
+            refuse_or_raise(refusals, exc, file.name)
+            continue
         yield annotated
 
 
@@ -418,14 +432,15 @@ def _canonical(obj: Any, where: str, dataset: str, source_file: str) -> Annotate
     return dataclasses.replace(annotated, answer=dataclasses.replace(annotated.answer, meta=meta))
 
 
-def _release_answers(release: str, file: Path) -> Iterator[AnnotatedAnswer]:
+def _release_answers(release: str, file: Path, refusals: Refusals | None = None) -> Iterator[AnnotatedAnswer]:
     """A whole file of release records through that release's importer (format and file in meta)."""
     from pipeline.importers.aee import load_aee
     from pipeline.importers.expertqa import iter_expertqa
     from pipeline.importers.hagrid import iter_hagrid
 
-    loaders = {"expertqa": iter_expertqa, "hagrid": iter_hagrid, "aee": load_aee}
-    for annotated in loaders[release](file):
+    loaders: dict[str, Callable[..., Iterable[AnnotatedAnswer]]] = {
+        "expertqa": iter_expertqa, "hagrid": iter_hagrid, "aee": load_aee}
+    for annotated in loaders[release](file, refusals):
         meta = {**annotated.answer.meta, "format": release, "source_file": file.name[:300]}
         yield dataclasses.replace(annotated, answer=dataclasses.replace(annotated.answer, meta=meta))
 
@@ -461,9 +476,10 @@ def conversation_answer(paths: list[Path], options: ImportOptions | None = None)
     return engine_answer(obj, where, "anthropic", options, paths[0].stem, where)
 
 
-def iter_auto(path: str | Path, options: ImportOptions | None = None) -> Iterator[AnnotatedAnswer]:
+def iter_auto(path: str | Path, options: ImportOptions | None = None,
+              refusals: Refusals | None = None) -> Iterator[AnnotatedAnswer]:
     """Any supported format, recognised object by object."""
-    return iter_answers(path, None, options)
+    return iter_answers(path, None, options, refusals)
 
 
 def first_format(path: str | Path) -> str | None:
@@ -480,8 +496,9 @@ def first_format(path: str | Path) -> str | None:
 
 
 def _loader(fmt: str) -> Callable[..., Iterator[AnnotatedAnswer]]:
-    def load(path: str | Path, options: ImportOptions | None = None) -> Iterator[AnnotatedAnswer]:
-        return iter_answers(path, fmt, options)
+    def load(path: str | Path, options: ImportOptions | None = None,
+             refusals: Refusals | None = None) -> Iterator[AnnotatedAnswer]:
+        return iter_answers(path, fmt, options, refusals)
 
     load.__name__ = load.__qualname__ = f"iter_{fmt.replace('-', '_')}"
     load.__doc__ = f"Answers of a file or folder of {fmt} responses or capture envelopes."

@@ -54,6 +54,7 @@ from typing import Any, Iterator
 
 from pipeline.errors import InputError
 from pipeline.importers.dataset_files import download_splits, jsonl_files, read_jsonl
+from pipeline.importers.refusals import Refusals, refuse_or_raise
 from pipeline.locate import locate_spans
 from pipeline.paths import cache_dir
 from pipeline.records import SUPPORT_UNKNOWN, AnnotatedAnswer, Answer, Source, Statement, Verdict, unchecked_text
@@ -136,11 +137,17 @@ def load_expertqa(path: str | Path) -> list[AnnotatedAnswer]:
     return list(iter_expertqa(path))
 
 
-def iter_expertqa(path: str | Path) -> Iterator[AnnotatedAnswer]:
-    """The answers of a folder of ExpertQA *.jsonl files (sorted by name) or of one file, one at a time."""
+def iter_expertqa(path: str | Path, refusals: Refusals | None = None) -> Iterator[AnnotatedAnswer]:
+    """The answers of a folder of ExpertQA *.jsonl files (sorted by name) or of one file, one at a
+    time; with `refusals`, a line that cannot be read is refused and the rest read."""
     for f in jsonl_files(path):
-        for line_no, where, obj in read_jsonl(f):
-            yield from _parse_question(obj, f.stem, line_no, where)
+        for line_no, where, obj in read_jsonl(f, refusals=refusals):
+            try:  # all of a line's answers or none of them
+                answers = list(_parse_question(obj, f.stem, line_no, where))
+            except InputError as exc:
+                refuse_or_raise(refusals, exc, f.name)
+                continue
+            yield from answers
 
 
 def _req(obj: Any, name: str, kind: type | tuple[type, ...], where: str) -> Any:

@@ -42,6 +42,7 @@ from typing import Any, Iterator
 
 from pipeline.errors import InputError
 from pipeline.importers.dataset_files import download_splits, jsonl_files, read_jsonl
+from pipeline.importers.refusals import Refusals, refuse_or_raise
 from pipeline.paths import cache_dir
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
 from pipeline.text import find_citation_markers, split_statements
@@ -97,11 +98,17 @@ def load_hagrid(path: str | Path) -> list[AnnotatedAnswer]:
     return list(iter_hagrid(path))
 
 
-def iter_hagrid(path: str | Path) -> Iterator[AnnotatedAnswer]:
-    """The answers of a folder of HAGRID *.jsonl files (sorted by name) or of one file, one at a time."""
+def iter_hagrid(path: str | Path, refusals: Refusals | None = None) -> Iterator[AnnotatedAnswer]:
+    """The answers of a folder of HAGRID *.jsonl files (sorted by name) or of one file, one at a
+    time; with `refusals`, a line that cannot be read is refused and the rest read."""
     for f in jsonl_files(path):
-        for line_no, where, obj in read_jsonl(f, newline="\n"):
-            yield from _parse_query(obj, f.stem, line_no, where)
+        for line_no, where, obj in read_jsonl(f, newline="\n", refusals=refusals):
+            try:  # all of a line's answers or none of them
+                answers = list(_parse_query(obj, f.stem, line_no, where))
+            except InputError as exc:
+                refuse_or_raise(refusals, exc, f.name)
+                continue
+            yield from answers
 
 
 def _req(obj: Any, name: str, kind: type, where: str) -> Any:

@@ -1,6 +1,6 @@
 """The import report: per input file, how many answers, statements and sources came in, and how
 every citation got onto its statement (a numbered marker, the provider's offsets, or its text found
-in the answer) or why it was dropped.
+in the answer) or why it was dropped, and each record refused (line, field, why: `refusals`).
 
 Counts come from the answers themselves (statements, sources, the `citation_notes` an engine mapper
 left in `meta`), so the report of a run (`aee run`, the manifest's `import_report`, the Overview
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from pipeline.importers.placement import DROP_REASONS
+from pipeline.importers.refusals import Refusals
 from pipeline.records import AnnotatedAnswer
 
 REPORT_COLUMNS = ("answers", "statements", "sources", "by_markers", "by_offsets", "by_text", "dropped", "dangling")
@@ -23,6 +24,7 @@ COLUMN_LABELS = {
     "file": "file", "formats": "format", "answers": "answers", "statements": "statements", "sources": "sources",
     "by_markers": "markers", "by_offsets": "offsets", "by_text": "by text",
     "dropped": "dropped", "dangling": "dangling", "why_dropped": "why dropped",
+    "refused": "refused", "why_refused": "why refused",
 }
 
 
@@ -98,13 +100,34 @@ class ImportReport:
             self.add(a, default_file=default_file)
         return self
 
-    def as_dict(self) -> dict[str, dict]:
-        return {name: report.as_dict() for name, report in sorted(self.files.items())}
+    def as_dict(self, refusals: Refusals | None = None) -> dict[str, dict]:
+        """Per file; with `refusals`, each file's refused records under "refused" (a file whose every
+        record was refused is listed too, with 0 answers)."""
+        out = {name: report.as_dict() for name, report in sorted(self.files.items())}
+        if refusals is not None:
+            for name, items in refusals.by_file().items():
+                out.setdefault(name, FileReport().as_dict())["refused"] = items
+            out = dict(sorted(out.items()))
+        return out
 
 
 def why_text(why: dict[str, int]) -> str:
     """"3 citation(s) point outside the answer text; 1 citation(s) cover no statement" ("" when none dropped)."""
     return "; ".join(f"{n} citation(s) {DROP_REASONS.get(reason, reason)}" for reason, n in sorted(why.items()) if n)
+
+
+def refused_text(refused: list[dict], limit: int = 20) -> list[str]:
+    """Each refused record of a file in words ("line 12, field 'sources': why"), at most `limit`."""
+    out = []
+    for r in refused[:limit]:
+        line = r.get("line") or ""
+        where = (f"record {r['record']}" if r.get("record") else "the file") if not line else \
+            f"item {line}" if line.startswith("[") else f"line {line}"
+        field = f", field {r['field']!r}" if r.get("field") else ""
+        out.append(f"{where}{field}: {r.get('why', '')}")
+    if len(refused) > limit:
+        out.append(f"and {len(refused) - limit} more")
+    return out
 
 
 def report_lines(report: dict[str, dict]) -> list[str]:
@@ -118,4 +141,5 @@ def report_lines(report: dict[str, dict]) -> list[str]:
                      + (f", {row['dangling']} dangling markers" if row.get("dangling") else ""))
         if row.get("why_dropped"):
             lines.append(f"  dropped: {why_text(row['why_dropped'])}")
+        lines.extend(f"  refused {text}" for text in refused_text(row.get("refused") or [], limit=10_000))
     return lines

@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 from pipeline.judges.base import BaseJudge, text_digest, unchecked_verdicts
 from pipeline.records import Answer, Source, Statement, Verdict
+from pipeline.text import find_citation_markers, strip_citation_markers
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -22,7 +23,9 @@ class ScriptedJudge(BaseJudge):
     """Relevance by a filler phrase list, stance 'agree', confidence 4, support by word overlap."""
 
     name = "scripted"
-    prompt_version = "scripted-v1"
+    # v2: every marker form is left out of a statement's words (v1 stripped only "[n]", so a "【n】"
+    # marker counted as a word and a support label moved with a citation)
+    prompt_version = "scripted-v2"
 
     def __init__(self, **_: object) -> None:
         self.calls = 0
@@ -70,7 +73,7 @@ class ScriptedJudge(BaseJudge):
         words = set(_WORD.findall(source.text.lower()))
         out = []
         for s in statements:
-            mine = set(_WORD.findall(re.sub(r"\[\d+\]", "", s.text.lower())))
+            mine = set(_WORD.findall(strip_citation_markers(s.text, find_citation_markers(s.text)).lower()))
             share = len(mine & words) / max(len(mine), 1)
             label = "full" if share >= 0.6 else "partial" if share >= 0.3 else "none"
             out.append(self._v(answer, "support", label, statement_index=s.index, source_index=source.index, score=share))

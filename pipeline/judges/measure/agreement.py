@@ -217,12 +217,54 @@ def evaluate_support(judge: Judge, answers: list[AnnotatedAnswer], *, relevance:
         keep = [not k for k in seen]
         pick = lambda xs: [x for x, k in zip(xs, keep) if k]  # noqa: E731
         report["support_unseen"] = binary_report(pick(scores), pick(pred_full), pick(is_complete))
+    report.update(_by_claim_sources(judge, pairs, by_id, scores, pred_full, is_complete))
     calibration = getattr(judge, "calibration", None)
     if calibration:
         report["calibration"] = dict(calibration)
     if relevance:
         report["relevance"] = evaluate_relevance(judge, answers)
     return report
+
+
+def _by_claim_sources(judge: Judge, pairs: Sequence[tuple[AnnotatedAnswer, int, int, str]], by_id: dict[str, AnnotatedAnswer],
+                      scores: Sequence[float], pred_full: Sequence[bool], is_complete: Sequence[bool]) -> dict[str, Any]:
+    """The comparison split by what the experts judged. `support_single`: the pairs of claims with
+    one labelled source, where the expert's label is a fact about that pair. `support_multi`: claims
+    with several, where the experts judged all of a claim's evidence at once and the importer copies
+    that one label to each pair (docs/data/expertqa.md): the judge's verdict on those sources taken
+    together (`support_set`) against it, one row per claim. A judge that labels each pair on its own
+    source, as it should, can disagree with a copied label on a pair without being wrong; the pooled
+    `support` counts such pairs as disagreements. `scores`, `pred_full` and `is_complete` are the
+    pooled comparison's, in the order of `pairs` grouped by (answer, source)."""
+    per_claim: dict[tuple[str, int], list[int]] = {}
+    for a, si, src, _ in pairs:
+        per_claim.setdefault((a.answer.answer_id, si), []).append(src)
+    order = {}  # (answer, source, statement) -> position in the pooled lists
+    k = 0
+    grouped: dict[tuple[str, int], list[int]] = {}
+    for a, si, src, _ in pairs:
+        grouped.setdefault((a.answer.answer_id, src), []).append(si)
+    for (aid, src), sis in grouped.items():
+        for si in sis:
+            order[(aid, src, si)] = k
+            k += 1
+    single = [order[(aid, srcs[0], si)] for (aid, si), srcs in per_claim.items() if len(srcs) == 1]
+    out: dict[str, Any] = {}
+    if single:
+        out["support_single"] = binary_report([scores[i] for i in single], [pred_full[i] for i in single],
+                                              [is_complete[i] for i in single])
+    multi = [(aid, si, srcs) for (aid, si), srcs in per_claim.items() if len(srcs) > 1]
+    if multi and callable(getattr(judge, "support_set", None)):
+        m_scores, m_pred, m_gold = [], [], []
+        for aid, si, srcs in multi:
+            a = by_id[aid]
+            sources = [s for s in (a.answer.source(i) for i in sorted(srcs)) if s is not None]
+            said = next(iter(judge.support_set(a.answer, [a.statements[si]], sources)), None)
+            m_scores.append(float(said.score) if said is not None and said.score is not None else 0.0)
+            m_pred.append(said is not None and said.label == "full")
+            m_gold.append(is_complete[order[(aid, srcs[0], si)]])
+        out["support_multi"] = binary_report(m_scores, m_pred, m_gold)
+    return out
 
 
 def evaluate_relevance(judge: Any, answers: list[AnnotatedAnswer]) -> dict[str, Any]:

@@ -10,8 +10,10 @@ being supported at all. `score` = probability that the source fully supports the
 label is `full` / `partial` / `none` by two calibrated thresholds; `evidence` = best window
 (bounded); `raw` = JSON of the features, the contradictions and any rule applied. Without the
 embedding model the judge falls back to a lexical-only model (also calibrated) and says so in every
-`raw`. A statement against a source it does not cite that shares almost nothing with it is ruled
-out before the full judge (label none, score 0, the reason in `raw`).
+`raw`. No support label reads which sources a statement cites (adding or removing a marker changes
+none). In an answer with more statement x source pairs than MAX_PAIRS_JUDGED, a statement that shares
+almost nothing with a source is ruled out before the full judge (label none, score 0, the reason in
+`raw`), cited or not; a smaller answer has every pair judged in full.
 
 `offline:lexical` (`LexicalOfflineJudge`) is the same judge with the lexical-only support model
 forced, whether or not the embedding model is installed: a second opinion that needs nothing. Its
@@ -57,18 +59,23 @@ log = logging.getLogger(__name__)
 JUDGE_NAME = "offline"
 # v2: support judged by pipeline/judges/offline/support.py (aligned windows, figures as values,
 # contradiction rules, a sign-constrained model, a first pass for uncited pairs)
-PROMPT_VERSION = "offline-v2.1"  # v2.1: term swaps and short statements read whole (offline_align)
+# v2.1: term swaps and short statements read whole (offline_align)
+# v2.2: a pair's label no longer reads the statement's citations (its union features, the first pass
+# and the cap were for uncited pairs only; issue 30)
+PROMPT_VERSION = "offline-v2.2"
 LEXICAL_JUDGE_NAME = "offline:lexical"
 # Follows PROMPT_VERSION (the two share every rule) and never equals it, so their labels never mix.
 LEXICAL_PROMPT_VERSION = f"{PROMPT_VERSION}-lexical"
 RULED_OUT_SCORE = 0.0  # the score of a pair the first pass rules out (label none)
-# Uncited pairs of one answer judged in full, at most: when more pass the first pass, those whose best
-# window holds the largest share of the statement's words go on and the rest are ruled out with the
-# reason. A deep-research answer (200 sources x 140 statements) has a few hundred; an answer where
-# every page repeats every statement would otherwise cost one embedding per pair. Cited pairs are
-# always judged in full.
-MAX_UNCITED_JUDGED = 1_000
-HELD_BACK = ("ruled out before the full judge: {n:,} uncited pairs of this answer passed the first pass and "
+# Pairs of one answer judged in full, at most. An answer with at most this many statement x source
+# pairs (sources with text) is judged in full, every pair. A larger one (a deep-research answer: 200
+# sources x 140 statements) goes through the first pass, every pair alike whatever the statement
+# cites; when more than this many pass it, those whose best window holds the largest share of the
+# statement's words go on and the rest are ruled out with the reason: an answer where every page
+# repeats every statement would otherwise cost one embedding per pair. Until offline-v2.2 only
+# uncited pairs were screened, and a pair's label moved when a marker was added or removed.
+MAX_PAIRS_JUDGED = 1_000
+HELD_BACK = ("ruled out before the full judge: {n:,} pairs of this answer passed the first pass and "
              "only the {cap:,} whose best window holds the most of their words are judged in full")
 
 
@@ -76,19 +83,6 @@ HELD_BACK = ("ruled out before the full judge: {n:,} uncited pairs of this answe
 def _stripped(text: str) -> str:
     return strip_markers(text)
 
-
-_SOURCES_OF: tuple[Any, dict[int, Source]] = (None, {})  # the last answer's sources by index (pair_input)
-
-
-def _sources_by_index(answer: Answer) -> dict[int, Source]:
-    global _SOURCES_OF
-    last, by_index = _SOURCES_OF
-    if last is not answer:
-        by_index = {}
-        for s in answer.sources:
-            by_index.setdefault(s.index, s)  # as Answer.source: the first one listed under a number
-        _SOURCES_OF = (answer, by_index)
-    return by_index
 
 # --------------------------------------------------------------------------------------------
 # the judge
@@ -98,7 +92,8 @@ def _sources_by_index(answer: Answer) -> dict[int, Source]:
 class OfflineJudge(WindowedSetSupport, BaseJudge):
     """Offline judge (see the module docstring). Config: `params_path`, `use_embeddings`
     (default True; False forces the lexical model), `max_evidence_chars`, `prefilter` (default
-    True: rule out uncited pairs that share almost nothing before the full judge)."""
+    True: in an answer too large to judge in full, rule out pairs that share almost nothing before
+    the full judge)."""
 
     name = JUDGE_NAME
 
@@ -130,7 +125,7 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         self._models: dict[str, SupportModel] = {}
         self._prefetched: dict[PairInput, PairFeatures] = {}
         self._to_prefetch: Sequence[AnnotatedAnswer] = ()  # announced by `prefetch`, computed on first need
-        self._held_memo: tuple[Any, frozenset[tuple[int, int]]] | None = None  # the last answer's held_back
+        self._held_memo: tuple[Any, tuple[bool, frozenset[tuple[int, int]]]] | None = None  # the last answer's screening
         self._held_note = ""
 
     # -- mode and models ----------------------------------------------------------------------
@@ -177,54 +172,49 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         return self._features.build(pairs, mode or self.mode, self.prefilter if prefilter is None else prefilter)
 
     @staticmethod
-    def pair_input(answer: Answer, statement: Statement, source: Source) -> PairInput:
-        by_index = _sources_by_index(answer)
-        cited = []
-        for n in statement.citations:
-            src = by_index.get(n)
-            if src is not None and src.text and src.fetch_ok is not False:
-                cited.append(src.text)
-        return PairInput(_stripped(statement.text), source.text or "", tuple(cited), answer.query,
-                         source.index in statement.citations)
+    def pair_input(answer: Answer, statement: Statement, source: Source, screened: bool = False) -> PairInput:
+        """What the support model reads of a pair: the statement without its markers, the source
+        text, the question, and whether the first pass may rule it out (`screening`). Never what
+        the statement cites."""
+        return PairInput(_stripped(statement.text), source.text or "", (), answer.query, screened)
 
-    def held_back(self, answer: Answer, statements: Sequence[Statement]) -> frozenset[tuple[int, int]]:
-        """(statement position, source index) of the uncited pairs that pass the first pass but are
-        not among the MAX_UNCITED_JUDGED whose best window holds the largest share of the
-        statement's words (ties: statement, then source, in order); empty while at most that many
-        uncited pairs exist. Ranked among the answer's sources with text, whichever of them a call
-        asks about, so a call for some sources decides as a call for all of them."""
+    def screening(self, answer: Answer, statements: Sequence[Statement]) -> tuple[bool, frozenset[tuple[int, int]]]:
+        """Whether this answer's pairs go through the first pass (it has more statement x source
+        pairs than MAX_PAIRS_JUDGED among its sources with text), and (statement position, source
+        index) of the pairs that pass it but are not among the MAX_PAIRS_JUDGED whose best window
+        holds the largest share of the statement's words (ties: statement, then source, in order).
+        Counted over the answer's sources with text, whichever of them a call asks about, so a call
+        for some sources decides as a call for all of them; citations play no part."""
         if not self.prefilter:
-            return frozenset()
+            return False, frozenset()
         judged = [s for s in answer.sources if not unreadable_code(s)]  # what the annotate stage judges
-        uncited = sum(1 for st in statements for src in judged if src.index not in st.citations)
-        if uncited <= MAX_UNCITED_JUDGED:
-            return frozenset()
-        key = (answer, tuple((st.text, st.citations) for st in statements))
+        if len(statements) * len(judged) <= MAX_PAIRS_JUDGED:
+            return False, frozenset()
+        texts = tuple(_stripped(st.text) for st in statements)
+        key = (answer, texts)
         if self._held_memo is not None and self._held_memo[0] == key:
             return self._held_memo[1]
         ranked = []
-        texts = [_stripped(st.text) for st in statements]
         for src in judged:
-            for pos, st in enumerate(statements):
-                if src.index not in st.citations:
-                    reason, share = self._features.first_pass(texts[pos], src.text)
-                    if not reason:
-                        ranked.append((-share, pos, src.index))
+            for pos in range(len(statements)):
+                reason, share = self._features.first_pass(texts[pos], src.text)
+                if not reason:
+                    ranked.append((-share, pos, src.index))
         ranked.sort()
-        held = frozenset((pos, index) for _, pos, index in ranked[MAX_UNCITED_JUDGED:])
-        self._held_note = HELD_BACK.format(n=len(ranked), cap=MAX_UNCITED_JUDGED)
-        self._held_memo = (key, held)
-        return held
+        held = frozenset((pos, index) for _, pos, index in ranked[MAX_PAIRS_JUDGED:])
+        self._held_note = HELD_BACK.format(n=len(ranked), cap=MAX_PAIRS_JUDGED)
+        self._held_memo = (key, (True, held))
+        return True, held
 
     def support(self, answer: Answer, statements: Sequence[Statement], source: Source) -> list[Verdict]:
         if not (source.text or "").strip():  # nothing to read: not checked, never "none"
             return unchecked_verdicts(self, answer, statements, source)
         mode = self.mode
         model = self.model(mode)
-        inputs = [self.pair_input(answer, s, source) for s in statements]
+        screened, held = self.screening(answer, statements)
+        inputs = [self.pair_input(answer, s, source, screened) for s in statements]
         if self._to_prefetch:
             self._prefetch_now()
-        held = self.held_back(answer, statements)
         judged = [k for k in range(len(statements)) if (k, source.index) not in held]
         feats: list[PairFeatures | None] = [None] * len(statements)
         missing = []
@@ -241,7 +231,7 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         for s, pf in zip(statements, feats):
             raw: dict[str, Any] = {"mode": mode}
             evidence = ""
-            if pf is None:  # held back: more uncited pairs passed the first pass than are judged in full
+            if pf is None:  # held back: more pairs passed the first pass than are judged in full
                 p, raw["prefilter"] = RULED_OUT_SCORE, self._held_note
             elif pf.ruled_out:
                 p, raw["prefilter"] = RULED_OUT_SCORE, pf.note
@@ -269,8 +259,8 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
     def cache_material(self, method: str, answer: Answer, statements: Sequence[Statement],
                        sources: Sequence[Source]) -> list[Any]:
         """What each method's verdicts depend on. Support: the pair inputs it scores (`pair_input`:
-        the statement without markers, the source text, whether the statement cites this source,
-        the texts of all its cited sources, the question), texts as digests. Set support
+        the statement without markers, the source text, whether the first pass may rule it out,
+        the question), texts as digests; never the statement's citations. Set support
         (`WindowedSetSupport`): the same for every source of the set, in order, with each one's
         title (the joined passages carry it). Relevance and stance read the statements' texts and
         the question; confidence the answer's text; source stance the question and the source."""
@@ -288,15 +278,16 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
                 found = digests[text] = text_digest(text)
             return found
 
-        held = self.held_back(answer, statements) if method in ("support", "support_set") else frozenset()
+        screened, held = (self.screening(answer, statements) if method in ("support", "support_set")
+                          else (False, frozenset()))
 
         def support(source: Source) -> dict[str, Any]:
-            pairs = [self.pair_input(answer, s, source) for s in statements]
+            pairs = [self.pair_input(answer, s, source, screened) for s in statements]
             material: dict[str, Any] = {
                 "query": answer.query, "source": digest(source.text or ""),
-                "pairs": [[p.statement, p.cited, [digest(t) for t in p.cited_texts]] for p in pairs]}
+                "pairs": [[p.statement, p.screened] for p in pairs]}
             kept_out = [k for k in range(len(statements)) if (k, source.index) in held]
-            if kept_out:  # ruled out by rank among the answer's uncited pairs (`held_back`): part of the verdict
+            if kept_out:  # ruled out by rank among the answer's pairs (`screening`): part of the verdict
                 material["held_back"] = [kept_out, self._held_note]
             return material
 
@@ -321,12 +312,12 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         pairs: dict[PairInput, None] = {}
         for a in answers:
             statements = statements_for(a)
-            held = self.held_back(a.answer, statements)
+            screened, held = self.screening(a.answer, statements)
             for src in a.answer.sources:
                 if (src.text or "").strip() and src.fetch_ok is not False:
                     for k, s in enumerate(statements):
                         if (k, src.index) not in held:
-                            pairs[self.pair_input(a.answer, s, src)] = None
+                            pairs[self.pair_input(a.answer, s, src, screened)] = None
         self._prefetched = dict(zip(pairs, self.support_features(list(pairs), "embed")))
 
     # -- relevance, confidence, stance: rule sets in pipeline.judges.offline.cues -----------------

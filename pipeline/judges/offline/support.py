@@ -13,11 +13,10 @@
    coverage of the statement's words in the whole source (plain and weighted by rarity inside the
    source), in the best window and the best sentence, verbatim bigrams and trigrams, the longest
    copied run, figures and names found, the count of missing words (negative), coverage by the
-   evidence of all the statement's cited sources together (what a reader checks a multi-cited
-   statement against; a long source's evidence is its best window, not every word of the page),
+   source's evidence (a long source's evidence is its best window, not every word of the page),
    and with the embedding model the cosine of statement and passage and of question and passage.
-   Three context features (the statement's length, how many sources it cites, the source's length)
-   are computed for calibration's comparison only.
+   Two context features (the statement's length, the source's length) are computed for
+   calibration's comparison only.
 4. A logistic model over those features (`SupportModel`, fitted by `aee judges calibrate`) gives
    `score`, the probability of full support; two thresholds make full / partial / none.
 5. Stated rules on top (`apply_rules`): a contradiction found by `offline_align` (negation,
@@ -25,11 +24,12 @@
    (`offline_numbers.conflicting_figures`) holds the score under the partial threshold: such a
    statement is not supported, whatever its word overlap.
 
-A first pass (`prefilter_reason`) rules out, before any embedding, a statement against a source it
-does not cite when no window of the source holds half of the statement's words. A deep-research
-answer (hundreds of sources, a hundred and more statements) is mostly such pairs. Cited pairs are
-always judged in full, so agreement with expert labels (always on cited pairs) does not depend on
-the first pass.
+Nothing here reads which sources the statement cites: a support label is a fact about a statement,
+a source text and the question, so adding or removing a citation marker never changes it (only the
+citation metrics built on the labels move). A first pass (`prefilter_reason`) rules out, before any
+embedding, a statement against a source when no window of the source holds half of the statement's
+words; the judge runs it only on an answer too large to judge every pair in full (a deep-research
+answer: hundreds of sources, a hundred and more statements), on every pair of it alike, cited or not.
 """
 
 from __future__ import annotations
@@ -76,9 +76,10 @@ FEATURES_LEXICAL = (
     "figure_match",  # share of the statement's figures the source states (1 when it has none)
     "name_cov",  # share of the statement's names found in the source (1 when none)
     "missing_words",  # log1p(count of the statement's words absent from the source)
-    "union_recall",  # coverage by the evidence of all the statement's cited sources together (a long
-    # source's evidence is its best window)
-    "union_bigram",  # verbatim bigram share against all cited sources together
+    "union_recall",  # coverage by the source's evidence (a long source's evidence is its best window);
+    # once read against all the statement's cited sources together, which made a pair's label follow
+    # its citations (issue 30): now this source alone, whatever the statement cites
+    "union_bigram",  # verbatim bigram share against the source
 )
 FEATURES_EMBED = (
     "cos_pass",  # cosine of the statement and the passage (whole source when short, else best window on)
@@ -86,7 +87,6 @@ FEATURES_EMBED = (
 )
 FEATURES_CONTEXT = (  # what the pair is, not how much of the statement the source holds
     "log_len",  # log1p(count of the statement's words)
-    "cited_sources",  # log1p(count of distinct sources with text the statement cites)
     "src_len",  # log1p(characters of the source)
 )
 # The sign each coefficient is held to in the fit: +1 (never below 0) for everything that measures
@@ -98,7 +98,8 @@ FEATURES_CONTEXT = (  # what the pair is, not how much of the statement the sour
 SIGNS = {name: 1 for name in FEATURES_LEXICAL + FEATURES_EMBED} | {"missing_words": -1} | {name: 0 for name in FEATURES_CONTEXT}
 
 WINDOW_SENTENCES = 3  # the best window holds at most this many consecutive sentences
-# First pass (uncited pairs only): ruled out when no window holds this share of the statement's words
+# First pass (pairs of an answer too large to judge in full): ruled out when no window holds this
+# share of the statement's words
 PREFILTER_MIN_WINDOW = 0.5
 
 
@@ -107,9 +108,9 @@ class PairInput(NamedTuple):
 
     statement: str  # markers stripped
     source: str
-    cited_texts: Sequence[str]  # texts of all the statement's cited sources with text (may be empty)
+    cited_texts: Sequence[str]  # kept for the pairs calibration writes; no feature reads it (see the module doc)
     question: str
-    cited: bool = True  # the statement cites this source (only uncited pairs may be ruled out early)
+    screened: bool = False  # the first pass may rule this pair out (its answer is too large to judge in full)
 
 
 @dataclass
@@ -117,7 +118,7 @@ class PairFeatures:
     features: dict[str, float]
     evidence: str
     conflicts: tuple[str, ...] = ()
-    missing_part: str = ""  # a part of the statement its cited sources do not state (at most partial)
+    missing_part: str = ""  # a part of the statement the source does not state (at most partial)
     note: str = ""  # why the pair was ruled out early, or what was dropped from the source
     ruled_out: bool = False
     term_swaps: tuple[TermSwap, ...] = ()  # candidates, settled into `conflicts` in embed mode
@@ -227,7 +228,7 @@ def _found(st: StatementWords, idx: SourceIndex) -> list[bool]:
 
 
 def prefilter_reason(st: StatementWords, idx: SourceIndex) -> str:
-    """Why a statement is ruled out against an uncited source before the full judge runs, or "":
+    """Why a statement is ruled out against a source before the full judge runs, or "":
     no window of one to three consecutive sentences holds PREFILTER_MIN_WINDOW of its words (so the
     source cannot state it), counted first over the whole source, which is cheaper and never smaller."""
     return first_pass(st, idx)[0]
@@ -343,10 +344,8 @@ def lexical_features(st: StatementWords, idx: SourceIndex) -> tuple[dict[str, fl
 
 
 def context_features(st: StatementWords, p: PairInput) -> dict[str, float]:
-    """FEATURES_CONTEXT: the statement's length, how many sources it cites, the source's length."""
-    return {"log_len": math.log1p(len(st.forms)),
-            "cited_sources": math.log1p(len({t for t in p.cited_texts if t})),
-            "src_len": math.log1p(len(p.source))}
+    """FEATURES_CONTEXT: the statement's length, the source's length."""
+    return {"log_len": math.log1p(len(st.forms)), "src_len": math.log1p(len(p.source))}
 
 
 def conflicts(st: StatementWords, idx: SourceIndex, window: tuple[int, int], top: list[int],
@@ -577,7 +576,7 @@ class FeatureBuilder:
 
     def first_pass(self, statement: str, source: str) -> tuple[str, float]:
         """`first_pass` of a statement (markers stripped) against a source text, remembered: the
-        judge ranks an answer's uncited pairs by it before it judges them."""
+        judge ranks the pairs of an answer too large to judge in full by it before it judges them."""
         key = (statement, source)
         found = self._passes.get(key)
         if found is None:
@@ -597,7 +596,8 @@ class FeatureBuilder:
     def build(self, pairs: Sequence[PairInput], mode: str, prefilter: bool = True) -> list[PairFeatures]:
         """Features and evidence for every pair; embeddings (mode "embed") are computed in batches
         for all pairs, so one call with many pairs is much faster than many calls. With `prefilter`,
-        uncited pairs that share almost nothing are ruled out (see `prefilter_reason`)."""
+        screened pairs (`PairInput.screened`) that share almost nothing are ruled out (see
+        `prefilter_reason`). Nothing reads what the statement cites."""
         pending_short = None
         short: list[str] = []
         if mode == "embed":  # embed statements and questions on the worker threads during the lexical pass
@@ -613,7 +613,7 @@ class FeatureBuilder:
         for p in pairs:
             idx = indexes[p.source]
             st = statement_words(p.statement)
-            reason = self.first_pass(p.statement, p.source)[0] if prefilter and not p.cited else ""
+            reason = self.first_pass(p.statement, p.source)[0] if prefilter and p.screened else ""
             if reason:
                 rows.append(PairFeatures({}, "", note=reason, ruled_out=True))
                 passages.append("")
@@ -626,18 +626,12 @@ class FeatureBuilder:
                 memo[key] = (f, window, found, note, terms)
             f, window, found, note, terms = memo[key]
             f = dict(f)
-            # a statement citing several sources is read against all of them together; against a
-            # source it does not cite, only that source counts
-            others = [c for c in dict.fromkeys(p.cited_texts) if c and c != p.source] if p.cited else []
-            f["union_recall"], f["union_bigram"], seen = union_overlap(st, [idx, *(self.index(t) for t in others)])
+            # this source alone: what else the statement cites is the set judge's question
+            # (`support_set`), never this pair's
+            f["union_recall"], f["union_bigram"], seen = union_overlap(st, [idx])
             f.update(context_features(st, p))
             evidence = " ".join(idx.sentences[window[0] : window[1]])[: self.max_evidence_chars]
             missing = missing_part(st.text, seen)
-            if not missing and not p.cited and f["recall_win"] < PREFILTER_MIN_WINDOW:
-                # a source the statement does not cite is held to what the first pass asks of it (half
-                # of the statement's words in one window) before it can be full support, so judging
-                # with or without the first pass gives the same full labels
-                missing = f"{1 - f['recall_win']:.0%} of the statement's words (uncited source)"
             rows.append(PairFeatures(f, evidence, tuple(found), missing, note, term_swaps=tuple(terms)))
             passages.append(passage_for(idx, window))
         if mode == "embed":
