@@ -292,7 +292,8 @@ def test_rescore_bad_input_names_the_field():
     at.text_area(key="rs_answer").set_value("Claim [1].")
     at.text_input(key="rs_src_title_0").set_value("").run()
     at.button(key="rs_score").click().run()
-    assert _err(at).startswith("Sources:")
+    # an answer that lists no source is scored (engines do answer without sources; issue 30): no error
+    assert not at.exception and not at.error
     assert at.text_input(key="rs_query").value == "Is it?"
 
 

@@ -113,7 +113,7 @@ class ScoringContext:
 
         A source the statement does not cite and that has no text to read (none pasted or carried, a
         fetch that failed) leaves no doubt about the statement: nothing can be read in it and the
-        statement does not claim it, so such pairs do not make a statement whose readable sources
+        statement does not claim it, so such pairs do not make a cited statement whose readable sources
         were all judged undecided. The statement's mark, which reads its cited pairs, then agrees
         with this metric (issue 32). Pairs the judge could not decide, and cited sources without
         text, still make it undecided."""
@@ -135,8 +135,11 @@ class ScoringContext:
         return {s.index: tuple(s.citations) for s in self.annotated.statements}
 
     def _unreadable_uncited(self, statement: int, source: int) -> bool:
-        """The pair's source has no text and the statement does not cite it (see statement_supported)."""
-        return (source in self._unreadable_sources and source not in self._citations.get(statement, ())
+        """The pair's source has no text and the statement, which cites some other listed source,
+        does not cite it (see statement_supported). A statement that cites no listed source claims
+        none of them, so a source nobody could read may still be the one that backs it: undecided."""
+        cited = self._citations.get(statement, ())
+        return (bool(cited) and source in self._unreadable_sources and source not in cited
                 and self.matrices.unknown_codes.get((statement, source)) not in ("undecided", "call_failed", "unreadable"))
 
     def unknown_in_rows(self, rows: Iterable[int]) -> list[tuple[int, int]]:
