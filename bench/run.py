@@ -56,6 +56,9 @@ Rows (letters as in docs/benchmarks.md):
        part of the cost) means linear.
   p    The offline encoder: texts/s encoding each text alone vs in shared batches, and whether every
        vector is bit for bit the same both ways (a resumed run embeds texts in other batches).
+  q/r/s The full-size runs of tests that run smaller in `make test` (bench/suite_rows.py): kill -9
+       at 20 random moments then rerun; the first 200 ExpertQA answers locally vs on Ray; 20 browser
+       users at once with full sessions.
 
 Each row reads "baseline vs ours": `ratio` is how many times better `ours` is than `baseline`
 (baseline / ours for costs such as calls, tokens, seconds and MB; ours / baseline for rates such as
@@ -741,6 +744,12 @@ def bench_encoder(quick: bool) -> list[Row]:
                      f"({'all' if same == len(texts) else 'NOT all'})")]
 
 
+def _suite_row(fn: str, quick: bool) -> list[Row]:
+    import suite_rows  # q, r, s: bench/suite_rows.py (bench/ is on sys.path when this file runs as a script)
+
+    return getattr(suite_rows, fn)(quick, cost_row, skipped)
+
+
 # ------------------------------------------------------------------------------------------------
 # the table
 # ------------------------------------------------------------------------------------------------
@@ -761,6 +770,9 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "n": ("n. page time in a browser (server + render): cold vs warm", bench_pages),
     "o": ("o. the worst-case answer at four sizes", bench_worst_case),
     "p": ("p. the offline encoder alone vs batched", bench_encoder),
+    "q": ("q. kill -9 at random moments then rerun", lambda quick: _suite_row("bench_kill_trials", quick)),
+    "r": ("r. offline judge, ExpertQA: local vs Ray", lambda quick: _suite_row("bench_ray_vs_local", quick)),
+    "s": ("s. 20 browser users at once, full sessions", lambda quick: _suite_row("bench_crowd", quick)),
 }
 
 

@@ -52,12 +52,19 @@ def _child(argv: list[str], env: dict[str, str], output: str) -> None:
     os._exit(code)
 
 
+def _noop() -> None:
+    pass
+
+
 class ForkedRuns:
     """`aee` runs in children of one fork server (the same server for every instance in a process)."""
 
     def __init__(self, preload: Sequence[str] = ()) -> None:
         self.ctx = multiprocessing.get_context("forkserver")
         self.ctx.set_forkserver_preload([*PRELOAD, *preload])
+        warm = self.ctx.Process(target=_noop)  # start the server and its imports now, not in the first timed run
+        warm.start()
+        warm.join()
 
     def start(self, argv: Sequence[str], env: Mapping[str, str], output: Path) -> Any:
         output.parent.mkdir(parents=True, exist_ok=True)
