@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from timing import guard
 from tolerances import ENCODER
 
 from pipeline.store import JUDGE_TABLES, result_set, table_path
@@ -57,7 +58,7 @@ def aee_run(cluster: LoopbackCluster, where: Path, *args: str, ray: bool = True,
         cmd += ["--executor", "ray", "--address", cluster.address, "--workers", "2"]
     if not wait:
         return subprocess.Popen(cmd, cwd=ROOT, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out = subprocess.run(cmd, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=600)
+    out = subprocess.run(cmd, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=guard(600))
     assert out.returncode == 0, out.stderr[-3000:]
     return out
 
@@ -203,7 +204,7 @@ def test_a_killed_driver_resumes_from_the_chunks_already_written(cluster, script
     parts = tmp_path / "ray" / "results" / "demo" / "scripted" / "parts"
     proc = aee_run(cluster, tmp_path / "ray", "--dataset", "demo", "--judge", "scripted", env=env, wait=False)
     try:
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + guard(300)
         while len(list(parts.glob("labels-*.parquet"))) < 2 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.2)
         written = len(list(parts.glob("labels-*.parquet")))
@@ -212,7 +213,7 @@ def test_a_killed_driver_resumes_from_the_chunks_already_written(cluster, script
     finally:
         if proc.poll() is None:
             proc.kill()
-        proc.communicate(timeout=60)
+        proc.communicate(timeout=guard(60))
     assert not table_path("demo", "metrics", "scripted", tmp_path / "ray" / "results").exists()
     out = aee_run(cluster, tmp_path / "ray", "--dataset", "demo", "--judge", "scripted", env={"AEE_CHUNK_SIZE": "3"})
     annotated, reused = _summary_line(out)
