@@ -76,8 +76,7 @@ def test_offline_judge_resumed_after_kill_nine_is_bit_identical(tmp_path):
     def driven(where: Path, log: Path, kill_at: int) -> int:
         """The run with the crash hook (tests/crash_driver.py): each named write point goes to
         `log`, and SIGKILL comes right after the `kill_at`-th (0: never)."""
-        proc = runs.ctx.Process(target=run_in_child, args=(str(log), kill_at, argv, _env(where)))
-        proc.start()
+        proc = runs.process(run_in_child, (str(log), kill_at, argv, _env(where)))
         proc.join(guard(600))
         assert proc.exitcode is not None, "the run hung"
         return proc.exitcode

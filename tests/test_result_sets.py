@@ -132,18 +132,16 @@ def test_kill_nine_after_every_file_operation_of_the_final_write(tmp_path):
 
     seen = {"old": 0, "new": 0}
     # each trial in a process forked from a server that imported the pipeline once (see crash_driver)
-    import multiprocessing
-
     from crash_driver import run_in_child
 
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["pipeline.cli", "pipeline.runner", "pipeline.importers.canonical", "crash_driver"])
+    from pipeline.testing.crash_trials import ForkedRuns
+
+    runs = ForkedRuns(preload=["crash_driver"])
     for k in range(1, len(points) + 1):
         trial = tmp_path / f"kill{k}" / "results"
         shutil.copytree(old, trial)
-        child = ctx.Process(target=run_in_child, args=(str(tmp_path / f"kill{k}.log"), k, list(new_run),
-                                                       {"AEE_RESULTS_DIR": str(trial), "AEE_CACHE_DIR": str(trial.parent / "cache")}))
-        child.start()
+        child = runs.process(run_in_child, (str(tmp_path / f"kill{k}.log"), k, list(new_run),
+                                            {"AEE_RESULTS_DIR": str(trial), "AEE_CACHE_DIR": str(trial.parent / "cache")}))
         child.join(timeout=guard(300))
         assert child.exitcode == -signal.SIGKILL, (k, points[k - 1], child.exitcode)
         view = reader_view(trial, "kt")

@@ -12,6 +12,7 @@ the kill is still the same row afterwards (it was not asked, and stored, again).
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import random
@@ -19,9 +20,10 @@ import signal
 import sqlite3
 import sys
 import time
+import types
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 PRELOAD = ["pipeline.cli", "pipeline.runner", "pipeline.importers.canonical", "pipeline.testing.crash_trials"]
 
@@ -30,9 +32,22 @@ def apply_env(env: Mapping[str, str]) -> None:
     """Set a forked run's environment. The fork server imported the pipeline before any of it was
     set, so what is read at import (the runner's chunk size) is read again here."""
     os.environ.update(env)
-    import pipeline.runner as runner
+    runner = sys.modules.get("pipeline.runner")  # (only the CLI imports the runner: tests/test_layers.py)
+    if runner is not None:
+        runner.CHUNK_SIZE = int(os.environ.get("AEE_CHUNK_SIZE", "25"))  # type: ignore[attr-defined]
 
-    runner.CHUNK_SIZE = int(os.environ.get("AEE_CHUNK_SIZE", "25"))
+
+@contextlib.contextmanager
+def _no_main_module() -> Iterator[None]:
+    """multiprocessing runs the parent's __main__ file again in every child it starts; under pytest
+    that may be the page script Streamlit's AppTest ran last. Our children need none of it."""
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
 
 
 def _child(argv: list[str], env: dict[str, str], output: str) -> None:
@@ -62,15 +77,18 @@ class ForkedRuns:
     def __init__(self, preload: Sequence[str] = ()) -> None:
         self.ctx = multiprocessing.get_context("forkserver")
         self.ctx.set_forkserver_preload([*PRELOAD, *preload])
-        warm = self.ctx.Process(target=_noop)  # start the server and its imports now, not in the first timed run
-        warm.start()
-        warm.join()
+        self.process(_noop).join()  # start the server and its imports now, not in the first timed run
+
+    def process(self, target: Callable[..., None], args: tuple = ()) -> Any:
+        """A started child running `target(*args)`."""
+        proc = self.ctx.Process(target=target, args=args)
+        with _no_main_module():
+            proc.start()
+        return proc
 
     def start(self, argv: Sequence[str], env: Mapping[str, str], output: Path) -> Any:
         output.parent.mkdir(parents=True, exist_ok=True)
-        proc = self.ctx.Process(target=_child, args=(list(argv), dict(env), str(output)))
-        proc.start()
-        return proc
+        return self.process(_child, (list(argv), dict(env), str(output)))
 
     def run(self, argv: Sequence[str], env: Mapping[str, str], output: Path, timeout: float) -> int:
         """Run to the end; the exit code (RuntimeError, killed, when it has not ended in `timeout` s)."""
