@@ -55,6 +55,8 @@ SLOW_TESTS: frozenset[str] = frozenset({  # 4-14 s each in a two-worker run at l
     "test_conflict_page.py::test_judge_without_sides_shows_the_datasets_judge_with_them",
     "test_engine_hostile.py::test_failing_run_keeps_written_results",
     "test_conflict_probe.py::test_words_recover_bias_and_effect_within_intervals",
+    "test_default_data.py::test_the_lexical_judges_figures_reach_its_reliability_line",  # 34 s
+    "test_aee_importer.py::test_cli_import_prints_parity_scorecard",  # 18 s
 })
 
 
