@@ -6,7 +6,7 @@ PORT ?= 8501
 # requirements*.txt pin the exact versions CI tests with; pyproject.toml declares the ranges.
 PIN := -c requirements.txt -c requirements-dev.txt
 
-.PHONY: run test setup setup-dev setup-nli setup-ray data browser bench lint clean
+.PHONY: run test test-quick setup setup-dev setup-nli setup-ray setup-all data browser bench lint clean
 
 $(VENV)/.installed: pyproject.toml requirements.txt requirements-model.txt
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (Python 3.11)"; exit 1; }
@@ -33,6 +33,12 @@ $(VENV)/.installed-ray: $(VENV)/.installed-dev requirements-dev.txt
 	$(PY) -m pip install --quiet $(PIN) -e ".[dev,browser,audit,ray]"
 	touch $@
 
+# Everything `make test` needs in one pip call (the three extras above share most packages: one
+# resolution instead of three); it marks the partial setups done as well.
+$(VENV)/.installed-all: $(VENV)/.installed requirements-dev.txt
+	$(PY) -m pip install --quiet $(PIN) -e ".[dev,browser,nli,audit,ray]"
+	touch $(VENV)/.installed-dev $(VENV)/.installed-nli $(VENV)/.installed-ray $@
+
 setup: $(VENV)/.installed
 
 setup-dev: $(VENV)/.installed-dev
@@ -40,6 +46,8 @@ setup-dev: $(VENV)/.installed-dev
 setup-nli: $(VENV)/.installed-nli
 
 setup-ray: $(VENV)/.installed-ray
+
+setup-all: $(VENV)/.installed-all
 
 data: setup
 	$(VENV)/bin/aee build-default
@@ -61,8 +69,13 @@ lint: setup-dev
 # Two worker processes, whole test files each (module fixtures are built once per file): measured on
 # 2 cores, 873-930 s instead of 1,125 s in one process (the browser and Ray tests wait on servers).
 # Ordering the minutes-long files first made no difference (880 s): the rest is CPU-bound.
-test: setup-dev setup-nli setup-ray browser lint
+test: setup-all browser lint
 	$(PY) -m pytest -q -n 2 --dist loadfile
+
+# The inner loop, under 3 minutes: every test but the browser, Ray, nli and slow ones (markers
+# applied in tests/markers.py); `make test` runs them all.
+test-quick: setup-dev
+	$(PY) -m pytest -q -n 2 --dist loadfile -m "not (browser or ray or nli or slow)"
 
 bench: setup-dev
 	$(PY) bench/run.py

@@ -64,6 +64,9 @@ Rows (letters as in docs/benchmarks.md):
        2 repeats, weekly waves; 140,400 with `python bench/over_time.py --sizes 1k,140k`): `aee run`
        with its over-time summaries and those summaries alone, time per answer (1 = linear); the
        Over time page's warm view (AppTest), target under 2 s.
+  u/v/w The full-size runs of tests that run smaller in `make test` (bench/suite_rows.py): kill -9
+       at 20 random moments then rerun; the first 200 ExpertQA answers locally vs on Ray; 20 browser
+       users at once with full sessions.
 
 Each row reads "baseline vs ours": `ratio` is how many times better `ours` is than `baseline`
 (baseline / ours for costs such as calls, tokens, seconds and MB; ours / baseline for rates such as
@@ -761,6 +764,12 @@ def bench_encoder(quick: bool) -> list[Row]:
                      f"({'all' if same == len(texts) else 'NOT all'})")]
 
 
+def _suite_row(fn: str, quick: bool) -> list[Row]:
+    import suite_rows  # q, r, s: bench/suite_rows.py (bench/ is on sys.path when this file runs as a script)
+
+    return getattr(suite_rows, fn)(quick, cost_row, skipped)
+
+
 # ------------------------------------------------------------------------------------------------
 # the table
 # ------------------------------------------------------------------------------------------------
@@ -783,6 +792,9 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "p": ("p. the offline encoder alone vs batched", bench_encoder),
     "q": ("q. prediction-powered scorecard: coverage per cell on ExpertQA", bench_ppi_coverage),
     "t": ("t. audits over time: pipeline and page, 1k vs 20k answers", bench_over_time),
+    "u": ("u. kill -9 at random moments then rerun", lambda quick: _suite_row("bench_kill_trials", quick)),
+    "v": ("v. offline judge, ExpertQA: local vs Ray", lambda quick: _suite_row("bench_ray_vs_local", quick)),
+    "w": ("w. 20 browser users at once, full sessions", lambda quick: _suite_row("bench_crowd", quick)),
 }
 
 

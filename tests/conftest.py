@@ -22,6 +22,22 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("AEE_CACHE_DIR", tempfile.mkdtemp(prefix=f"aee-cache-{os.environ['PYTEST_XDIST_WORKER']}-"))
 
 
+@pytest.hookimpl(trylast=True)  # after pytest-timeout has read --timeout
+def pytest_configure(config):
+    """pytest-timeout's limit is a hang guard: scaled by how loaded the machine is (tests/timing.py)."""
+    from timing import SLOWDOWN
+
+    if getattr(config, "_env_timeout", None):
+        config._env_timeout = round(config._env_timeout * SLOWDOWN)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Group markers (browser, ray, nli, slow) by what each test uses (tests/markers.py)."""
+    from markers import apply_markers
+
+    apply_markers(items)
+
+
 @pytest.fixture
 def results_root(tmp_path, monkeypatch) -> Path:
     """An empty results folder the pipeline writes into for one test."""

@@ -22,7 +22,9 @@ def main() -> int:
 
 def run_in_child(log_path: str, kill_at: int, argv: list[str], env: dict[str, str]) -> None:
     """A multiprocessing target: `run` with these environment variables; exits with its code."""
-    os.environ.update(env)
+    from pipeline.testing.crash_trials import apply_env
+
+    apply_env(env)  # also what the pipeline read at import in the fork server
     code = run(log_path, kill_at, argv)
     sys.stdout.flush()
     sys.stderr.flush()

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from timing import guard
 
 from pipeline.aggregate import summarize
 from pipeline.importers.aee import load_aee
@@ -144,7 +145,7 @@ def test_strict_mode_differs_where_the_spec_says(aee_release):
 
 def test_cli_import_prints_parity_scorecard(aee_release, results_root):
     out = subprocess.run([sys.executable, "-m", "pipeline", "import", "aee", str(aee_release), "--no-progress"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=120,
+                         cwd=ROOT, capture_output=True, text=True, timeout=guard(120),
                          env={**__import__("os").environ, "AEE_RESULTS_DIR": str(results_root)})
     assert out.returncode == 0, out.stderr
     assert "parity" in out.stdout and "YouCom" in out.stdout and "87.50" in out.stdout

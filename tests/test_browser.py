@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from timing import guard_ms
 
 from pipeline.testing.app_server import CHROMIUM, free_port, start_app, stop_app, wait_idle
 
@@ -126,7 +127,7 @@ def test_inspector_hover_shows_source_passage(page, server):
     chip.scroll_into_view_if_needed()
     chip.hover()
     pop = page.locator("[data-testid=citation-popover]")
-    expect(pop).to_be_visible(timeout=10_000)
+    expect(pop).to_be_visible(timeout=guard_ms(10))
     text = pop.inner_text()
     assert "Source one" in text and "https://a.example.org/1" in text
     assert "Start of the source text" in text and "one" in text
@@ -284,7 +285,7 @@ def test_dark_theme_screenshots(browser, server_env, tmp_path):
         chip = pg.locator("button.cite[data-source='2']").first
         chip.scroll_into_view_if_needed()
         chip.hover()
-        expect(pg.locator("[data-testid=citation-popover]")).to_be_visible(timeout=10_000)
+        expect(pg.locator("[data-testid=citation-popover]")).to_be_visible(timeout=guard_ms(10))
         _shot(pg, "inspector-dark")
         ctx.close()
     finally:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from answer_fixtures import HOSTILE, build_results
+from timing import guard, guard_ms
 
 # test_browser_uncertainty takes ARTIFACTS and _idle (below) from this module
 from pipeline.testing.app_server import CHROMIUM, start_app, stop_app, wait_idle
@@ -75,8 +76,8 @@ def _shown(pg, label: str) -> str:
     return box.input_value() if box.evaluate("e => e.tagName") == "INPUT" else box.inner_text()
 
 
-def _expect_shown(pg, label: str, value: str, timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
+def _expect_shown(pg, label: str, value: str, timeout: float | None = None) -> None:
+    deadline = time.monotonic() + (timeout or guard(10))
     while _shown(pg, label) != value and time.monotonic() < deadline:
         time.sleep(0.2)
     assert _shown(pg, label) == value
@@ -120,7 +121,7 @@ def test_expertqa_statements_are_highlighted_in_place(page, server):
     chip.scroll_into_view_if_needed()
     chip.hover()
     pop = page.locator("[data-testid=citation-popover]")
-    expect(pop).to_be_visible(timeout=10_000)
+    expect(pop).to_be_visible(timeout=guard_ms(10))
     assert "Statement: 3" in pop.inner_text() and "partial" in pop.inner_text()
     assert "Rain lowers salinity" in pop.inner_text()  # the passage the experts saw
     _shot(page, "answers-expertqa-in-place")

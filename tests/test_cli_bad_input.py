@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from timing import guard
 
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = json.loads((ROOT / "tests" / "fixtures" / "worked_example.json").read_text())
@@ -15,7 +16,7 @@ GOOD = json.loads((ROOT / "tests" / "fixtures" / "worked_example.json").read_tex
 
 def run_score(path: Path, *extra: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pipeline", "score", str(path), *extra], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=guard(120))
 
 
 def with_changes(**changes) -> dict:

@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from timing import SLOWDOWN, guard
 
 from pipeline.cli import main as cli_main
 from pipeline.collect.client import Backoff
@@ -30,6 +31,8 @@ KEY = "sk-test-Zq81mXKEYSECRET0042"
 ENGINES = {"perplexity": "PERPLEXITY_API_KEY", "openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY",
            "gemini": "GEMINI_API_KEY", "you": "YDC_API_KEY", "exa": "EXA_API_KEY"}
 FAST = Backoff(base=0.01, cap=0.05, attempts=5)
+# the client's timeout: a local reply takes milliseconds, so 0.6 s on a quiet machine, more on a loaded one
+CLIENT_TIMEOUT = 0.6 * SLOWDOWN
 
 
 @pytest.fixture
@@ -59,9 +62,9 @@ def test_fifty_queries_with_429_5xx_and_timeouts(server, tmp_path):
     server.add_fault(lambda q: q == "Should question 3 be asked?", status=429, retry_after="0", times=2)
     server.add_fault(lambda q: q == "Should question 8 be asked?", status=503, times=1)
     server.add_fault(lambda q: q == "Should question 9 be asked?", status=529, times=1)
-    server.add_fault(lambda q: q == "Should question 21 be asked?", delay=1.2, times=1)  # longer than the timeout
+    server.add_fault(lambda q: q == "Should question 21 be asked?", delay=2 * CLIENT_TIMEOUT, times=1)  # longer than the timeout
     out = tmp_path / "out"
-    report = collect(CollectConfig("perplexity", str(qs), out, timeout=0.6, backoff=FAST, concurrency=4, progress=False))
+    report = collect(CollectConfig("perplexity", str(qs), out, timeout=CLIENT_TIMEOUT, backoff=FAST, concurrency=4, progress=False))
     assert (report.queries, report.captured, report.failed, report.rejected) == (50, 50, 0, 0)
     assert report.retries == {"429": 2, "5xx": 2, "timeout": 1}
     assert report.requests == 55 == len(server.requests)
@@ -165,8 +168,8 @@ def _start(qs: Path, out: Path, base: str, tmp_path: Path) -> subprocess.Popen:
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _wait_for_files(out: Path, n: int, proc: subprocess.Popen, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
+def _wait_for_files(out: Path, n: int, proc: subprocess.Popen, timeout: float | None = None) -> None:
+    deadline = time.monotonic() + (timeout or guard(60))
     while time.monotonic() < deadline and proc.poll() is None:
         if out.is_dir() and len(list(out.glob("perplexity-*.json"))) >= n:
             return
@@ -182,7 +185,7 @@ def test_killed_midway_and_resumed(server, tmp_path, how):
     proc = _start(qs, out, server.base_url, tmp_path)
     _wait_for_files(out, 15, proc)
     proc.send_signal(getattr(signal, how))
-    stdout, stderr = proc.communicate(timeout=60)
+    stdout, stderr = proc.communicate(timeout=guard(60))
     saved_at_stop = {json.loads(p.read_text())["query"] for p in out.glob("perplexity-*.json")}
     asked_at_stop = Counter(r.query for r in server.requests)
     assert 15 <= len(saved_at_stop) < 50
@@ -194,7 +197,7 @@ def test_killed_midway_and_resumed(server, tmp_path, how):
     if how == "SIGTERM":
         assert not list(out.glob(".*.tmp"))  # no half-written file (a SIGKILL may leave one: the next run removes it)
     resumed = _start(qs, out, server.base_url, tmp_path)
-    stdout, stderr = resumed.communicate(timeout=120)
+    stdout, stderr = resumed.communicate(timeout=guard(120))
     assert resumed.returncode == 0, stderr
     assert not list(out.glob(".*.tmp"))
     asked = Counter(r.query for r in server.requests)
@@ -346,10 +349,10 @@ def test_two_hundred_answers_killed_and_resumed_at_concurrency_four(server, tmp_
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _wait_for_files(out, 60, proc)
     proc.send_signal(signal.SIGKILL)
-    proc.communicate(timeout=60)
+    proc.communicate(timeout=guard(60))
     saved = {p.stem for p in out.glob("perplexity-*.json")}
     assert 60 <= len(saved) < 200
-    resumed = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    resumed = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=guard(300))
     assert resumed.returncode == 0, resumed.stderr
     files = sorted(out.glob("perplexity-*.json"))
     queries = [json.loads(p.read_text())["query"] for p in files]

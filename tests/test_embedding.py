@@ -3,6 +3,9 @@ asynchronous encoding."""
 
 from __future__ import annotations
 
+import copy
+import threading
+
 import numpy as np
 import pytest
 
@@ -15,9 +18,20 @@ TEXTS = [f"Sentence number {i} talks about {' and '.join(['rivers', 'trees', 'ci
          f"{'in considerable detail ' * (i % 23)}." for i in range(240)]
 
 
+_LOADED: list[embedding.Encoder] = []
+
+
 def _fresh(monkeypatch, threads: int) -> embedding.Encoder:
+    """An encoder with an empty cache and worker threads of its own. The weights are loaded (and the
+    BLAS checked) once per module and shared read-only: a load costs seconds, and what these tests
+    compare is how texts are batched and threaded, not how the weights were read."""
     monkeypatch.setenv("AEE_EMBED_THREADS", str(threads))
-    return embedding.Encoder()
+    if not _LOADED:
+        _LOADED.append(embedding.Encoder())
+    enc = copy.copy(_LOADED[0])
+    enc._cache, enc._inflight, enc._executor, enc._untruncated = {}, {}, None, None
+    enc._inflight_lock = threading.RLock()
+    return enc
 
 
 def test_vectors_do_not_depend_on_thread_count_or_batching(monkeypatch):
@@ -28,7 +42,8 @@ def test_vectors_do_not_depend_on_thread_count_or_batching(monkeypatch):
     enc = _fresh(monkeypatch, 2)
     pieces = np.vstack([enc.encode(TEXTS[:37]), enc.encode(TEXTS[37:150]), _fresh(monkeypatch, 2).encode(TEXTS[150:])])
     assert np.array_equal(pieces, one)  # other batch compositions: the same vectors, bit for bit
-    alone = np.vstack([_fresh(monkeypatch, 1).encode([t]) for t in TEXTS[::16]])
+    single = _fresh(monkeypatch, 1)
+    alone = np.vstack([single.encode([t]) for t in TEXTS[::16]])  # each text a batch of its own
     assert np.array_equal(alone, one[::16])  # a text alone, as a resumed run may embed it
 
 
@@ -41,11 +56,13 @@ def test_a_blas_that_ties_rows_together_is_found_and_texts_go_alone(monkeypatch)
         return out + np.float32(1e-7) * (len(seqs) > 1)
 
     monkeypatch.setattr(embedding.Encoder, "_pool_vectors", tied)
-    enc = _fresh(monkeypatch, 1)
+    monkeypatch.setenv("AEE_EMBED_THREADS", "1")
+    enc = embedding.Encoder()  # a real load: the check runs on the tied products
     assert enc.batch_independent is False
     batched = enc.encode(TEXTS[:40])
     monkeypatch.setattr(embedding.Encoder, "_pool_vectors", real)
-    exact = np.vstack([_fresh(monkeypatch, 1).encode([t]) for t in TEXTS[:40]])
+    single = _fresh(monkeypatch, 1)
+    exact = np.vstack([single.encode([t]) for t in TEXTS[:40]])  # each text a batch of its own
     assert np.array_equal(batched, exact)  # each text encoded on its own: what it is alone
 
 

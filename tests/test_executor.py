@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from timing import guard
 
 from pipeline.cluster.cache import CacheServer, ClusterCache, KeyIndex, merge_rows
 from pipeline.cluster.connect import forwarded_env, is_loopback
@@ -242,7 +243,7 @@ def test_chat_clients_are_found_inside_the_cache_and_keyed_by_endpoint(monkeypat
 def test_executor_options_are_checked_with_one_line(args, message, tmp_path):
     env = {"AEE_RESULTS_DIR": str(tmp_path / "r"), "AEE_CACHE_DIR": str(tmp_path / "c"), "PATH": "/usr/bin:/bin"}
     out = subprocess.run([sys.executable, "-m", "pipeline", "run", "--dataset", "demo", "--no-progress", *args], cwd=ROOT,
-                         env=env, capture_output=True, text=True, timeout=120)
+                         env=env, capture_output=True, text=True, timeout=guard(120))
     assert out.returncode == 2, out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and out.stderr.startswith("error: ") and message in out.stderr
     assert not (tmp_path / "r").exists()

@@ -16,6 +16,7 @@ import time
 from collections import Counter
 
 import pytest
+from timing import guard
 
 from pipeline import extract_worker, fetch, fetch_text
 from pipeline.fetch import FetchResult, fetch_many, fetch_source
@@ -673,7 +674,7 @@ def tls_server(tmp_path_factory):
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
          "-subj", "/CN=rebind.example", "-addext", "subjectAltName=DNS:rebind.example",
          "-keyout", str(key), "-out", str(cert)],
-        capture_output=True, timeout=60,
+        capture_output=True, timeout=guard(60),
     )
     if made.returncode != 0:
         pytest.skip(f"openssl could not make a certificate: {made.stderr[-200:]!r}")

@@ -43,6 +43,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
+from timing import guard
 
 from pipeline.cli import main as cli_main
 from pipeline.errors import InputError
@@ -892,7 +893,7 @@ def test_subprocess_no_traceback(tmp_path, name, content):
     env.pop("AEE_DEBUG", None)
     for argv in (["score", str(path)], ["run", "--dataset", "sub", "--path", str(path), "--no-progress"]):
         out = subprocess.run([sys.executable, "-m", "pipeline", *argv], cwd=ROOT, env=env, capture_output=True,
-                             text=True, timeout=120)
+                             text=True, timeout=guard(120))
         assert out.returncode == 2, out.stderr
         assert "Traceback" not in out.stderr
         lines = out.stderr.strip().splitlines()

@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from timing import guard
 
 from pipeline.cli import main
 from pipeline.errors import InputError
@@ -40,7 +41,7 @@ def test_a_fifo_is_refused_at_once(capsys, tmp_path, monkeypatch, argv):
     done: list[tuple[int, str]] = []
     worker = threading.Thread(target=lambda: done.append(_cli(capsys, *(a.format(fifo=fifo) for a in argv))), daemon=True)
     worker.start()
-    worker.join(timeout=30)
+    worker.join(timeout=guard(30))
     if worker.is_alive():  # it is waiting for a writer: let it go, then fail
         with open(fifo, "w"):
             pass

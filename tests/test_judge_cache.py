@@ -20,6 +20,7 @@ from openai_fixtures import (  # (fixtures are used by name)
     sample_answer,
     smart_reply,
 )
+from timing import guard
 from tolerances import close
 
 from pipeline.judges.base import BaseJudge, Judge
@@ -301,7 +302,7 @@ def test_wal_mode_and_second_process_reads(tmp_path):
         "print(inner.calls, c.hits, c.misses)"
     )
     out = subprocess.run([sys.executable, "-c", code, str(db), str(REPO), str(REPO / "tests")],
-                         capture_output=True, text=True, timeout=60)
+                         capture_output=True, text=True, timeout=guard(60))
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["1", "1", "1"]  # relevance hit, confidence computed in the child
     assert len(cache) == 2  # the parent sees the child's write

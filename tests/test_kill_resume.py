@@ -15,20 +15,18 @@ from __future__ import annotations
 import os
 import random
 import signal
-import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from timing import guard
 
 from pipeline.store import read_arrow, table_path
+from pipeline.testing.crash_trials import ForkedRuns, kill_then_rerun
 
-ROOT = Path(__file__).resolve().parent.parent
-TRIALS = 10
+TRIALS = 5  # one kill in each fifth of the run; bench row u kills 20 runs at uniform random moments
 
 pytestmark = pytest.mark.slow
 
@@ -39,7 +37,7 @@ def _env(tmp: Path) -> dict[str, str]:
             "AEE_JUDGE_PLUGINS": ""}
 
 
-CMD = [sys.executable, "-m", "pipeline", "run", "--dataset", "demo", "--judge", "scripted", "--no-progress"]
+ARGV = ["run", "--dataset", "demo", "--judge", "scripted", "--no-progress"]
 
 
 def _metrics(tmp: Path, judge: str = "scripted") -> pd.DataFrame:
@@ -47,46 +45,22 @@ def _metrics(tmp: Path, judge: str = "scripted") -> pd.DataFrame:
     return frame.sort_values(["mode", "necessity", "answer_id", "metric"]).reset_index(drop=True)
 
 
-def _cache_rows(tmp: Path) -> dict[str, int]:
-    db = tmp / "cache" / "judges.sqlite"
-    if not db.exists():
-        return {}
-    with sqlite3.connect(db) as con:
-        return dict(con.execute("SELECT key, rowid FROM verdicts").fetchall())
+def _same(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    pd.testing.assert_frame_equal(a, b, check_exact=True)  # raises with the first difference
+    return True
 
 
 def test_kill_nine_then_rerun(tmp_path):
-    clean = tmp_path / "clean"
-    started = time.perf_counter()
-    out = subprocess.run(CMD, cwd=ROOT, env=_env(clean), capture_output=True, text=True, timeout=300)
-    duration = time.perf_counter() - started
-    assert out.returncode == 0, out.stderr
-    reference = _metrics(clean)
-
-    rng = random.Random(20261122)
-    outcomes = []
-    for trial in range(TRIALS):
-        tmp = tmp_path / f"trial{trial}"
-        proc = subprocess.Popen(CMD, cwd=ROOT, env=_env(tmp), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.3, max(0.4, duration * 0.9)))
-        killed = proc.poll() is None
-        if killed:
-            os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=60)
-        answered = _cache_rows(tmp)
-
-        rerun = subprocess.run(CMD, cwd=ROOT, env=_env(tmp), capture_output=True, text=True, timeout=300)
-        assert rerun.returncode == 0, (trial, rerun.stderr)
-        for path in (tmp / "results").rglob("*.parquet"):
-            pq.read_table(path)  # every file reads back whole
-        pd.testing.assert_frame_equal(_metrics(tmp), reference, check_exact=True)
-        after = _cache_rows(tmp)
+    # the runs are forked from one server that imported the pipeline (pipeline/testing/crash_trials.py)
+    _, trials = kill_then_rerun(ForkedRuns(), ARGV, _env, tmp_path, TRIALS, seed=20261122, metrics=_metrics,
+                                same=_same, hang_guard=guard(300))
+    for k, trial in enumerate(trials):
+        assert not trial.problem, (k, trial.problem)  # the rerun ended well and every file reads back
+        assert trial.identical, (k, trial)  # the metrics of a clean run, bit for bit
         # a call answered before the kill keeps its cache row: it was not asked (and re-stored) again
-        assert all(after.get(key) == rowid for key, rowid in answered.items()), trial
-        outcomes.append((killed, len(answered)))
-
-    assert sum(killed for killed, _ in outcomes) >= TRIALS // 2, outcomes  # most trials really were killed
-    assert any(n > 0 for _, n in outcomes), outcomes  # and some after the cache had answers
+        assert trial.kept, (k, trial)
+    assert sum(t.killed for t in trials) >= TRIALS // 2, trials  # most trials really were killed
+    assert any(t.answered > 0 for t in trials), trials  # and some after the cache had answers
 
 
 def _tables(tmp: Path, judge: str) -> dict[str, object]:
@@ -94,33 +68,38 @@ def _tables(tmp: Path, judge: str) -> dict[str, object]:
 
 
 def test_offline_judge_resumed_after_kill_nine_is_bit_identical(tmp_path):
-    cmd = [sys.executable, "-m", "pipeline", "run", "--dataset", "demo", "--judge", "offline", "--no-progress"]
-    clean = tmp_path / "clean"
-    started = time.perf_counter()
-    out = subprocess.run(cmd, cwd=ROOT, env=_env(clean), capture_output=True, text=True, timeout=600)
-    duration = time.perf_counter() - started
-    assert out.returncode == 0, out.stderr
-    reference = _tables(clean, "offline")
+    from crash_driver import run_in_child
 
-    # once right after the second saved chunk of labels, once at a random moment
-    driver = [sys.executable, str(ROOT / "tests" / "crash_driver.py")]
+    argv = ["run", "--dataset", "demo", "--judge", "offline", "--no-progress"]
+    runs = ForkedRuns(preload=["pipeline.judges.offline", "crash_driver"])
+
+    def driven(where: Path, log: Path, kill_at: int) -> int:
+        """The run with the crash hook (tests/crash_driver.py): each named write point goes to
+        `log`, and SIGKILL comes right after the `kill_at`-th (0: never)."""
+        proc = runs.process(run_in_child, (str(log), kill_at, argv, _env(where)))
+        proc.join(guard(600))
+        assert proc.exitcode is not None, "the run hung"
+        return proc.exitcode
+
+    # the clean run, counting the write points as it goes
     log = tmp_path / "points.log"
-    subprocess.run(driver + [str(log), "0", "--", *cmd[3:]], cwd=ROOT, env=_env(tmp_path / "count"), capture_output=True,
-                   timeout=600, check=True)
+    started = time.perf_counter()
+    assert driven(tmp_path / "clean", log, 0) == 0
+    duration = time.perf_counter() - started
+    reference = _tables(tmp_path / "clean", "offline")
     saved = [k for k, name in enumerate(log.read_text().split(), start=1) if name.startswith("write:labels-") and name.endswith(":renamed")]
     assert len(saved) >= 3, saved
+
+    # once right after the second saved chunk of labels, once at a random moment
     at_second = tmp_path / "second"
-    killed = subprocess.run(driver + [str(tmp_path / "k.log"), str(saved[1]), "--", *cmd[3:]], cwd=ROOT,
-                            env=_env(at_second), capture_output=True, timeout=600)
-    assert killed.returncode == -signal.SIGKILL
+    assert driven(at_second, tmp_path / "k.log", saved[1]) == -signal.SIGKILL
     at_random = tmp_path / "random"
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=_env(at_random), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = runs.start(argv, _env(at_random), at_random / "killed.log")
     time.sleep(random.Random(27).uniform(0.4, 0.8) * duration)
     proc.kill()
-    proc.wait(timeout=60)
+    proc.join(guard(60))
     for tmp in (at_second, at_random):
-        rerun = subprocess.run(cmd, cwd=ROOT, env=_env(tmp), capture_output=True, text=True, timeout=600)
-        assert rerun.returncode == 0, rerun.stderr
+        assert runs.run(argv, _env(tmp), tmp / "rerun.log", guard(600)) == 0, (tmp / "rerun.log").read_text()[-3000:]
         resumed = _tables(tmp, "offline")
         for table, expected in reference.items():
             assert resumed[table].equals(expected), f"{tmp.name}: {table} differs from the clean run"

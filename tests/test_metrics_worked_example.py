@@ -9,6 +9,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from timing import guard
 
 from pipeline.importers.canonical import load_canonical
 from pipeline.metrics import ScoreConfig, score_answer
@@ -61,7 +62,7 @@ def test_worked_example_statements_and_citations():
 
 def test_worked_example_cli_json():
     out = subprocess.run([sys.executable, "-m", "pipeline", "score", str(EXAMPLE), "--json", "--judge", "recorded",
-                          "--mode", "strict", "--necessity", "exact"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+                          "--mode", "strict", "--necessity", "exact"], cwd=ROOT, capture_output=True, text=True, timeout=guard(120))
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     metrics = report["metrics"]
@@ -78,7 +79,7 @@ def test_worked_example_cli_json():
 
 def test_worked_example_cli_text_output():
     out = subprocess.run([sys.executable, "-m", "pipeline", "score", str(EXAMPLE)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=guard(120))
     assert out.returncode == 0, out.stderr
     assert "Citation accuracy" in out.stdout and "57.14" in out.stdout
     assert "Source necessity" in out.stdout and "60.00" in out.stdout

@@ -28,6 +28,7 @@ from openai_fixtures import (  # (fixtures are used by name)
     sample_answer,
     smart_reply,
 )
+from timing import SLOWDOWN
 
 from pipeline.judges import get_judge
 from pipeline.judges.backends.cost import estimate_run
@@ -208,9 +209,9 @@ def test_429_then_success_honours_retry_after(make_judge, fake_openai):
 
 
 def test_timeout_then_success(make_judge, fake_openai):
-    judge = make_judge(timeout=0.3)
+    judge = make_judge(timeout=0.3 * SLOWDOWN)  # a reply never takes that long here, even on a loaded machine
     answer, statements = sample_answer(2)
-    fake_openai.enqueue(FakeResponse(content=support_json([1, 2], "none"), delay=1.0), support_json([1, 2]))
+    fake_openai.enqueue(FakeResponse(content=support_json([1, 2], "none"), delay=1.0 * SLOWDOWN), support_json([1, 2]))
     v = judge.support(answer, statements, answer.sources[0])
     assert [x.label for x in v] == ["full", "full"]
     assert len(fake_openai.chat_requests) == 2

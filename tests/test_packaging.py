@@ -12,6 +12,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from timing import guard
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
@@ -35,7 +36,7 @@ def test_console_script_scores_the_worked_example():
     if not aee.exists():
         pytest.skip("the aee console script is not installed in this environment (pip install -e .)")
     out = subprocess.run([str(aee), "score", str(ROOT / "tests" / "fixtures" / "worked_example.json"), "--json"],
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=guard(120))
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     # Figure 7 of the spec, hand-checked: relevant 6/7, unsupported 1/6, accuracy 4/7, thoroughness 4/10
@@ -58,7 +59,7 @@ def test_wheel_carries_data_prompts_and_pages(tmp_path):
 
 def _check_wheel(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q",
-                          "-w", str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=600)
+                          "-w", str(tmp_path), str(ROOT)], capture_output=True, text=True, timeout=guard(600))
     if out.returncode != 0 and "No module named" in out.stderr:
         pytest.skip(f"cannot build a wheel here: {out.stderr.strip().splitlines()[-1]}")
     assert out.returncode == 0, out.stderr

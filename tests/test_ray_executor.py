@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from timing import guard
 from tolerances import ENCODER
 
 from pipeline.store import JUDGE_TABLES, result_set, table_path
@@ -57,7 +58,7 @@ def aee_run(cluster: LoopbackCluster, where: Path, *args: str, ray: bool = True,
         cmd += ["--executor", "ray", "--address", cluster.address, "--workers", "2"]
     if not wait:
         return subprocess.Popen(cmd, cwd=ROOT, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    out = subprocess.run(cmd, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=600)
+    out = subprocess.run(cmd, cwd=ROOT, env=environ, capture_output=True, text=True, timeout=guard(600))
     assert out.returncode == 0, out.stderr[-3000:]
     return out
 
@@ -145,13 +146,31 @@ def test_a_second_run_of_the_same_job_is_served_from_the_cache(cluster, demo_run
     assert_same_rows(tables(demo_runs["ray"], "demo", "offline"), tables(again, "demo", "offline"))
 
 
+# ExpertQA lines (domain_test) whose offline labels together hold every kind a run writes: each
+# stage, every support label, support of cited source sets, relevance filler, confidence 2 to 5
+# (picked by a greedy cover of the labels of the first 200 answers), plus the first seven lines.
+# The first 200 answers, local vs Ray, are bench/run.py row v.
+EXPERTQA_SAMPLE = (1, 2, 3, 4, 5, 6, 7, 58, 101, 118, 171, 206)
+
+
 def test_expertqa_sample_rows_are_those_of_a_local_run(cluster, expertqa_path, tmp_path):
+    source = expertqa_path / "domain_test.jsonl" if expertqa_path.is_dir() else expertqa_path
+    lines = source.read_text(encoding="utf-8").splitlines()
+    sample = tmp_path / "sample"
+    sample.mkdir()
+    (sample / "domain_test.jsonl").write_text("\n".join(lines[n - 1] for n in EXPERTQA_SAMPLE) + "\n", encoding="utf-8")
+    args = ("--dataset", "eqsample", "--path", str(sample), "--format", "expertqa", "--judge", "offline")
     where = {k: tmp_path / k for k in ("local", "ray")}
-    aee_run(cluster, where["local"], "--dataset", "expertqa", "--judge", "offline", "--limit", "200", ray=False)
-    out = aee_run(cluster, where["ray"], "--dataset", "expertqa", "--judge", "offline", "--limit", "200")
-    assert _summary_line(out) == (8, 0)  # 200 answers in chunks of 25, all asked on Ray
-    local, remote = tables(where["local"], "expertqa", "offline"), tables(where["ray"], "expertqa", "offline")
-    assert len(local["answers"]) == 200
+    chunks = {"AEE_CHUNK_SIZE": "3"}  # 12 answers in 4 chunks for the two workers
+    aee_run(cluster, where["local"], *args, ray=False, env=chunks)
+    out = aee_run(cluster, where["ray"], *args, env=chunks)
+    assert _summary_line(out) == (4, 0)  # all asked on Ray
+    local, remote = tables(where["local"], "eqsample", "offline"), tables(where["ray"], "eqsample", "offline")
+    assert len(local["answers"]) == len(EXPERTQA_SAMPLE)
+    labels = local["labels"]
+    assert set(labels["kind"]) == {"relevance", "confidence", "support"}
+    assert {"full", "partial", "none", "unknown"} <= set(labels.loc[labels["kind"] == "support", "label"])
+    assert labels["source_set"].map(lambda v: v is not None and len(v) > 0).any()  # support of cited sets
     assert_same_rows(local, remote)
 
 
@@ -185,7 +204,7 @@ def test_a_killed_driver_resumes_from_the_chunks_already_written(cluster, script
     parts = tmp_path / "ray" / "results" / "demo" / "scripted" / "parts"
     proc = aee_run(cluster, tmp_path / "ray", "--dataset", "demo", "--judge", "scripted", env=env, wait=False)
     try:
-        deadline = time.monotonic() + 300
+        deadline = time.monotonic() + guard(300)
         while len(list(parts.glob("labels-*.parquet"))) < 2 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.2)
         written = len(list(parts.glob("labels-*.parquet")))
@@ -194,7 +213,7 @@ def test_a_killed_driver_resumes_from_the_chunks_already_written(cluster, script
     finally:
         if proc.poll() is None:
             proc.kill()
-        proc.communicate(timeout=60)
+        proc.communicate(timeout=guard(60))
     assert not table_path("demo", "metrics", "scripted", tmp_path / "ray" / "results").exists()
     out = aee_run(cluster, tmp_path / "ray", "--dataset", "demo", "--judge", "scripted", env={"AEE_CHUNK_SIZE": "3"})
     annotated, reused = _summary_line(out)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from timing import guard
 
 from pipeline import cli
 from pipeline.result_sets import (
@@ -55,7 +56,7 @@ def _aee(results: Path, *args: str, log: Path | None = None, kill_at: int = 0, *
         cmd = [sys.executable, "-m", "pipeline", *args]
     else:
         cmd = [sys.executable, str(DRIVER), str(log), str(kill_at), "--", *args]
-    return subprocess.run(cmd, cwd=ROOT, env=_env(results, **env), capture_output=True, text=True, timeout=300)
+    return subprocess.run(cmd, cwd=ROOT, env=_env(results, **env), capture_output=True, text=True, timeout=guard(300))
 
 
 # ---- what a reader sees ---------------------------------------------------------------------------
@@ -131,19 +132,17 @@ def test_kill_nine_after_every_file_operation_of_the_final_write(tmp_path):
 
     seen = {"old": 0, "new": 0}
     # each trial in a process forked from a server that imported the pipeline once (see crash_driver)
-    import multiprocessing
-
     from crash_driver import run_in_child
 
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["pipeline.cli", "pipeline.runner", "pipeline.importers.canonical", "crash_driver"])
+    from pipeline.testing.crash_trials import ForkedRuns
+
+    runs = ForkedRuns(preload=["crash_driver"])
     for k in range(1, len(points) + 1):
         trial = tmp_path / f"kill{k}" / "results"
         shutil.copytree(old, trial)
-        child = ctx.Process(target=run_in_child, args=(str(tmp_path / f"kill{k}.log"), k, list(new_run),
-                                                       {"AEE_RESULTS_DIR": str(trial), "AEE_CACHE_DIR": str(trial.parent / "cache")}))
-        child.start()
-        child.join(timeout=300)
+        child = runs.process(run_in_child, (str(tmp_path / f"kill{k}.log"), k, list(new_run),
+                                            {"AEE_RESULTS_DIR": str(trial), "AEE_CACHE_DIR": str(trial.parent / "cache")}))
+        child.join(timeout=guard(300))
         assert child.exitcode == -signal.SIGKILL, (k, points[k - 1], child.exitcode)
         view = reader_view(trial, "kt")
         assert view in (old_view, new_view), (k, points[k - 1])  # a whole set, never a mix
@@ -161,9 +160,9 @@ def test_kill_nine_after_every_file_operation_of_the_final_write(tmp_path):
 # ---- two runs at once -----------------------------------------------------------------------------
 
 
-def _lock_holder(results: Path, dataset: str, deadline: float = 60.0) -> int:
+def _lock_holder(results: Path, dataset: str, deadline: float | None = None) -> int:
     lock = results / ".locks" / f"{dataset}.lock"
-    until = time.monotonic() + deadline
+    until = time.monotonic() + (deadline or guard(60))
     while time.monotonic() < until:
         try:
             pid = json.loads(lock.read_text() or "{}").get("pid")
@@ -194,7 +193,7 @@ def test_a_second_run_on_the_same_dataset_stops_or_waits(tmp_path):
     # the same with --wait: it runs once the first has finished, and the tables are all its own or all the first's
     waiting = _aee(results, "run", "--dataset", "race", "--path", str(DEMO), "--judge", "recorded", "--limit", "3",
                    "--no-progress", "--wait", "120")
-    out, err = first.communicate(timeout=300)
+    out, err = first.communicate(timeout=guard(300))
     assert first.returncode == 0, err
     assert waiting.returncode == 0, waiting.stderr
     assert set_problem(results / "race") is None
@@ -214,7 +213,7 @@ def test_two_runs_started_together_never_mix(tmp_path):
         procs = [subprocess.Popen([sys.executable, "-m", "pipeline", "run", "--dataset", "same", "--path", str(DEMO), *c,
                                    "--no-progress"], cwd=ROOT, env=_env(results), stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True) for c in cmds]
-        outcomes = [(p.wait(timeout=300), p.stderr.read() if p.stderr else "") for p in procs]
+        outcomes = [(p.wait(timeout=guard(300)), p.stderr.read() if p.stderr else "") for p in procs]
         codes = sorted(code for code, _ in outcomes)
         assert codes in ([0, 0], [0, 2]), outcomes  # both in turn, or the second stopped with a message
         for code, err in outcomes:
@@ -244,7 +243,7 @@ def test_a_lock_left_by_a_killed_run_is_taken_over(tmp_path, caplog):
 
 def test_a_live_holder_stops_a_second_lock_in_this_process_too(tmp_path):
     code = ("import sys, time; from pathlib import Path; from pipeline.result_sets import DatasetLock;"
-            "l = DatasetLock(Path(sys.argv[1]), 'y').acquire(); print('held', flush=True); time.sleep(30)")
+            "l = DatasetLock(Path(sys.argv[1]), 'y').acquire(); print('held', flush=True); time.sleep(3600)")  # killed below
     holder = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
@@ -277,7 +276,7 @@ def test_sigterm_stops_a_run_and_leaves_nothing_behind(tmp_path):
     while not list((results / "t" / "scripted" / "parts").glob("labels-*.parquet")) and time.monotonic() < deadline:
         time.sleep(0.05)  # until it has saved a chunk of labels and is writing more
     proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=guard(60))
     assert proc.returncode == 130, err
     assert "interrupted" in err
     assert reader_view(results, "t") == before

@@ -23,7 +23,7 @@ __all__ = ["CHROMIUM", "CHROMIUM_ARGS", "free_port", "start_app", "stop_app", "w
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
-HEALTH_TIMEOUT = 60.0  # seconds for a fresh server to answer /_stcore/health
+HEALTH_TIMEOUT = 300.0  # a hang guard: the wait ends when /_stcore/health answers (~2 s quiet, more when loaded)
 SERVE = "dashboard/serve.py"  # the ASGI entry `aee app` runs (relative to the checkout)
 
 
@@ -41,7 +41,7 @@ def start_app(port: int, *, root: Path, env: Mapping[str, str] | None = None, lo
     `address` is another loopback address (127.0.0.2) for a server that plays "served to a network"
     (dashboard.room_gate) without leaving the machine; anything outside 127.0.0.0/8 is refused.
     Its output goes to `log` when given (and ends the error when the server exits early), else
-    nowhere. RuntimeError when it exits or does not answer within a minute (then it is killed)."""
+    nowhere. RuntimeError when it exits or does not answer within HEALTH_TIMEOUT (then it is killed)."""
     if not address.startswith("127."):
         raise ValueError(f"test servers listen on 127.0.0.0/8 only, not {address}")
     cmd = [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true", "--server.port", str(port),
