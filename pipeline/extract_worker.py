@@ -139,8 +139,11 @@ def run_bounded(kind: str, payload: Any, url: str, seconds: float | None = None)
     tag stripper alone) computed in a worker process within `seconds` (EXTRACT_SECONDS by default).
     ExtractTimeout past the deadline (the worker is killed), ExtractFailed if the worker died, and the
     extractor's own exception types re-raised by name as ExtractFailed."""
+    budget = EXTRACT_SECONDS if seconds is None else max(float(seconds), 0.0)
+    if budget <= 0:  # no time at all: a warm worker could still answer a tiny page in time, so never ask
+        raise ExtractTimeout()
     worker = _take()
-    deadline = time.monotonic() + (EXTRACT_SECONDS if seconds is None else max(float(seconds), 0.0))
+    deadline = time.monotonic() + budget
     try:
         result = worker.ask((kind, payload, url), deadline)
     except (ExtractTimeout, ExtractFailed):

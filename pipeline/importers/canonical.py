@@ -416,8 +416,11 @@ def _apply_labels(answer: Answer, labels: dict, where: str) -> AnnotatedAnswer:
         partial = _index_list(raw, "partially_supported_by", where, field)
         explicit = "not_supported_by" in raw
         against = _index_list(raw, "not_supported_by", where, field)
-        if full & partial or (full | partial) & against:
-            raise InputError("a source is in two of supported_by, partially_supported_by and not_supported_by",
+        # a source in both support lists reads as full, as it always has; one that is also said not
+        # to support the statement is a contradiction nobody can resolve for the file's author
+        partial -= full
+        if (full | partial) & against:
+            raise InputError("a source is in not_supported_by and in supported_by or partially_supported_by",
                              record=where, field=field)
         if "supported_by" in raw or "partially_supported_by" in raw or explicit:
             scope = "listed" if explicit else _judged(raw, where, field, default_scope)
