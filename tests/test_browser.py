@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from shots import SHOTS_ON
 from timing import guard_ms
 
 from pipeline.testing.app_server import CHROMIUM, free_port, start_app, stop_app, wait_idle
@@ -81,6 +82,8 @@ def _no_error(pg) -> None:
 
 
 def _shot(pg, name: str) -> None:
+    if not SHOTS_ON:  # tests/shots.py: AEE_SHOTS=1 takes them
+        return
     height = pg.evaluate("Math.max(1000, document.querySelector('[data-testid=stMain]')?.scrollHeight || 0)")
     pg.set_viewport_size({"width": 1280, "height": min(int(height) + 40, 8000)})
     time.sleep(0.8)
@@ -113,8 +116,6 @@ def test_every_page_renders(page, server):
     for title in titles:
         page.locator("[data-testid=stSidebarNav]").get_by_role("link", name=title).click()
         page.wait_for_selector("[data-testid=stMain] h1", timeout=90_000)
-        wait_idle(page)
-        time.sleep(1.0)
         wait_idle(page)
         _no_error(page)
         _shot(page, "page-" + re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-"))

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from answer_fixtures import HOSTILE, build_results
+from shots import SHOTS_ON
 from timing import guard, guard_ms
 
 # test_browser_uncertainty takes ARTIFACTS and _idle (below) from this module
@@ -90,6 +91,8 @@ def _choose(pg, label: str, option: str) -> None:
 
 
 def _shot(pg, name: str) -> None:
+    if not SHOTS_ON:  # tests/shots.py: AEE_SHOTS=1 takes them
+        return
     pg.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
 
@@ -189,6 +192,7 @@ def test_html_report_downloads_and_reads_offline(page, server, browser, tmp_path
                        "How far to trust the judge", "Citation accuracy", "Citations: what the answer cites"):
             assert needle in text, needle
         assert fetched == [path.as_uri()]  # nothing else loaded
-        reader.screenshot(path=str(ARTIFACTS / "answers-html-report.png"), full_page=True)
+        if SHOTS_ON:
+            reader.screenshot(path=str(ARTIFACTS / "answers-html-report.png"), full_page=True)
     finally:
         ctx.close()

@@ -1,7 +1,7 @@
 """Audit the judge in a real browser (Debian's chromium via Playwright): an annotator labels five pairs
 with the keyboard, the server is killed (SIGKILL) and started again, the five labels are there and the
 sixth item is shown; a second annotator's labels stay apart; hostile answer and source text is shown as
-text and never runs. Screenshots go to tests/artifacts/. Never runs `playwright install`."""
+text and never runs. With AEE_SHOTS=1 (tests/shots.py), screenshots go to tests/artifacts/. Never runs `playwright install`."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import time
 
 import pytest
 from audit_fixtures import build_audit_results
+from shots import SHOTS_ON
 from test_browser import ARTIFACTS, ROOT, _no_error, _pwned  # noqa: F401 (skips the module without chromium)
 
 from pipeline.testing.app_server import free_port, start_app, stop_app, wait_idle
@@ -64,6 +65,8 @@ def _labels(root, annotator: str) -> list[str]:
 
 
 def _shot(pg, name: str, width: int = 1280) -> None:
+    if not SHOTS_ON:  # tests/shots.py: AEE_SHOTS=1 takes them
+        return
     height = pg.evaluate("Math.max(1000, document.querySelector('[data-testid=stMain]')?.scrollHeight || 0)")
     pg.set_viewport_size({"width": width, "height": min(int(height) + 40, 8000)})
     time.sleep(0.8)

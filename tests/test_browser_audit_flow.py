@@ -1,7 +1,7 @@
 """The whole audit once, as a researcher does it in a real browser (Debian's chromium via Playwright):
 draw a sample of the teaching corpus on the Audit the judge page, label ten items with the keyboard,
 read the agreement on the Judges page and publish the labels as the judge `human:audit`, see the
-corrected (PPI) columns on the Scorecard, and pick `human:audit` in the Answer inspector. Screenshots
+corrected (PPI) columns on the Scorecard, and pick `human:audit` in the Answer inspector. With AEE_SHOTS=1 (tests/shots.py), screenshots
 at 1280 and 800 px go to tests/artifacts/. Never runs `playwright install`."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import time
 
 import pytest
 from audit_fixtures import build_audit_results
+from shots import SHOTS_ON
 from test_browser import ARTIFACTS, ROOT, _no_error  # noqa: F401 (skips the module without chromium)
 
 from pipeline.testing.app_server import free_port, start_app, stop_app, wait_idle
@@ -43,7 +44,9 @@ def _main(pg):
 
 
 def _shots(pg, name: str, anchor: str | None = None, height: int = 1400) -> None:
-    """The page (or the part from `anchor` down) at 1280 and 800 px."""
+    """The page (or the part from `anchor` down) at 1280 and 800 px (with AEE_SHOTS=1, tests/shots.py)."""
+    if not SHOTS_ON:
+        return
     for width in (1280, 800):
         pg.set_viewport_size({"width": width, "height": 1000})
         time.sleep(0.6)

@@ -2,8 +2,8 @@
 reused page): the page never scrolls sideways, and no button, widget label or select box cuts its
 text. Wide tables and matrices may scroll inside their own panel; that is what they are for.
 
-Screenshots of every page at every width go to /tmp/aee-width-shots/ (looked at by a person when the
-layout changes; not committed).
+With AEE_SHOTS=1 (tests/shots.py), screenshots of every page at every width go to AEE_WIDTH_SHOTS
+(default /tmp/aee-width-shots/), looked at by a person when the layout changes; not committed.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
+from shots import SHOTS_ON
 from test_browser import ROOT, _no_error  # noqa: F401  (skips the module without chromium/playwright)
 
 from dashboard.pages_registry import PAGES
@@ -94,7 +95,8 @@ def _screenshot(pg, width: int, path: Path) -> None:
 
 
 def test_every_page_at_every_width(server, browser):
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    if SHOTS_ON:
+        SHOTS.mkdir(parents=True, exist_ok=True)
     ctx = browser.new_context(viewport={"width": WIDTHS[0], "height": 900})
     pg = ctx.new_page()
     problems: list[str] = []
@@ -111,7 +113,8 @@ def test_every_page_at_every_width(server, browser):
                 found = pg.evaluate(_PROBE)
                 problems += [f"{info.url_path} @ {width}px: page scrolls sideways: {o}" for o in found["overflow"]]
                 problems += [f"{info.url_path} @ {width}px: text cut: {c}" for c in found["clipped"]]
-                _screenshot(pg, width, SHOTS / f"{info.url_path}-{width}.png")
+                if SHOTS_ON:
+                    _screenshot(pg, width, SHOTS / f"{info.url_path}-{width}.png")
     finally:
         ctx.close()
     assert not problems, "\n".join(problems)
