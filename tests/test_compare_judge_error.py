@@ -111,4 +111,4 @@ def test_simulated_false_claims_power_and_coverage():
         assert s["covered_corrected"] >= 0.92  # the 95% interval holds the true 12 points
         assert s["corrected"] == approx(1.0)
     # the correction's price is power: with 100 labels the true 12 points are found less often
-    assert fair_gap["claimed_plain"] >= 0.7 and 0.1 <= fair_gap["claimed_corrected"] <= fair_gap["claimed_plain"]
+    assert fair_gap["claimed_plain"] >= 0.6 and 0.1 <= fair_gap["claimed_corrected"] <= fair_gap["claimed_plain"]
