@@ -149,7 +149,7 @@ if study_on and _study.is_safe_code(study_id):
 url_state.publish(PAGE, state)
 
 if len(side) > 1 and not study_on:  # a study shows one answer at a time
-    askings.show_side_by_side(dataset, judge, side, names, mode, effective_necessity(mode, necessity))
+    askings.show_side_by_side(dataset, judge, asked, side, mode, effective_necessity(mode, necessity))
     st.caption("Empty the 'Side by side' box to inspect one asking in full (flags, evidence, the graph).")
     st.session_state["ins_server_seconds"] = time.perf_counter() - started
     st.stop()

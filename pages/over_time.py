@@ -163,7 +163,7 @@ else:
                          f"values{unit}": flips["values"], "side by side": [_side_link(a) for a in ids]})
     st.dataframe(view, hide_index=True, width="stretch", key="over_time_flips",
                  column_config={"side by side": st.column_config.LinkColumn(display_text="open in the Inspector"),
-                                "query": st.column_config.TextColumn(width="medium")})
+                                "query": st.column_config.TextColumn(width="large")})
     st.caption(f"{len(flips):,} queries; ratings use the metric's published bands (▲ acceptable, ● borderline, ▼ problematic). "
                "Each link opens the Answer inspector with that query's askings side by side: their metrics in one "
                "table, each answer with its citation and support matrices.")

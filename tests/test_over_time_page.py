@@ -130,16 +130,19 @@ def test_a_flipped_query_opens_its_askings_side_by_side(page, results, monkeypat
     assert len(side.value) == 3  # the three askings of the wave
     assert at.selectbox(key="ins_engine").value == HOSTILE
     labels = [side.format_func(v) for v in side.value]
-    assert labels[0].startswith("wave 2026-01-05 · asking 1") and labels[2].startswith("wave 2026-01-05 · asking 3")
-    # the metrics table: one column per asking, the flipped metric marked
-    metrics = _table(at, "rating")
-    assert list(metrics.columns) == ["metric", *labels, "rating"]
+    assert labels == ["2026-01-05 #1", "2026-01-05 #2", "2026-01-05 #3"]
+    # the metrics table: one column per asking, the metrics whose rating changes first
+    metrics = _table(at, "rating changes")
+    assert list(metrics.columns) == ["metric", "rating changes", *labels]
+    changed = list(metrics["rating changes"])
+    assert changed.count("yes") >= 1 and changed[:changed.count("yes")] == ["yes"] * changed.count("yes")
     accuracy = metrics.set_index("metric").loc["Citation accuracy"]
-    assert accuracy["rating"] == "differs"
+    assert accuracy["rating changes"] == "yes"
     assert row["ratings by repeat"] == "".join(accuracy[label][-1] for label in labels)  # the same bands, in order
     # each asking with its heading and its matrices (citation and support panels)
     headings = [m.value for m in at.markdown if m.value.startswith("##### ")]
-    assert [h.removeprefix("##### ").replace("\\", "") for h in headings] == labels
+    assert [h.removeprefix("##### ").replace("\\", "") for h in headings] == [
+        f"Wave 2026-01-05, asking {k}" for k in (1, 2, 3)]
     matrices = [h for h in at.get("html") if "Citations: what the answer cites" in h.proto.body]
     assert len(matrices) == 3
     # the state is in the address, and the hostile engine's name is escaped
