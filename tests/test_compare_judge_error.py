@@ -83,11 +83,16 @@ def test_a_judge_biased_for_one_engine_is_corrected(results, capsys):
     # people call every pair of Alpha's the judge called supported "none": the judge's +30 points
     # for Alpha are its bias, and the corrected difference turns the other way
     _label(400, lambda engine, label: "none" if engine == "Alpha" else label)
-    acc = _compare(capsys)["citation_accuracy"]
+    diffs = _compare(capsys)
+    acc = diffs["citation_accuracy"]
     assert acc["judge_status"] == "corrected" and acc["judge_diff"] > 20
     assert acc["judge_error"] < -50 and acc["diff"] < 0
     assert acc["ci_high"] < 0 and acc["real"]
     assert "Beta does better than Alpha on Citation accuracy" in acc["words"]
+    # metrics no estimator covers keep the judge's labels, and the summary warns they may carry its error
+    assert diffs["citation_recall"]["judge_status"] == "not_audited"
+    assert diffs["n_sources"]["judge_status"] == "no_judge"
+    assert "Caution: the audit found the judge erring differently" in diffs["_out"]["comparisons"][0]["judge_uncertainty"]
 
 
 def test_too_few_labels_never_claims_a_difference(results, capsys):

@@ -126,7 +126,8 @@ def _judge_word(d) -> str:
     """The judge-uncertainty column of one row: which applied, in two or three words."""
     if d.judge_status == "corrected":
         return f"corrected ({d.labelled_units} labels; alone {d.judge_diff:+.1f})"
-    return {"no_audit": "taken as given", "no_judge": "none enters", "audit_unusable": "audit unusable, as given",
+    return {"no_audit": "taken as given", "no_judge": "none enters", "not_audited": "not audited, as given",
+            "audit_unusable": "audit unusable, as given",
             "too_few_labels": f"too few labels ({d.labelled_units})"}.get(d.judge_status, d.judge_status)
 
 

@@ -198,12 +198,25 @@ def judge_summary(diffs: list[Difference]) -> str:
     for d in diffs:
         groups.setdefault(d.judge_status, []).append(d.label)
     words = {"corrected": "corrected for the judge's error by people's labels (the audit)",
-             "no_audit": "no people's labels, the judge's labels taken as given",
+             "no_audit": "no audit, the judge's labels taken as given",
+             "not_audited": "not covered by the audit (no estimator, or no sample of its unit), the judge's labels "
+                            "taken as given",
              "no_judge": "no judge label enters",
              "too_few_labels": "too few people's labels, never called real",
              "audit_unusable": "the audit could not be used, the judge's labels taken as given"}
-    parts = [f"{words.get(status, status)}: {', '.join(labels)}" for status, labels in groups.items()]
-    return "judge uncertainty: " + ("; ".join(parts) if parts else "nothing compared")
+    order = ("corrected", "too_few_labels", "audit_unusable", "not_audited", "no_audit", "no_judge")
+    parts = [f"{words.get(status, status)}: {', '.join(groups[status])}"
+             for status in sorted(groups, key=lambda s: order.index(s) if s in order else len(order))]
+    out = "judge uncertainty: " + ("; ".join(parts) if parts else "nothing compared")
+    # the audit measured the judge erring differently on the two sides: metrics it cannot correct
+    # that read the same kind of labels may carry that error, and a claim on them deserves care
+    erring = [d.label for d in diffs if d.judge_status == CORRECTED and d.judge_error is not None
+              and d.judge_error_se is not None and abs(d.judge_error) > 1.96 * d.judge_error_se]
+    exposed = [d.label for d in diffs if d.real and d.judge_status in ("not_audited", "audit_unusable")]
+    if erring and exposed:
+        out += (f". Caution: the audit found the judge erring differently on the two sides ({', '.join(erring)}); "
+                f"the uncorrected differences called real ({', '.join(exposed)}) may carry the same error")
+    return out
 
 
 def summary_words(diffs: list[Difference]) -> str:

@@ -30,8 +30,14 @@ D_J + R, with R the same weighted sum of the units' errors, and R is what the au
 
 Per metric, the status says which applied:
   corrected        the audit's labels corrected the difference (the interval includes their error)
-  no_judge         the metric reads no judge label (uncited sources): nothing to correct
-  no_audit         no people's labels for this metric here: the judge's labels are taken as given
+  no_judge         the metric reads no judge label (source counts, uncited, duplicate, dead sources,
+                   dangling citations): nothing to correct
+  no_audit         no audit under this judge: the judge's labels are taken as given
+  not_audited      an audit exists, but no prediction-powered estimator covers this metric (the
+                   audit estimates the metrics of `ppi.PPI_METRICS`; citation recall, AutoAIS and
+                   the like also read the support labels, but are not sums over audited units): the
+                   judge's labels are taken as given, and where the audit measured the judge erring
+                   differently on the two sides, the comparison's summary says these may carry it
   too_few_labels   an audit exists but fewer than MIN_LABELLED_UNITS of its labelled units fall in
                    the two sides: the difference is shown but never called real (it could be the
                    judge's bias alone), with how many more labels it needs
@@ -51,8 +57,13 @@ import pandas as pd
 from pipeline.metrics import METRICS
 
 CORRECTED, NO_JUDGE, NO_AUDIT, TOO_FEW, UNUSABLE = "corrected", "no_judge", "no_audit", "too_few_labels", "audit_unusable"
-NO_AUDIT_NOTE = "no people's labels for this metric: the intervals take the judge's labels as given"
+NOT_AUDITED = "not_audited"
+NO_AUDIT_NOTE = "no audit (people's labels) under this judge: the intervals take the judge's labels as given"
+NOT_AUDITED_NOTE = ("an audit exists, but no prediction-powered estimator covers this metric: the intervals take the "
+                    "judge's labels as given")
 NO_JUDGE_NOTE = "no judge label enters this metric: nothing to correct"
+# metrics computed from the answer's sources and citation markers alone (no judge label enters)
+JUDGE_FREE = frozenset({"n_sources", "uncited_sources", "duplicate_sources", "dead_source_share", "dangling_citations"})
 
 
 @dataclass(frozen=True)
@@ -99,7 +110,7 @@ class Audit:
                  minimum: int | None = None) -> None:
         from pipeline.audit.ppi_cells import MIN_LABELLED_UNITS
 
-        self.units = dict(units)
+        self.units = dict(units)  # metric -> ppi.UnitValues, or why it cannot be estimated
         self.samples = dict(samples or {})
         self.minimum = MIN_LABELLED_UNITS if minimum is None else minimum
 
@@ -142,24 +153,26 @@ class Audit:
         return judge_check(metric, self.units.get(metric), weights, self.minimum)
 
 
-def no_audit_check(metric: str) -> JudgeCheck:
+def _judge_free(metric: str) -> bool:
     from pipeline.audit.ppi import PPI_METRICS
 
-    if metric in PPI_METRICS and PPI_METRICS[metric] is None:
-        return JudgeCheck(NO_JUDGE, NO_JUDGE_NOTE)
-    return JudgeCheck(NO_AUDIT, NO_AUDIT_NOTE)
+    return metric in JUDGE_FREE or (metric in PPI_METRICS and PPI_METRICS[metric] is None)
+
+
+def no_audit_check(metric: str) -> JudgeCheck:
+    return JudgeCheck(NO_JUDGE, NO_JUDGE_NOTE) if _judge_free(metric) else JudgeCheck(NO_AUDIT, NO_AUDIT_NOTE)
 
 
 def judge_check(metric: str, units: object, weights: pd.Series, minimum: int) -> JudgeCheck:
     """See the module doc. `units`: a `ppi.UnitValues`, a reason string, or None (no sample)."""
     from pipeline.audit.ppi import PPI_METRICS
 
-    if metric in PPI_METRICS and PPI_METRICS[metric] is None:
+    if _judge_free(metric):
         return JudgeCheck(NO_JUDGE, NO_JUDGE_NOTE)
+    if metric not in PPI_METRICS:
+        return JudgeCheck(NOT_AUDITED, NOT_AUDITED_NOTE)
     if units is None:
-        unit = PPI_METRICS.get(metric)
-        why = f"no {unit} sample with labels under this judge" if unit else "the audit has no estimator for this metric"
-        return JudgeCheck(NO_AUDIT, f"{NO_AUDIT_NOTE} ({why})")
+        return JudgeCheck(NOT_AUDITED, f"{NOT_AUDITED_NOTE} (no {PPI_METRICS[metric]} sample with labels under this judge)")
     if isinstance(units, str):
         return JudgeCheck(UNUSABLE, f"the audit could not be used ({units[:200]}): the judge's labels are taken as given")
     clusters: pd.DataFrame = units.clusters  # type: ignore[attr-defined]
