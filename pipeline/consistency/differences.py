@@ -32,7 +32,7 @@ SEED = 20261126
 ALPHA = 0.05
 _BLOCK_CELLS = 2_000_000  # resampled values held at once
 JUDGE_NOTE = ("judge uncertainty is not included: the intervals resample queries and repeats and take the judge's "
-              "labels as given (no audit with people's labels was used; where one exists, `aee compare` corrects each "
+              "labels as given (no audit with people's labels was used; where one exists, aee compare corrects each "
               "audited metric's difference for the judge's measured error)")
 
 
