@@ -120,3 +120,52 @@ def test_simulated_false_claims_power_and_coverage():
     # ... and three times the labels buy most of it back (measured 0.64 of the judge alone's 0.71)
     assert fair_300["claimed_corrected"] >= 0.5 and fair_300["covered_corrected"] >= 0.92
     assert fair_300["width_corrected"] < 0.75 * fair_gap["width_corrected"]
+
+
+def _units(labelled_strata: set[str], lenient_on_a: int = 0):
+    """40 answers per engine, one unit each (an answer of one statement), strata engine x judge
+    label; the units of `labelled_strata` labelled in full, people agreeing with the judge except on
+    the first `lenient_on_a` of A's units the judge called supported (people: unsupported)."""
+    import numpy as np
+    import pandas as pd
+
+    from pipeline.audit.ppi import UnitValues
+
+    rows = []
+    for e in "AB":
+        for i in range(40):
+            stratum = f"{e} | judge: {'full' if i % 2 else 'none'}"
+            yhat = float(i % 2)
+            lab = stratum in labelled_strata
+            y = (0.0 if e == "A" and yhat == 1 and i < 2 * lenient_on_a else yhat) if lab else np.nan
+            rows.append({"cluster_id": f"{e}{i}#s0", "stratum": stratum, "answer_id": f"{e}{i}", "engine": e,
+                         "query_type": "factual", "n_items": 1, "yhat": yhat, "y": y, "c": y, "labelled": lab,
+                         "in_population": True})
+    weights = pd.Series({f"{e}{i}": (1 if e == "A" else -1) / 40 for e in "AB" for i in range(40)})
+    return UnitValues(pd.DataFrame(rows), pd.DataFrame()), weights
+
+
+def test_labels_on_one_engine_only_never_correct_the_other():
+    from pipeline.consistency.judge_error import judge_check
+
+    units, weights = _units({"A | judge: full", "A | judge: none"})
+    check = judge_check("citation_accuracy", units, weights, 20)
+    assert check.status == "too_few_labels" and "label at least two in every stratum" in check.note
+
+
+def test_a_census_that_agrees_with_the_judge_adds_nothing():
+    from pipeline.consistency.judge_error import judge_check
+
+    strata = {f"{e} | judge: {j}" for e in "AB" for j in ("full", "none")}
+    check = judge_check("citation_accuracy", *_units(strata), 20)
+    assert check.status == "corrected" and check.labelled == 80
+    assert (check.rectifier, check.se) == (approx(0.0, abs=1e-12), approx(0.0, abs=1e-12))
+    # the judge was lenient on 8 of A's 40 answers: A's value under the people's labels is 20 points
+    # lower, B's the same; the census knows it exactly, with the spread of the errors as its se
+    lenient = judge_check("citation_accuracy", *_units(strata, lenient_on_a=8), 20)
+    assert lenient.status == "corrected" and lenient.rectifier == approx(-20.0, abs=1e-9)
+    # superpopulation variance of stratum 'A | judge: full' (20 units, 8 errors of -1/40): 20 * s^2
+    errors = [-1 / 40] * 8 + [0.0] * 12
+    mean = sum(errors) / 20
+    expected_se = 100 * (20 * sum((x - mean) ** 2 for x in errors) / 19) ** 0.5
+    assert lenient.se == approx(expected_se, rel=1e-9)

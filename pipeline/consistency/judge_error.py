@@ -10,9 +10,11 @@ for the support metrics, an answer for relevance and stance). So the people's di
 D_J + R, with R the same weighted sum of the units' errors, and R is what the audit estimates:
 
 * R-hat is the audit's own stratified prediction-powered estimator (`ppi.stratified`: the strata
-  the sample was drawn by, short strata pooled, the variance floor for rarely seen errors, Johnson's
-  skewness shift) applied to the signed unit values w(answer) * y_u and w(answer) * yhat_u: one
-  estimate over both sides, so a stratum holding units of both contributes their covariance.
+  the sample was drawn by, the variance floor for rarely seen errors, Johnson's skewness shift)
+  applied to the signed unit values w(answer) * y_u and w(answer) * yhat_u: one estimate over both
+  sides, so a stratum holding units of both contributes their covariance. Strata with fewer than two
+  labelled units are not pooled here as the scorecard's first estimate pools them (a pool would
+  read one engine's errors off the other engine's labels): the metric then counts as too few labels.
 * Its variance is taken without the finite-population correction the scorecard uses: the
   comparison treats the queries as a draw from the queries one could have asked (that is what the
   bootstrap over queries does), so the errors of the answers at hand are themselves a draw, and the
@@ -188,8 +190,9 @@ def judge_check(metric: str, units: object, weights: pd.Series, minimum: int) ->
                                    f"{need - n_lab} more before a difference can be told from the judge's error",
                           labelled=n_lab, needed=need - n_lab)
     est = rectifier_estimate(clusters, w, inside)
-    if isinstance(est, str):
-        return JudgeCheck(UNUSABLE, f"the audit could not estimate the judge's error here ({est[:200]})", labelled=n_lab)
+    if isinstance(est, str):  # labelled units too thinly spread over the strata: as too few labels
+        return JudgeCheck(TOO_FEW, f"an audit exists but cannot yet estimate the judge's error on these answers "
+                                   f"({est[:200]}): a difference is not claimed", labelled=n_lab)
     value, se, df, shift = est
     scale = 100.0 if (METRICS[metric].unit == "percent" if metric in METRICS else False) else 1.0
     return JudgeCheck(CORRECTED, f"corrected by people's labels on {n_lab} units (the judge's error: "
@@ -212,7 +215,12 @@ def rectifier_estimate(clusters: pd.DataFrame, w: np.ndarray, inside: np.ndarray
             continue  # no unit of this stratum is compared: it adds exactly 0
         keep = idx[lab[idx]]
         strata.append(Stratum(str(name), len(idx), y[keep], yhat[keep], yhat[idx]))
-    strata, _ = pool_short(strata)
+    _, pooled = pool_short(strata)
+    if pooled:
+        # the scorecard's "first estimate" pools such strata; in a comparison a pool would read one
+        # side's errors off the other side's labels, so the difference waits for the labels instead
+        return (f"{len(pooled)} stratum(s) of these answers have fewer than two labelled units "
+                f"(e.g. '{pooled[0][:80]}'): label at least two in every stratum")
     est = stratified(strata, 0.0, use_predictions=True, pool=False)
     if est.value is None or est.se is None:
         return est.reason or "no estimate"
