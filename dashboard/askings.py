@@ -108,13 +108,15 @@ def show_side_by_side(dataset: str, judge: str, asked: pd.DataFrame, ids: list[s
     st.markdown("#### Metrics, asking by asking")
     table = metrics_across(reports, names)
     flipped = int((table[CHANGED] == "yes").sum())
-    st.caption(f"{flipped} metric(s) change rating between these askings (listed first, shaded). Ratings use the "
-               "published thresholds: ▲ acceptable, ● borderline, ▼ problematic; n/a: not scorable for that answer.")
-    styled = table.style.apply(lambda row: ["background-color: #fff3cd" if row[CHANGED] == "yes" else ""
-                                            for _ in row], axis=1)
-    st.dataframe(styled, hide_index=True, width="stretch", key="ins_side_metrics", height=35 * (len(table) + 1) + 3,
-                 column_config={"metric": st.column_config.TextColumn("metric", pinned=True),
-                                CHANGED: st.column_config.TextColumn(CHANGED, width="small")})
+    # metrics equal in every asking wait in an expander, so the answers are a short scroll away
+    moved = table[names].nunique(axis=1) > 1
+    st.caption(f"{flipped} metric(s) change rating between these askings (listed first, shaded) and {int(moved.sum())} "
+               "change value. Ratings use the published thresholds: ▲ acceptable, ● borderline, ▼ problematic; n/a: "
+               "not scorable for that answer.")
+    _metrics_table(table[moved], "ins_side_metrics")
+    if (~moved).any():
+        with st.expander(f"Metrics with the same value in every asking ({int((~moved).sum())})"):
+            _metrics_table(table[~moved], "ins_side_metrics_same")
     st.markdown("#### The answers")
     for start in range(0, len(ids), PER_ROW):
         columns = st.columns(PER_ROW)
@@ -127,6 +129,17 @@ def show_side_by_side(dataset: str, judge: str, asked: pd.DataFrame, ids: list[s
         k2.markdown(matrix_legend_markdown(CELL_SUPPORT, SUPPORT_ORDER, "Support panel"))
         st.caption("Rows are the answer's statements (S1, S2, …; hover a row or a cell for its text), columns its "
                    "sources as numbered in the answer.")
+
+
+def _metrics_table(table: pd.DataFrame, key: str) -> None:
+    if table.empty:
+        st.caption("None.")
+        return
+    styled = table.style.apply(lambda row: ["background-color: #fff3cd" if row[CHANGED] == "yes" else ""
+                                            for _ in row], axis=1)
+    st.dataframe(styled, hide_index=True, width="stretch", key=key, height=35 * (len(table) + 1) + 3,
+                 column_config={"metric": st.column_config.TextColumn("metric", pinned=True),
+                                CHANGED: st.column_config.TextColumn(CHANGED, width="small")})
 
 
 def _one(column, dataset: str, annotated, rep: dict, title: str, when: str, key: str) -> None:
