@@ -18,7 +18,8 @@ from pipeline.errors import InputError
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("compare", help="engine vs engine (or wave vs wave): paired differences per metric with "
-                                              "intervals over queries and repeats, Holm-adjusted, said in words")
+                                              "intervals over queries and repeats, Holm-adjusted, said in words; "
+                                              "corrected for the judge's measured error where an audit has labels")
     p.add_argument("--dataset", required=True)
     p.add_argument("--judge", help="judge id (default: the first with results)")
     p.add_argument("--engines", help="two engines, A,B: compared on the queries both answered")
