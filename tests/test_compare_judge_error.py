@@ -102,6 +102,7 @@ def test_too_few_labels_never_claims_a_difference(results, capsys):
     assert acc["p_holm"] < 0.05 and "not claimed" in acc["words"]
 
 
+@pytest.mark.slow  # 600 simulated audits: 15-40 s on the shared machine
 def test_simulated_false_claims_power_and_coverage():
     """Known truth (pipeline/testing/judge_bias_sim.py; figures in docs/benchmarks.md, "Judge
     uncertainty in differences"). 150 replicates: a rate's standard error is at most 0.04, so each bound sits 2-3 of them from the
