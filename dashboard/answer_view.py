@@ -236,16 +236,17 @@ table.aee-mx td.gap, table.aee-mx th.gap { width: 14px; min-width: 14px; backgro
 """
 
 
-def matrices_html(rep: dict) -> str:
+def matrices_html(rep: dict, compact: bool = False) -> str:
     """Citation matrix and support matrix side by side on shared rows (statements), as an HTML
     table: a symbol and a tint per cell, the statement, the source and the verdict on hover (the
-    cell's title). Plain HTML: no chart bundle to load before the answer's page is usable."""
+    cell's title). Plain HTML: no chart bundle to load before the answer's page is usable.
+    `compact` names rows "S3" only (the text stays on hover), so both panels fit a narrow column."""
     import html
 
     rows, cols = rep["citation_matrix"]["rows"], rep["citation_matrix"]["columns"]
     texts = {s["index"]: " ".join(str(s["text"]).split()) for s in rep["statements"]}
     titles = {s["index"]: s["title"] or s["url"] for s in rep["sources"]}
-    labels = row_labels(rep)
+    labels = [f"S{r + 1}" for r in rows] if compact else row_labels(rep)
     cit, sup = matrix_cells(rep)
     sup_codes, sup_texts = support_cell_texts(rep, sup)
     reasons = rep["support_matrix"].get("reasons") or [[""] * len(cols) for _ in rows]  # why a pair is not checked

@@ -60,6 +60,7 @@ QUESTION = "question"  # conflicting evidence: probe question
 DONE = "done"  # start here: steps ticked done (repeatable step numbers)
 METRIC = "metric"  # over time: the metric followed across waves
 WAVE = "wave"  # over time: the wave whose stability is shown
+SIDE = "side"  # inspector: answers (askings of one query by one engine) shown side by side (repeatable)
 
 PARAMS: dict[str, str] = {
     DATASET: "dataset name", JUDGE: "judge", ANSWER: "answer id", MODE: "scoring rules", NECESSITY: "necessity method",
@@ -69,9 +70,9 @@ PARAMS: dict[str, str] = {
     ONLY_DIFF: "only differing items", LOG: "study log", SEED: "simulation seed", ALPHA: "significance level",
     TEST: "comparison", CONDITION: "compared column", FIRST: "first condition", SECOND: "second condition",
     BY: "grouping", TOP: "items shown", RUN: "probe run", VARIANT: "probe variant", QUESTION: "probe question",
-    DONE: "step done (repeatable)", METRIC: "metric", WAVE: "wave",
+    DONE: "step done (repeatable)", METRIC: "metric", WAVE: "wave", SIDE: "answer side by side (repeatable)",
 }
-MULTI = frozenset({FIELDS, GROUPS, DONE})  # parameters that may repeat
+MULTI = frozenset({FIELDS, GROUPS, DONE, SIDE})  # parameters that may repeat
 MAX_VALUE = 300
 MAX_REPEAT = 50
 

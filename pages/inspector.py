@@ -11,7 +11,7 @@ from functools import partial
 
 import streamlit as st
 
-from dashboard import answer_html, answer_model, answer_picker, data, room_gate, url_state
+from dashboard import answer_html, answer_model, answer_picker, askings, data, room_gate, url_state
 from dashboard.answer_view import reliability_header, report_download, scoring_controls, show_report_views, shown_rows, study_rows
 from dashboard.attribution_panel import show_attribution
 from dashboard.render import engine_key, ensure_router
@@ -68,6 +68,25 @@ engines = sorted(view.loc[view["query"] == query, "engine"].unique())
 url_state.seed("ins_engine", engines, wanted_row["engine"].iloc[0] if len(wanted_row) else None)
 engine = c4.selectbox("Engine", engines, key="ins_engine")
 answer_id = view.loc[(view["query"] == query) & (view["engine"] == engine), "answer_id"].iloc[0]
+# an engine that answered this query more than once (repeats, waves): choose the asking, or put
+# several side by side
+asked = askings.askings(dataset, judge, query, engine)
+side: list[str] = []
+if len(asked) > 1:
+    ids = list(asked["answer_id"])
+    names = dict(zip(asked["answer_id"], asked["label"]))
+    url_state.seed("ins_asking", ids, wanted_answer if wanted_answer in ids else None)
+    k1, k2 = st.columns([1, 2])
+    answer_id = k1.selectbox(f"Asking ({len(ids)} of this query by this engine)", ids, key="ins_asking",
+                             format_func=lambda i: names.get(i, i))
+    if wanted:
+        url_state.seed_many("ins_side", ids, wanted.get(url_state.SIDE) or [])
+    else:
+        url_state.seed_many("ins_side", ids)
+    side = k2.multiselect("Side by side", ids, key="ins_side", format_func=lambda i: names.get(i, i),
+                          max_selections=askings.MAX_SIDE, placeholder="choose two or more askings to compare",
+                          help="Put several askings of this query by this engine next to each other: their metrics "
+                               "in one table, each answer with its citation and support matrices.")
 
 methods = list(NECESSITY_METHODS)
 url_state.seed("ins_mode", list(MODES), wanted.get(url_state.MODE))
@@ -124,10 +143,16 @@ if study_on:
                    "stays on screen, and every hover and click on its citations.")
 
 state = {url_state.DATASET: dataset, url_state.JUDGE: judge, url_state.ANSWER: answer_id, url_state.MODE: mode,
-         url_state.NECESSITY: necessity, url_state.SEARCH: search.strip()}
+         url_state.NECESSITY: necessity, url_state.SEARCH: search.strip(), url_state.SIDE: side if len(side) > 1 else []}
 if study_on and _study.is_safe_code(study_id):
     state[url_state.STUDY] = study_id
 url_state.publish(PAGE, state)
+
+if len(side) > 1 and not study_on:  # a study shows one answer at a time
+    askings.show_side_by_side(dataset, judge, asked, side, mode, effective_necessity(mode, necessity))
+    st.caption("Empty the 'Side by side' box to inspect one asking in full (flags, evidence, the graph).")
+    st.session_state["ins_server_seconds"] = time.perf_counter() - started
+    st.stop()
 
 annotated = data.annotated_answers(dataset, judge)[answer_id]
 rep = data.answer_report_cached(dataset, judge, answer_id, mode, effective_necessity(mode, necessity))

@@ -152,21 +152,21 @@ elif flips.empty:
     st.caption(f"None: every query {md_escape(engine)} answered more than once kept its rating on this metric.")
 else:
     ids = flips["answer_ids"].map(json.loads)
+    askings_shown = 6  # the Inspector puts up to six askings side by side (dashboard.askings.MAX_SIDE)
 
-    def _link(answers: list[str], k: int) -> str | None:
-        if k >= len(answers):
-            return None
-        return page_link("inspector", {"dataset": dataset, "judge": judge, "answer": answers[k]})
+    def _side_link(answers: list[str]) -> str:
+        # the Inspector with every asking of this query in this wave next to each other
+        return page_link("inspector", {"dataset": dataset, "judge": judge, "answer": answers[0],
+                                       "side": answers[:askings_shown]})
 
-    askings = min(int(ids.map(len).max()), 5)
     view = pd.DataFrame({"query": flips["query"].str.slice(0, 200), "ratings by repeat": flips["ratings"],
-                         f"values{unit}": flips["values"]})
-    links = {f"asking {k + 1}": [_link(a, k) for a in ids] for k in range(askings)}
-    st.dataframe(view.assign(**links), hide_index=True, width="stretch", key="over_time_flips",
-                 column_config={**{name: st.column_config.LinkColumn(display_text="open") for name in links},
-                                "query": st.column_config.TextColumn(width="medium")})
+                         f"values{unit}": flips["values"], "side by side": [_side_link(a) for a in ids]})
+    st.dataframe(view, hide_index=True, width="stretch", key="over_time_flips",
+                 column_config={"side by side": st.column_config.LinkColumn(display_text="open in the Inspector"),
+                                "query": st.column_config.TextColumn(width="large")})
     st.caption(f"{len(flips):,} queries; ratings use the metric's published bands (▲ acceptable, ● borderline, ▼ problematic). "
-               "Each link opens that asking's answer in the Answer inspector.")
+               "Each link opens the Answer inspector with that query's askings side by side: their metrics in one "
+               "table, each answer with its citation and support matrices.")
 
 # ---- exports ----------------------------------------------------------------------------------------
 st.subheader("Export")

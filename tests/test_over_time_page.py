@@ -84,9 +84,9 @@ def test_flips_link_to_the_inspector_and_state_is_in_the_address(page):
     assert at.selectbox(key="over_time_engine").value == HOSTILE
     flips = _table(at, "ratings by repeat")
     assert len(flips) > 0  # accuracy 0.5 on 4 statements: most queries flip between bands
-    first = flips.iloc[0]["asking 1"]
-    assert {"asking 1", "asking 2", "asking 3"} <= set(flips.columns)
+    first = flips.iloc[0]["side by side"]
     assert first.startswith("inspector?dataset=waves&judge=recorded&answer=")
+    assert first.count("&side=") == 3  # every asking of the query in this wave, side by side
     assert set(flips["ratings by repeat"].str.len()) <= {2, 3}
     # the hostile engine's name is escaped wherever markdown shows it
     assert all("<b>" not in m.value or "&lt;b&gt;" in m.value for m in at.markdown)
@@ -101,3 +101,64 @@ def test_dataset_without_repeats_says_how_to_collect(page):
     at.button(key="over_time_switch_waves").click().run()
     assert not at.exception and at.selectbox(key="over_time_dataset").value == "waves"
     assert "How much answers and sources change between repeats" in _text(at)
+
+
+INSPECTOR = str(ROOT / "pages" / "inspector.py")
+
+
+def _inspector(results, monkeypatch, tmp_path, link: str) -> AppTest:
+    """The Inspector opened on a link of the Over time page (its query string)."""
+    from urllib.parse import parse_qs
+
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(results))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    at = AppTest.from_file(INSPECTOR, default_timeout=90)
+    for name, values in parse_qs(link.split("?", 1)[1]).items():
+        at.query_params[name] = values if len(values) > 1 else values[0]
+    return at
+
+
+def test_a_flipped_query_opens_its_askings_side_by_side(page, results, monkeypatch, tmp_path):
+    page.query_params["engine"] = HOSTILE
+    page.query_params["wave"] = "2026-01-05"
+    over_time = page.run()
+    flips = _table(over_time, "ratings by repeat")
+    row = flips.iloc[0]
+    at = _inspector(results, monkeypatch, tmp_path, row["side by side"]).run()
+    assert not at.exception, at.exception
+    side = at.multiselect(key="ins_side")
+    assert len(side.value) == 3  # the three askings of the wave
+    assert at.selectbox(key="ins_engine").value == HOSTILE
+    labels = [side.format_func(v) for v in side.value]
+    assert labels == ["2026-01-05 #1", "2026-01-05 #2", "2026-01-05 #3"]
+    # the metrics table: one column per asking, the metrics whose rating changes first
+    metrics = _table(at, "rating changes")
+    assert list(metrics.columns) == ["metric", "rating changes", *labels]
+    changed = list(metrics["rating changes"])
+    assert changed.count("yes") >= 1 and changed[:changed.count("yes")] == ["yes"] * changed.count("yes")
+    accuracy = metrics.set_index("metric").loc["Citation accuracy"]
+    assert accuracy["rating changes"] == "yes"
+    assert row["ratings by repeat"] == "".join(accuracy[label][-1] for label in labels)  # the same bands, in order
+    # each asking with its heading and its matrices (citation and support panels)
+    headings = [m.value for m in at.markdown if m.value.startswith("##### ")]
+    assert [h.removeprefix("##### ").replace("\\", "") for h in headings] == [
+        f"Wave 2026-01-05, asking {k}" for k in (1, 2, 3)]
+    matrices = [h for h in at.get("html") if "Citations: what the answer cites" in h.proto.body]
+    assert len(matrices) == 3
+    # the state is in the address, and the hostile engine's name is escaped
+    assert at.query_params["side"] == list(side.value)
+    assert all("<b>" not in m.value or "&lt;b&gt;" in m.value for m in at.markdown)
+
+
+def test_choosing_one_asking_shows_that_answer(page, results, monkeypatch, tmp_path):
+    page.query_params["engine"] = HOSTILE
+    page.query_params["wave"] = "2026-01-05"
+    flips = _table(page.run(), "ratings by repeat")
+    link = flips.iloc[0]["side by side"]
+    at = _inspector(results, monkeypatch, tmp_path, link).run()
+    second = at.multiselect(key="ins_side").value[1]
+    at.multiselect(key="ins_side").set_value([]).run()
+    at.selectbox(key="ins_asking").set_value(second).run()
+    assert not at.exception, at.exception
+    assert at.query_params["answer"] == second and "side" not in at.query_params
+    assert any(second in c.value.replace("\\", "") for c in at.caption)

@@ -18,7 +18,8 @@ from pipeline.errors import InputError
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("compare", help="engine vs engine (or wave vs wave): paired differences per metric with "
-                                              "intervals over queries and repeats, Holm-adjusted, said in words")
+                                              "intervals over queries and repeats, Holm-adjusted, said in words; "
+                                              "corrected for the judge's measured error where an audit has labels")
     p.add_argument("--dataset", required=True)
     p.add_argument("--judge", help="judge id (default: the first with results)")
     p.add_argument("--engines", help="two engines, A,B: compared on the queries both answered")
@@ -63,7 +64,8 @@ def _names(values: pd.DataFrame, column: str) -> list[str]:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from pipeline.consistency.captures import wave_order
-    from pipeline.consistency.differences import JUDGE_NOTE, as_json, compare_sides, summary_words
+    from pipeline.consistency.differences import JUDGE_NOTE, as_json, compare_sides, judge_summary, summary_words
+    from pipeline.consistency.judge_error import Audit
     from pipeline.consistency.summary import load_values
 
     if (args.engines is None) == (args.waves is None):
@@ -72,6 +74,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise InputError("--samples 100..100000 and --alpha between 0 and 1", field="--samples/--alpha")
     base, judge = _base_and_judge(args.dataset, args.judge)
     captures, values = load_values(base, judge)
+    audit = Audit.load(args.dataset, judge)  # people's labels of the judge's units, where an audit exists
     engines, waves = _names(captures, "engine"), wave_order(captures)
     comparisons: list[tuple[str, list]] = []
     if args.engines:
@@ -84,7 +87,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             raise InputError(f"no wave {wave[:60]!r}; this dataset has {', '.join(waves)[:300]}", field="--wave")
         title = f"{a} vs {b} on their shared queries" + (f", wave {wave}" if len(waves) > 1 else "")
         comparisons.append((title, compare_sides(values, {"engine": a, "wave": wave}, {"engine": b, "wave": wave}, a, b,
-                                                 samples=args.samples, alpha=args.alpha)))
+                                                 samples=args.samples, alpha=args.alpha, audit=audit)))
     else:
         w1, w2 = _pair(args.waves, "--waves")
         for name in (w1, w2):
@@ -96,11 +99,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
         for engine in chosen:
             comparisons.append((f"{engine}: wave {w2} vs wave {w1}, paired by query",
                                 compare_sides(values, {"engine": engine, "wave": w2}, {"engine": engine, "wave": w1},
-                                              f"{engine} ({w2})", f"{engine} ({w1})", samples=args.samples, alpha=args.alpha)))
+                                              f"{engine} ({w2})", f"{engine} ({w1})", samples=args.samples, alpha=args.alpha,
+                                              audit=audit)))
+    overall = (JUDGE_NOTE if audit is None else
+               "where the audit has people's labels for a metric, its difference is corrected for the judge's measured "
+               "error and the interval includes that estimate's error; per metric, judge_status says which applied")
     if args.json:
-        print(json.dumps({"dataset": args.dataset, "judge": judge, "judge_uncertainty": JUDGE_NOTE, "samples": args.samples,
-                          "alpha": args.alpha, "comparisons": [{"title": t, "summary": summary_words(d), "differences": as_json(d)}
-                                                               for t, d in comparisons]}, indent=1, ensure_ascii=False))
+        print(json.dumps({"dataset": args.dataset, "judge": judge, "judge_uncertainty": overall,
+                          "audit_samples": audit.samples if audit is not None else {}, "samples": args.samples,
+                          "alpha": args.alpha,
+                          "comparisons": [{"title": t, "summary": summary_words(d), "judge_uncertainty": judge_summary(d),
+                                           "differences": as_json(d)} for t, d in comparisons]}, indent=1, ensure_ascii=False))
         return 0
     for title, diffs in comparisons:
         print(f"{title} ({args.dataset}, judge {judge}; {diffs[0].queries if diffs else 0} queries):")
@@ -108,9 +117,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
         for d in diffs:
             flag = "REAL " if d.real else "     "
             print(f"  {flag}{d.label[:34]:34s} {d.diff:+8.1f} [{d.ci_low:7.1f}, {d.ci_high:7.1f}]  p={d.p:.3f}  Holm p={d.p_holm:.3f}"
-                  f"  repeats {d.repeats_a:.1f}/{d.repeats_b:.1f}")
-    print(f"note: {JUDGE_NOTE}")
+                  f"  repeats {d.repeats_a:.1f}/{d.repeats_b:.1f}  judge: {_judge_word(d)}")
+        print(f"  {judge_summary(diffs)}")
+    print(f"note: {overall}")
     return 0
+
+
+def _judge_word(d) -> str:
+    """The judge-uncertainty column of one row: which applied, in two or three words."""
+    if d.judge_status == "corrected":
+        return f"corrected ({d.labelled_units} labels; alone {d.judge_diff:+.1f})"
+    return {"no_audit": "taken as given", "no_judge": "none enters", "not_audited": "not audited, as given",
+            "audit_unusable": "audit unusable, as given",
+            "too_few_labels": f"too few labels ({d.labelled_units})"}.get(d.judge_status, d.judge_status)
 
 
 def cmd_consistency(args: argparse.Namespace) -> int:

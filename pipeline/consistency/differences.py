@@ -10,8 +10,11 @@ two-sided bootstrap p-value is twice the share of resampled differences on the f
 (at least 1/samples); Holm's step-down adjustment runs over the metrics of one comparison, and a
 difference is called real only when its adjusted p-value is below alpha.
 
-Judge uncertainty (the audit's PPI intervals) is not part of these intervals yet: the labels are
-taken as given. Output says so.
+Judge uncertainty: where the dataset has an audit (people's labels on a sample of the judge's
+units), `compare_sides(..., audit=...)` corrects each audited metric's difference for the judge's
+measured error and adds that estimate's sampling error to every bootstrap draw
+(`pipeline.consistency.judge_error` explains the method). Where no audit exists, the intervals take
+the judge's labels as given; each Difference says which applied (`judge_status`, `judge_note`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 import pandas as pd
 
+from pipeline.consistency.judge_error import CORRECTED, TOO_FEW, Audit, JudgeCheck, answer_weights, no_audit_check
 from pipeline.metrics import METRICS
 
 SAMPLES = 2000
@@ -28,7 +32,8 @@ SEED = 20261126
 ALPHA = 0.05
 _BLOCK_CELLS = 2_000_000  # resampled values held at once
 JUDGE_NOTE = ("judge uncertainty is not included: the intervals resample queries and repeats and take the judge's "
-              "labels as given (audit-corrected intervals are not yet combined with these)")
+              "labels as given (no audit with people's labels was used; where one exists, aee compare corrects each "
+              "audited metric's difference for the judge's measured error)")
 
 
 @dataclass
@@ -50,6 +55,12 @@ class Difference:
     repeats_b: float
     unit: str
     words: str = ""
+    judge_status: str = "no_audit"  # judge_error: corrected, no_judge, no_audit, too_few_labels, audit_unusable
+    judge_note: str = ""
+    judge_diff: float | None = None  # the difference under the judge's labels alone (diff is corrected)
+    judge_error: float | None = None  # people's minus the judge's difference, as the audit estimates it
+    judge_error_se: float | None = None
+    labelled_units: int = 0
 
 
 def _matrix(frame: pd.DataFrame, queries: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -76,9 +87,11 @@ def _resampled_means(values: np.ndarray, counts: np.ndarray, picks: np.ndarray, 
     return np.where(used, drawn, 0.0).sum(axis=2) / r
 
 
-def paired_bootstrap(a: pd.DataFrame, b: pd.DataFrame, samples: int = SAMPLES, seed: int = SEED
-                     ) -> tuple[float, float, float, float, int, float, float, float, float]:
-    """a, b: query, value (non-null). (diff, low, high, p, queries, mean a, mean b, repeats a, repeats b)."""
+def paired_bootstrap(a: pd.DataFrame, b: pd.DataFrame, samples: int = SAMPLES, seed: int = SEED,
+                     judge: JudgeCheck | None = None) -> tuple[float, float, float, float, int, float, float, float, float]:
+    """a, b: query, value (non-null). (diff, low, high, p, queries, mean a, mean b, repeats a, repeats b).
+    With a corrected `judge` check, the difference is corrected for the judge's error and each draw
+    gets a draw of that correction's sampling error (`judge_error`)."""
     shared = sorted(set(a["query"].astype(str)) & set(b["query"].astype(str)))
     if not shared:
         return (np.nan,) * 4 + (0,) + (np.nan,) * 4
@@ -96,6 +109,9 @@ def paired_bootstrap(a: pd.DataFrame, b: pd.DataFrame, samples: int = SAMPLES, s
         picks = rng.integers(0, q, size=(k, q))
         boots.append((_resampled_means(va, ca, picks, rng) - _resampled_means(vb, cb, picks, rng)).mean(axis=1))
     boot = np.concatenate(boots)
+    if judge is not None and judge.status == CORRECTED and judge.rectifier is not None:
+        diff += judge.rectifier
+        boot = boot + judge.draws(boot.size, rng)
     low, high = (float(x) for x in np.quantile(boot, [0.025, 0.975]))
     p = min(1.0, max(2 * min(float(np.mean(boot <= 0)), float(np.mean(boot >= 0))), 1 / samples))
     return diff, low, high, float(p), q, float(mean_a.mean()), float(mean_b.mean()), float(ca.mean()), float(cb.mean())
@@ -114,9 +130,10 @@ def holm(pvalues: list[float]) -> list[float]:
 
 
 def compare_sides(values: pd.DataFrame, side_a: dict, side_b: dict, name_a: str, name_b: str,
-                  samples: int = SAMPLES, alpha: float = ALPHA, seed: int = SEED) -> list[Difference]:
-    """values: engine, wave, query, metric, value (display scale, non-null). side_a / side_b select
-    rows by column (e.g. {"engine": "A"} or {"engine": "A", "wave": "w1"})."""
+                  samples: int = SAMPLES, alpha: float = ALPHA, seed: int = SEED, audit: Audit | None = None) -> list[Difference]:
+    """values: engine, wave, query, metric, value (display scale, non-null; answer_id where an
+    audit is given). side_a / side_b select rows by column (e.g. {"engine": "A"} or {"engine": "A",
+    "wave": "w1"}). With `audit`, audited metrics are corrected for the judge's error (module doc)."""
     def pick(side: dict) -> pd.DataFrame:
         mask = np.ones(len(values), dtype=bool)
         for col, want in side.items():
@@ -128,15 +145,21 @@ def compare_sides(values: pd.DataFrame, side_a: dict, side_b: dict, name_a: str,
     out: list[Difference] = []
     metrics = sorted(set(a_by) & set(b_by), key=lambda m: (list(METRICS).index(m) if m in METRICS else 999, m))
     for k, metric in enumerate(metrics):
-        diff, low, high, p, q, ma, mb, ra, rb = paired_bootstrap(a_by[metric], b_by[metric], samples, seed + k)
+        check = (audit.check(metric, answer_weights(a_by[metric], b_by[metric])) if audit is not None
+                 else no_audit_check(metric))
+        diff, low, high, p, q, ma, mb, ra, rb = paired_bootstrap(a_by[metric], b_by[metric], samples, seed + k, check)
         if q == 0:
             continue
         info = METRICS.get(metric)
+        correction = check.rectifier if check.status == CORRECTED and check.rectifier is not None else 0.0
         out.append(Difference(metric, info.label if info else metric, name_a, name_b, ma, mb, diff, low, high, p, p, False, q, ra, rb,
-                              info.unit if info else ""))
+                              info.unit if info else "", judge_status=check.status, judge_note=check.note,
+                              judge_diff=diff - correction, judge_error=check.rectifier, judge_error_se=check.se,
+                              labelled_units=check.labelled))
     for d, adjusted in zip(out, holm([d.p for d in out])):
         d.p_holm = adjusted
-        d.real = bool(adjusted < alpha)
+        # too few labels: the difference could be the judge's bias alone, so it is never called real
+        d.real = bool(adjusted < alpha) and d.judge_status != TOO_FEW
         d.words = difference_words(d)
     return out
 
@@ -149,15 +172,51 @@ def _amount(d: Difference) -> str:
 def difference_words(d: Difference) -> str:
     """One sentence: who does better on what, by how much, or that it is within noise."""
     info = METRICS.get(d.metric)
+    if d.judge_status == TOO_FEW and d.p_holm < ALPHA:
+        return (f"{d.label}: {d.a} vs {d.b} {_amount(d)} under the judge's labels, not claimed: too few people's "
+                "labels to tell it from the judge's error")
     if not d.real:
         return f"{d.label}: {d.a} and {d.b} are within noise ({_amount(d)}, adjusted p = {d.p_holm:.2f})"
     direction = info.direction if info else "neutral"
     higher, lower = (d.a, d.b) if d.diff > 0 else (d.b, d.a)
     if direction == "neutral":
-        return f"{higher} is higher than {lower} on {d.label}: {_amount(d)}"
+        return f"{higher} is higher than {lower} on {d.label}: {_amount(d)}{_corrected(d)}"
     better = higher if direction == "higher_is_better" else lower
     worse = lower if better == higher else higher
-    return f"{better} does better than {worse} on {d.label}: {_amount(d)}"
+    return f"{better} does better than {worse} on {d.label}: {_amount(d)}{_corrected(d)}"
+
+
+def _corrected(d: Difference) -> str:
+    if d.judge_status != CORRECTED or d.judge_diff is None:
+        return ""
+    return f" (corrected for the judge's error by people's labels; the judge alone: {d.judge_diff:+.1f})"
+
+
+def judge_summary(diffs: list[Difference]) -> str:
+    """Which metrics the audit corrected and which take the judge's labels as given, in one line."""
+    groups: dict[str, list[str]] = {}
+    for d in diffs:
+        groups.setdefault(d.judge_status, []).append(d.label)
+    words = {"corrected": "corrected for the judge's error by people's labels (the audit)",
+             "no_audit": "no audit, the judge's labels taken as given",
+             "not_audited": "not covered by the audit (no estimator, or no sample of its unit), the judge's labels "
+                            "taken as given",
+             "no_judge": "no judge label enters",
+             "too_few_labels": "too few people's labels, never called real",
+             "audit_unusable": "the audit could not be used, the judge's labels taken as given"}
+    order = ("corrected", "too_few_labels", "audit_unusable", "not_audited", "no_audit", "no_judge")
+    parts = [f"{words.get(status, status)}: {', '.join(groups[status])}"
+             for status in sorted(groups, key=lambda s: order.index(s) if s in order else len(order))]
+    out = "judge uncertainty: " + ("; ".join(parts) if parts else "nothing compared")
+    # the audit measured the judge erring differently on the two sides: metrics it cannot correct
+    # that read the same kind of labels may carry that error, and a claim on them deserves care
+    erring = [d.label for d in diffs if d.judge_status == CORRECTED and d.judge_error is not None
+              and d.judge_error_se is not None and abs(d.judge_error) > 1.96 * d.judge_error_se]
+    exposed = [d.label for d in diffs if d.real and d.judge_status in ("not_audited", "audit_unusable")]
+    if erring and exposed:
+        out += (f". Caution: the audit found the judge erring differently on the two sides ({', '.join(erring)}); "
+                f"the uncorrected differences called real ({', '.join(exposed)}) may carry the same error")
+    return out
 
 
 def summary_words(diffs: list[Difference]) -> str:

@@ -103,7 +103,7 @@ def build(base: Path, judge: str, meaning: str = "auto", samples: int = 500) -> 
         previous, latest = waves[-2], waves[-1]
         for engine in engines:
             diffs = compare_sides(values, {"engine": engine, "wave": latest}, {"engine": engine, "wave": previous},
-                                  f"{engine} {latest}", f"{engine} {previous}", samples=samples)
+                                  f"{engine} ({latest})", f"{engine} ({previous})", samples=samples)
             changes += [{**row, "engine": engine, "from_wave": previous, "to_wave": latest} for row in as_json(diffs)]
     summary = {
         "version": SUMMARY_VERSION, "judge": judge, "mode": MODE, "necessity": NECESSITY,

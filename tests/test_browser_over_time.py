@@ -1,0 +1,129 @@
+"""The Over time page and the Inspector's side-by-side askings in a real browser, at 800 and 1280 px:
+a flipped query's link opens the Inspector with that query's askings next to each other, what a
+person sees there (the askings' headings, one metrics column per asking, the matrices), and neither
+page scrolls sideways or cuts a control's text. Screenshots go to /tmp/aee-width-shots/ (looked at
+by a person when the layout changes; not committed)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from test_browser import ROOT, _no_error  # noqa: F401  (skips the module without chromium/playwright)
+from test_browser_widths import _PROBE, SHOTS, _screenshot
+
+from pipeline.testing.app_server import free_port, start_app, stop_app, wait_idle
+from pipeline.testing.fake_variation import Variation, synthetic_records
+
+pytestmark = pytest.mark.browser
+
+HOSTILE = "<b>Hostile</b> engine"
+ENGINES = {"Alpha": Variation(seed=1, accuracy=0.95, perturb=0.1), HOSTILE: Variation(seed=2, accuracy=0.5, perturb=0.5)}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    from pipeline.runner import run_dataset
+
+    base = tmp_path_factory.mktemp("over-time-browser")
+    data = base / "waves.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in synthetic_records(ENGINES, queries=12, repeats=3, waves=2)),
+                    encoding="utf-8")
+    env = dict(os.environ)
+    env.update({"AEE_RESULTS_DIR": str(base / "results"), "AEE_STUDIES_DIR": str(base / "studies"),
+                "AEE_CACHE_DIR": str(base / "cache"), "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1",
+                "AEE_OVER_TIME_MEANING": "lexical"})
+    for name in ("OPENAI_API_KEY", "AEE_OPENAI_API_KEY"):
+        env.pop(name, None)
+    saved = os.environ.get("AEE_RESULTS_DIR"), os.environ.get("AEE_OVER_TIME_MEANING")
+    os.environ["AEE_RESULTS_DIR"], os.environ["AEE_OVER_TIME_MEANING"] = env["AEE_RESULTS_DIR"], "lexical"
+    try:
+        run_dataset("waves", data, judge_name="recorded", progress=False)
+    finally:
+        for key, value in zip(("AEE_RESULTS_DIR", "AEE_OVER_TIME_MEANING"), saved):
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    port = free_port()
+    proc = start_app(port, root=ROOT, env=env, log=base / "streamlit.log")
+    yield f"http://127.0.0.1:{port}", base / "results"
+    stop_app(proc)
+
+
+def _side_link(results: Path) -> str:
+    """The Over time page's first flipped query's link, as the page builds it (the flips table is a
+    canvas grid, so the link is rebuilt from the same summary the page reads)."""
+    import pyarrow.parquet as pq
+
+    from pipeline.consistency.summary import FLIPS_FILE
+    from pipeline.store import judge_dirname, result_set
+
+    flips = pq.read_table(result_set("waves", results) / judge_dirname("recorded") / FLIPS_FILE).to_pandas()
+    row = flips[(flips["engine"] == HOSTILE) & (flips["metric"] == "citation_accuracy")].iloc[0]
+    from dashboard.url_state import page_link
+
+    ids = json.loads(row["answer_ids"])
+    return page_link("inspector", {"dataset": "waves", "judge": "recorded", "answer": ids[0], "side": ids})
+
+
+def test_the_over_time_page_at_800_and_1280(server, browser):
+    server, _ = server
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = ctx.new_page()
+    problems: list[str] = []
+    try:
+        for width in (1280, 800):
+            pg.set_viewport_size({"width": width, "height": 900})
+            pg.goto(f"{server}/over_time?dataset=waves&judge=recorded&engine=%3Cb%3EHostile%3C%2Fb%3E+engine"
+                    "&metric=citation_accuracy&wave=2026-01-05")
+            pg.wait_for_selector("h1:has-text('Over time')", timeout=90_000)
+            wait_idle(pg)
+            _no_error(pg)
+            main = pg.locator("[data-testid=stMain]")
+            assert "Queries whose rating flipped between repeats" in main.inner_text()
+            assert "open in the Inspector" in main.inner_text() or main.locator("canvas").count() > 0
+            found = pg.evaluate(_PROBE)
+            problems += [f"over_time @ {width}px: {p}" for p in found["overflow"] + found["clipped"]]
+            _screenshot(pg, width, SHOTS / f"over_time-flips-{width}.png")
+    finally:
+        ctx.close()
+    assert not problems, "\n".join(problems)
+
+
+def test_a_flip_link_shows_the_askings_side_by_side(server, browser):
+    server, results = server
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    link = _side_link(results)
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = ctx.new_page()
+    problems: list[str] = []
+    try:
+        for width in (1280, 800):
+            pg.set_viewport_size({"width": width, "height": 900})
+            pg.goto(f"{server}/{link}")
+            pg.wait_for_selector("h1:has-text('Answer inspector')", timeout=90_000)
+            wait_idle(pg)
+            _no_error(pg)
+            main = pg.locator("[data-testid=stMain]")
+            text = main.inner_text()
+            for k in (1, 2, 3):
+                assert f"Wave 2026-01-05, asking {k}" in text
+            assert "Metrics, asking by asking" in text and "change rating between these askings" in text
+            assert main.locator("table.aee-mx").count() == 3  # each asking's citation and support matrices
+            assert "<b>Hostile</b>" not in main.inner_html()  # the engine's name is text, never markup
+            # the answers sit next to each other: two per row, the first two at the same height
+            headings = main.locator("h5")
+            boxes = [headings.nth(i).bounding_box() for i in range(min(2, headings.count()))]
+            assert len(boxes) == 2 and abs(boxes[0]["y"] - boxes[1]["y"]) < 5 and boxes[0]["x"] < boxes[1]["x"]
+            assert pg.url.count("side=") == 3
+            found = pg.evaluate(_PROBE)
+            problems += [f"inspector side by side @ {width}px: {p}" for p in found["overflow"] + found["clipped"]]
+            _screenshot(pg, width, SHOTS / f"inspector-side-by-side-{width}.png")
+    finally:
+        ctx.close()
+    assert not problems, "\n".join(problems)
+
