@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import pytest
+from shots import SHOTS_ON
 from test_browser import ROOT, _no_error  # noqa: F401  (skips the module without chromium/playwright)
 from test_browser_widths import _PROBE, SHOTS, _screenshot
 
@@ -71,7 +72,8 @@ def _side_link(results: Path) -> str:
 
 def test_the_over_time_page_at_800_and_1280(server, browser):
     server, _ = server
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    if SHOTS_ON:
+        SHOTS.mkdir(parents=True, exist_ok=True)
     ctx = browser.new_context(viewport={"width": 1280, "height": 900})
     pg = ctx.new_page()
     problems: list[str] = []
@@ -88,7 +90,8 @@ def test_the_over_time_page_at_800_and_1280(server, browser):
             assert "open in the Inspector" in main.inner_text() or main.locator("canvas").count() > 0
             found = pg.evaluate(_PROBE)
             problems += [f"over_time @ {width}px: {p}" for p in found["overflow"] + found["clipped"]]
-            _screenshot(pg, width, SHOTS / f"over_time-flips-{width}.png")
+            if SHOTS_ON:
+                _screenshot(pg, width, SHOTS / f"over_time-flips-{width}.png")
     finally:
         ctx.close()
     assert not problems, "\n".join(problems)
@@ -96,7 +99,8 @@ def test_the_over_time_page_at_800_and_1280(server, browser):
 
 def test_a_flip_link_shows_the_askings_side_by_side(server, browser):
     server, results = server
-    SHOTS.mkdir(parents=True, exist_ok=True)
+    if SHOTS_ON:
+        SHOTS.mkdir(parents=True, exist_ok=True)
     link = _side_link(results)
     ctx = browser.new_context(viewport={"width": 1280, "height": 900})
     pg = ctx.new_page()
@@ -122,7 +126,8 @@ def test_a_flip_link_shows_the_askings_side_by_side(server, browser):
             assert pg.url.count("side=") == 3
             found = pg.evaluate(_PROBE)
             problems += [f"inspector side by side @ {width}px: {p}" for p in found["overflow"] + found["clipped"]]
-            _screenshot(pg, width, SHOTS / f"inspector-side-by-side-{width}.png")
+            if SHOTS_ON:
+                _screenshot(pg, width, SHOTS / f"inspector-side-by-side-{width}.png")
     finally:
         ctx.close()
     assert not problems, "\n".join(problems)
