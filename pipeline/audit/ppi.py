@@ -31,8 +31,16 @@ decided in `pipeline.audit.ppi_cells`.
 
 Judge abstentions (`unknown`, no verdict, an error) are never predictions: such a pair counts as "no
 support" inside the prediction, a constant, which the rectifier then corrects from human labels
-(they sit in their own "judge: unknown" strata). An annotator's "can't tell" is not a label: a unit
-with any such item is left out of the labelled set, assumed to behave like the rest of its stratum.
+(they sit in their own "judge: unknown" strata). An annotator's "can't tell" on a pair is not a
+label, but it is an answer: the pair is undecided, exactly as on the scorecard of the people's labels
+(a statement with no decided pair leaves its answer's denominator). So a unit the person answered in
+full, "can't tell" included, is labelled, and its y_u is the change in the answer's value with that
+pair unknown. (Leaving such units out, assumed to be like the rest of their stratum, put the
+estimate below the scorecard it estimates whenever the undecided statements were not like the
+others: 0.6 points on ExpertQA's rr_sphere_gpt4, which made its interval miss on one side, bench row
+q.) The sum over an answer's units is then first-order: exact when the answer's other statements keep
+the judge's labels, otherwise off by (their change) x (1/(D-1) - 1/D) for a denominator D; a unit a
+person skipped is still not labelled.
 
 A pair whose source has no text here (or could not be fetched) is unknown to every judge and to the
 metrics (docs/metrics/unknown.md), and nobody is asked about it (`population.audited_sources`): it
@@ -472,10 +480,11 @@ def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
             deltas = []
             for labels in people if pairs else ():
                 human = {(si, src): (labels.get(iid) or {}).get("support") for iid, si, src in pairs}
-                if all(definite(v) for v in human.values()):
-                    relabel = _support(a, {k: str(v) for k, v in human.items()}, "human:audit")
-                    with_j = _metric(metric, with_verdicts(base_j, relabel))
-                    with_h = _metric(metric, with_verdicts(base_h, relabel))
+                if all(definite(v) or v == CANT_TELL for v in human.values()):
+                    # "can't tell" is an answer, not a missing label: the pair is undecided, as the
+                    # scorecard of these labels has it (a statement with no decided pair leaves its
+                    # answer's denominator), so the unit's value is that change, not its stratum's mean
+                    with_j, with_h = (_metric(metric, _relabelled(base, human)) for base in (base_j, base_h))
                     if with_j is not None and with_h is not None:
                         deltas.append((with_j - g_j, with_h - g_h))
             if deltas:
@@ -483,6 +492,17 @@ def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
                         "c": float(np.mean([d[1] for d in deltas])), "complete": True}
             rows.append(row)
     return replace(_finish(sample, rows, consts), judged=pd.DataFrame(judged))
+
+
+def _relabelled(a: AnnotatedAnswer, human: Mapping[tuple[int, int], object]) -> AnnotatedAnswer:
+    """The answer with one person's support labels on these pairs: a definite label replaces the
+    judge's, "can't tell" leaves the pair unknown (the judge's label removed: in the label view a
+    decided label would win over an `unknown` one)."""
+    undecided = {k for k, v in human.items() if not definite(v)}
+    if undecided:
+        a = AnnotatedAnswer(a.answer, a.statements, tuple(
+            v for v in a.verdicts if not (v.kind == "support" and (v.statement_index, v.source_index) in undecided)))
+    return with_verdicts(a, _support(a, {k: str(v) for k, v in human.items() if definite(v)}, "human:audit"))
 
 
 def _partly_unreadable(a: AnnotatedAnswer, listed: Mapping[int, Any], scope: str) -> set[int]:
