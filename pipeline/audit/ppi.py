@@ -638,5 +638,5 @@ def additivity_gap(metric: str, answer: AnnotatedAnswer, sample: Sample, labels:
     pairs = {(int(r.statement_index), int(r.source_index)): (labels.get(r.item_id) or {}).get("support")
              for r in items.itertuples(index=False)}
     base = prediction_view(answer, list(pairs))
-    together = _metric(metric, with_verdicts(base, _support(answer, {k: str(v) for k, v in pairs.items()}, "human:audit")))
+    together = _metric(metric, _relabelled(base, pairs))
     return None if together is None else abs(float(part["y"].sum()) - together)
