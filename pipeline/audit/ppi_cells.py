@@ -32,6 +32,20 @@ from pipeline.metrics import METRICS
 # disagreement moves the estimate by more than the interval's half-width; bench row q measures the
 # coverage of the cells that pass.
 MIN_LABELLED_UNITS = 20
+# What a corrected value estimates, by the unit of the sample behind it, stated beside every number
+# (CLI, JSON, page). A support audit asks about support only: which statements count (relevance)
+# stays the judge's, so its corrected value is not the scorecard of everything the people would say
+# (on ExpertQA, `aee scorecard --judge human` also takes the experts' relevance: 3-9 points apart
+# per engine, bench row q).
+ESTIMANDS = {"pair": "the people's support labels, the judge's relevance",
+             "statement": "the people's labels on every statement the metric reads"}
+ESTIMAND_NOTES = {
+    "pair": ("the scorecard with the people's support labels on the pairs a person can check (cited sources with "
+             "text here) and the judge's relevance: the judge still decides which statements count (a support "
+             "audit asks nothing about relevance)"),
+    "statement": ("the scorecard with the people's relevance, stance and confidence labels on every statement of "
+                  "each answer"),
+}
 UNIT_WORDS = {"pair": ("statement", "statements", "every cited source of each"),
               "statement": ("answer", "answers", "every statement of each")}
 
@@ -66,6 +80,7 @@ class PPIRow:
     bias: float | None = None  # the judge's value minus the corrected one, on the same units
     bias_low: float | None = None
     bias_high: float | None = None
+    estimand: str = ""  # what the corrected and people-only values estimate (ESTIMANDS)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -222,6 +237,6 @@ def ppi_rows(metric: str, units: UnitValues, sample: Sample, judge_values: pd.Da
             pooled_strata=ppi.estimate.pooled if shown else (), judged_share=judged_share, judge_reason=judge_reason,
             more_needed=(min(minimum, n_pop) - n_lab) if 0 < n_pop and n_lab < min(minimum, n_pop) else None,
             min_labelled=minimum, bias=_scaled(metric, bias) if bias is not None else None,
-            bias_low=_scaled(metric, b_lo), bias_high=_scaled(metric, b_hi),
+            bias_low=_scaled(metric, b_lo), bias_high=_scaled(metric, b_hi), estimand=ESTIMANDS.get(sample.unit, ""),
         ))
     return out
