@@ -216,10 +216,14 @@ def bench_ppi_coverage(quick: bool, rate_row: Callable[..., Any], skipped: Calla
         met = "meets" if c["coverage"] >= GOAL else "BELOW"
         raw = "n/a" if c["experts"] is None else f"{c['experts']:.1f}"
         raw_cover = "-" if c["coverage_experts"] is None else f"{c['coverage_experts']:.1f}%"
+        which = (f"`aee scorecard --judge {table['truth_judge']}` itself: the {table['truth_judge']} labels decide "
+                 "all it reads" if c["metric"] in STATEMENT_METRICS else
+                 f"the {table['truth_judge']} labels' scorecard under the audit's rules; `aee scorecard --judge "
+                 f"{table['truth_judge']}` prints {raw}, held in {raw_cover}")
+        error = "" if c.get("mean_error") is None else f", mean error {c['mean_error']:+.1f}"
         rows.append(rate_row(name, GOAL, c["coverage"], "% covered",
-                             f"truth {c['truth']:.1f} (the {table['truth_judge']} labels' scorecard under the audit's "
-                             f"rules; `aee scorecard --judge {table['truth_judge']}` prints {raw}, held in {raw_cover}); "
-                             "interval in "
+                             f"truth {c['truth']:.1f} ({which}); misses above / below {c['misses_above']} / "
+                             f"{c['misses_below']}{error}; interval in "
                              f"{c['with_interval']} of {c['draws']} draws (the others: needs more labels), mean width "
                              f"{c['width']:.1f} points; {met} the {GOAL:.0f}% goal (baseline; ratio >= 1 meets it)"))
     return rows
