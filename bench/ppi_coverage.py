@@ -210,7 +210,9 @@ def bench_ppi_coverage(quick: bool, rate_row: Callable[..., Any], skipped: Calla
     for c in table["cells"]:
         name = f"q. {table['dataset']} {c['metric']} {c['domain']}, ~{c['size']} {c['unit']}: 95% coverage"
         if c["truth"] is None or c["coverage"] is None:
-            why = "the experts' scorecard prints n/a here" if c["truth"] is None else "no draw showed an interval"
+            why = ("the experts' scorecard prints n/a here" if c["truth"] is None else
+                   f"no {c['unit'][:-1]} sample of ~{c['size']} items can be drawn (too few to hold two of each stratum)"
+                   if not c["items"] else "no draw showed an interval")
             rows.append(skipped(name, f"{why}; {c['no_interval']} of {c['draws']} draws said what to label instead"))
             continue
         met = "meets" if c["coverage"] >= GOAL else "BELOW"
