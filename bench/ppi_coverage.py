@@ -1,17 +1,21 @@
 """Row q of bench/run.py: does each cell's corrected 95% interval hold the experts' own value?
 
 On ExpertQA (all three shared splits: domain_test, domain_val, rand_val) the offline judge labels
-every (claim, cited source) pair and the experts' support labels stand in for the annotators. The
-truth of a cell (an engine, or all engines, x unsupported statements / citation accuracy) is what
-`aee scorecard --judge human` prints for it: the plain scorecard of the experts' labels, strict
-rules, with its unjudged-share rule (a cell it prints n/a has no truth and is not counted).
+every (claim, cited source) pair and the experts stand in for the annotators. The truth of a support
+cell (an engine, or all engines, x unsupported statements / citation accuracy) is what a support
+audit estimates: the plain scorecard (strict rules, its unjudged-share rule) of the experts' support
+labels under the judge's relevance; `aee scorecard --judge human` (the experts' relevance too, and
+their labels on sources with no text here) is reported beside it, with how often the interval holds
+it. Relevant statements is corrected from a statement sample carrying the experts' relevance, which
+decides everything it reads: its truth is `aee scorecard --judge human` itself.
 
-For each size (about 100, 300 and 600 pairs, as `aee audit sample --n` counts them) the sample is
+For each size (about 100, 300 and 600 items, as `aee audit sample --n` counts them) each sample is
 drawn DRAWS times by `pipeline.audit.sample.draw`, each draw with its own seed; a drawn statement
-carries the experts' labels of its pairs (one the experts left N/A is "can't tell": drawn, not
-labelled). Every cell is then computed by `pipeline.audit.ppi_cells.ppi_rows`, the code behind
-`aee scorecard --ppi`, and the row reports per cell: how often it showed an interval (the others say
-how many more labels they need), how often that interval held the truth, and its mean width.
+carries the experts' labels of its pairs (one the experts left N/A is "can't tell": an undecided
+pair, as on the experts' scorecard), a drawn answer the experts' relevance of its statements. Every
+cell is then computed by `pipeline.audit.ppi_cells.ppi_rows`, the code behind `aee scorecard --ppi`,
+and the row reports per cell: how often it showed an interval (the others say how many more labels
+they need), how often that interval held the truth, its mean width and mean error.
 Goal: 95% intervals that hold the truth in >= 93% of the draws that show one.
 """
 
@@ -27,6 +31,9 @@ import numpy as np
 import pandas as pd
 
 METRICS = ("unsupported_statements", "citation_accuracy")
+# corrected from a statement sample: the experts' relevance labels (ExpertQA's informativeness), which
+# decide everything the metric reads, so its truth is `aee scorecard --judge human` itself
+STATEMENT_METRICS = ("relevant_statements",)
 SIZES = (100, 300, 600)
 DRAWS = 200
 GOAL = 93.0
@@ -40,7 +47,7 @@ def _truth_cells(dataset: str, truth_judge: str, root: Path, masks: dict) -> dic
 
     values = judge_values(dataset, truth_judge, root)
     out = {}
-    for metric in METRICS:
+    for metric in (*METRICS, *STATEMENT_METRICS):
         part = values[values["metric"] == metric]
         for name, mask in masks.items():
             out[(metric, name)] = cell_rule(part[mask(part)], metric)[0]
@@ -83,11 +90,13 @@ def coverage_table(quick: bool, draws: int | None = None, sizes: tuple[int, ...]
     are built in a temporary one, the judge cache making that fast)."""
     import audit_ppi  # bench/ is on sys.path when this file runs as a script
 
-    from pipeline.audit.population import pair_frame
+    from pipeline.audit.humans import expert_labels
+    from pipeline.audit.population import pair_frame, statement_frame
     from pipeline.audit.ppi import unit_values
     from pipeline.audit.ppi_cells import ppi_rows
     from pipeline.audit.sample import Sample, draw
     from pipeline.audit.scorecard import domains, judge_values
+    from pipeline.errors import InputError
 
     sizes = sizes or ((120,) if quick else SIZES)
     draws = draws or (10 if quick else DRAWS)
@@ -103,6 +112,12 @@ def coverage_table(quick: bool, draws: int | None = None, sizes: tuple[int, ...]
     scope = "all" if dataset == "demo" else "cited"
     frame = pair_frame(dataset, answers, scope)
     units = {m: unit_values(m, census, answers, labels) for m in METRICS}
+    statements = statement_frame(dataset, answers)
+    st_census = draw(statements, int(statements.clusters["n_items"].sum()), 0, dataset=dataset, judge=judge)
+    st_labels = expert_labels(st_census.items, [v for a in truth.values() for v in a.verdicts])
+    for m in STATEMENT_METRICS if dataset == "expertqa" else ():
+        units[m] = unit_values(m, st_census, answers, st_labels)
+        truths |= {(m, name): experts[(m, name)] for name in masks}  # the experts decide all it reads
     known: dict = {}
     cells: list[dict[str, Any]] = []
     started = time.perf_counter()
@@ -110,20 +125,33 @@ def coverage_table(quick: bool, draws: int | None = None, sizes: tuple[int, ...]
         hits: dict[tuple[str, str], list[tuple[bool, bool, float]]] = {}
         above: dict[tuple[str, str], int] = {}  # misses with the whole interval above the truth
         shown_none: dict[tuple[str, str], int] = {}
-        pairs = []
+        errors: dict[tuple[str, str], list[float]] = {}  # estimate - truth, per draw with an interval
+        pairs, st_items = [], []
         for k in range(draws):
             s = draw(frame, n, seed=10_000 * n + k, dataset=dataset, judge=judge)
             drawn = set(s.items["cluster_id"])
             pairs.append(len(s.items))
             sample = Sample(census.meta, census.items[census.items["cluster_id"].isin(drawn)], census.frame)
-            for metric in METRICS:
-                u = units[metric]
-                if isinstance(u, str):
+            try:
+                st_draw = draw(statements, n, seed=20_000 * n + k, dataset=dataset, judge=judge)
+            except InputError:  # too few statements to hold two answers of every stratum: `aee audit sample` refuses too
+                st_draw = None
+            st_drawn = set() if st_draw is None else set(st_draw.items["cluster_id"])
+            st_items.append(0 if st_draw is None else len(st_draw.items))
+            st_sample = Sample(st_census.meta, st_census.items[st_census.items["cluster_id"].isin(st_drawn)],
+                               st_census.frame)
+            for metric in (*METRICS, *STATEMENT_METRICS):
+                u = units.get(metric)
+                if u is None or isinstance(u, str) or (metric in STATEMENT_METRICS and st_draw is None):
                     continue
+                if metric in STATEMENT_METRICS:
+                    drawn, sample_m = st_drawn, st_sample
+                else:
+                    drawn, sample_m = set(s.items["cluster_id"]), sample
                 c = u.clusters.copy()
                 c["labelled"] = c["labelled"] & c["cluster_id"].isin(drawn)
                 per_metric = values[values["metric"] == metric]
-                for row in ppi_rows(metric, replace(u, clusters=c), sample, per_metric, masks, known_cells=known):
+                for row in ppi_rows(metric, replace(u, clusters=c), sample_m, per_metric, masks, known_cells=known):
                     key = (metric, row.domain)
                     target = truths.get(key)
                     if row.ppi is None or row.ppi_low is None or row.ppi_high is None:
@@ -133,15 +161,20 @@ def coverage_table(quick: bool, draws: int | None = None, sizes: tuple[int, ...]
                     raw = experts.get(key)
                     held_raw = raw is not None and row.ppi_low - 1e-9 <= raw <= row.ppi_high + 1e-9
                     hits.setdefault(key, []).append((held, held_raw, row.ppi_high - row.ppi_low))
+                    if target is not None:
+                        errors.setdefault(key, []).append(row.ppi - target)
                     if target is not None and row.ppi_low - 1e-9 > target:
                         above[key] = above.get(key, 0) + 1
             if progress and (k + 1) % 50 == 0:
                 progress(f"size {n}: {k + 1} draws, {time.perf_counter() - started:.0f} s")
-        for metric in METRICS:
+        for metric in (*METRICS, *(m for m in STATEMENT_METRICS if m in units)):
             for name in masks:
                 key = (metric, name)
                 got = hits.get(key, [])
-                cells.append({"metric": metric, "domain": name, "size": n, "pairs": float(np.mean(pairs)),
+                cells.append({"metric": metric, "domain": name, "size": n,
+                              "items": float(np.mean(st_items if metric in STATEMENT_METRICS else pairs)),
+                              "unit": "statements" if metric in STATEMENT_METRICS else "pairs",
+                              "mean_error": float(np.mean(errors[key])) if errors.get(key) else None,
                               "truth": truths.get(key), "experts": experts.get(key), "draws": draws, "with_interval": len(got),
                               "coverage": 100 * float(np.mean([h for h, _, _ in got])) if got and truths.get(key) is not None else None,
                               "coverage_experts": (100 * float(np.mean([h for _, h, _ in got]))
@@ -155,13 +188,15 @@ def coverage_table(quick: bool, draws: int | None = None, sizes: tuple[int, ...]
 
 def markdown(table: dict[str, Any]) -> str:
     """The per-cell table for docs/benchmarks.md."""
-    out = ["| metric | cell | truth (same rules) | `--judge human` | size (pairs) | draws with an interval | covers truth "
-           "| covers `--judge human` | mean width | misses above / below |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    out = ["| metric | cell | truth (same rules) | `--judge human` | size (items) | draws with an interval | covers truth "
+           "| covers `--judge human` | mean width | mean error | misses above / below |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     num = lambda v, fmt="{:.1f}": "n/a" if v is None else fmt.format(v)  # noqa: E731
     for c in table["cells"]:
         out.append(f"| {c['metric'].replace('_', ' ')} | {c['domain']} | {num(c['truth'])} | {num(c['experts'])} | "
-                   f"~{c['size']} ({c['pairs']:.0f}) | {c['with_interval']} of {c['draws']} | "
+                   f"~{c['size']} ({c['items']:.0f} {c['unit']}) | {c['with_interval']} of {c['draws']} | "
                    f"{num(c['coverage'], '{:.1f}%')} | {num(c['coverage_experts'], '{:.1f}%')} | {num(c['width'])} | "
+                   f"{num(c['mean_error'], '{:+.1f}')} | "
                    f"{c['misses_above']} / {c['misses_below']} |")
     return "\n".join(out)
 
@@ -173,18 +208,24 @@ def bench_ppi_coverage(quick: bool, rate_row: Callable[..., Any], skipped: Calla
     print(markdown(table), file=sys.stderr, flush=True)  # the per-cell table of docs/benchmarks.md
     rows = []
     for c in table["cells"]:
-        name = f"q. {table['dataset']} {c['metric']} {c['domain']}, ~{c['size']} pairs: 95% coverage"
+        name = f"q. {table['dataset']} {c['metric']} {c['domain']}, ~{c['size']} {c['unit']}: 95% coverage"
         if c["truth"] is None or c["coverage"] is None:
-            why = "the experts' scorecard prints n/a here" if c["truth"] is None else "no draw showed an interval"
+            why = ("the experts' scorecard prints n/a here" if c["truth"] is None else
+                   f"no {c['unit'][:-1]} sample of ~{c['size']} items can be drawn (too few to hold two of each stratum)"
+                   if not c["items"] else "no draw showed an interval")
             rows.append(skipped(name, f"{why}; {c['no_interval']} of {c['draws']} draws said what to label instead"))
             continue
         met = "meets" if c["coverage"] >= GOAL else "BELOW"
         raw = "n/a" if c["experts"] is None else f"{c['experts']:.1f}"
         raw_cover = "-" if c["coverage_experts"] is None else f"{c['coverage_experts']:.1f}%"
+        which = (f"`aee scorecard --judge {table['truth_judge']}` itself: the {table['truth_judge']} labels decide "
+                 "all it reads" if c["metric"] in STATEMENT_METRICS else
+                 f"the {table['truth_judge']} labels' scorecard under the audit's rules; `aee scorecard --judge "
+                 f"{table['truth_judge']}` prints {raw}, held in {raw_cover}")
+        error = "" if c.get("mean_error") is None else f", mean error {c['mean_error']:+.1f}"
         rows.append(rate_row(name, GOAL, c["coverage"], "% covered",
-                             f"truth {c['truth']:.1f} (the {table['truth_judge']} labels' scorecard under the audit's "
-                             f"rules; `aee scorecard --judge {table['truth_judge']}` prints {raw}, held in {raw_cover}); "
-                             "interval in "
+                             f"truth {c['truth']:.1f} ({which}); misses above / below {c['misses_above']} / "
+                             f"{c['misses_below']}{error}; interval in "
                              f"{c['with_interval']} of {c['draws']} draws (the others: needs more labels), mean width "
                              f"{c['width']:.1f} points; {met} the {GOAL:.0f}% goal (baseline; ratio >= 1 meets it)"))
     return rows

@@ -59,7 +59,8 @@ Rows (letters as in docs/benchmarks.md):
   q    Coverage per cell of the prediction-powered scorecard (bench/ppi_coverage.py): on ExpertQA, the
        experts as annotators, the audit sample drawn 200 times at about 100, 300 and 600 pairs; for
        every engine x metric cell and all engines, how often the 95% interval holds the experts'
-       value (goal >= 93%), with the mean width.
+       value (goal >= 93%), with the mean width; relevant statements from a statement sample of the
+       experts' relevance at the same sizes.
   t    Audits over time (bench/over_time.py): fake-engine corpora of 1,008 and 20,016 answers (9 engines,
        2 repeats, weekly waves; 140,400 with `python bench/over_time.py --sizes 1k,140k`): `aee run`
        with its over-time summaries and those summaries alone, time per answer (1 = linear); the

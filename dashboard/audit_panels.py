@@ -210,10 +210,15 @@ def ppi_table(result: dict[str, Any], domain: str) -> tuple[pd.DataFrame, dict[s
                            else na(r.get("judge_reason") or "")),
             "corrected (PPI) [95%]": _interval(r, metric, "ppi"),
             "people only [95%]": _interval(r, metric, "human"),
+            "corrected and people-only values estimate": r.get("estimand") or "the same under any labels",
             "n labelled": (f"{r['labelled_units']} of {r['population_units']} {'statements' if unit == 'pair' else 'answers'}"
                            if unit else "not needed"),
             "what it says": verdict(r),
         })
+        if "experts_value" in r:  # told apart from the corrected value: the experts decide relevance there too
+            rows[-1]["experts' own scorecard (their relevance too)"] = (
+                fmt_metric(r["experts_value"], metric, 1) if r["experts_value"] is not None
+                else na(r.get("experts_reason") or ""))
     return pd.DataFrame(rows), missing
 
 
@@ -251,7 +256,7 @@ def scorecard_ppi_section(dataset: str, judge: str, query_type: str, mode: str) 
             and audit_data.has_experts(audit_data.sample(str(pair_sample["sample_id"])))):
         url_choice("whose", "scorecard_ppi_human", ["all", "experts"], "all")
         human = st.radio("Whose labels correct the judge", ["all", "experts"], horizontal=True, key="scorecard_ppi_human",
-                         format_func={"all": "the audit's annotators", "experts": "ExpertQA's experts (support)"}.get)
+                         format_func={"all": "the audit's annotators", "experts": "ExpertQA's experts (support, relevance)"}.get)
         if human == "all":
             url_forget("whose")
         else:
@@ -266,7 +271,11 @@ def scorecard_ppi_section(dataset: str, judge: str, query_type: str, mode: str) 
                "narrower than the people-only estimate when the judge is good. People only: the sample alone. "
                "n: units labelled completely (every pair of a statement; every statement of an answer) of all in the "
                f"population. Human labels: {md_escape(result['human_label'])}; samples: "
-               + md_escape(", ".join(f"{u}: {sid}" for u, sid in result["samples"].items())) + ".")
+               + md_escape(", ".join(f"{u}: {sid}" for u, sid in result["samples"].items())) + ". What the corrected "
+               "values estimate: " + md_escape("; ".join(f"from a {u} sample, {note}" for u, note in
+                                                        (result.get("estimands") or {}).items())) + "."
+               + (f" Experts' own scorecard: {md_with_code(result['experts_scorecard'])}."
+                  if result.get("experts_scorecard") else ""))
     domains = ["all engines", *data.engines(dataset)]
     domain = st.segmented_control("Engines", domains, default="all engines", key="scorecard_ppi_domain") or "all engines"
     table, missing = ppi_table(result, domain)

@@ -160,3 +160,39 @@ def test_near_zero_variance_intervals_still_cover():
     for n in (20, 40):
         assert _near_zero_coverage(n, 400, floor=True) >= 0.93, n
     assert _near_zero_coverage(20, 400, floor=False) < 0.85
+
+
+def test_a_cant_tell_unit_takes_its_answers_corrected_value_by_hand():
+    """Unsupported statements, one engine, two answers of two statements, every statement labelled (a
+    census). The judge finds all four supported (value 0 for both answers). The people find answer
+    A2's two statements and A1's first unsupported, and can't tell on A1's second: on the people's
+    scorecard A1 is 1/1 (its undecided statement leaves the denominator), A2 is 2/2, mean 1.0.
+    Units by hand (fixed denominator 2, the judge's values elsewhere in the answer): A1's first
+    +1/2, A1's second 0 (undecided under the judge: A1 stays 0/1), taking out half of A1's decided
+    statements (fill 1/2); A2's two +1/2 each. Without the fill the estimate is (1/2 + 0 + 1)/2 =
+    0.75; with it, the undecided unit takes 1/2 of the judge's mean error per answer b, and b = (1/2 +
+    b/2 + 1)/2 gives b = 1: the estimate is exactly 1.0, the people's scorecard. The people-only
+    column needs no fill here (from a label-free baseline of "none" everywhere, value 1 for both
+    answers, no label moves them: c = 0) and gives 1.0 too."""
+    rows = [("A1#s0", "A1", 0.5, 0.0, 0.0), ("A1#s1", "A1", 0.0, 0.5, 0.5), ("A2#s0", "A2", 0.5, 0.0, 0.0),
+            ("A2#s1", "A2", 0.5, 0.0, 0.0)]
+    clusters = pd.DataFrame([{"cluster_id": cid, "stratum": "A · judge: full", "answer_id": aid, "engine": "A",
+                              "query_type": "expertise", "n_items": 1, "yhat": 0.0, "y": y, "c": 0.0, "complete": True,
+                              "in_population": True, "labelled": True, "fill": fill, "fill_c": fill_c}
+                             for cid, aid, y, fill, fill_c in rows])
+    answers = pd.DataFrame([{"answer_id": a, "engine": "A", "query_type": "expertise", "judge_const": 0.0,
+                             "human_const": 1.0} for a in ("A1", "A2")])
+    judged = pd.DataFrame([{"answer_id": a, "engine": "A", "query_type": "expertise", "metric": METRIC, "value": 0.0,
+                            "units": 2, "unknown": 0, "unknown_why": ""} for a in ("A1", "A2")])
+    sample = Sample({"unit": "pair", "scope": "cited"}, pd.DataFrame({"cluster_id": clusters["cluster_id"],
+                                                                      "item_id": [f"p-{k}" for k in range(4)]}),
+                    clusters[["cluster_id", "stratum"]])
+    (row,) = ppi_rows(METRIC, UnitValues(clusters, answers, judged), sample, judged, {"A": lambda f: f["engine"] == "A"})
+    assert row.reason == ""
+    assert row.ppi == close(100.0, 1e-9) and (row.ppi_low, row.ppi_high) == close((100.0, 100.0), 1e-9)
+    assert row.human == close(100.0, 1e-9)
+    assert row.judge_only == close(0.0, 1e-12) and row.biased is True
+    # the same labels without the fill (as if each unit stood alone): the 0.75 the hand count gives
+    plain = clusters.assign(fill=0.0, fill_c=0.0)
+    (row,) = ppi_rows(METRIC, UnitValues(plain, answers, judged), sample, judged, {"A": lambda f: f["engine"] == "A"})
+    assert row.ppi == close(75.0, 1e-9)

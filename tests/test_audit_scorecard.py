@@ -247,3 +247,54 @@ def test_ten_labelled_items_say_how_many_more_and_show_no_interval(corpus):
         assert r["more_needed"] == need
         assert r["reason"].startswith(f"needs {need} more labelled statement" if r["labelled_units"] else
                                       "no labelled statement here yet"), r["reason"]
+
+
+def test_cant_tell_is_an_undecided_pair_not_a_missing_label(corpus, census):
+    """A person who answers "can't tell" on every pair of a statement has answered: the unit is
+    labelled, and, the answer's other units keeping the judge's labels (a judge abstention read as
+    "none", as in the prediction), its units add up to the scorecard value of the answer with those
+    pairs unknown (the statement leaves the denominator), as the scorecard of the people's labels has
+    it. Before, such a unit was left out and assumed to be like its stratum, which put ExpertQA's
+    rr_sphere_gpt4 interval below the truth (bench row q)."""
+    from pipeline.audit import CANT_TELL
+    from pipeline.audit.ppi import STRICT, with_verdicts
+    from pipeline.metrics import METRICS, ScoringContext
+    from pipeline.records import AnnotatedAnswer, Verdict
+
+    pair, _ = census
+    answers = load_annotated("demo", JUDGE, corpus)
+    metric = "unsupported_statements"
+    judge_units = unit_values(metric, pair, answers, {})
+    assert not isinstance(judge_units, str)
+    clusters = judge_units.clusters[judge_units.clusters["in_population"]]
+    checked = 0
+    for aid, part in clusters.groupby("answer_id"):
+        if len(part) < 2:
+            continue
+        a = answers[aid]
+        items = pair.items[pair.items["cluster_id"].isin(set(part["cluster_id"]))]
+        view = label_view(a)
+        said = {r.item_id: view.support.get((int(r.statement_index), int(r.source_index)), "none")
+                for r in items.itertuples(index=False)}
+        target = str(part["cluster_id"].iloc[0])
+        mine = items[items["cluster_id"] == target]
+        labels = {i: {"support": CANT_TELL if i in set(mine["item_id"]) else v} for i, v in said.items()}
+        units = unit_values(metric, pair, answers, labels)
+        got = units.clusters[units.clusters["answer_id"] == aid]
+        assert got.loc[got["cluster_id"] == target, "labelled"].item(), "a can't-tell unit counts as labelled"
+        # by hand: the judge's labels, its abstentions "none", the statement's pairs unknown
+        undecided = {(int(r.statement_index), int(r.source_index)) for r in mine.itertuples(index=False)}
+        kept = AnnotatedAnswer(a.answer, a.statements, tuple(
+            v for v in a.verdicts if not (v.kind == "support" and (v.statement_index, v.source_index) in undecided)))
+        filled = [Verdict(aid, "support", "none", "t", "t", statement_index=int(r.statement_index),
+                          source_index=int(r.source_index)) for r in items.itertuples(index=False)
+                  if (int(r.statement_index), int(r.source_index)) not in undecided
+                  and view.support.get((int(r.statement_index), int(r.source_index))) is None]
+        expected = METRICS[metric].fn(ScoringContext(with_verdicts(kept, filled), STRICT)).value
+        judge_value = METRICS[metric].fn(ScoringContext(with_verdicts(a, filled), STRICT)).value
+        if expected is None:
+            continue
+        consts = units.answers.loc[units.answers["answer_id"] == aid, "judge_const"].sum()
+        assert float(got["y"].sum()) + float(consts) == close(expected, 1e-12), aid
+        checked += int(abs(expected - judge_value) > 1e-9)
+    assert checked >= 1, "no answer of the teaching corpus moved when one statement became undecided"

@@ -235,12 +235,19 @@ def print_ppi(args: argparse.Namespace, judge: str) -> int:
     print(f"prediction-powered scorecard: {args.dataset}, judge {judge}, {args.query_type} queries, strict rules; "
           f"human labels: {out['human_label']}; samples: {', '.join(f'{u}={s}' for u, s in out['samples'].items()) or 'none'}")
     fmt = lambda v: "  n/a " if v is None else f"{v:6.1f}"  # noqa: E731
+    for unit, note in out["estimands"].items():
+        print(f"  PPI and human ({unit} sample) estimate {note}")
+    if out.get("experts_scorecard"):
+        print(f"  experts: {out['experts_scorecard']}")
     for metric in (m for m in METRICS if m in PPI_METRICS):
-        print(f"{METRICS[metric].label}:")
+        estimand = next((r["estimand"] for r in out["rows"] if r["metric"] == metric and r.get("estimand")), "")
+        print(f"{METRICS[metric].label}:" + (f" (PPI and human: {estimand})" if estimand else ""))
         for r in (r for r in out["rows"] if r["metric"] == metric):
             line = (f"  {one_line(r['domain'])[:28]:<28} judge {fmt(r['judge_only'])}  PPI {fmt(r['ppi'])} "
                     f"[{fmt(r['ppi_low'])}, {fmt(r['ppi_high'])}]  human {fmt(r['human'])} "
                     f"[{fmt(r['human_low'])}, {fmt(r['human_high'])}]  n={r['labelled_units']}/{r['population_units']}")
+            if "experts_value" in r:
+                line += f"  experts' own {fmt(r['experts_value']).strip()}"
             if r["biased"]:
                 line += "  judge biased"
             if r.get("judge_reason"):

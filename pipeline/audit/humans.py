@@ -25,6 +25,7 @@ from pipeline.records import Verdict
 MAJORITY = "majority"
 EXPERTS = "ExpertQA experts"  # the carried expert labels, named as an annotator
 EXPERT_SUPPORT = {"full": "full", "partial": "partial", "none": "none"}
+EXPERT_RELEVANCE = ("relevant", "filler")
 
 
 def majority(values: Iterable[object]) -> str | None:
@@ -94,13 +95,23 @@ def human_verdicts(items: pd.DataFrame, labels: Mapping[str, Mapping[str, str | 
 
 
 def expert_labels(items: pd.DataFrame, verdicts: Iterable[Verdict]) -> dict[str, dict[str, str | None]]:
-    """ExpertQA's expert support labels (verdicts of `human:expertqa`) for a pair sample's items,
-    in the same shape as `item_labels`, so the experts can be compared and used like an annotator."""
+    """ExpertQA's expert labels (verdicts of `human:expertqa`) for a sample's items, in the same shape
+    as `item_labels`, so the experts can be compared and used like an annotator: support for a pair
+    sample's items, relevance (from the claim's informativeness, as the importer maps it) for a
+    statement sample's. ExpertQA has no debate questions, so no stance or confidence."""
     by_pair = {(v.answer_id, v.statement_index, v.source_index): v.label for v in verdicts
                if v.kind == "support" and v.source_index is not None and v.judge.startswith("human:")}
+    relevance = {(v.answer_id, v.statement_index): v.label for v in verdicts
+                 if v.kind == "relevance" and v.statement_index is not None and v.judge.startswith("human:")}
     out: dict[str, dict[str, str | None]] = {}
+    pairs = "source_index" in items.columns
     for r in items.to_dict("records"):
-        label = by_pair.get((str(r["answer_id"]), int(r["statement_index"]), int(r["source_index"])))
-        if label in EXPERT_SUPPORT:
-            out[str(r["item_id"])] = {"support": EXPERT_SUPPORT[label]}
+        if pairs:
+            label = by_pair.get((str(r["answer_id"]), int(r["statement_index"]), int(r["source_index"])))
+            if label in EXPERT_SUPPORT:
+                out[str(r["item_id"])] = {"support": EXPERT_SUPPORT[label]}
+            continue
+        relevant = relevance.get((str(r["answer_id"]), int(r["statement_index"])))
+        if relevant in EXPERT_RELEVANCE:
+            out[str(r["item_id"])] = {"relevant": relevant}
     return out

@@ -31,8 +31,22 @@ decided in `pipeline.audit.ppi_cells`.
 
 Judge abstentions (`unknown`, no verdict, an error) are never predictions: such a pair counts as "no
 support" inside the prediction, a constant, which the rectifier then corrects from human labels
-(they sit in their own "judge: unknown" strata). An annotator's "can't tell" is not a label: a unit
-with any such item is left out of the labelled set, assumed to behave like the rest of its stratum.
+(they sit in their own "judge: unknown" strata).
+
+Undecided units. An annotator's "can't tell" on a pair is not a label, but it is an answer: the pair
+is undecided, exactly as on the scorecard of the people's labels, where a statement (or citation)
+with no decided label leaves its answer's denominator. So a unit the person answered in full, "can't
+tell" included, is labelled. Leaving a unit out of a ratio is the same as giving it the ratio's own
+value: with D decided units in the answer, of which the unit takes out a share f, its exact y_u is
+yhat_u + (answer with it undecided - answer, under the judge) + f * e, e the judge's error on the
+rest of the answer (its value there under the people's labels minus the judge's). Without e this is
+exact only when the rest of the answer keeps the judge's labels; a judge that errs on the rest moves
+the answer's other units by 1/D each where the scorecard moves them by 1/(D - fD). e is unknown where
+the rest of the answer was not labelled; its estimate is the judge's mean error per answer on the
+same engine, which is what the audit estimates (`ppi_cells.settle_undecided` solves the two
+together). Units store the part without e (`y`, `c`) and f (`fill`, `fill_c`). Before, such units were left out and assumed to
+be like their stratum: 0.6 points below the scorecard it estimates on ExpertQA's rr_sphere_gpt4,
+whose interval then missed on one side (bench row q). A unit a person skipped is still not labelled.
 
 A pair whose source has no text here (or could not be fetched) is unknown to every judge and to the
 metrics (docs/metrics/unknown.md), and nobody is asked about it (`population.audited_sources`): it
@@ -383,7 +397,9 @@ class UnitValues:
     """Per frame cluster (population order): stratum, answer, prediction, human value (NaN when not
     labelled), human-only contribution; per answer: constants that need no label."""
 
-    clusters: pd.DataFrame  # cluster_id, stratum, answer_id, engine, query_type, yhat, y, c, labelled, n_items
+    # cluster_id, stratum, answer_id, engine, query_type, yhat, y, c, labelled, n_items, and fill / fill_c: the
+    # share of its answer's decided units a person's "can't tell" took out (module doc, "Undecided units")
+    clusters: pd.DataFrame
     answers: pd.DataFrame  # answer_id, engine, query_type, judge_const, human_const (answers in the metric's population)
     # every answer (in the population or not): the metric's units and those no label can decide here
     # (answer_id, engine, query_type, metric, value, units, unknown, unknown_why), for the
@@ -460,7 +476,8 @@ def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
             consts.append(_const(a, g_j, g_j))
             continue
         base_h = with_verdicts(a, _support(a, {k: "none" for k in frame_pairs}, NO_PREDICTION_JUDGE))
-        g_h = _metric(metric, base_h)
+        result_h = METRICS[metric].fn(ScoringContext(base_h, STRICT))
+        g_h, n_j, n_h = result_h.value, result.n, result_h.n
         if g_h is None:  # too many pairs without text for a value whatever people say: outside, as for the judge
             rows += [_outside(cid) for cid in cids]
             continue
@@ -472,17 +489,37 @@ def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
             deltas = []
             for labels in people if pairs else ():
                 human = {(si, src): (labels.get(iid) or {}).get("support") for iid, si, src in pairs}
-                if all(definite(v) for v in human.values()):
-                    relabel = _support(a, {k: str(v) for k, v in human.items()}, "human:audit")
-                    with_j = _metric(metric, with_verdicts(base_j, relabel))
-                    with_h = _metric(metric, with_verdicts(base_h, relabel))
-                    if with_j is not None and with_h is not None:
-                        deltas.append((with_j - g_j, with_h - g_h))
+                if all(definite(v) or v == CANT_TELL for v in human.values()):
+                    # "can't tell" is an answer, not a missing label: the pair is undecided, as the
+                    # scorecard of these labels has it (module doc, "Undecided units")
+                    with_j, with_h = (METRICS[metric].fn(ScoringContext(_relabelled(base, human), STRICT))
+                                      for base in (base_j, base_h))
+                    if with_j.value is not None and with_h.value is not None:
+                        f_j, f_h = (_left_out(n, r.n) for n, r in ((n_j, with_j), (n_h, with_h)))
+                        deltas.append((with_j.value - g_j, with_h.value - g_h, f_j, f_h))
             if deltas:
-                row |= {"y": share + float(np.mean([d[0] for d in deltas])),
-                        "c": float(np.mean([d[1] for d in deltas])), "complete": True}
+                got = np.mean(np.array(deltas), axis=0)
+                row |= {"y": share + float(got[0]), "c": float(got[1]), "fill": float(got[2]), "fill_c": float(got[3]),
+                        "complete": True}
             rows.append(row)
     return replace(_finish(sample, rows, consts), judged=pd.DataFrame(judged))
+
+
+def _left_out(before: int, after: int) -> float:
+    """The share of an answer's decided units (statements, citations) that a person's "can't tell"
+    took out of its denominator."""
+    return 0.0 if before <= 0 or after >= before else (before - after) / before
+
+
+def _relabelled(a: AnnotatedAnswer, human: Mapping[tuple[int, int], object]) -> AnnotatedAnswer:
+    """The answer with one person's support labels on these pairs: a definite label replaces the
+    judge's, "can't tell" leaves the pair unknown (the judge's label removed: in the label view a
+    decided label would win over an `unknown` one)."""
+    undecided = {k for k, v in human.items() if not definite(v)}
+    if undecided:
+        a = AnnotatedAnswer(a.answer, a.statements, tuple(
+            v for v in a.verdicts if not (v.kind == "support" and (v.statement_index, v.source_index) in undecided)))
+    return with_verdicts(a, _support(a, {k: str(v) for k, v in human.items() if definite(v)}, "human:audit"))
 
 
 def _partly_unreadable(a: AnnotatedAnswer, listed: Mapping[int, Any], scope: str) -> set[int]:
@@ -591,12 +628,14 @@ def _finish(sample: Sample, rows: list[dict], consts: list[dict]) -> UnitValues:
     """Per-cluster numbers in frame order. A cluster is labelled when it was drawn and its value is
     known: complete human labels, or outside the population (0 whatever the labels). Undrawn
     clusters never count as labelled, or the labelled set would stop being a random sample."""
-    values = pd.DataFrame(rows, columns=["cluster_id", "yhat", "y", "c", "complete", "in_population"])
+    values = pd.DataFrame(rows, columns=["cluster_id", "yhat", "y", "c", "complete", "in_population", "fill", "fill_c"])
+    values[["fill", "fill_c"]] = values[["fill", "fill_c"]].astype(float).fillna(0.0)
     clusters = sample.frame[["cluster_id", "stratum", "answer_id", "engine", "query_type", "n_items"]].merge(
         values, on="cluster_id", how="left")
     drawn = clusters["cluster_id"].isin(set(sample.items["cluster_id"]))
     clusters["labelled"] = drawn & clusters["complete"].astype("boolean").fillna(False).astype(bool)
     clusters["in_population"] = clusters["in_population"].astype("boolean").fillna(False).astype(bool)
+    clusters[["fill", "fill_c"]] = clusters[["fill", "fill_c"]].astype(float).fillna(0.0)
     answers = pd.DataFrame(consts, columns=["answer_id", "engine", "query_type", "judge_const", "human_const"])
     return UnitValues(clusters, answers)
 
@@ -618,5 +657,5 @@ def additivity_gap(metric: str, answer: AnnotatedAnswer, sample: Sample, labels:
     pairs = {(int(r.statement_index), int(r.source_index)): (labels.get(r.item_id) or {}).get("support")
              for r in items.itertuples(index=False)}
     base = prediction_view(answer, list(pairs))
-    together = _metric(metric, with_verdicts(base, _support(answer, {k: str(v) for k, v in pairs.items()}, "human:audit")))
+    together = _metric(metric, _relabelled(base, pairs))
     return None if together is None else abs(float(part["y"].sum()) - together)

@@ -32,6 +32,20 @@ from pipeline.metrics import METRICS
 # disagreement moves the estimate by more than the interval's half-width; bench row q measures the
 # coverage of the cells that pass.
 MIN_LABELLED_UNITS = 20
+# What a corrected value estimates, by the unit of the sample behind it, stated beside every number
+# (CLI, JSON, page). A support audit asks about support only: which statements count (relevance)
+# stays the judge's, so its corrected value is not the scorecard of everything the people would say
+# (on ExpertQA, `aee scorecard --judge human` also takes the experts' relevance: 3-9 points apart
+# per engine, bench row q).
+ESTIMANDS = {"pair": "the people's support labels, the judge's relevance",
+             "statement": "the people's labels on every statement the metric reads"}
+ESTIMAND_NOTES = {
+    "pair": ("the scorecard with the people's support labels on the pairs a person can check (cited sources with "
+             "text here) and the judge's relevance: the judge still decides which statements count (a support "
+             "audit asks nothing about relevance)"),
+    "statement": ("the scorecard with the people's relevance, stance and confidence labels on every statement of "
+                  "each answer"),
+}
 UNIT_WORDS = {"pair": ("statement", "statements", "every cited source of each"),
               "statement": ("answer", "answers", "every statement of each")}
 
@@ -66,6 +80,7 @@ class PPIRow:
     bias: float | None = None  # the judge's value minus the corrected one, on the same units
     bias_low: float | None = None
     bias_high: float | None = None
+    estimand: str = ""  # what the corrected and people-only values estimate (ESTIMANDS)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -144,6 +159,68 @@ def domain_estimates(metric: str, units: UnitValues, sample: Sample, domain: Cal
     return DomainEstimate(replace(estimate, pooled=pooled), strata, n_answers, judge_total)
 
 
+def settle_undecided(metric: str, units: UnitValues, sample: Sample) -> UnitValues:
+    """The unit values with every "can't tell" unit completed (`pipeline.audit.ppi`, "Undecided
+    units"): y_u + fill_u * b_e, where b_e is the judge's mean error per answer on the unit's engine
+    (the corrected value minus the judge's, over the answers that hold audited units), and likewise
+    c_u + fill_c_u * (the people-only value minus the label-free baseline's). b_e depends on the
+    units through the estimate, which is linear in them (a stratified mean), so b_e = g(b_e) has the
+    closed form g(0) / (1 - (g(1) - g(0))) from two evaluations; engines do not interact (each
+    engine's estimate reads its own units only). An engine whose estimate cannot be made yet keeps
+    b_e = 0 (the judge's own value for the rest of the answer)."""
+    c = units.clusters
+    if "fill" not in c.columns:
+        return units
+    touched = c["labelled"].astype(bool) & ((c["fill"] > 0) | (c["fill_c"] > 0))
+    if not touched.any():
+        return units
+    engines = sorted(set(c.loc[touched, "engine"]))
+
+    def completed(errors: Mapping[str, tuple[float, float]]) -> UnitValues:
+        out = c.copy()
+        for e in engines:
+            on = out["engine"] == e
+            out.loc[on, "y"] = c.loc[on, "y"] + c.loc[on, "fill"] * errors[e][0]
+            out.loc[on, "c"] = c.loc[on, "c"] + c.loc[on, "fill_c"] * errors[e][1]
+        return replace(units, clusters=out)
+
+    at0 = completed({e: (0.0, 0.0) for e in engines})
+    at1 = completed({e: (1.0, 1.0) for e in engines})
+    solved = {}
+    for e in engines:
+        (y0, c0, made0), (y1, c1, made1) = _engine_errors(metric, at0, sample, e), _engine_errors(metric, at1, sample, e)
+        solved[e] = (_fixed_point(y0, y1), _fixed_point(c0, c1)) if made0 and made1 else (0.0, 0.0)
+    return completed(solved)
+
+
+def _fixed_point(at0: float, at1: float) -> float:
+    """The b with b = g(b) for a linear g known at 0 and 1 (0 when the slope leaves no solution)."""
+    slope = at1 - at0
+    return at0 / (1 - slope) if 1 - slope > 1e-9 else 0.0
+
+
+def _engine_errors(metric: str, units: UnitValues, sample: Sample, engine: str) -> tuple[float, float, bool]:
+    """(corrected - judge, people-only - label-free baseline) per answer of one engine that holds
+    audited units, and whether both estimates could be made (0 where not)."""
+    def mask(frame: pd.DataFrame) -> pd.Series:
+        return frame["engine"] == engine
+
+    c = units.clusters
+    audited = int(c.loc[mask(c) & c["in_population"].astype(bool), "answer_id"].nunique())
+    out, made = [], True
+    for use_predictions in (True, False):
+        d = domain_estimates(metric, units, sample, mask, use_predictions=use_predictions)
+        answers = units.answers[mask(units.answers)]
+        reference = d.judge_value if use_predictions else (
+            float(answers["human_const"].sum()) / d.answers if d.answers else None)
+        if d.estimate.value is None or audited == 0 or reference is None:
+            out.append(0.0)
+            made = False
+            continue
+        out.append((float(d.estimate.value[0]) - reference) * d.answers / audited)
+    return out[0], out[1], made
+
+
 def _bounds(estimate: Estimate, lo: float, hi: float) -> tuple[float | None, float | None, float | None]:
     if estimate.value is None:
         return None, None, None
@@ -177,6 +254,7 @@ def ppi_rows(metric: str, units: UnitValues, sample: Sample, judge_values: pd.Da
     keeps) holds the label-free cell rules between calls on the same results, which only the
     labelled units differ between (bench row q redraws a sample hundreds of times)."""
     cells = {} if known_cells is None else known_cells
+    units = settle_undecided(metric, units, sample)
     out = []
     info = METRICS[metric]
     lo_bound, hi_bound = (0.0, 1.0) if info.unit == "percent" else (-np.inf, np.inf)
@@ -222,6 +300,6 @@ def ppi_rows(metric: str, units: UnitValues, sample: Sample, judge_values: pd.Da
             pooled_strata=ppi.estimate.pooled if shown else (), judged_share=judged_share, judge_reason=judge_reason,
             more_needed=(min(minimum, n_pop) - n_lab) if 0 < n_pop and n_lab < min(minimum, n_pop) else None,
             min_labelled=minimum, bias=_scaled(metric, bias) if bias is not None else None,
-            bias_low=_scaled(metric, b_lo), bias_high=_scaled(metric, b_hi),
+            bias_low=_scaled(metric, b_lo), bias_high=_scaled(metric, b_hi), estimand=ESTIMANDS.get(sample.unit, ""),
         ))
     return out

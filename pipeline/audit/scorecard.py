@@ -19,7 +19,7 @@ import pandas as pd
 from pipeline.audit.humans import EXPERTS, expert_labels, item_labels
 from pipeline.audit.labels import LabelStore, labels_path
 from pipeline.audit.ppi import PPI_METRICS, unit_values
-from pipeline.audit.ppi_cells import MIN_LABELLED_UNITS, PPIRow, cell_rule, ppi_rows
+from pipeline.audit.ppi_cells import ESTIMAND_NOTES, ESTIMANDS, MIN_LABELLED_UNITS, PPIRow, cell_rule, ppi_rows
 from pipeline.audit.sample import Sample, list_samples, load_sample
 from pipeline.errors import InputError
 from pipeline.metrics import METRICS
@@ -28,6 +28,10 @@ from pipeline.store import list_judges, read_table, table_path
 from pipeline.tables import load_annotated
 
 ALL_ENGINES = "all engines"
+EXPERTS_NEVER_LABELLED = ("one_sided", "overconfident")  # ExpertQA's experts gave no stance nor confidence
+CARRIED_JUDGE = "human"  # the judge whose results are the labels the data carries (ExpertQA's experts)
+EXPERTS_SCORECARD = ("the experts' own scorecard (`aee scorecard --judge human`): their relevance and their support "
+                     "labels on every source they saw, text here or not; not what the corrected values estimate")
 NO_JUDGE_NOTE = "computed from the citation markers alone: no judge label enters it, so it needs no human check"
 
 
@@ -58,11 +62,9 @@ def domains(engines: Sequence[str], query_type: str = "all") -> dict[str, Callab
 def human_labels(sample: Sample, human: str | Sequence[str] = "all", *, store: LabelStore | None = None,
                  answers: Mapping[str, AnnotatedAnswer] | None = None, root: Path | None = None) -> list[dict]:
     """One `item id -> field -> label` map per person: every annotator (`"all"`), the ones named,
-    or `"experts"` (ExpertQA's carried expert labels, pair samples only). `ppi.unit_values` averages
+    or `"experts"` (ExpertQA's carried expert labels: support on pairs, relevance on statements). `ppi.unit_values` averages
     each unit's value over the people who labelled all of it."""
     if human == "experts":
-        if sample.unit != "pair":
-            raise InputError("expert labels exist for support pairs only", field="--human")
         carried = load_annotated(sample.meta["dataset"], "human", root) if "human" in list_judges(sample.meta["dataset"], root) else {}
         if not carried:
             raise InputError(f"dataset {sample.meta['dataset']!r} has no `human` judge results to take expert labels from",
@@ -122,9 +124,9 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
         sample = load_sample(sample_id, root)
         if sample.meta.get("judge") != judge:
             raise InputError(f"sample {sample_id!r} was drawn under judge {sample.meta.get('judge')!r}, not {judge!r}")
-        if human == "experts" and sample.unit != "pair":
-            rows += [_missing_row(metric, name, per_metric, mask, "ExpertQA's experts labelled support only")
-                     for name, mask in masks.items()]
+        if human == "experts" and metric in EXPERTS_NEVER_LABELLED:
+            rows += [_missing_row(metric, name, per_metric, mask, "ExpertQA's experts labelled support and relevance, "
+                                  "not stance or confidence") for name, mask in masks.items()]
             continue
         if sample_id not in used:
             labels = human_labels(sample, human, store=store, answers=answers, root=root)
@@ -135,6 +137,11 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
             rows += [_missing_row(metric, name, per_metric, mask, units) for name, mask in masks.items()]
             continue
         rows += [r.as_dict() | {"sample_id": sample_id} for r in ppi_rows(metric, units, sample, per_metric, masks)]
+    for r in rows:
+        unit = PPI_METRICS.get(r["metric"])
+        r["estimand"] = r.get("estimand") or ESTIMANDS.get(unit or "", "")
+    if human == "experts":
+        _add_experts_scorecard(rows, dataset, masks, root)
     return {
         "dataset": dataset, "judge": judge, "query_type": query_type, "mode": "strict",
         "human": human if isinstance(human, str) else list(human),
@@ -144,7 +151,25 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
         "labelled_items": {sid: len({i for person in u["labels"] for i in person}) for sid, u in used.items()},
         "people": {sid: len(u["labels"]) for sid, u in used.items()},  # label sets (persons; the experts count as one)
         "rows": rows,
+        # what the corrected values estimate, per sample unit (every row names its own in `estimand`)
+        "estimands": {unit: ESTIMAND_NOTES[unit] for unit in ESTIMANDS},
+        "experts_scorecard": EXPERTS_SCORECARD if human == "experts" else None,
     }
+
+
+def _add_experts_scorecard(rows: list[dict[str, Any]], dataset: str,
+                           masks: Mapping[str, Callable[[pd.DataFrame], pd.Series]], root: Path | None) -> None:
+    """Beside each row, the value `aee scorecard --judge human` prints for it (`experts_value`, with
+    the plain scorecard's reason where it is n/a): what the experts' labels give when they decide
+    everything, relevance included, so that nobody reads it as the corrected value's estimand."""
+    if CARRIED_JUDGE not in list_judges(dataset, root):
+        return
+    values = judge_values(dataset, CARRIED_JUDGE, root)
+    for r in rows:
+        per_metric = values[values["metric"] == r["metric"]]
+        mask = masks.get(r["domain"])
+        value, _, why, _ = cell_rule(per_metric[mask(per_metric)], r["metric"]) if mask is not None else (None, None, "", 0)
+        r["experts_value"], r["experts_reason"] = value, why
 
 
 def _empty_row(metric: str, domain: str) -> dict[str, Any]:
