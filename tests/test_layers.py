@@ -112,13 +112,14 @@ LAYERS: dict[str, int] = {
     # 6 stages around the judges and metrics
     "pipeline.annotate": 6, "pipeline.similarity": 6, "pipeline.scoring": 6, "pipeline.second_opinion": 6,
     "pipeline.tables": 6, "pipeline.aggregate": 6, "pipeline.compare_gold": 6,
-    # repeats and waves: how answers, sources and metrics change between askings (the runner writes them)
-    "pipeline.consistency": 6,
     "pipeline.executor": 6,  # where the annotate stage runs: the local executor and the seam the runner hands chunks to
     # 7 orchestration and workflows
     "pipeline.runner": 7, "pipeline.collect": 7, "pipeline.conflict": 7, "pipeline.study": 7, "pipeline.default_data": 7,
     # the audit of a judge by people: samples, the label store, agreement, prediction-powered estimates
     "pipeline.audit": 7,
+    # repeats and waves: how answers, sources and metrics change between askings (the runner writes
+    # them); beside the audit, whose labels correct a difference for the judge's measured error
+    "pipeline.consistency": 7,
     "pipeline.room": 7,  # serving a room: join codes and who may write, beside the audit's label store it guards
     "pipeline.cluster": 7,  # the annotate stage on Ray (optional extra), beside the runner it serves, never importing it
     # 8 interfaces: the command lines and the shipped test doubles
