@@ -29,6 +29,9 @@ size of a disagreement in the cell (`stratum_total`, docs/audit.md "Small sample
 agreeing labels never print a 0-wide or 4-point interval. When a cell may show a number at all is
 decided in `pipeline.audit.ppi_cells`.
 
+Skewed rectifiers (a judge usually close, now and then far off): the interval applies Hall's (1992)
+transformation of the studentized estimate, `pipeline.audit.ppi_skew` says why.
+
 Judge abstentions (`unknown`, no verdict, an error) are never predictions: such a pair counts as "no
 support" inside the prediction, a constant, which the rectifier then corrects from human labels
 (they sit in their own "judge: unknown" strata).
@@ -68,6 +71,7 @@ import pandas as pd
 from pipeline.audit import CANT_TELL, definite
 from pipeline.audit.humans import audit_judge_id, human_verdicts
 from pipeline.audit.population import audited_sources, pair_cluster_ids
+from pipeline.audit.ppi_skew import hall_bounds
 from pipeline.audit.sample import Sample
 from pipeline.metrics import METRICS, ScoreConfig, ScoringContext
 from pipeline.records import SUPPORT_LABELS, AnnotatedAnswer, Verdict, unreadable_code
@@ -155,28 +159,6 @@ class Estimate:
         centre = self.value if self.shift is None else self.value + self.shift
         return centre - q * self.se, centre + q * self.se
 
-
-def hall_bounds(value: np.ndarray, se: np.ndarray, skewness: np.ndarray,
-                q: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
-    """The two-sided interval from Hall's (1992) cubic transformation of the studentized estimate
-    T = (estimate - truth) / se, whose skewness is gamma (the estimate's standardized skewness):
-    g(T) = T + a T^2 + a^2 T^3 / 3 + b with a = gamma / 3, b = gamma / 6 is close to symmetric, and,
-    unlike Johnson's (1978) quadratic, monotone, so it inverts in closed form:
-    g^-1(x) = ((1 + 3a(x - b))^(1/3) - 1) / a. The interval is estimate - se g^-1(+-q). To first
-    order both bounds move by se gamma (1/6 + q^2/3): Johnson's centre shift (the 1/6) plus the part
-    that answers a skewed sample's estimate and standard error moving together (the q^2/3), which a
-    shift of the centre alone misses. |gamma| is kept under 3q so that the estimate stays inside
-    its interval (it would leave it at 6q; the expansion is not to be trusted that far anyway)."""
-    q = np.asarray(q, dtype=np.float64)
-    gamma = np.clip(np.nan_to_num(np.asarray(skewness, dtype=np.float64)), -3 * q, 3 * q)
-    a, b = gamma / 3, gamma / 6
-    flat = np.abs(a) < 1e-12
-    safe = np.where(flat, 1.0, a)
-
-    def inverse(x: np.ndarray) -> np.ndarray:
-        return np.where(flat, x - b, (np.cbrt(1 + 3 * safe * (x - b)) - 1) / safe)
-
-    return value - se * inverse(q), value - se * inverse(-q)
 
 
 def _as2d(values: np.ndarray) -> np.ndarray:
@@ -319,7 +301,8 @@ def stratified(strata: Sequence[Stratum], constant: np.ndarray | float = 0.0, *,
     estimate names them); None with the reason when even that cannot reach two labelled units, or
     with `pool=False`. Each sampled stratum's variance has the floor `stratum_total` describes
     (`floor=False` turns it off), and the interval is Student's t on the Welch-Satterthwaite degrees
-    of freedom of the sum (docs/audit.md, "Small samples")."""
+    of freedom of the sum, through Hall's transformation with the sum's skewness (`ppi_skew`;
+    docs/audit.md, "Small samples")."""
     pooled: tuple[str, ...] = ()
     if pool:
         strata, pooled = pool_short(strata)
