@@ -71,7 +71,7 @@ import pandas as pd
 from pipeline.audit import CANT_TELL, definite
 from pipeline.audit.humans import audit_judge_id, human_verdicts
 from pipeline.audit.population import audited_sources, pair_cluster_ids
-from pipeline.audit.ppi_skew import hall_bounds
+from pipeline.audit.ppi_skew import skewed_interval
 from pipeline.audit.sample import Sample
 from pipeline.metrics import METRICS, ScoreConfig, ScoringContext
 from pipeline.records import SUPPORT_LABELS, AnnotatedAnswer, Verdict, unreadable_code
@@ -139,7 +139,7 @@ class Estimate:
     # the centre of the sampling distribution sits from the estimate (`aee compare`'s draws use it)
     shift: np.ndarray | None = None
     # the estimate's standardized skewness (third cumulant / variance^1.5): the interval applies Hall's
-    # transformation with it (`hall_bounds`); None: a symmetric interval around value + shift
+    # transformation with it (`ppi_skew.skewed_interval`); None: a symmetric interval around value + shift
     skewness: np.ndarray | None = None
 
     def quantile(self) -> np.ndarray | float:
@@ -155,7 +155,7 @@ class Estimate:
             return None
         q = self.quantile()
         if self.skewness is not None:
-            return hall_bounds(self.value, self.se, self.skewness, q)
+            return skewed_interval(self.value, self.se, self.skewness, q)
         centre = self.value if self.shift is None else self.value + self.shift
         return centre - q * self.se, centre + q * self.se
 
