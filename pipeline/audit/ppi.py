@@ -29,6 +29,9 @@ size of a disagreement in the cell (`stratum_total`, docs/audit.md "Small sample
 agreeing labels never print a 0-wide or 4-point interval. When a cell may show a number at all is
 decided in `pipeline.audit.ppi_cells`.
 
+Skewed rectifiers (a judge usually close, now and then far off): the interval applies Hall's (1992)
+transformation of the studentized estimate, `pipeline.audit.ppi_skew` says why.
+
 Judge abstentions (`unknown`, no verdict, an error) are never predictions: such a pair counts as "no
 support" inside the prediction, a constant, which the rectifier then corrects from human labels
 (they sit in their own "judge: unknown" strata).
@@ -68,6 +71,7 @@ import pandas as pd
 from pipeline.audit import CANT_TELL, definite
 from pipeline.audit.humans import audit_judge_id, human_verdicts
 from pipeline.audit.population import audited_sources, pair_cluster_ids
+from pipeline.audit.ppi_skew import skewed_interval
 from pipeline.audit.sample import Sample
 from pipeline.metrics import METRICS, ScoreConfig, ScoringContext
 from pipeline.records import SUPPORT_LABELS, AnnotatedAnswer, Verdict, unreadable_code
@@ -131,8 +135,12 @@ class Estimate:
     reason: str = ""
     pooled: tuple[str, ...] = ()
     df: np.ndarray | None = None
-    # Johnson's skewness correction: the interval's centre moves this far from the estimate
+    # Johnson's first-order skewness correction (third cumulant / 6 variance, at most one se): how far
+    # the centre of the sampling distribution sits from the estimate (`aee compare`'s draws use it)
     shift: np.ndarray | None = None
+    # the estimate's standardized skewness (third cumulant / variance^1.5): the interval applies Hall's
+    # transformation with it (`ppi_skew.skewed_interval`); None: a symmetric interval around value + shift
+    skewness: np.ndarray | None = None
 
     def quantile(self) -> np.ndarray | float:
         """The two-sided 95% quantile: Student's t on `df` degrees of freedom, or the normal's."""
@@ -146,8 +154,11 @@ class Estimate:
         if self.value is None or self.se is None:
             return None
         q = self.quantile()
+        if self.skewness is not None:
+            return skewed_interval(self.value, self.se, self.skewness, q)
         centre = self.value if self.shift is None else self.value + self.shift
         return centre - q * self.se, centre + q * self.se
+
 
 
 def _as2d(values: np.ndarray) -> np.ndarray:
@@ -290,7 +301,8 @@ def stratified(strata: Sequence[Stratum], constant: np.ndarray | float = 0.0, *,
     estimate names them); None with the reason when even that cannot reach two labelled units, or
     with `pool=False`. Each sampled stratum's variance has the floor `stratum_total` describes
     (`floor=False` turns it off), and the interval is Student's t on the Welch-Satterthwaite degrees
-    of freedom of the sum (docs/audit.md, "Small samples")."""
+    of freedom of the sum, through Hall's transformation with the sum's skewness (`ppi_skew`;
+    docs/audit.md, "Small samples")."""
     pooled: tuple[str, ...] = ()
     if pool:
         strata, pooled = pool_short(strata)
@@ -320,7 +332,10 @@ def stratified(strata: Sequence[Stratum], constant: np.ndarray | float = 0.0, *,
         shift = np.where(var > 0, third / (6 * np.where(var > 0, var, 1.0)), 0.0)
     se = np.sqrt(var)
     shift = np.clip(shift, -se, se)  # a correction, never a new estimate: the estimate stays inside
-    return Estimate(total, se, parts, pooled=pooled, df=df, shift=shift if dfs else None)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        skewness = np.where(var > 0, third / np.where(var > 0, var, 1.0) ** 1.5, 0.0)
+    return Estimate(total, se, parts, pooled=pooled, df=df, shift=shift if dfs else None,
+                    skewness=skewness if dfs else None)
 
 
 def _third_cumulant(s: Stratum, use_predictions: bool) -> np.ndarray:
