@@ -104,16 +104,57 @@ FOREIGN_PATTERNS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
 # asterisk, middle dot) and the next single letter. Possessive, so a failed start costs a few steps.
 _SPACED_RE = re.compile(r"(?<![A-Za-z])[A-Za-z](?:[ \t._*\u00b7-]{1,5}+[A-Za-z](?![A-Za-z])){6,}+")
 _SEPARATORS_RE = re.compile(r"[ \t._*\u00b7-]+")
+# The listed phrases of pipeline/injection.py with the gaps between words taken out, since a
+# spread-out run has lost its word boundaries. Every listed phrase has a spaceless form here, so
+# "d i s r e g a r d  t h e  a b o v e" flags like "disregard the above" does. Free-word slots
+# are bounded ([a-z]{0,24}?) so a long run cannot make a pattern backtrack for long.
+_SL_TARGETS = (
+    r"(?:instructions?|prompts?|directions?|directives?|rules?|guidelines?|guidance|messages?"
+    r"|context|commands?|orders?|constraints?|text|content)"
+)
+_SL_ROLES = (
+    r"(?:assistant|ai|chatbot|languagemodel|llm|aimodel|gpt|judge|grader|evaluator|annotator"
+    r"|rater|label+er|classifier|factchecker|verifier|reviewerbot)"
+)
+_SL_VERDICTS = (
+    r"(?:fully|strongly|completely|highly)?(?:supported|supporting|true|correct|accurate|verified"
+    r"|factual|relevant|reliable|trustworthy|credible|full|agree)"
+)
 _SPACELESS = (
     ("ignore_instructions", re.compile(
-        r"(?:ignore|disregard|forget|override|bypass)(?:all|any|every|the|your|of|these)*"
-        r"(?:previous|prior|preceding|above|earlier|original|initial|system)"
-        r"(?:instructions?|prompts?|rules?|directions?|guidelines?|messages?)")),
-    ("role_assignment", re.compile(r"youare(?:now|nolonger)|fromnowonyou|actas(?:a|an|the)(?:ai|judge|assistant|grader)")),
-    ("system_prompt", re.compile(r"systemprompt")),
+        r"(?:ignore|disregard|forget|override|bypass|discard)"
+        r"(?:all|any|every|each|the|your|my|these|those|of){0,3}"
+        r"(?:previous|prior|preceding|above|earlier|foregoing|former|original|initial|system"
+        r"|existing|other)" + _SL_TARGETS)),
+    ("ignore_instructions", re.compile(
+        r"(?:ignore|disregard|forget)"
+        r"(?:all|any|everything|anything|whatever|what|that|the|of|you|were|was|have|been"
+        r"|told|said|written|stated|given){0,4}"
+        r"(?:above|before|previously|earlier|sofar)")),
+    ("ignore_instructions", re.compile(
+        r"(?:new|updated|real|actual|revised|important)(?:system)?instructions?$")),
+    ("role_assignment", re.compile(
+        r"youare(?:now|nolonger|actually)?(?:a|an|the|my|our)[a-z]{0,24}?" + _SL_ROLES
+        + r"|youarenow(?:in[a-z]{1,24}mode|dan|unrestricted|unfiltered|jailbroken|freefrom|freedfrom)"
+        r"|(?:fromnowon|henceforth|fortherestofthisconversation)you(?:are|will|must|shall|should|can)"
+        r"|youare(?:now|nolonger)"
+        r"|(?:act|behave|respond|roleplay)as(?:ifyouwere)?(?:a|an|the)[a-z]{0,24}?" + _SL_ROLES)),
+    ("as_an_ai", re.compile(
+        r"asan?(?:ai|artificialintelligence|(?:large)?languagemodel|llm)"
+        r"(?!research|compan|startup|expert|ethicist|engineer|scientist|lab|firm|developer"
+        r"|practitioner|investor|product|tool|polic|enthusiast|professional|specialist|consultant"
+        r"|writer|journalist|educator|teacher|vendor|provider|platform|technolog)")),
     ("verdict_steering", re.compile(
-        r"(?:mark|label|rate|classify|grade)(?:this|the|that|every|all)[a-z]{0,24}?"
-        r"(?:as|tobe)(?:fully)?(?:supported|true|correct|accurate|verified)")),
+        r"(?:mark|label|rate|classify|score|grade|judge|treat|flag|tag|evaluate|count)"
+        r"(?:this|the|that|these|each|every|all|any|my|our)[a-z]{0,24}?(?:as|tobe)" + _SL_VERDICTS
+        + r"|thissource(?:fully|completely|entirely|strongly|definitively|conclusively|clearly"
+        r"|unambiguously)(?:supports|confirms|verifies|proves|validates|substantiates|corroborates)"
+        r"|(?:statements?|claims?|answers?|citations?)(?:is|are|shouldbe|mustbe)"
+        r"(?:marked|label+ed|rated|considered|classified|scored|graded|judged)(?:as)?" + _SL_VERDICTS)),
+    ("system_prompt", re.compile(r"systemprompt")),
+    ("respond_with", re.compile(
+        r"(?:please|(?:you|model|assistant|ai|judge)(?:must|should|shall|will|needto|areto|haveto)"
+        r"(?:always|only)?)(?:respond|reply|answer|output|return)(?:only)?(?:with|using)")),
 )
 MAX_SPACED_RUNS = 200
 

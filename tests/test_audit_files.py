@@ -295,6 +295,39 @@ def test_label_studio_person_with_a_control_character_is_a_bad_row_of_that_field
     assert report.written == 1 and report.annotators == {"Lab/ok@x.org"}
 
 
+def test_one_person_keeps_one_name_on_every_task_of_a_file(root, sample, tmp_path):
+    """Issue 31 re-check: ok@x.org was 'Lab/ok@x.org' on a task shared with another person but plain
+    'Lab' on a task of their own. The suffix is now decided once per file."""
+    tasks = json.loads(export_tasks(sample, "label-studio", tmp_path)[0].read_text(encoding="utf-8"))
+
+    def annotation(who, label):
+        return {"completed_by": {"email": who}, "result": [{"from_name": "support", "value": {"choices": [label]}}]}
+
+    export = [{"id": 1, "data": tasks[4]["data"], "annotations": [annotation("ok@x.org", "full"), annotation("b@x.org", "none")]},
+              {"id": 2, "data": tasks[5]["data"], "annotations": [annotation("ok@x.org", "partial")]}]
+    path = tmp_path / "ls.json"
+    path.write_text(json.dumps(export), encoding="utf-8")
+    store = LabelStore(labels_path(root))
+    report = import_labels(path, "demo", "Same", store=store, root=root)
+    assert report.errors == [] and report.written == 3
+    assert report.annotators == {"Same/ok@x.org", "Same/b@x.org"}
+    labels = store.labels(sample.sample_id)
+    mine = labels[labels["annotator"] == "Same/ok@x.org"].set_index("item_id")["support"].to_dict()
+    assert mine == {tasks[4]["data"]["item_id"]: "full", tasks[5]["data"]["item_id"]: "partial"}
+    assert not (labels["annotator"] == "Same").any()
+    # A file of one person only keeps the plain name, on every task.
+    path.write_text(json.dumps([dict(export[0], annotations=[annotation("ok@x.org", "full")]), export[1]]), encoding="utf-8")
+    report = import_labels(path, "demo", "Solo", store=store, root=root)
+    assert report.annotators == {"Solo"} and report.written == 2
+    # Argilla: the same rule, u-1 is 'AS/u-1' on the record it labelled alone too.
+    records = json.loads(export_tasks(sample, "argilla", tmp_path)[1].read_text(encoding="utf-8"))
+    nested = [dict(records[4], responses={"support": [{"value": "full", "user_id": "u-1"}, {"value": "none", "user_id": "u-2"}]}),
+              dict(records[5], responses={"support": [{"value": "partial", "user_id": "u-1"}]})]
+    path.write_text(json.dumps(nested), encoding="utf-8")
+    report = import_labels(path, "demo", "AS", store=store, root=root)
+    assert report.errors == [] and report.written == 3 and report.annotators == {"AS/u-1", "AS/u-2"}
+
+
 def test_a_label_studio_file_nested_too_deeply_is_one_error(root, tmp_path):
     path = tmp_path / "deep.json"
     path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")

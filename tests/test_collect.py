@@ -456,3 +456,67 @@ def test_a_reply_that_cannot_be_read_back_is_rejected_once_not_saved_and_not_ask
     assert len(server.requests) == 4
     assert cli_main(["run", "--dataset", "readback", "--path", str(out), "--no-progress"]) == 0
     assert "2 answers" in capsys.readouterr().out
+
+
+def test_each_rejected_reply_says_why_and_a_rerun_keeps_the_record(server, tmp_path, capsys):
+    """Issue 31 re-check: the terminal said only "1 rejected", and a rerun wrote `failures: []` over
+    the only summary of the rejection. Each rejection is now one line, and `_collect.json` keeps a
+    cumulative list of every rejected reply with the folder they are kept in."""
+    from pipeline.testing.fake_engines import fake_answer
+
+    qs = queries_file(tmp_path, 4)
+    nan_reply = fake_answer("/chat/completions", "Should question 1 be asked?", server.base_url)
+    nan_reply["usage"] = {"cost": float("nan")}
+    surrogate_reply = fake_answer("/chat/completions", "Should question 2 be asked?", server.base_url)
+    surrogate_reply["choices"][0]["message"]["content"] += " \ud800"
+    server.add_fault(lambda q: q == "Should question 1 be asked?", body=nan_reply, times=5)
+    server.add_fault(lambda q: q == "Should question 2 be asked?", body=surrogate_reply, times=5)
+    out = tmp_path / "out"
+    command = ["collect", "--engine", "perplexity", "--queries", str(qs), "--out", str(out), "--no-progress", "--backoff", "0"]
+    assert cli_main(command) == 0  # two captured, two rejected for good: nothing left to retry
+    err = capsys.readouterr().err.splitlines()
+    ids = {q: answer_file_id("perplexity", "sonar", f"Should question {q} be asked?") for q in (1, 2)}
+    lines = [line for line in err if line.startswith("rejected ")]
+    assert lines == sorted(lines) and len(lines) == 2
+    assert any(line.startswith(f"rejected {ids[1]} (Should question 1 be asked?): the response cannot be saved and read "
+                               "back: it holds NaN or Infinity") for line in lines), lines
+    assert any(line.startswith(f"rejected {ids[2]} (Should question 2 be asked?): ") and "lone surrogate (\\ud800)" in line
+               for line in lines), lines
+    assert any(line.startswith("2 replies rejected: kept in ") for line in err)
+
+    def recorded() -> dict:
+        return json.loads((out / "_collect.json").read_text(encoding="utf-8"))
+
+    first = recorded()
+    assert first["rejected_dir"] == str(out / "_rejected")
+    assert [r["id"] for r in first["rejected"]] == sorted(ids.values())
+    assert cli_main(command) == 0  # the rerun asks nothing
+    assert capsys.readouterr().err == ""
+    again = recorded()
+    assert again["report"]["failures"] == [] and again["rejected"] == first["rejected"]
+    assert len(server.requests) == 4
+
+
+def test_rejection_lines_are_bounded(server, tmp_path, capsys):
+    qs = queries_file(tmp_path, 14)
+    server.add_fault(lambda q: True, body={"choices": [{"message": {"content": ""}}]}, times=100)
+    code = cli_main(["collect", "--engine", "perplexity", "--queries", str(qs), "--out", str(tmp_path / "out"),
+                     "--no-progress", "--backoff", "0"])
+    err = capsys.readouterr().err.splitlines()
+    assert code == 1  # asked 14, captured none
+    assert sum(line.startswith("rejected ") for line in err) == 10 and "and 4 more" in err
+    assert all("the response holds no answer text" in line for line in err if line.startswith("rejected "))
+
+
+@pytest.mark.parametrize(("failing", "expected"), [(0, 0), (2, 1), (5, 1)], ids=["none", "some", "all"])
+def test_the_exit_code_says_whether_queries_failed(server, tmp_path, capsys, failing, expected):
+    """Issue 31 re-check: every query timing out exited 0. Now 1 when any query failed (a rerun
+    retries it), 0 when every query asked has its envelope; a stopped run stays 2."""
+    qs = queries_file(tmp_path, 5)
+    bad = {f"Should question {k} be asked?" for k in range(failing)}
+    server.add_fault(lambda q: q in bad, status=500, times=100)
+    code = cli_main(["collect", "--engine", "perplexity", "--queries", str(qs), "--out", str(tmp_path / "out"),
+                     "--no-progress", "--retries", "0", "--backoff", "0"])
+    err = capsys.readouterr().err.splitlines()
+    assert code == expected
+    assert sum(line.startswith("failed ") and "500" in line for line in err) == failing

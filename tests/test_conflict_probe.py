@@ -257,6 +257,59 @@ def test_cli_run_dry_run_and_bad_input(server, tmp_path, capsys, monkeypatch):
     assert "unknown perturbation louder" in capsys.readouterr().err
 
 
+def test_failed_calls_say_why_one_line_per_distinct_reason(server, tmp_path, capsys, monkeypatch):
+    """Issue 31 re-check: the probe printed only "216 calls failed"; it now lists the reasons."""
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    path, strength, stance_of = _data(tmp_path, questions=2, per_side=2)
+    good = _script(strength, stance_of, logprobs=False)
+
+    def handler(req):
+        if "code0yes1" in req.raw:
+            return FakeResponse(body={"id": "x", "object": "chat.completion", "choices": []})
+        if "code1no0" in req.raw:
+            return FakeResponse(status=400, body={"error": {"message": "model overloaded today"}})
+        return good(req)
+
+    server.handler = handler
+    base = ["probe", "conflict", "--data", str(path), "--model", "fake-model", "--base-url", server.base_url,
+            "--no-progress", "--perturb", "control", "--no-logprobs"]
+    assert main(base + ["--name", "why"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    head = next(k for k, line in enumerate(out) if "calls failed" in line)
+    failed = int(out[head].split()[0])
+    reasons = out[head + 1: head + 3]
+    assert out[head].endswith("why:") and all(line.startswith("  ") for line in reasons), out
+    assert sorted(int(line.split(" x ")[0]) for line in reasons) == [8, 8] and failed == 16
+    texts = sorted(line.split(" x ", 1)[1] for line in reasons)
+    assert texts[0].startswith("HTTP 400: ") and "model overloaded today" in texts[0]
+    assert texts[1] == "server returned no choices"
+    summary = json.loads((tmp_path / "results" / "_probes" / "conflict" / "why" / "summary.json").read_text())
+    assert sum(r["calls"] for r in summary["failure_reasons"]) == failed
+
+
+def test_a_redirect_refusal_stops_the_probe_and_keeps_the_last_run(server, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    path, strength, stance_of = _data(tmp_path, questions=2, per_side=2)
+    server.handler = _script(strength, stance_of, logprobs=True)
+    out_dir = tmp_path / "probe-out"
+    base = ["probe", "conflict", "--data", str(path), "--model", "fake-model", "--no-progress", "--out", str(out_dir)]
+    assert main(base + ["--base-url", server.base_url, "--perturb", "control"]) == 0
+    before = {p.name: p.read_bytes() for p in out_dir.iterdir()}
+    capsys.readouterr()
+    with FakeOpenAIServer() as elsewhere:
+        server.reset()
+        server.handler = lambda req: FakeResponse(status=302, headers={"Location": f"{elsewhere.base_url}/canary"})
+        code = main(base + ["--base-url", server.base_url, "--perturb", "relevance_prefix", "--concurrency", "4"])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2
+        assert len(err) == 1 and err[0].startswith("error: field '--base-url': the probe stopped at its first refused call")
+        assert "redirect refused" in err[0] and "another port" in err[0]
+        assert len(server.chat_requests) == 1 and elsewhere.chat_requests == []  # one call, then nothing
+    assert {p.name: p.read_bytes() for p in out_dir.iterdir()} == before  # the last good run's files stay
+
+
 def test_perturbations_keep_the_code_and_change_the_text():
     text = "Coffee clearly PROVES it may possibly help! Some evidence suggests so. In May it could not."
     out = {name: p.apply(text, "Does coffee help?") for name, p in PERTURBATIONS.items()}

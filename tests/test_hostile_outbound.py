@@ -16,6 +16,7 @@ from pipeline.cli import main as cli_main
 from pipeline.collect.client import Backoff, post_json
 from pipeline.conflict import probe_ask
 from pipeline.judges.backends.llm_client import ChatCaller
+from pipeline.judges.backends.llm_retry import EndpointRefused
 from pipeline.judges.backends.openai_judge import OpenAIJudge
 from pipeline.outbound import hop_problem, origin_of
 from pipeline.testing.fake_openai import chat_completion
@@ -118,28 +119,93 @@ def test_aee_collect_stops_with_one_line_and_the_canary_sees_nothing(pair, tmp_p
 
 
 def test_openai_judge_refuses_and_does_not_retry(pair):
+    """A refused redirect is a configuration error: the call raises, and every later call raises
+    without sending anything (issue 31 re-check: the judge went on for 107 refused calls)."""
     redirector, canary = pair
     judge = OpenAIJudge(base_url=f"{redirector.base_url}/v1", api_key=KEY, model="m", max_retries=3, timeout=5)
-    reply = judge._call([{"role": "user", "content": "hello"}])
-    _refusal_said(reply.error or "", canary)
-    assert canary.seen == [] and redirector.hits == 1
+    with pytest.raises(EndpointRefused) as first:
+        judge._call([{"role": "user", "content": "hello"}])
+    _refusal_said(str(first.value), canary)
+    with pytest.raises(EndpointRefused):
+        judge._call([{"role": "user", "content": "again"}])
+    assert canary.seen == [] and redirector.hits == 1 and judge.stats["requests"] == 1
 
 
 def test_azure_judge_key_header_goes_nowhere_else(pair):
     redirector, canary = pair
     judge = OpenAIJudge(base_url=redirector.base_url, api_key=KEY, model="m", api_version="2024-06-01", max_retries=1,
                         timeout=5)
-    reply = judge._call([{"role": "user", "content": "hello"}])
-    _refusal_said(reply.error or "", canary)
+    with pytest.raises(EndpointRefused) as refused:
+        judge._call([{"role": "user", "content": "hello"}])
+    _refusal_said(str(refused.value), canary)
     assert canary.seen == []  # httpx strips Authorization across origins, but not Azure's api-key: we refuse
 
 
 def test_minicheck_chat_caller_refuses(pair):
     redirector, canary = pair
     caller = ChatCaller(base_url=f"{redirector.base_url}/v1", api_key=KEY, model="m", max_retries=2, timeout=5)
-    reply = caller.complete([{"role": "user", "content": "hello"}])
-    _refusal_said(reply.error or "", canary)
-    assert canary.seen == [] and caller.stats["retries"] == 0
+    with pytest.raises(EndpointRefused) as refused:
+        caller.complete([{"role": "user", "content": "hello"}])
+    _refusal_said(str(refused.value), canary)
+    assert canary.seen == [] and caller.stats.get("retries", 0) == 0 and redirector.hits == 1
+
+
+def test_concurrent_judge_calls_send_one_request_to_a_redirecting_endpoint(pair):
+    """Calls go one at a time until one has come back, so workers already waiting send nothing."""
+    redirector, canary = pair
+    judge = OpenAIJudge(base_url=f"{redirector.base_url}/v1", api_key=KEY, model="m", max_retries=0, timeout=5,
+                        concurrency=8)
+    errors: list[BaseException] = []
+
+    def call(k: int) -> None:
+        try:
+            judge._call([{"role": "user", "content": f"q{k}"}])
+        except EndpointRefused as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=call, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert len(errors) == 8 and redirector.hits == 1 and canary.seen == []
+
+
+DEMO = Path(__file__).resolve().parent.parent / "data" / "demo" / "answers.jsonl"
+
+
+def _judge_env(monkeypatch, tmp_path, redirector) -> None:
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("AEE_FETCH", "off")
+    monkeypatch.setenv("AEE_OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("AEE_OPENAI_BASE_URL", f"{redirector.base_url}/v1")
+
+
+def test_aee_score_with_a_redirecting_judge_stops_with_one_error_line_and_exit_2(pair, tmp_path, monkeypatch, capsys):
+    redirector, canary = pair
+    _judge_env(monkeypatch, tmp_path, redirector)
+    code = cli_main(["score", str(DEMO), "--judge", "openai", "--no-fetch"])
+    captured = capsys.readouterr()
+    assert code == 2
+    errors = [line for line in captured.err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "judge stopped at its first refused call" in errors[0]
+    _refusal_said(errors[0], canary)
+    assert "not checked" not in captured.out  # no scorecard of unchecked statements
+    assert redirector.hits == 1 and canary.seen == []
+
+
+def test_aee_run_with_a_redirecting_judge_exits_2_and_keeps_the_earlier_results(pair, tmp_path, monkeypatch, capsys):
+    redirector, canary = pair
+    _judge_env(monkeypatch, tmp_path, redirector)
+    assert cli_main(["run", "--dataset", "D", "--path", str(DEMO), "--judge", "offline", "--limit", "3", "--no-progress"]) == 0
+    before = {p: p.read_bytes() for p in (tmp_path / "results").rglob("*") if p.is_file()}
+    capsys.readouterr()
+    code = cli_main(["run", "--dataset", "D", "--path", str(DEMO), "--judge", "openai", "--limit", "3", "--no-progress"])
+    captured = capsys.readouterr()
+    assert code == 2 and "judge stopped at its first refused call" in captured.err
+    assert {p: p.read_bytes() for p in (tmp_path / "results").rglob("*") if p.is_file()} == before
+    assert redirector.hits == 1 and canary.seen == []
 
 
 def test_conflict_probe_refuses(pair):

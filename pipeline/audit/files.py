@@ -179,7 +179,11 @@ def read_label_studio(data: Any) -> Iterator[Row]:
     """Label Studio's JSON export (tasks with `annotations`) or JSON-MIN (flat rows)."""
     if not isinstance(data, list):
         raise InputError("a Label Studio export is a JSON list of tasks")
-    for n, task in enumerate(data, start=1):
+    tasks = [(task, _annotations(task)) for task in data]
+    # The person suffix is decided once for the whole file, so one person keeps one name on every
+    # task: "Lab/ok@x.org" everywhere when the file holds two or more people, plain "Lab" otherwise.
+    people = {str(_person(a)) for _, counted in tasks for a in counted}
+    for n, (task, counted) in enumerate(tasks, start=1):
         where = f"task {n}"
         if not isinstance(task, dict):
             yield Row(where, None, "", "", {"_error": "not a JSON object"}, {})
@@ -188,11 +192,9 @@ def read_label_studio(data: Any) -> Iterator[Row]:
         if not isinstance(payload, dict):  # JSON-MIN: data fields and choices side by side
             yield _flat_row(where, {k: _choice(v) for k, v in task.items()})
             continue
-        annotations = [a for a in task.get("annotations") or [] if isinstance(a, dict) and not a.get("was_cancelled")]
-        if not annotations:
+        if not counted:
             continue  # an unlabelled task: nothing to import
-        people = {str(_person(a)) for a in annotations}
-        for a in annotations:
+        for a in counted:
             values: dict[str, Any] = {}
             for result in a.get("result") or []:
                 if isinstance(result, dict) and isinstance(result.get("from_name"), str):
@@ -201,6 +203,14 @@ def read_label_studio(data: Any) -> Iterator[Row]:
             yield Row(where, _text(payload.get("sample_id")), _text(payload.get("item_id")) or "", suffix,
                       {k: v for k, v in values.items() if k in FIELD_VALUES or k == NOTE},
                       {k: payload.get(k) for k in _ID_KEYS if k in payload})
+
+
+def _annotations(task: Any) -> list[dict]:
+    """A Label Studio task's annotations that count (not cancelled); [] for anything else."""
+    if not isinstance(task, dict) or not isinstance(task.get("data"), dict):
+        return []
+    found = task.get("annotations")
+    return [a for a in found if isinstance(a, dict) and not a.get("was_cancelled")] if isinstance(found, list) else []
 
 
 def _person(annotation: dict) -> Any:
@@ -217,10 +227,11 @@ def read_argilla(data: Any) -> Iterator[Row]:
     records = data.get("records") if isinstance(data, dict) else data
     if not isinstance(records, list):
         raise InputError("an Argilla export is a JSON list of records")
+    read: list[tuple[str, str | None, str, dict[str, Any], dict[str, dict[str, Any]] | None]] = []
     for n, rec in enumerate(records, start=1):
         where = f"record {n}"
         if not isinstance(rec, dict):
-            yield Row(where, None, "", "", {"_error": "not a JSON object"}, {})
+            read.append((where, None, "", {}, None))  # None: not a JSON object
             continue
         meta: dict[str, Any] = rec["metadata"] if isinstance(rec.get("metadata"), dict) else rec
         sample_id = _text(meta.get("sample_id"))
@@ -242,8 +253,15 @@ def read_argilla(data: Any) -> Iterator[Row]:
                     for i, value in enumerate(values):
                         user = str(users[i]) if i < len(users) else "?"
                         by_user.setdefault(user, {})[question] = value
-        for user, values in by_user.items():
-            yield Row(where, sample_id, item, user if len(by_user) > 1 else "",
+        read.append((where, sample_id, item, ids, by_user))
+    # As for Label Studio: one person has one name across the whole file.
+    several = len({user for *_, users_of in read for user in users_of or {}}) > 1
+    for where, sample_id, item, ids, users_of in read:
+        if users_of is None:
+            yield Row(where, None, "", "", {"_error": "not a JSON object"}, {})
+            continue
+        for user, values in users_of.items():
+            yield Row(where, sample_id, item, user if several else "",
                       {k: v for k, v in values.items() if k in FIELD_VALUES or k == NOTE}, ids, "user_id")
 
 

@@ -4,6 +4,10 @@ envelope (see run.py for the guarantees: atomic files, resume, bounded concurren
     aee collect --engine perplexity --queries liu:debate --out data/captures/pplx --limit 50 --dry-run
     aee collect --engine perplexity --queries liu:debate --out data/captures/pplx --limit 50
     aee run --dataset pplx-debate --path data/captures/pplx
+
+Exit codes: 0 every query asked has its envelope (a rejected reply, kept in `_rejected/`, counts);
+1 some or all queries failed, or none of those asked was captured (a rerun retries the failed ones);
+2 bad input, or the run stopped (the key refused, a redirect refused); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -20,7 +24,10 @@ from pipeline.errors import InputError
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("collect", help="ask an answer engine every query of a set and save each answer (capture envelopes)")
+    p = subparsers.add_parser("collect", help="ask an answer engine every query of a set and save each answer (capture envelopes)",
+                              epilog="exit codes: 0 all asked queries saved (rejected replies kept in _rejected/ count); "
+                                     "1 some or all queries failed, or none was captured (rerun to retry); "
+                                     "2 bad input or the run stopped (key or redirect refused); 130 interrupted")
     p.add_argument("--engine", required=True, choices=sorted(PROVIDERS))
     p.add_argument("--queries", required=True, help="a .jsonl or .csv file with a 'query' column, or liu:debate / liu:allsouls")
     p.add_argument("--out", required=True, type=Path, help="folder for the envelopes (one .json per answer); rerun to resume")
@@ -53,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
-    from pipeline.collect.run import CollectConfig, collect, plan
+    from pipeline.collect.run import REJECTED_DIR, CollectConfig, collect, exit_code, plan, problem_lines
 
     if args.limit is not None and args.limit < 0:
         raise InputError("must be 0 or more", field="--limit")
@@ -93,6 +100,11 @@ def cmd_collect(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, previous)
     print(report.line())
     print(f"envelopes in {args.out}; score them with `aee run --dataset NAME --path {args.out}`")
+    for line in problem_lines(report):  # why each query was rejected or failed, one line each
+        print(line, file=sys.stderr)
+    if report.rejected:
+        replies = "reply" if report.rejected == 1 else "replies"
+        print(f"{report.rejected} {replies} rejected: kept in {args.out / REJECTED_DIR} and not asked again", file=sys.stderr)
     if report.failed:
         print(f"{report.failed} queries failed (see {args.out / '_collect.json'}); rerun the same command to retry them",
               file=sys.stderr)
@@ -100,7 +112,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
         if report.stopped.startswith("redirect refused"):
             raise InputError(f"the run stopped: {report.stopped}", field=f"AEE_COLLECT_{args.engine.upper()}_BASE_URL")
         raise InputError(f"{args.engine} refused the request, so the run stopped: {report.stopped}", field="--engine")
-    return 130 if report.interrupted else 0
+    return exit_code(report)
 
 
 def _terminate_as_interrupt() -> Any:

@@ -158,7 +158,8 @@ def collect(config: CollectConfig) -> CollectReport:
             report.pages_fetched += outcome.get("pages", 0)
             report.pages_dead += outcome.get("dead", 0)
             if kind in ("failed", "rejected"):
-                report.failures.append({"query": outcome["query"][:300], "id": outcome["id"], "error": outcome["error"][:500]})
+                report.failures.append({"kind": kind, "query": outcome["query"][:300], "id": outcome["id"],
+                                        "error": outcome["error"][:500]})
             if outcome.get("fatal") and not report.stopped:
                 report.stopped = outcome["error"]
                 stop.set()
@@ -202,12 +203,68 @@ def collect(config: CollectConfig) -> CollectReport:
     if config.sources == "fetch" and not stop.is_set():
         _fetch_missing_pages(config, report)
     report.seconds = time.monotonic() - started
-    _write_json_atomic(config.out / SUMMARY_FILE, {"finished": _now(), "engine": config.engine, "model": model,
-                                                   "queries": config.queries, "sources": config.sources,
-                                                   "repeat": max(1, config.repeat), "spacing": config.spacing,
-                                                   "wave": config.wave,
-                                                   "report": asdict(report)})
+    summary_path = config.out / SUMMARY_FILE
+    _write_json_atomic(summary_path, {"finished": _now(), "engine": config.engine, "model": model,
+                                      "queries": config.queries, "sources": config.sources,
+                                      "repeat": max(1, config.repeat), "spacing": config.spacing,
+                                      "wave": config.wave,
+                                      "report": asdict(report),
+                                      "rejected_dir": str(config.out / REJECTED_DIR),
+                                      "rejected": _all_rejected(summary_path, report)})
     return report
+
+
+def _all_rejected(summary_path: Path, report: CollectReport) -> list[dict[str, str]]:
+    """Every reply rejected so far in this folder, earlier runs' included: a rerun never asks a
+    rejected query again, so its report alone would lose the record (each reply is in `_rejected/`)."""
+    kept: dict[str, dict[str, str]] = {}
+    try:
+        earlier = json.loads(summary_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        earlier = {}
+    previous = earlier.get("rejected") if isinstance(earlier, dict) else None
+    if not isinstance(previous, list):  # a summary from before the cumulative list: its own run's rejections
+        old_report = earlier.get("report") if isinstance(earlier, dict) else None
+        previous = old_report.get("failures", []) if isinstance(old_report, dict) else []
+        previous = [f for f in previous if isinstance(f, dict) and
+                    (f.get("kind") == "rejected" or str(f.get("error", "")).startswith("record "))]
+    for entry in previous or []:
+        if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+            kept[entry["id"]] = {k: str(entry.get(k, ""))[:500] for k in ("id", "query", "error")}
+    for failure in report.failures:
+        if failure.get("kind") == "rejected":
+            kept[failure["id"]] = {k: failure[k] for k in ("id", "query", "error")}
+    return [kept[k] for k in sorted(kept)]
+
+
+def exit_code(report: CollectReport) -> int:
+    """0: every query asked has its envelope (a rejected reply kept in `_rejected/` counts: it is
+    not asked again); 1: some or all queries failed (a rerun retries them), or queries were asked
+    and none was captured; 130: interrupted. A stopped run (refused key or redirect) is exit 2,
+    raised by the command as bad input."""
+    if report.interrupted:
+        return 130
+    if report.failed or report.unfinished or (report.asked and not report.captured):
+        return 1
+    return 0
+
+
+def problem_lines(report: CollectReport, limit: int = 10) -> list[str]:
+    """One line per rejected or failed query of this run (at most `limit`, then how many more)."""
+    from pipeline.errors import one_line
+
+    shown = [f for f in report.failures if not report.stopped or f.get("error") != report.stopped]  # said once, below
+    ordered = sorted(shown, key=lambda f: (f.get("kind") != "rejected", f.get("id", "")))
+    def why(f: dict[str, str]) -> str:
+        error = f.get("error", "")
+        prefix = f"record {f.get('id', '')}: "  # the importer's error names the record: said once already
+        return one_line(error[len(prefix):] if error.startswith(prefix) else error, 300)
+
+    lines = [f"{f.get('kind', 'failed')} {f.get('id', '')} ({one_line(f.get('query', ''), 60)}): {why(f)}"
+             for f in ordered[:limit]]
+    if len(ordered) > limit:
+        lines.append(f"and {len(ordered) - limit} more")
+    return lines
 
 
 def plan(config: CollectConfig) -> list[str]:

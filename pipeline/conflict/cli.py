@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from pipeline.errors import InputError
+from pipeline.errors import InputError, one_line
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -93,6 +93,8 @@ def cmd_conflict(args: argparse.Namespace) -> int:
         result = probe_run.run_probe(data, asker, cache, perturbations=perturbations, out_dir=out_dir,
                                      perturb_stance=args.perturb_stance, concurrency=args.concurrency,
                                      progress=not args.no_progress)
+    except InputError:
+        raise
     except ValueError as exc:
         raise InputError(str(exc), record=str(data.path)) from exc
     print(_report(result))
@@ -117,6 +119,7 @@ def _report(result) -> str:
         lines.append(f"effect of {r['perturbation']} vs {r['baseline']} on {r['stance']} paragraphs: {_fmt(r['effect'])} "
                      f"[{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}] over {r['paragraphs']} paragraphs")
     if s["failed"]:
-        lines.append(f"{s['failed']} calls failed (not cached): run the same command again to retry them")
+        lines.append(f"{s['failed']} calls failed (not cached): run the same command again to retry them; why:")
+        lines.extend(f"  {r['calls']} x {one_line(r['error'], 300)}" for r in s.get("failure_reasons", []))
     lines.append(f"results in {result.out_dir}")
     return "\n".join(lines)

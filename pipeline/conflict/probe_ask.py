@@ -14,6 +14,7 @@ point `--cache` elsewhere to ask afresh.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -151,11 +152,31 @@ class Asker:
         self._secret = api_key
         self.logprobs = logprobs
         self._lock = threading.Lock()
+        # A refused redirect is a configuration error: remembered, and no later call is sent. Until
+        # one call has come back, calls go one at a time, so only one is refused.
+        self.refused: str | None = None
+        self._first_lock = threading.Lock()
+        self._answered = False
         self.client = guarded_openai(openai.OpenAI, api_key=api_key or "not-needed", base_url=base_url, timeout=timeout,
                                      max_retries=max_retries)
 
     def ask(self, msgs: list[dict[str, str]]) -> ProbeReply:
-        """One call; never raises (a failure comes back as method "error")."""
+        """One call; never raises (a failure comes back as method "error"). After a refused
+        redirect (`self.refused`) nothing more is sent."""
+        with contextlib.nullcontext() if self._answered else self._first_lock:
+            if self.refused is not None:
+                return ProbeReply(None, None, "error", error=f"not sent: {self.refused}")
+            reply = self._ask(msgs)
+            if reply.method != "error":
+                self._answered = True
+            return reply
+
+    def _refuse(self, reason: str) -> ProbeReply:
+        with self._lock:
+            self.refused = self.refused or self._redact(reason)[:500]
+        return ProbeReply(None, None, "error", error=self._redact(reason)[:500])
+
+    def _ask(self, msgs: list[dict[str, str]]) -> ProbeReply:
         import openai
 
         kwargs: dict[str, Any] = {"model": self.model, "messages": msgs, "temperature": 0.0, "max_tokens": MAX_TOKENS}
@@ -175,10 +196,12 @@ class Asker:
                     continue
                 return ProbeReply(None, None, "error", error=self._redact(f"HTTP 400: {exc}")[:300])
             except RedirectRefused as exc:
-                return ProbeReply(None, None, "error", error=self._redact(exc.reason)[:500])
+                return self._refuse(exc.reason)
             except openai.OpenAIError as exc:
                 refused = refusal_in(exc)
-                return ProbeReply(None, None, "error", error=self._redact(refused or f"{type(exc).__name__}: {exc}")[:500])
+                if refused:
+                    return self._refuse(refused)
+                return ProbeReply(None, None, "error", error=self._redact(f"{type(exc).__name__}: {exc}")[:500])
             choices = getattr(response, "choices", None) or []
             if not choices:
                 return ProbeReply(None, None, "error", error="server returned no choices")

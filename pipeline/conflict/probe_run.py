@@ -28,6 +28,7 @@ import pyarrow as pa
 from pipeline.conflict import probe_ask, probe_stats
 from pipeline.conflict.perturb import ORIGINAL, PERTURBATIONS
 from pipeline.conflict.probe_data import ProbeData, Question
+from pipeline.errors import InputError
 from pipeline.paths import cache_dir, results_dir
 from pipeline.store import git_sha, write_atomic, write_json_atomic
 
@@ -160,6 +161,17 @@ def ask_all(calls: list[PlannedCall], asker: probe_ask.Asker, cache: probe_ask.P
     return [item for item in out if item is not None]
 
 
+def failure_reasons(frame: pd.DataFrame, limit: int = 5) -> list[dict[str, Any]]:
+    """The distinct errors of the failed calls with how many calls had each, commonest first."""
+    errors = frame.loc[frame["method"] == "error", "error"].fillna("").astype(str)
+    counts = errors.value_counts()
+    ordered = sorted(counts.items(), key=lambda item: (-int(item[1]), item[0]))
+    out: list[dict[str, Any]] = [{"error": str(e)[:300] or "(no reason given)", "calls": int(n)} for e, n in ordered[:limit]]
+    if len(ordered) > limit:
+        out.append({"error": f"{len(ordered) - limit} other reason(s)", "calls": int(sum(n for _, n in ordered[limit:]))})
+    return out
+
+
 def _paragraph_frame(data: ProbeData, perturbations: list[str], perturb_stance: str) -> pd.DataFrame:
     return pd.DataFrame([
         {"question_id": q.id, "question": q.question, "paragraph_id": p.id, "stance": p.stance, "url": p.url, "text": p.text,
@@ -174,6 +186,9 @@ def run_probe(data: ProbeData, asker: probe_ask.Asker, cache: probe_ask.ProbeCac
     """Plan, ask, compute and write one probe run."""
     calls = plan_calls(data, perturbations, asker.model, asker.base_url, perturb_stance)
     replies = ask_all(calls, asker, cache, concurrency=concurrency, progress=progress)
+    if asker.refused is not None:  # a configuration error, not a failed call: the last run's files stay
+        raise InputError(f"the probe stopped at its first refused call and sent no more: {asker.refused}; "
+                         f"nothing was written to {out_dir} (answers already cached are kept)", field="--base-url")
     frame = pd.DataFrame([
         {"question_id": c.question_id, "variant": c.variant, "yes_id": c.yes_id, "no_id": c.no_id, "order": c.order,
          "first_stance": c.first_stance, "answer": r.answer, "p_yes": r.p_yes, "method": r.method, "raw": r.raw,
@@ -196,6 +211,7 @@ def run_probe(data: ProbeData, asker: probe_ask.Asker, cache: probe_ask.ProbeCac
         "failed": int(methods.get("error", 0)), "unreadable": int(methods.get("unparsed", 0)),
         "read_from_logprobs": int(methods.get("logprobs", 0)), "read_from_word": int(methods.get("word", 0)),
         "order_bias": probe_stats.order_bias(frame),
+        "failure_reasons": failure_reasons(frame),
     }
     out_dir.mkdir(parents=True, exist_ok=True)
     write_atomic(out_dir / "calls.parquet", pa.Table.from_pandas(frame, preserve_index=False))

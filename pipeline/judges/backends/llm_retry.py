@@ -13,6 +13,7 @@ parameter the caller can do without is sent again without it, which does not cou
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import logging
 import random
@@ -20,10 +21,15 @@ import threading
 import time
 from typing import Any, Callable, ClassVar, TypeVar
 
+from pipeline.judges.base import JudgeError
 from pipeline.outbound import RedirectRefused, refusal_in
 from pipeline.redact import redact
 
-__all__ = ["Gate", "RetryingChat"]
+__all__ = ["EndpointRefused", "Gate", "RetryingChat"]
+
+
+class EndpointRefused(JudgeError):
+    """The chat endpoint redirected a call somewhere the key may not go: stop, do not call it again."""
 
 R = TypeVar("R")
 
@@ -80,6 +86,10 @@ class RetryingChat:
         self.max_retry_after = float(max_retry_after)
         self._gate: Any = Gate(concurrency)
         self._stats_lock = threading.Lock()
+        # Until one call has come back, calls go one at a time: a misconfigured endpoint (a redirect
+        # elsewhere) is then refused once, not once per worker already in flight.
+        self._first_lock = threading.Lock()
+        self._answered = False
 
     @property
     def gate(self) -> Any:
@@ -91,6 +101,21 @@ class RetryingChat:
         admits one request, with a `bound` and a `hold_off(seconds)` (pipeline.cluster.gate holds one
         bound per endpoint for every worker of a Ray run)."""
         self._gate = gate
+
+    def _refuse(self, reason: str) -> None:
+        """Remember the refusal (every later call raises at once, sending nothing) and raise it."""
+        with self._stats_lock:
+            if getattr(self, "_refused", None) is None:
+                self._refused: str | None = redact(reason, [self._secret])
+                self.stats["refused_calls"] = self.stats.get("refused_calls", 0) + 1
+                self.retry_log.info("%s refused: %s", self.call_name, self._refused)
+        self._raise_if_refused()
+
+    def _raise_if_refused(self) -> None:
+        refused = getattr(self, "_refused", None)
+        if refused is not None:
+            raise EndpointRefused(f"the judge stopped at its first refused call and sent no more: {refused}; "
+                                  "check the base URL the judge is configured with")
 
     def _bump(self, **counts: int) -> None:
         with self._stats_lock:
@@ -135,18 +160,23 @@ class RetryingChat:
             kwargs = build_kwargs()
             retry_after: float | None = None
             try:
-                self._bump(requests=1)
-                with self._gate:
+                with contextlib.nullcontext() if self._answered else self._first_lock, self._gate:
+                    self._raise_if_refused()  # checked inside the gate: a call that waited sends nothing
+                    self._bump(requests=1)
                     response = client.chat.completions.create(timeout=self.timeout, **kwargs)
+                    self._answered = True
                 return read(response)
+            except EndpointRefused:  # an earlier call was refused: this one sent nothing
+                raise
             except RedirectRefused as exc:  # the server sent us elsewhere: no retry will change that
-                last_error, retryable = redact(exc.reason, [self._secret]), False
+                self._refuse(exc.reason)
             except openai.APITimeoutError:
                 last_error, retryable = f"request timed out after {self.timeout:g}s", True
             except openai.APIConnectionError as exc:
                 refused = refusal_in(exc)
-                last_error, retryable = (redact(refused, [self._secret]), False) if refused else (
-                    f"connection error ({type(exc).__name__})", True)
+                if refused:
+                    self._refuse(refused)
+                last_error, retryable = f"connection error ({type(exc).__name__})", True
             except openai.APIStatusError as exc:
                 status = int(getattr(exc, "status_code", 0) or 0)
                 message = redact(str(getattr(exc, "message", "") or exc), [self._secret])[:300]
