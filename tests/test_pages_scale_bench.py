@@ -36,7 +36,7 @@ def test_one_row_per_registry_page_with_its_verdict():
     home = by_page["home"]
     assert isinstance(home, Row) and home.note.startswith("under the 2 s target")
     assert abs(home.baseline - 0.1) < 1e-9 and abs(home.ours - 0.4) < 1e-9 and abs(home.ratio - 0.25) < 1e-9
-    assert by_page["compare"].note.startswith("OVER the 2 s target")
+    assert by_page["compare"].note.startswith("OVER the 2 s target at 20k;")
     assert by_page["study"].note.startswith("SKIPPED: the page failed: EXCEPTION boom") and by_page["study"].ratio is None
 
 
