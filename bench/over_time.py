@@ -110,7 +110,7 @@ def measure(label: str, tmp: Path, page: bool = True) -> dict:
 
 
 def bench_over_time(quick: bool, cost_row: Callable[..., Any], Row: Callable[..., Any], sizes: tuple[str, ...] | None = None) -> list:
-    """Rows t1..t3 (see the module docstring); `cost_row` is run.py's. --quick: one skipped row."""
+    """Rows t1..t4 (see the module docstring); `cost_row` is run.py's. --quick: one skipped row."""
     if quick and sizes is None:
         # three fresh processes take half a minute on a loaded 2-core machine, too much of the quick
         # run's budget; the code path is tested by tests/test_compare_over_time.py and the page tests

@@ -55,3 +55,18 @@ def test_docs_table_has_every_page_and_size():
 def test_quick_is_one_skipped_row():
     rows = pages_scale.bench_pages_scale(True, cost_row, skipped)
     assert len(rows) == 1 and rows[0].note.startswith("SKIPPED") and rows[0].name.startswith("t4.")
+
+
+def test_row_t_carries_one_t4_row_per_page(monkeypatch):
+    import over_time
+
+    def fake_measure(label, folder, page=True):
+        n = {"1k": 1008, "20k": 20016}[label]
+        return {"label": label, "answers": n, "run_s": n / 100, "build_s": n / 1000, "page_cold_s": 1.0, "page_warm_s": 0.2}
+
+    monkeypatch.setattr(over_time, "measure", fake_measure)
+    monkeypatch.setattr(pages_scale, "measure_pages", lambda label, folder: _timings(0.1 if label == "1k" else 0.3))
+    rows = over_time.bench_over_time(False, cost_row, Row)
+    names = [r.name.split(".")[0] for r in rows]
+    assert names[:3] == ["t1", "t2", "t3"] and names[3:] == ["t4"] * len(PAGES)
+    assert all(abs(r.ours - 0.3) < 1e-9 and r.note.startswith("under") for r in rows[3:])
