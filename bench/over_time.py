@@ -17,6 +17,7 @@ Rows:
       small vs large, time per answer.
   t3  the Over time page's warm view (Streamlit AppTest, server time of a second run in the same
       session), small vs large; target under 2 s at every size.
+  t4  every page of the registry the same way on the same result sets (bench/pages_scale.py).
 
 `python bench/over_time.py --replicated` (rows t2r, t3r): the 1k corpus through `aee run`, its tables
 copied to 144,144 answers in a result set, then the summaries and the page timed at that size.
@@ -109,19 +110,24 @@ def measure(label: str, tmp: Path, page: bool = True) -> dict:
 
 
 def bench_over_time(quick: bool, cost_row: Callable[..., Any], Row: Callable[..., Any], sizes: tuple[str, ...] | None = None) -> list:
-    """Rows t1..t3 (see the module docstring); `cost_row` is run.py's. --quick: one skipped row."""
+    """Rows t1..t4 (see the module docstring); `cost_row` is run.py's. --quick: one skipped row."""
     if quick and sizes is None:
         # three fresh processes take half a minute on a loaded 2-core machine, too much of the quick
         # run's budget; the code path is tested by tests/test_compare_over_time.py and the page tests
         return [Row("t. audits over time", None, None, None, "", "SKIPPED: full sizes only (bench/over_time.py; "
                     "python bench/over_time.py --sizes tiny,1k for a small run)")]
     sizes = sizes or ("1k", "20k")
+    import pages_scale  # bench/pages_scale.py: rows t4, every registry page on the same corpora
+
     with tempfile.TemporaryDirectory(prefix="aee-over-time-") as tmp:
-        results = {}
+        results: dict[str, dict] = {}
+        pages: dict[str, dict[str, dict]] = {}
         for label in dict.fromkeys(sizes):
             folder = Path(tmp) / label
             folder.mkdir()
             results[label] = measure(label, folder, page=label != "tiny")
+            if label != "tiny":  # every other page on the same result set (bench/pages_scale.py, rows t4)
+                pages[label] = pages_scale.measure_pages(label, folder)
     small, large = results[sizes[0]], results[sizes[-1]]
     scale = large["answers"] / small["answers"]
     rows = []
@@ -138,7 +144,8 @@ def bench_over_time(quick: bool, cost_row: Callable[..., Any], Row: Callable[...
                          large["page_warm_s"], "s",
                          f"AppTest server time, median of 3 warm runs after a cold one ({small['page_cold_s']:.2f} s and "
                          f"{large['page_cold_s']:.2f} s cold); target under 2 s warm at every size: {'met' if ok else 'NOT met'}"))
-    return rows
+    built = {label: {"answers": r["answers"], "run_s": r["run_s"], "reused": False} for label, r in results.items()}
+    return rows + pages_scale.rows(sizes, built, pages, cost_row, lambda name, why: Row(name, None, None, None, "", f"SKIPPED: {why}"))
 
 
 # ---- 140k by replication: the summaries and the page at 140k answers without a 140k pipeline run ----

@@ -64,7 +64,8 @@ Rows (letters as in docs/benchmarks.md):
   t    Audits over time (bench/over_time.py): fake-engine corpora of 1,008 and 20,016 answers (9 engines,
        2 repeats, weekly waves; 140,400 with `python bench/over_time.py --sizes 1k,140k`): `aee run`
        with its over-time summaries and those summaries alone, time per answer (1 = linear); the
-       Over time page's warm view (AppTest), target under 2 s.
+       Over time page's warm view (AppTest), target under 2 s; t4: every registry page's warm view
+       on the same result sets (bench/pages_scale.py), target under 2 s.
   u/v/w The full-size runs of tests that run smaller in `make test` (bench/suite_rows.py): kill -9
        at 20 random moments then rerun; the first 200 ExpertQA answers locally vs on Ray; 20 browser
        users at once with full sessions.
@@ -625,7 +626,7 @@ def bench_llm_in_flight(quick: bool) -> list[Row]:
 
 
 def bench_over_time(quick: bool) -> list[Row]:
-    import over_time  # bench/over_time.py: t1-t3
+    import over_time  # bench/over_time.py: t1-t3, and t4 via bench/pages_scale.py
 
     return over_time.bench_over_time(quick, cost_row, Row)
 
@@ -792,7 +793,7 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "o": ("o. the worst-case answer at four sizes", bench_worst_case),
     "p": ("p. the offline encoder alone vs batched", bench_encoder),
     "q": ("q. prediction-powered scorecard: coverage per cell on ExpertQA", bench_ppi_coverage),
-    "t": ("t. audits over time: pipeline and page, 1k vs 20k answers", bench_over_time),
+    "t": ("t. audits over time: pipeline and every page, 1k vs 20k answers", bench_over_time),
     "u": ("u. kill -9 at random moments then rerun", lambda quick: _suite_row("bench_kill_trials", quick)),
     "v": ("v. offline judge, ExpertQA: local vs Ray", lambda quick: _suite_row("bench_ray_vs_local", quick)),
     "w": ("w. 20 browser users at once, full sessions", lambda quick: _suite_row("bench_crowd", quick)),

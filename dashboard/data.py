@@ -20,6 +20,7 @@ from typing import Any, Callable
 import pandas as pd
 import streamlit as st
 
+from dashboard import table_facts
 from pipeline.aggregate import QUERY_TYPES, summarize
 from pipeline.importers import known_datasets
 from pipeline.metrics import GROUP_ORDER, METRICS, ScoreConfig
@@ -193,10 +194,17 @@ def remember_dataset(key: str) -> None:
     st.session_state["shared_dataset"] = st.session_state.get(key)
 
 
+def _file(dataset: str, name: str, judge: str | None = None) -> Path | None:
+    """A table's file when it exists and belongs to a whole result set, else None (for the
+    column-wise readers of dashboard/table_facts.py)."""
+    path = table_path(dataset, name, judge, results_root())
+    return path if _shown(dataset) and path.exists() else None
+
+
 def engines(dataset: str) -> list[str]:
     """Engines present in a dataset, sorted."""
-    answers = table(dataset, "answers")
-    return sorted(answers["engine"].dropna().unique().tolist()) if len(answers) else []
+    path = _file(dataset, "answers")
+    return table_facts.distinct(str(path), _mtime(path), "engine") if path else []
 
 
 def overview(dataset: str) -> pd.DataFrame:
@@ -214,10 +222,8 @@ def overview(dataset: str) -> pd.DataFrame:
 
 def fields(dataset: str, judge: str) -> list[str]:
     """Non-empty subject fields in a dataset's metrics table."""
-    metrics = table(dataset, "metrics", judge)
-    if metrics.empty:
-        return []
-    return sorted(f for f in metrics["field"].dropna().unique().tolist() if f)
+    path = _file(dataset, "metrics", judge)
+    return [f for f in table_facts.distinct(str(path), _mtime(path), "field") if f] if path else []
 
 
 def configs(dataset: str, judge: str) -> list[tuple[str, str]]:
@@ -252,37 +258,20 @@ def summary(dataset: str, judge: str, mode: str, necessity: str, field_filter: t
     return full[(full["mode"] == mode) & (full["necessity"] == necessity)].reset_index(drop=True)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def _blank_reasons(path: str, mtime: float, mode: str, necessity: str, query_type: str,
-                   field_filter: tuple[str, ...]) -> dict[tuple[str, str], str]:
-    metrics = read_table(Path(path), "metrics")
-    part = metrics[(metrics["mode"] == mode) & (metrics["necessity"] == necessity) & metrics["value"].isna()]
-    if query_type != "all":
-        part = part[part["query_type"] == query_type]
-    if field_filter:
-        part = part[part["field"].isin(field_filter)]
-    part = part[part["reason"].fillna("") != ""]
-    out: dict[tuple[str, str], str] = {}
-    for (engine, metric), reasons in part.groupby(["engine", "metric"], sort=False)["reason"]:
-        counts = reasons.value_counts()
-        out[(str(engine), str(metric))] = str(counts.index[0])
-    return out
-
-
 def blank_reasons(dataset: str, judge: str, mode: str, necessity: str, query_type: str,
                   field_filter: tuple[str, ...] = ()) -> dict[tuple[str, str], str]:
     """{(engine, metric): the reason most of its answers give for having no value} under one
     scoring configuration, read from the per-answer metrics table (the pipeline wrote the reasons)."""
-    path = table_path(dataset, "metrics", judge, results_root())
-    if not path.exists() or not _shown(dataset):
+    path = _file(dataset, "metrics", judge)
+    if path is None:
         return {}
-    return _blank_reasons(str(path), _mtime(path), mode, necessity, query_type, tuple(sorted(field_filter)))
+    return table_facts.blank_reasons(str(path), _mtime(path), mode, necessity, query_type, tuple(sorted(field_filter)))
 
 
 def query_types_present(dataset: str) -> set[str]:
     """Query types ("debate", "expertise") that a dataset's answers have."""
-    answers = table(dataset, "answers")
-    return set(answers["query_type"].dropna()) if len(answers) else set()
+    path = _file(dataset, "answers")
+    return set(table_facts.distinct(str(path), _mtime(path), "query_type")) if path else set()
 
 
 def necessity_comparison(dataset: str, judge: str) -> pd.DataFrame:
@@ -300,41 +289,25 @@ def confidence_counts(dataset: str, judge: str) -> pd.DataFrame:
     Confidence does not depend on the scoring configuration, so one configuration's rows are used
     and each answer is counted once.
     """
-    metrics = table(dataset, "metrics", judge)
-    part = metrics[metrics["metric"] == "confidence"]
-    if part.empty:
-        return pd.DataFrame(columns=["split", "engine", "level", "count"])
-    first = part[["mode", "necessity"]].drop_duplicates().iloc[0]
-    part = part[(part["mode"] == first["mode"]) & (part["necessity"] == first["necessity"])]
-    part = part.drop_duplicates("answer_id").dropna(subset=["value"])
-    rows = []
-    for split in QUERY_TYPES:
-        sub = part if split == "all" else part[part["query_type"] == split]
-        if sub.empty:
-            continue
-        for engine, frame in sub.groupby("engine", sort=True):
-            levels = frame["value"].round().astype(int)
-            for i, level in enumerate(CONFIDENCE_NAMES, start=1):
-                rows.append({"split": split, "engine": engine, "level": level, "count": int((levels == i).sum())})
-    return pd.DataFrame(rows, columns=["split", "engine", "level", "count"])
+    path = _file(dataset, "metrics", judge)
+    if path is None:
+        return pd.DataFrame(columns=table_facts.COUNT_COLUMNS)
+    return table_facts.confidence_counts(str(path), _mtime(path))
 
 
 def has_confidence(dataset: str) -> bool:
     """True when some answer of the dataset (any judge) has a confidence label."""
     for judge in judges(dataset):
-        metrics = table(dataset, "metrics", judge)
-        if metrics[metrics["metric"] == "confidence"]["value"].notna().any():
+        path = _file(dataset, "metrics", judge)
+        if path is not None and table_facts.confidence_missing(str(path), _mtime(path))[0]:
             return True
     return False
 
 
 def unscored_confidence(dataset: str, judge: str) -> int:
     """Answers with no confidence label (left out of the distribution)."""
-    metrics = table(dataset, "metrics", judge)
-    part = metrics[metrics["metric"] == "confidence"]
-    if part.empty:
-        return 0
-    return int(part.drop_duplicates("answer_id")["value"].isna().sum())
+    path = _file(dataset, "metrics", judge)
+    return table_facts.confidence_missing(str(path), _mtime(path))[1] if path else 0
 
 
 # ---- annotated answers (the inspector and re-score) ---------------------------------------------
