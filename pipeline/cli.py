@@ -389,9 +389,9 @@ def _executor(args: argparse.Namespace) -> Any:
         return None
     if args.workers is not None and args.workers < 1:
         raise InputError(f"--workers must be at least 1 (got {args.workers})")
-    from pipeline.cluster import ray_executor
+    from pipeline.cluster import build_ray_executor
 
-    return ray_executor(address=args.address, workers=args.workers)
+    return build_ray_executor(address=args.address, workers=args.workers)
 
 
 def _in_flight_config(args: argparse.Namespace) -> dict[str, Any] | None:

@@ -206,3 +206,17 @@ def test_address_local_hides_ray_address_from_ray_init(monkeypatch):
         pass
     assert seen["env"] is None and "address" not in seen and seen["num_cpus"] == 1
     assert os.environ["RAY_ADDRESS"] == "127.0.0.1:1"  # put back afterwards
+
+
+def test_the_ray_executor_factory_survives_its_submodule_being_imported_first(tmp_path, capsys, monkeypatch):
+    # the suite on a busy machine failed here with "'module' object is not callable" when another test
+    # in the same process had imported pipeline.cluster.ray_executor first: the factory had the
+    # submodule's name, and importing the submodule replaced the package's attribute
+    pytest.importorskip("ray")
+    import pipeline.cluster.ray_executor  # noqa: F401  (the order that broke it)
+
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")  # nothing listens on port 1: refused before Ray starts
+    for _ in range(2):  # and twice in one process
+        assert cli_main(["run", "--dataset", "demo", "--executor", "ray", "--no-progress"]) == 2
+        assert "could not connect to Ray at 127.0.0.1:1" in one_error_line(capsys)

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ray_executor"]
+__all__ = ["build_ray_executor"]
 
 
-def ray_executor(address: str | None = None, workers: int | None = None) -> Any:
+def build_ray_executor(address: str | None = None, workers: int | None = None) -> Any:
     """A `RayExecutor` (pipeline/cluster/ray_executor.py), or InputError when Ray is not installed.
-    Ray itself is imported only when the run connects (its settings must be in place before)."""
+    Ray itself is imported only when the run connects (its settings must be in place before).
+    Not named `ray_executor`: importing the submodule of that name sets the package attribute to the
+    module, so a second call in one process found a module where the function was."""
     import importlib.util
 
     from pipeline.cluster.connect import check_address
