@@ -76,11 +76,12 @@ lint: setup-dev
 	$(VENV)/bin/ruff check pipeline dashboard pages app.py bench tests
 	$(VENV)/bin/mypy
 
-# Two worker processes, whole test files each (module fixtures are built once per file): measured on
-# 2 cores, 873-930 s instead of 1,125 s in one process (the browser and Ray tests wait on servers).
-# Ordering the minutes-long files first made no difference (880 s): the rest is CPU-bound.
+# Three worker processes on two cores, whole test files each (module fixtures are built once per
+# file): the browser tests spend much of their time waiting on a server or a page (polls, settles),
+# so a third worker fills the idle CPU. Measured on a quiet 2-core machine, the same checkout and
+# suite (1,901 tests): -n 2 735.6 s, -n 3 571.6 s (docs/benchmarks.md, "The test suite's time").
 test: setup-all browser lint
-	$(PY) -m pytest -q -n 2 --dist loadfile
+	$(PY) -m pytest -q -n 3 --dist loadfile
 
 # The inner loop, under 3 minutes: every test but the browser, Ray, nli and slow ones (markers
 # applied in tests/markers.py); `make test` runs them all.
