@@ -88,7 +88,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -102,42 +102,13 @@ for _var in ("AEE_OPENAI_BASE_URL", "OPENAI_BASE_URL", "AEE_OPENAI_API_KEY", "OP
     os.environ.pop(_var, None)
 
 from llm_server import Server, deterministic_reply, llm_judge, log_totals  # noqa: E402 - bench/ is on sys.path (run as a script)
-
-COLUMNS = ("name", "baseline", "ours", "ratio", "unit", "note")
-
-
-@dataclass
-class Row:
-    """One benchmark row: baseline vs ours, and how many times better ours is."""
-
-    name: str
-    baseline: float | None
-    ours: float | None
-    ratio: float | None
-    unit: str
-    note: str
-
-
-def cost_row(name: str, baseline: float, ours: float, unit: str, note: str) -> Row:
-    """A row where lower is better: ratio = baseline / ours."""
-    ratio = baseline / ours if ours else None
-    return Row(name, baseline, ours, ratio, unit, note)
-
-
-def rate_row(name: str, baseline: float, ours: float, unit: str, note: str) -> Row:
-    """A row where higher is better: ratio = ours / baseline."""
-    ratio = ours / baseline if baseline else None
-    return Row(name, baseline, ours, ratio, unit, note)
+from rows import COLUMNS, Row, cost_row, rate_row, skipped  # noqa: E402,F401 - bench/rows.py (COLUMNS for callers)
 
 
 def target(ratio: float | None, goal: float) -> str:
     """'target >= goal: met' or 'NOT met', for a row's note."""
     ok = ratio is not None and ratio >= goal
     return f"target ratio >= {goal:g}: {'met' if ok else 'NOT met'}"
-
-
-def skipped(name: str, reason: str) -> Row:
-    return Row(name, None, None, None, "", f"SKIPPED: {reason}")
 
 
 # ------------------------------------------------------------------------------------------------

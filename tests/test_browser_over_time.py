@@ -14,6 +14,7 @@ import pytest
 from shots import SHOTS_ON
 from test_browser import ROOT, _no_error  # noqa: F401  (skips the module without chromium/playwright)
 from test_browser_widths import _PROBE, SHOTS, _screenshot
+from timing import guard_ms
 
 from pipeline.testing.app_server import free_port, start_app, stop_app, wait_idle
 from pipeline.testing.fake_variation import Variation, synthetic_records
@@ -70,8 +71,10 @@ def _side_link(results: Path) -> str:
     return page_link("inspector", {"dataset": "waves", "judge": "recorded", "answer": ids[0], "side": ids})
 
 
-def test_the_over_time_page_at_800_and_1280(server, browser):
-    server, _ = server
+def _at_two_widths(browser, url: str, heading: str, name: str, check) -> None:
+    """Open `url` at 1280 and then 800 px; at each width the page must show `heading` without an error,
+    pass `check(page, main)`, neither scroll sideways nor cut a control's text (the widths test's probe),
+    and with AEE_SHOTS=1 leave a screenshot named `name`."""
     if SHOTS_ON:
         SHOTS.mkdir(parents=True, exist_ok=True)
     ctx = browser.new_context(viewport={"width": 1280, "height": 900})
@@ -80,55 +83,45 @@ def test_the_over_time_page_at_800_and_1280(server, browser):
     try:
         for width in (1280, 800):
             pg.set_viewport_size({"width": width, "height": 900})
-            pg.goto(f"{server}/over_time?dataset=waves&judge=recorded&engine=%3Cb%3EHostile%3C%2Fb%3E+engine"
-                    "&metric=citation_accuracy&wave=2026-01-05")
-            pg.wait_for_selector("h1:has-text('Over time')", timeout=90_000)
+            pg.goto(url)
+            pg.wait_for_selector(f"h1:has-text('{heading}')", timeout=guard_ms(90))  # a hang guard
             wait_idle(pg)
             _no_error(pg)
-            main = pg.locator("[data-testid=stMain]")
-            assert "Queries whose rating flipped between repeats" in main.inner_text()
-            assert "open in the Inspector" in main.inner_text() or main.locator("canvas").count() > 0
+            check(pg, pg.locator("[data-testid=stMain]"))
             found = pg.evaluate(_PROBE)
-            problems += [f"over_time @ {width}px: {p}" for p in found["overflow"] + found["clipped"]]
+            problems += [f"{name} @ {width}px: {p}" for p in found["overflow"] + found["clipped"]]
             if SHOTS_ON:
-                _screenshot(pg, width, SHOTS / f"over_time-flips-{width}.png")
+                _screenshot(pg, width, SHOTS / f"{name}-{width}.png")
     finally:
         ctx.close()
     assert not problems, "\n".join(problems)
+
+
+def test_the_over_time_page_at_800_and_1280(server, browser):
+    server, _ = server
+
+    def check(pg, main) -> None:
+        assert "Queries whose rating flipped between repeats" in main.inner_text()
+        assert "open in the Inspector" in main.inner_text() or main.locator("canvas").count() > 0
+
+    _at_two_widths(browser, f"{server}/over_time?dataset=waves&judge=recorded&engine=%3Cb%3EHostile%3C%2Fb%3E+engine"
+                   "&metric=citation_accuracy&wave=2026-01-05", "Over time", "over_time-flips", check)
 
 
 def test_a_flip_link_shows_the_askings_side_by_side(server, browser):
     server, results = server
-    if SHOTS_ON:
-        SHOTS.mkdir(parents=True, exist_ok=True)
-    link = _side_link(results)
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
-    pg = ctx.new_page()
-    problems: list[str] = []
-    try:
-        for width in (1280, 800):
-            pg.set_viewport_size({"width": width, "height": 900})
-            pg.goto(f"{server}/{link}")
-            pg.wait_for_selector("h1:has-text('Answer inspector')", timeout=90_000)
-            wait_idle(pg)
-            _no_error(pg)
-            main = pg.locator("[data-testid=stMain]")
-            text = main.inner_text()
-            for k in (1, 2, 3):
-                assert f"Wave 2026-01-05, asking {k}" in text
-            assert "Metrics, asking by asking" in text and "change rating between these askings" in text
-            assert main.locator("table.aee-mx").count() == 3  # each asking's citation and support matrices
-            assert "<b>Hostile</b>" not in main.inner_html()  # the engine's name is text, never markup
-            # the answers sit next to each other: two per row, the first two at the same height
-            headings = main.locator("h5")
-            boxes = [headings.nth(i).bounding_box() for i in range(min(2, headings.count()))]
-            assert len(boxes) == 2 and abs(boxes[0]["y"] - boxes[1]["y"]) < 5 and boxes[0]["x"] < boxes[1]["x"]
-            assert pg.url.count("side=") == 3
-            found = pg.evaluate(_PROBE)
-            problems += [f"inspector side by side @ {width}px: {p}" for p in found["overflow"] + found["clipped"]]
-            if SHOTS_ON:
-                _screenshot(pg, width, SHOTS / f"inspector-side-by-side-{width}.png")
-    finally:
-        ctx.close()
-    assert not problems, "\n".join(problems)
 
+    def check(pg, main) -> None:
+        text = main.inner_text()
+        for k in (1, 2, 3):
+            assert f"Wave 2026-01-05, asking {k}" in text
+        assert "Metrics, asking by asking" in text and "change rating between these askings" in text
+        assert main.locator("table.aee-mx").count() == 3  # each asking's citation and support matrices
+        assert "<b>Hostile</b>" not in main.inner_html()  # the engine's name is text, never markup
+        # the answers sit next to each other: two per row, the first two at the same height
+        headings = main.locator("h5")
+        boxes = [headings.nth(i).bounding_box() for i in range(min(2, headings.count()))]
+        assert len(boxes) == 2 and abs(boxes[0]["y"] - boxes[1]["y"]) < 5 and boxes[0]["x"] < boxes[1]["x"]
+        assert pg.url.count("side=") == 3
+
+    _at_two_widths(browser, f"{server}/{_side_link(results)}", "Answer inspector", "inspector-side-by-side", check)

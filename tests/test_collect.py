@@ -429,20 +429,26 @@ def test_timeout_is_a_total_deadline_for_a_trickling_reply():
     assert elapsed < 15, elapsed  # two attempts of 1.5 s each, far below the 40 s the trickle would take
 
 
-def test_a_reply_that_cannot_be_read_back_is_rejected_once_not_saved_and_not_asked_again(server, tmp_path, capsys,
-                                                                                         monkeypatch):
-    """Issue 31: a reply holding NaN was saved as captured (then `aee run --path` refused the whole
-    folder); one holding a lone surrogate failed and was asked (and paid for) again on every run."""
+def _unreadable_replies(server) -> None:
+    """Questions 1 and 2 get replies that cannot be saved and read back: one holding NaN, one a lone
+    surrogate."""
     from pipeline.testing.fake_engines import fake_answer
 
-    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
-    qs = queries_file(tmp_path, 4)
     nan_reply = fake_answer("/chat/completions", "Should question 1 be asked?", server.base_url)
     nan_reply["usage"] = {"cost": float("nan")}
     surrogate_reply = fake_answer("/chat/completions", "Should question 2 be asked?", server.base_url)
     surrogate_reply["choices"][0]["message"]["content"] += " \ud800"
     server.add_fault(lambda q: q == "Should question 1 be asked?", body=nan_reply, times=5)
     server.add_fault(lambda q: q == "Should question 2 be asked?", body=surrogate_reply, times=5)
+
+
+def test_a_reply_that_cannot_be_read_back_is_rejected_once_not_saved_and_not_asked_again(server, tmp_path, capsys,
+                                                                                         monkeypatch):
+    """Issue 31: a reply holding NaN was saved as captured (then `aee run --path` refused the whole
+    folder); one holding a lone surrogate failed and was asked (and paid for) again on every run."""
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    qs = queries_file(tmp_path, 4)
+    _unreadable_replies(server)
     out = tmp_path / "out"
     report = collect(CollectConfig("perplexity", str(qs), out, backoff=FAST, progress=False))
     assert (report.captured, report.rejected, report.failed) == (2, 2, 0)
@@ -462,15 +468,8 @@ def test_each_rejected_reply_says_why_and_a_rerun_keeps_the_record(server, tmp_p
     """Issue 31 re-check: the terminal said only "1 rejected", and a rerun wrote `failures: []` over
     the only summary of the rejection. Each rejection is now one line, and `_collect.json` keeps a
     cumulative list of every rejected reply with the folder they are kept in."""
-    from pipeline.testing.fake_engines import fake_answer
-
     qs = queries_file(tmp_path, 4)
-    nan_reply = fake_answer("/chat/completions", "Should question 1 be asked?", server.base_url)
-    nan_reply["usage"] = {"cost": float("nan")}
-    surrogate_reply = fake_answer("/chat/completions", "Should question 2 be asked?", server.base_url)
-    surrogate_reply["choices"][0]["message"]["content"] += " \ud800"
-    server.add_fault(lambda q: q == "Should question 1 be asked?", body=nan_reply, times=5)
-    server.add_fault(lambda q: q == "Should question 2 be asked?", body=surrogate_reply, times=5)
+    _unreadable_replies(server)
     out = tmp_path / "out"
     command = ["collect", "--engine", "perplexity", "--queries", str(qs), "--out", str(out), "--no-progress", "--backoff", "0"]
     assert cli_main(command) == 0  # two captured, two rejected for good: nothing left to retry

@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from timing import guard
 
 from pipeline.cli import main as cli_main
 from pipeline.collect.client import Backoff, post_json
@@ -94,7 +95,7 @@ def test_hop_rules_are_the_origin_of_the_configured_endpoint():
 def test_collect_client_refuses_to_carry_the_key_elsewhere(pair):
     redirector, canary = pair
     result = post_json(f"{redirector.base_url}/chat/completions", {"Authorization": f"Bearer {KEY}"}, {"q": 1},
-                       timeout=5, backoff=Backoff(base=0.01, cap=0.01, attempts=3), secret=KEY)
+                       timeout=guard(5), backoff=Backoff(base=0.01, cap=0.01, attempts=3), secret=KEY)
     assert not result.ok and result.fatal and result.attempts == 1
     _refusal_said(result.error, canary)
     assert canary.seen == [] and redirector.hits == 1
@@ -122,7 +123,7 @@ def test_openai_judge_refuses_and_does_not_retry(pair):
     """A refused redirect is a configuration error: the call raises, and every later call raises
     without sending anything (issue 31 re-check: the judge went on for 107 refused calls)."""
     redirector, canary = pair
-    judge = OpenAIJudge(base_url=f"{redirector.base_url}/v1", api_key=KEY, model="m", max_retries=3, timeout=5)
+    judge = OpenAIJudge(base_url=f"{redirector.base_url}/v1", api_key=KEY, model="m", max_retries=3, timeout=guard(5))
     with pytest.raises(EndpointRefused) as first:
         judge._call([{"role": "user", "content": "hello"}])
     _refusal_said(str(first.value), canary)
@@ -134,7 +135,7 @@ def test_openai_judge_refuses_and_does_not_retry(pair):
 def test_azure_judge_key_header_goes_nowhere_else(pair):
     redirector, canary = pair
     judge = OpenAIJudge(base_url=redirector.base_url, api_key=KEY, model="m", api_version="2024-06-01", max_retries=1,
-                        timeout=5)
+                        timeout=guard(5))
     with pytest.raises(EndpointRefused) as refused:
         judge._call([{"role": "user", "content": "hello"}])
     _refusal_said(str(refused.value), canary)
@@ -143,7 +144,7 @@ def test_azure_judge_key_header_goes_nowhere_else(pair):
 
 def test_minicheck_chat_caller_refuses(pair):
     redirector, canary = pair
-    caller = ChatCaller(base_url=f"{redirector.base_url}/v1", api_key=KEY, model="m", max_retries=2, timeout=5)
+    caller = ChatCaller(base_url=f"{redirector.base_url}/v1", api_key=KEY, model="m", max_retries=2, timeout=guard(5))
     with pytest.raises(EndpointRefused) as refused:
         caller.complete([{"role": "user", "content": "hello"}])
     _refusal_said(str(refused.value), canary)
@@ -153,7 +154,7 @@ def test_minicheck_chat_caller_refuses(pair):
 def test_concurrent_judge_calls_send_one_request_to_a_redirecting_endpoint(pair):
     """Calls go one at a time until one has come back, so workers already waiting send nothing."""
     redirector, canary = pair
-    judge = OpenAIJudge(base_url=f"{redirector.base_url}/v1", api_key=KEY, model="m", max_retries=0, timeout=5,
+    judge = OpenAIJudge(base_url=f"{redirector.base_url}/v1", api_key=KEY, model="m", max_retries=0, timeout=guard(5),
                         concurrency=8)
     errors: list[BaseException] = []
 
@@ -167,7 +168,7 @@ def test_concurrent_judge_calls_send_one_request_to_a_redirecting_endpoint(pair)
     for t in threads:
         t.start()
     for t in threads:
-        t.join(timeout=60)
+        t.join(timeout=guard(60))  # a hang guard
     assert len(errors) == 8 and redirector.hits == 1 and canary.seen == []
 
 
@@ -210,7 +211,7 @@ def test_aee_run_with_a_redirecting_judge_exits_2_and_keeps_the_earlier_results(
 
 def test_conflict_probe_refuses(pair):
     redirector, canary = pair
-    asker = probe_ask.Asker("m", f"{redirector.base_url}/v1", KEY, timeout=5, max_retries=2)
+    asker = probe_ask.Asker("m", f"{redirector.base_url}/v1", KEY, timeout=guard(5), max_retries=2)
     reply = asker.ask([{"role": "user", "content": "yes or no?"}])
     assert reply.method == "error"
     _refusal_said(reply.error, canary)

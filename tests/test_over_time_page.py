@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+from timing import guard
 
 from pipeline.testing.fake_variation import Variation, synthetic_records
 
@@ -112,7 +113,7 @@ def _inspector(results, monkeypatch, tmp_path, link: str) -> AppTest:
 
     monkeypatch.setenv("AEE_RESULTS_DIR", str(results))
     monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
-    at = AppTest.from_file(INSPECTOR, default_timeout=90)
+    at = AppTest.from_file(INSPECTOR, default_timeout=guard(90))  # a hang guard
     for name, values in parse_qs(link.split("?", 1)[1]).items():
         at.query_params[name] = values if len(values) > 1 else values[0]
     return at

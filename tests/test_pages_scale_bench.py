@@ -4,35 +4,15 @@ page run (the timings here are made up; the real ones come from `python bench/pa
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
 import pages_scale  # noqa: E402 - bench/ is not a package
+from rows import Row, cost_row, skipped  # noqa: E402,F401 - bench/rows.py, without run.py's environment changes
 
 from dashboard.pages_registry import PAGES  # noqa: E402
-
-
-@dataclass
-class Row:
-    """bench/run.py's row, rebuilt here: importing run.py would change this process's environment."""
-
-    name: str
-    baseline: float | None
-    ours: float | None
-    ratio: float | None
-    unit: str
-    note: str
-
-
-def cost_row(name: str, baseline: float, ours: float, unit: str, note: str) -> Row:
-    return Row(name, baseline, ours, baseline / ours if ours else None, unit, note)
-
-
-def skipped(name: str, reason: str) -> Row:
-    return Row(name, None, None, None, "", f"SKIPPED: {reason}")
 
 
 def _timings(warm: float, slow: str | None = None, broken: str | None = None) -> dict[str, dict]:
