@@ -16,6 +16,7 @@ URL with a host and no control characters.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import socket
 import threading
@@ -26,7 +27,7 @@ from typing import Any
 from pipeline.fetch import _parse
 from pipeline.fetch_text import _Stop
 
-__all__ = ["Deadline", "RedirectRefused", "check_endpoint", "guarded_opener", "guarded_openai", "origin_of",
+__all__ = ["Deadline", "EndpointLatch", "RedirectRefused", "check_endpoint", "guarded_opener", "guarded_openai", "origin_of",
            "refusal_in"]
 
 
@@ -92,6 +93,34 @@ class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
         if why is not None:
             raise RedirectRefused(self.endpoint, newurl, why)
         return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+class EndpointLatch:
+    """One configured endpoint as the threads of one client see it: until a call has come back, calls
+    go one at a time (a misconfigured endpoint, one that redirects elsewhere, is then refused once,
+    not once per worker already waiting), and after a refusal nothing is sent there again. Shared by
+    the LLM judges' retrying caller and the conflict probe."""
+
+    def __init__(self) -> None:
+        self._first = threading.Lock()
+        self._state = threading.Lock()
+        self._answered = False
+        self.refused: str | None = None
+
+    def turn(self) -> Any:
+        """The context a call is sent in: the one-at-a-time lock until a call has come back."""
+        return contextlib.nullcontext() if self._answered else self._first
+
+    def answered(self) -> None:
+        self._answered = True
+
+    def refuse(self, reason: str) -> bool:
+        """Remember the first refusal's reason; True when this call made it."""
+        with self._state:
+            if self.refused is not None:
+                return False
+            self.refused = reason
+            return True
 
 
 class Deadline:

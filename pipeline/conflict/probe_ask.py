@@ -14,7 +14,6 @@ point `--cache` elsewhere to ask afresh.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
@@ -25,7 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.outbound import RedirectRefused, guarded_openai, refusal_in
+from pipeline.outbound import EndpointLatch, RedirectRefused, guarded_openai, refusal_in
 from pipeline.prompts import load_prompt, render_prompt, split_prompt
 from pipeline.redact import redact
 
@@ -152,28 +151,30 @@ class Asker:
         self._secret = api_key
         self.logprobs = logprobs
         self._lock = threading.Lock()
-        # A refused redirect is a configuration error: remembered, and no later call is sent. Until
-        # one call has come back, calls go one at a time, so only one is refused.
-        self.refused: str | None = None
-        self._first_lock = threading.Lock()
-        self._answered = False
+        # a refused redirect is a configuration error: remembered, and no later call is sent; until
+        # one call has come back, calls go one at a time, so only one is refused
+        self._endpoint = EndpointLatch()
         self.client = guarded_openai(openai.OpenAI, api_key=api_key or "not-needed", base_url=base_url, timeout=timeout,
                                      max_retries=max_retries)
 
     def ask(self, msgs: list[dict[str, str]]) -> ProbeReply:
         """One call; never raises (a failure comes back as method "error"). After a refused
         redirect (`self.refused`) nothing more is sent."""
-        with contextlib.nullcontext() if self._answered else self._first_lock:
+        with self._endpoint.turn():
             if self.refused is not None:
                 return ProbeReply(None, None, "error", error=f"not sent: {self.refused}")
             reply = self._ask(msgs)
             if reply.method != "error":
-                self._answered = True
+                self._endpoint.answered()
             return reply
 
+    @property
+    def refused(self) -> str | None:
+        """Why the endpoint was refused (a redirect elsewhere), or None."""
+        return self._endpoint.refused
+
     def _refuse(self, reason: str) -> ProbeReply:
-        with self._lock:
-            self.refused = self.refused or self._redact(reason)[:500]
+        self._endpoint.refuse(self._redact(reason)[:500])
         return ProbeReply(None, None, "error", error=self._redact(reason)[:500])
 
     def _ask(self, msgs: list[dict[str, str]]) -> ProbeReply:

@@ -13,7 +13,6 @@ parameter the caller can do without is sent again without it, which does not cou
 
 from __future__ import annotations
 
-import contextlib
 import email.utils
 import logging
 import random
@@ -22,7 +21,7 @@ import time
 from typing import Any, Callable, ClassVar, TypeVar
 
 from pipeline.judges.base import JudgeError
-from pipeline.outbound import RedirectRefused, refusal_in
+from pipeline.outbound import EndpointLatch, RedirectRefused, refusal_in
 from pipeline.redact import redact
 
 __all__ = ["EndpointRefused", "Gate", "RetryingChat"]
@@ -86,10 +85,7 @@ class RetryingChat:
         self.max_retry_after = float(max_retry_after)
         self._gate: Any = Gate(concurrency)
         self._stats_lock = threading.Lock()
-        # Until one call has come back, calls go one at a time: a misconfigured endpoint (a redirect
-        # elsewhere) is then refused once, not once per worker already in flight.
-        self._first_lock = threading.Lock()
-        self._answered = False
+        self._endpoint = EndpointLatch()  # one call at a time until one comes back; nothing after a refusal
 
     @property
     def gate(self) -> Any:
@@ -104,15 +100,13 @@ class RetryingChat:
 
     def _refuse(self, reason: str) -> None:
         """Remember the refusal (every later call raises at once, sending nothing) and raise it."""
-        with self._stats_lock:
-            if getattr(self, "_refused", None) is None:
-                self._refused: str | None = redact(reason, [self._secret])
-                self.stats["refused_calls"] = self.stats.get("refused_calls", 0) + 1
-                self.retry_log.info("%s refused: %s", self.call_name, self._refused)
+        if self._endpoint.refuse(redact(reason, [self._secret])):
+            self._bump(refused_calls=1)
+            self.retry_log.info("%s refused: %s", self.call_name, self._endpoint.refused)
         self._raise_if_refused()
 
     def _raise_if_refused(self) -> None:
-        refused = getattr(self, "_refused", None)
+        refused = self._endpoint.refused
         if refused is not None:
             raise EndpointRefused(f"the judge stopped at its first refused call and sent no more: {refused}; "
                                   "check the base URL the judge is configured with")
@@ -160,11 +154,11 @@ class RetryingChat:
             kwargs = build_kwargs()
             retry_after: float | None = None
             try:
-                with contextlib.nullcontext() if self._answered else self._first_lock, self._gate:
+                with self._endpoint.turn(), self._gate:
                     self._raise_if_refused()  # checked inside the gate: a call that waited sends nothing
                     self._bump(requests=1)
                     response = client.chat.completions.create(timeout=self.timeout, **kwargs)
-                    self._answered = True
+                    self._endpoint.answered()
                 return read(response)
             except EndpointRefused:  # an earlier call was refused: this one sent nothing
                 raise
