@@ -136,23 +136,30 @@ def _disagreements(frame: pd.DataFrame, s, judge: str, field: str, compared: int
     view = pd.DataFrame({
         "item": frame["order"].astype(int) + 1,
         "open": [page_link("inspector", {"dataset": dataset, "judge": judge, "answer": a}) for a in frame["answer_id"]],
-        # the answer under both: the judge's verdicts and the people's, item by item (Compare, two judges)
-        "both": [page_link("compare", {"view": "judges", "dataset": dataset, "judge": judge, "judge_b": AUDIT_JUDGE,
-                                       "answer": a}) if beside else None for a in frame["answer_id"]],
         "judge": frame["judge"], "people": frame["people"],
         "each person": frame["labels"].map(lambda d: "; ".join(f"{k}: {LABEL_WORDS.get(v, v)}" for k, v in d.items())),
         "engine": frame["engine"],
         "source": frame["source_index"].map(lambda v: "" if v is None or v != v else f"[{int(v)}]"),
         "statement": frame["statement"].str.slice(0, 200),
     })
+    if beside:  # the answer under both: the judge's verdicts and the people's, item by item (Compare, two judges)
+        view.insert(2, "both", [page_link("compare", {"view": "judges", "dataset": dataset, "judge": judge,
+                                                      "judge_b": AUDIT_JUDGE, "answer": a}) for a in frame["answer_id"]])
     st.dataframe(view, hide_index=True, width="stretch", key=f"judges_audit_disagree_{s.sample_id}_{field}",
                  column_config={"open": st.column_config.LinkColumn("open", display_text="in the inspector",
                                                                     help="The answer in the Answer inspector"),
                                 "both": st.column_config.LinkColumn(
                                     "judge and people", display_text="side by side",
                                     help=f"The answer in Compare: the judge's verdicts beside {AUDIT_JUDGE}'s, item by item "
-                                         "(empty until the labels are published as that judge)"),
+                                         "(shown once the labels are published as that judge)"),
                                 "statement": st.column_config.TextColumn(width="large")})
+
+
+def _difference(value: float, metric: str) -> str:
+    """A difference of two values of a metric: percentage points for a percent metric (an error of
+    "-18.9%" reads as a relative change)."""
+    text = f"{float(value):+.1f}"
+    return f"{text} points" if METRICS[metric].unit == "percent" else text
 
 
 # ---- the scorecard's prediction-powered columns ---------------------------------------------------
@@ -181,8 +188,8 @@ def verdict(row: dict) -> str:
         side = "above" if (row.get("bias") or 0) > 0 else "below"
         error = ""
         if row.get("bias_low") is not None and row.get("bias_high") is not None:
-            error = (f" (its error on the same units, 95%: {fmt_metric(row['bias_low'], row['metric'], 1)} to "
-                     f"{fmt_metric(row['bias_high'], row['metric'], 1)})")
+            error = (f" (its error on the same units, 95%: {_difference(row['bias_low'], row['metric'])} to "
+                     f"{_difference(row['bias_high'], row['metric'])})")
         words.append(f"judge biased: its value lies {side} the corrected interval{error}")
     elif row.get("biased") is False:
         words.append("judge within the corrected interval")
@@ -210,7 +217,7 @@ def ppi_table(result: dict[str, Any], domain: str) -> tuple[pd.DataFrame, dict[s
                            else na(r.get("judge_reason") or "")),
             "corrected (PPI) [95%]": _interval(r, metric, "ppi"),
             "people only [95%]": _interval(r, metric, "human"),
-            "corrected and people-only values estimate": r.get("estimand") or "the same under any labels",
+            "what the corrected value estimates": r.get("estimand") or "the same under any labels",
             "n labelled": (f"{r['labelled_units']} of {r['population_units']} {'statements' if unit == 'pair' else 'answers'}"
                            if unit else "not needed"),
             "what it says": verdict(r),
@@ -284,7 +291,7 @@ def scorecard_ppi_section(dataset: str, judge: str, query_type: str, mode: str) 
         names = ", ".join(md_escape(METRICS[r["metric"]].label.lower()) for r in biased)
         people = max((result.get("people") or {}).get(str(r.get("sample_id")), 0) for r in biased)
         first = any(r.get("note") for r in biased)
-        if people < 2 or first:
+        if (people < 2 and human != "experts") or first:  # the experts are many people, one per question
             # one person's labels, or strata pooled for a first estimate: a hint to label more, not yet a finding
             why = "; ".join(x for x in ("labels of one person only" if people < 2 else "",
                                         "a first estimate (some strata pooled)" if first else "") if x)

@@ -134,14 +134,25 @@ if not icc_part.empty:
                        f"spread between repeats{unit}": st.column_config.NumberColumn(format="%.1f"),
                        f"spread between queries{unit}": st.column_config.NumberColumn(format="%.1f")})
     st.caption("ICC: the share of the variation that lies between queries rather than between repeats of one query "
-               "(1: every asking scores the same; 0: repeats differ as much as different queries).")
+               "(1: every asking scores the same; 0: repeats differ as much as different queries). The estimate can "
+               "fall below 0 when repeats of a query differ more than the queries do; read it as 0.")
+
+
+def _share_interval(low: object, high: object) -> str:
+    """A share's 95% interval in percent, as the share is written."""
+    text = fmt_ci(low, high, 2)
+    if text.startswith("["):
+        return f"95% interval {float(low):.0%} to {float(high):.0%}"  # type: ignore[arg-type]
+    return text
+
+
 share_part = shares[(shares["metric"] == metric) & (shares["wave"] == wave)] if not shares.empty else shares
 if not share_part.empty:
     row = share_part.iloc[0]
     st.markdown(f"Of the variation of {md_escape(metric_label(metric))} across answers in wave {md_escape(wave)}, "
-                f"**{row['engine_share']:.0%}** {fmt_ci(row['engine_low'], row['engine_high'], 2)} is between engines, "
+                f"**{row['engine_share']:.0%}** ({_share_interval(row['engine_low'], row['engine_high'])}) is between engines, "
                 f"**{row['query_share']:.0%}** between queries and **{row['repeat_share']:.0%}** between repeats of a query "
-                f"(the {int(row['queries'])} queries all {int(row['engines'])} engines answered).")
+                f"(the {int(row['queries'])} queries all {int(row['engines'])} engines answered; each share rounded).")
 
 # ---- rating flips -----------------------------------------------------------------------------------
 st.subheader("Queries whose rating flipped between repeats")

@@ -228,7 +228,7 @@ def test_the_scorecard_page_prints_the_numbers_the_cli_prints(app, built, capsys
     assert shown.equals(expected.astype(str).reset_index(drop=True)), (shown.to_dict("records"), expected.to_dict("records"))
     # what the corrected value estimates is on every row, as the CLI's JSON names it (a support audit: judge's relevance)
     citation = shown.loc[shown["metric"] == METRICS["citation_accuracy"].label].iloc[0]
-    assert citation["corrected and people-only values estimate"] == "the people's support labels, the judge's relevance"
+    assert citation["what the corrected value estimates"] == "the people's support labels, the judge's relevance"
     assert "the judge still decides which statements count" in page_text(at)
     for r in (r for r in printed["rows"] if r["domain"] == "all engines" and r["ppi"] is not None and r["ppi_low"] is not None):
         cell = shown.loc[shown["metric"] == METRICS[r["metric"]].label, "corrected (PPI) [95%]"].iloc[0]
