@@ -83,6 +83,125 @@ def _same_rules_cells(answers: dict, truth: dict, masks: dict) -> dict[tuple[str
             for metric in METRICS for name, mask in masks.items()}
 
 
+def _experts_relevance_cells(answers: dict, truth: dict, masks: dict) -> dict[tuple[str, str], float | None]:
+    """(metric, domain) -> what a support audit that asks relevance too estimates: the experts'
+    relevance of every statement and their support of every pair whose source has text here (a pair
+    without text is unknown to everyone), then the plain scorecard's cell. On an engine whose
+    sources all have text this is `aee scorecard --judge human` itself."""
+    from pipeline.audit.ppi import STRICT
+    from pipeline.audit.ppi_cells import cell_rule
+    from pipeline.metrics import METRICS as REGISTRY
+    from pipeline.metrics import ScoringContext
+    from pipeline.records import AnnotatedAnswer, unreadable_code
+
+    rows = []
+    for aid, a in answers.items():
+        readable = {s.index for s in a.answer.sources if not unreadable_code(s)}
+        theirs = tuple(v for v in truth[aid].verdicts if v.kind == "relevance" or (
+            v.kind == "support" and v.source_index in readable))
+        mixed = AnnotatedAnswer(a.answer, a.statements,
+                                tuple(v for v in a.verdicts if v.kind not in ("support", "relevance")) + theirs)
+        for metric in METRICS:
+            r = REGISTRY[metric].fn(ScoringContext(mixed, STRICT))
+            rows.append({"answer_id": aid, "engine": a.answer.engine, "query_type": a.answer.query_type,
+                         "metric": metric, "value": r.value, "units": r.units, "unknown": r.unknown,
+                         "unknown_why": r.unknown_why})
+    frame = pd.DataFrame(rows)
+    return {(metric, name): cell_rule(frame[(frame["metric"] == metric) & mask(frame)], metric)[0]
+            for metric in METRICS for name, mask in masks.items()}
+
+
+def relevance_census(dataset: str, judge: str, answers: dict, truth: dict) -> tuple[Any, Any, dict]:
+    """The answer frame of a support audit that asks relevance too, every answer drawn, and the
+    experts' labels of every item (relevance from ExpertQA's informativeness, support of each pair;
+    "can't tell" where they gave none)."""
+    from pipeline.audit import CANT_TELL
+    from pipeline.audit.population import item_asks, pair_frame
+    from pipeline.audit.sample import draw
+    from pipeline.matrices import label_view
+    from pipeline.records import SUPPORT_LABELS
+
+    frame = pair_frame(dataset, answers, "all" if dataset == "demo" else "cited", relevance=True)
+    census = draw(frame, int(frame.clusters["n_items"].sum()), 0, dataset=dataset, judge=judge)
+    labels = {}
+    views = {aid: label_view(a) for aid, a in truth.items()}
+    for r in census.items.to_dict("records"):
+        view, si = views[r["answer_id"]], int(r["statement_index"])
+        if item_asks(r) == "relevant":
+            rel = view.relevant.get(si)
+            labels[r["item_id"]] = {"relevant": CANT_TELL if rel is None else ("relevant" if rel else "filler")}
+        else:
+            label = view.support.get((si, int(r["source_index"])))
+            labels[r["item_id"]] = {"support": label if label in SUPPORT_LABELS else CANT_TELL}
+    return frame, census, labels
+
+
+def relevance_coverage(dataset: str, judge: str, answers: dict, truth: dict, values: pd.DataFrame, masks: dict,
+                       experts: dict, sizes: tuple[int, ...], draws: int,
+                       progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Row q's cells for a support audit that asks relevance too: samples of about `size` answers
+    (every statement's relevance and every checkable pair of each), the same per-cell counts as
+    `coverage_table`, the truth being the experts' relevance and support (`_experts_relevance_cells`)."""
+    from pipeline.audit.ppi import unit_values
+    from pipeline.audit.ppi_cells import ppi_rows
+    from pipeline.audit.sample import Sample, draw
+
+    frame, census, labels = relevance_census(dataset, judge, answers, truth)
+    truths = _experts_relevance_cells(answers, truth, masks)
+    units = {m: unit_values(m, census, answers, labels) for m in METRICS}
+    per_answer = float(frame.clusters["n_items"].mean())
+    known: dict = {}
+    cells = []
+    started = time.perf_counter()
+    for n in sizes:
+        got: dict[tuple[str, str], list[tuple[bool, bool, float, float]]] = {}
+        above: dict[tuple[str, str], int] = {}
+        none: dict[tuple[str, str], int] = {}
+        items = []
+        for k in range(draws):
+            s = draw(frame, int(round(n * per_answer)), seed=30_000 * n + k, dataset=dataset, judge=judge)
+            drawn = set(s.items["cluster_id"])
+            items.append(len(s.items))
+            sample = Sample(census.meta, census.items[census.items["cluster_id"].isin(drawn)], census.frame)
+            for metric in METRICS:
+                u = units[metric]
+                if isinstance(u, str):
+                    continue
+                c = u.clusters.copy()
+                c["labelled"] = c["labelled"] & c["cluster_id"].isin(drawn)
+                for row in ppi_rows(metric, replace(u, clusters=c), sample, values[values["metric"] == metric], masks,
+                                    known_cells=known):
+                    key = (metric, row.domain)
+                    target, raw = truths.get(key), experts.get(key)
+                    if row.ppi is None or row.ppi_low is None or row.ppi_high is None:
+                        none[key] = none.get(key, 0) + 1
+                        continue
+                    held = target is not None and row.ppi_low - 1e-9 <= target <= row.ppi_high + 1e-9
+                    held_raw = raw is not None and row.ppi_low - 1e-9 <= raw <= row.ppi_high + 1e-9
+                    got.setdefault(key, []).append((held, held_raw, row.ppi_high - row.ppi_low,
+                                                    row.ppi - target if target is not None else float("nan")))
+                    if target is not None and row.ppi_low - 1e-9 > target:
+                        above[key] = above.get(key, 0) + 1
+            if progress and (k + 1) % 50 == 0:
+                progress(f"relevance, {n} answers: {k + 1} draws, {time.perf_counter() - started:.0f} s")
+        for metric in METRICS:
+            for name in masks:
+                key = (metric, name)
+                hits = got.get(key, [])
+                cells.append({"metric": metric + " (relevance asked)", "domain": name, "size": n,
+                              "items": float(np.mean(items)), "unit": "answers",
+                              "mean_error": float(np.nanmean([e for *_, e in hits])) if hits and truths.get(key) is not None else None,
+                              "truth": truths.get(key), "experts": experts.get(key), "draws": draws,
+                              "with_interval": len(hits),
+                              "coverage": 100 * float(np.mean([h for h, *_ in hits])) if hits and truths.get(key) is not None else None,
+                              "coverage_experts": (100 * float(np.mean([h for _, h, *_ in hits]))
+                                                   if hits and experts.get(key) is not None else None),
+                              "width": float(np.mean([w for _, _, w, _ in hits])) if hits else None,
+                              "no_interval": none.get(key, 0), "misses_above": above.get(key, 0),
+                              "misses_below": sum(1 for h, *_ in hits if not h) - above.get(key, 0)})
+    return cells
+
+
 def coverage_table(quick: bool, draws: int | None = None, sizes: tuple[int, ...] | None = None,
                    progress: Callable[[str], None] | None = None, results: Path | None = None) -> dict[str, Any]:
     """Per (metric, domain, size): draws with an interval, coverage %, mean width; plus the truths.

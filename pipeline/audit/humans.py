@@ -20,6 +20,7 @@ from typing import Iterable, Mapping
 import pandas as pd
 
 from pipeline.audit import AUDIT_JUDGE_PREFIX, AUDIT_PROMPT_VERSION, CANT_TELL, FIELD_VALUES, definite
+from pipeline.audit.population import item_asks
 from pipeline.records import Verdict
 
 MAJORITY = "majority"
@@ -74,7 +75,7 @@ def human_verdicts(items: pd.DataFrame, labels: Mapping[str, Mapping[str, str | 
         got = labels.get(r["item_id"]) or {}
         aid, si = str(r["answer_id"]), int(r["statement_index"])
         raw = f"audit item {r['item_id']}"
-        if unit == "pair":
+        if unit == "pair" and item_asks(r) == "support":
             value = got.get("support")
             if definite(value):
                 out.append(Verdict(aid, "support", value, judge, AUDIT_PROMPT_VERSION, raw, statement_index=si,
@@ -106,7 +107,7 @@ def expert_labels(items: pd.DataFrame, verdicts: Iterable[Verdict]) -> dict[str,
     out: dict[str, dict[str, str | None]] = {}
     pairs = "source_index" in items.columns
     for r in items.to_dict("records"):
-        if pairs:
+        if pairs and item_asks(r) == "support":
             label = by_pair.get((str(r["answer_id"]), int(r["statement_index"]), int(r["source_index"])))
             if label in EXPERT_SUPPORT:
                 out[str(r["item_id"])] = {"support": EXPERT_SUPPORT[label]}

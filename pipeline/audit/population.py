@@ -11,6 +11,16 @@ Two units (docs/audit.md):
   Scope `cited` (the default) takes the sources the statement cites; `all` takes every listed
   source, which the strict unsupported-statements metric needs on datasets whose judges label
   uncited pairs too.
+  With `relevance` (`aee audit sample --relevance`), the frame also asks which statements count,
+  and its clusters are answers: every statement gets an item asking its relevance (`asks` =
+  "relevant", no source), followed by an item per pair a person can check asking its support.
+  The support metrics are averages over each answer's relevant statements: a person who calls a
+  statement filler changes the denominator of every other statement's share, so the people's
+  value of an answer is known only when all of it is labelled (a statement-by-statement sample
+  was tried: 0.3 points off per answer where several statements flip, 2.3 points on a cell of
+  ExpertQA with every unit labelled). Corrected support metrics then estimate the scorecard of
+  the people's relevance and support together, which `aee scorecard --judge human` computes from
+  people's labels.
 * `statement`: every statement of an answer (relevance; stance and the answer's confidence on
   debate questions). Items are grouped by answer, because one-sided and overconfident answers are
   built from all of an answer's statements.
@@ -32,7 +42,7 @@ from typing import Mapping
 import pandas as pd
 
 from pipeline.judges.backends.windows import char_windows, rank_windows
-from pipeline.matrices import is_relevant, label_view
+from pipeline.matrices import LabelView, is_relevant, label_view
 from pipeline.metrics import METRICS, ScoreConfig, ScoringContext
 from pipeline.records import SUPPORT_LABELS, AnnotatedAnswer, Source, Statement, unreadable_code
 
@@ -51,6 +61,7 @@ class Frame:
     scope: str
     clusters: pd.DataFrame  # cluster_id, answer_id, engine, query_type, judge_class, stratum, n_items
     items: pd.DataFrame  # item_id, cluster_id, position in cluster, display fields, judge labels
+    relevance: bool = False  # a pair frame whose clusters also ask their statement's relevance
 
 
 def item_id(dataset: str, unit: str, answer_id: str, statement_index: int, source_index: int | None = None) -> str:
@@ -104,55 +115,88 @@ def audited_sources(statement: Statement, sources: Mapping[int, Source], scope: 
     return [i for i in dict.fromkeys(indexes) if not unreadable_code(sources[i])]
 
 
-def pair_cluster_ids(answers: Mapping[str, AnnotatedAnswer], scope: str = "cited") -> set[str]:
-    """The statement clusters `pair_frame` would build, without building them (a cheap check that a
-    sample still matches the results it was drawn from)."""
+def in_pair_frame(view: LabelView, statement: Statement, sources: Mapping[int, Source], scope: str, relevance: bool) -> bool:
+    """Whether a statement is in the pair frame: a relevant one (the judge's relevance) with a pair
+    in scope a person can check; with `relevance`, every statement (its relevance decides whether it
+    counts, and a statement whose sources have no text still enters the unknown-share rule)."""
+    return relevance or (is_relevant(view, statement) and bool(audited_sources(statement, sources, scope)))
+
+
+def pair_cluster_ids(answers: Mapping[str, AnnotatedAnswer], scope: str = "cited", relevance: bool = False) -> set[str]:
+    """The clusters `pair_frame` would build (statements, or answers with `relevance`), without
+    building them (a cheap check that a sample still matches the results it was drawn from)."""
     out = set()
     for aid, a in answers.items():
         view = label_view(a)
         listed = {s.index: s for s in a.answer.sources}
         for st in a.statements:
-            if is_relevant(view, st) and audited_sources(st, listed, scope):
-                out.add(f"{aid}#s{st.index}")
+            if in_pair_frame(view, st, listed, scope, relevance):
+                out.add(aid if relevance else f"{aid}#s{st.index}")
     return out
 
 
-def pair_frame(dataset: str, answers: Mapping[str, AnnotatedAnswer], scope: str = "cited") -> Frame:
-    """Statement clusters of (statement, source) pairs; see the module doc."""
+def pair_frame(dataset: str, answers: Mapping[str, AnnotatedAnswer], scope: str = "cited",
+               relevance: bool = False) -> Frame:
+    """Statement clusters of (statement, source) pairs, or with `relevance` answer clusters of
+    relevance and pair items; see the module doc."""
     clusters: list[dict] = []
     items: list[dict] = []
     for aid in sorted(answers):
         a = answers[aid]
         view = label_view(a)
         listed = {s.index: s for s in a.answer.sources}
+        pos = 0
         for st in a.statements:
-            if not is_relevant(view, st):
+            if not in_pair_frame(view, st, listed, scope, relevance):
                 continue
             indexes = audited_sources(st, listed, scope)
-            if not indexes:
-                continue
-            cluster_id = f"{aid}#s{st.index}"
+            cluster_id = aid if relevance else f"{aid}#s{st.index}"
+            pos = pos if relevance else 0
+            relevant = view.relevant.get(st.index)
+            judge_relevant = UNKNOWN if relevant is None else ("relevant" if relevant else "filler")
+            common = {"cluster_id": cluster_id, "answer_id": aid, "engine": a.answer.engine, "query": a.answer.query,
+                      "query_type": a.answer.query_type, "answer_text": a.answer.text, "statement_index": st.index,
+                      "statement": st.text, "statement_start": st.start, "statement_end": st.end,
+                      "judge_relevant": judge_relevant}
+            if relevance:
+                items.append({**common, "item_id": item_id(dataset, "statement", aid, st.index), "position": pos,
+                              "source_index": -1, "cited": False, "source_title": "", "source_url": "",
+                              "source_text": "", "passage_start": -1, "passage_end": -1, "judge_support": "",
+                              "judge_score": None, "asks": "relevant"})
+                pos += 1
             labels = []
-            for pos, index in enumerate(indexes):
+            for index in indexes:
                 src = listed[index]
                 text = (src.text or "")[:MAX_SOURCE_CHARS]
                 label = _support_label(view.support.get((st.index, index)))
                 labels.append(label)
                 p_start, p_end = best_passage(st.text, text)
-                items.append({
-                    "item_id": item_id(dataset, "pair", aid, st.index, index), "cluster_id": cluster_id, "position": pos,
-                    "answer_id": aid, "engine": a.answer.engine, "query": a.answer.query, "query_type": a.answer.query_type,
-                    "answer_text": a.answer.text, "statement_index": st.index, "statement": st.text,
-                    "statement_start": st.start, "statement_end": st.end, "source_index": index,
-                    "cited": index in st.citations, "source_title": src.title or "", "source_url": src.url or "",
-                    "source_text": text, "passage_start": p_start, "passage_end": p_end,
-                    "judge_support": label, "judge_score": view.support_score.get((st.index, index)),
-                })
-            judge_class = _stratum_label(labels)
-            clusters.append({"cluster_id": cluster_id, "answer_id": aid, "engine": a.answer.engine,
+                items.append({**common, "item_id": item_id(dataset, "pair", aid, st.index, index), "position": pos,
+                              "source_index": index, "cited": index in st.citations, "source_title": src.title or "",
+                              "source_url": src.url or "", "source_text": text, "passage_start": p_start,
+                              "passage_end": p_end, "judge_support": label,
+                              "judge_score": view.support_score.get((st.index, index)), "asks": "support"})
+                pos += 1
+            if not relevance:
+                judge_class = _stratum_label(labels)
+                clusters.append({"cluster_id": cluster_id, "answer_id": aid, "engine": a.answer.engine,
+                                 "query_type": a.answer.query_type, "judge_class": judge_class,
+                                 "stratum": f"{a.answer.engine} · judge: {judge_class}", "n_items": len(indexes)})
+        if relevance and pos:
+            judge_class = _support_class(a)
+            clusters.append({"cluster_id": aid, "answer_id": aid, "engine": a.answer.engine,
                              "query_type": a.answer.query_type, "judge_class": judge_class,
-                             "stratum": f"{a.answer.engine} · judge: {judge_class}", "n_items": len(indexes)})
-    return Frame("pair", scope, _frame(clusters, CLUSTER_COLUMNS), _frame(items, PAIR_COLUMNS))
+                             "stratum": f"{a.answer.engine} · judge: {judge_class}", "n_items": pos})
+    return Frame("pair", scope, _frame(clusters, CLUSTER_COLUMNS), _frame(items, PAIR_COLUMNS), relevance)
+
+
+def _support_class(a: AnnotatedAnswer) -> str:
+    """What the judge says of a whole answer's support, for the strata of a frame with relevance:
+    by its share of unsupported statements (none, some, all, or no value)."""
+    value = METRICS["unsupported_statements"].fn(ScoringContext(a, ScoreConfig("strict", "exact"))).value
+    if value is None:
+        return UNKNOWN
+    return "all supported" if value <= 1e-12 else "none supported" if value >= 1 - 1e-12 else "some unsupported"
 
 
 def statement_frame(dataset: str, answers: Mapping[str, AnnotatedAnswer]) -> Frame:
@@ -183,10 +227,11 @@ def statement_frame(dataset: str, answers: Mapping[str, AnnotatedAnswer]) -> Fra
     return Frame("statement", "all", _frame(clusters, CLUSTER_COLUMNS), _frame(items, STATEMENT_COLUMNS))
 
 
-def build_frame(dataset: str, answers: Mapping[str, AnnotatedAnswer], unit: str, scope: str = "cited") -> Frame:
-    """The frame of one unit (`pair` with a scope, or `statement`)."""
+def build_frame(dataset: str, answers: Mapping[str, AnnotatedAnswer], unit: str, scope: str = "cited",
+                relevance: bool = False) -> Frame:
+    """The frame of one unit (`pair` with a scope and whether it asks relevance, or `statement`)."""
     if unit == "pair":
-        return pair_frame(dataset, answers, scope)
+        return pair_frame(dataset, answers, scope, relevance)
     if unit == "statement":
         return statement_frame(dataset, answers)
     raise ValueError(f"unit must be pair or statement, not {unit!r}")
@@ -195,8 +240,10 @@ def build_frame(dataset: str, answers: Mapping[str, AnnotatedAnswer], unit: str,
 CLUSTER_COLUMNS = ("cluster_id", "answer_id", "engine", "query_type", "judge_class", "stratum", "n_items")
 _COMMON = ("item_id", "cluster_id", "position", "answer_id", "engine", "query", "query_type", "answer_text",
            "statement_index", "statement", "statement_start", "statement_end")
+# `asks`: what a person answers on the item ("support", or "relevant" for the statement item of a
+# frame with relevance, whose source_index is -1)
 PAIR_COLUMNS = (*_COMMON, "source_index", "cited", "source_title", "source_url", "source_text", "passage_start",
-                "passage_end", "judge_support", "judge_score")
+                "passage_end", "judge_support", "judge_score", "asks", "judge_relevant")
 STATEMENT_COLUMNS = (*_COMMON, "judge_relevant", "judge_stance", "judge_confidence")
 
 
@@ -216,7 +263,10 @@ def judge_labels(items: pd.DataFrame, answers: Mapping[str, AnnotatedAnswer], un
         if view is None:
             continue
         si, iid = int(r["statement_index"]), r["item_id"]
-        if unit == "pair":
+        if unit == "pair" and item_asks(r) == "relevant":
+            relevant = view.relevant.get(si)
+            fields["relevant"][iid] = UNKNOWN if relevant is None else ("relevant" if relevant else "filler")
+        elif unit == "pair":
             key = (si, int(r["source_index"]))
             fields["support"][iid] = _support_label(view.support.get(key))
             if key in view.support_score:
@@ -228,3 +278,10 @@ def judge_labels(items: pd.DataFrame, answers: Mapping[str, AnnotatedAnswer], un
                 fields["stance"][iid] = view.stance.get(si) or UNKNOWN
                 fields["confidence"][iid] = UNKNOWN if view.confidence is None else str(view.confidence)
     return fields, scores
+
+
+def item_asks(item: Mapping) -> str:
+    """What a person answers on a pair-sample item: "support", or "relevant" for a statement item
+    (samples drawn before relevance could be asked have no `asks` column: all support)."""
+    asks = item.get("asks")
+    return asks if isinstance(asks, str) and asks else "support"

@@ -444,6 +444,10 @@ def unit_values(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
 
 def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnswer],
                 people: Sequence[Labels]) -> UnitValues | str:
+    if sample.meta.get("relevance"):  # answer clusters asking relevance too
+        from pipeline.audit.ppi_relevance import relevance_units
+
+        return relevance_units(metric, sample, answers, people)
     frame, items = sample.frame, sample.items
     scope = sample.meta.get("scope", "cited")
     if metric == "unsupported_statements" and scope != "all" and any(

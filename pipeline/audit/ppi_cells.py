@@ -159,7 +159,8 @@ def domain_estimates(metric: str, units: UnitValues, sample: Sample, domain: Cal
     return DomainEstimate(replace(estimate, pooled=pooled), strata, n_answers, judge_total)
 
 
-def settle_undecided(metric: str, units: UnitValues, sample: Sample) -> UnitValues:
+def settle_undecided(metric: str, units: UnitValues, sample: Sample,
+                     groups: Mapping[str, Callable[[pd.DataFrame], pd.Series]] | None = None) -> UnitValues:
     """The unit values with every "can't tell" unit completed (`pipeline.audit.ppi`, "Undecided
     units"): y_u + fill_u * b_e, where b_e is the judge's mean error per answer on the unit's engine
     (the corrected value minus the judge's, over the answers that hold audited units), and likewise
@@ -167,30 +168,54 @@ def settle_undecided(metric: str, units: UnitValues, sample: Sample) -> UnitValu
     units through the estimate, which is linear in them (a stratified mean), so b_e = g(b_e) has the
     closed form g(0) / (1 - (g(1) - g(0))) from two evaluations; engines do not interact (each
     engine's estimate reads its own units only). An engine whose estimate cannot be made yet keeps
-    b_e = 0 (the judge's own value for the rest of the answer)."""
+    b_e = 0 (the judge's own value for the rest of the answer). `groups` (name -> mask, disjoint)
+    replaces the engines: an answer that drops out of a domain's mean takes that domain's mean
+    (`pipeline.audit.ppi_relevance`), so each domain is settled as one group."""
     c = units.clusters
     if "fill" not in c.columns:
         return units
     touched = c["labelled"].astype(bool) & ((c["fill"] > 0) | (c["fill_c"] > 0))
     if not touched.any():
         return units
-    engines = sorted(set(c.loc[touched, "engine"]))
+    if groups is None:
+        groups = {e: _engine_mask(e) for e in sorted(set(c.loc[touched, "engine"]))}
 
     def completed(errors: Mapping[str, tuple[float, float]]) -> UnitValues:
         out = c.copy()
-        for e in engines:
-            on = out["engine"] == e
-            out.loc[on, "y"] = c.loc[on, "y"] + c.loc[on, "fill"] * errors[e][0]
-            out.loc[on, "c"] = c.loc[on, "c"] + c.loc[on, "fill_c"] * errors[e][1]
+        for g, mask in groups.items():
+            on = mask(out)
+            out.loc[on, "y"] = c.loc[on, "y"] + c.loc[on, "fill"] * errors[g][0]
+            out.loc[on, "c"] = c.loc[on, "c"] + c.loc[on, "fill_c"] * errors[g][1]
         return replace(units, clusters=out)
 
-    at0 = completed({e: (0.0, 0.0) for e in engines})
-    at1 = completed({e: (1.0, 1.0) for e in engines})
+    at0 = completed({g: (0.0, 0.0) for g in groups})
+    at1 = completed({g: (1.0, 1.0) for g in groups})
     solved = {}
-    for e in engines:
-        (y0, c0, made0), (y1, c1, made1) = _engine_errors(metric, at0, sample, e), _engine_errors(metric, at1, sample, e)
-        solved[e] = (_fixed_point(y0, y1), _fixed_point(c0, c1)) if made0 and made1 else (0.0, 0.0)
+    for g, mask in groups.items():
+        (y0, c0, made0), (y1, c1, made1) = (_engine_errors(metric, at, sample, mask) for at in (at0, at1))
+        solved[g] = (_fixed_point(y0, y1), _fixed_point(c0, c1)) if made0 and made1 else (0.0, 0.0)
     return completed(solved)
+
+
+def _engine_mask(engine: str) -> Callable[[pd.DataFrame], pd.Series]:
+    return lambda frame: frame["engine"] == engine
+
+
+def _domain_base(units: UnitValues, mask: Callable[[pd.DataFrame], pd.Series]) -> UnitValues:
+    """The unit values with each answer that drops out of the people's mean (`drop_out`, a share of
+    the people labelling it) given the domain's judge mean as the base of its value: settled with
+    the domain's error, it then takes the domain's corrected mean (`pipeline.audit.ppi_relevance`)."""
+    c = units.clusters
+    if "drop_out" not in c.columns or not (c["drop_out"] > 0).any():
+        return units
+    inside = mask(c) & c["in_population"].astype(bool)
+    n = int(units.answers[mask(units.answers)]["answer_id"].nunique()) if not units.answers.empty else 0
+    if not inside.any() or n == 0:
+        return units
+    judge_mean = (float(c.loc[inside, "yhat"].sum()) + float(units.answers[mask(units.answers)]["judge_const"].sum())) / n
+    out = c.copy()
+    out["y"] = c["y"] + c["drop_out"] * judge_mean
+    return replace(units, clusters=out)
 
 
 def _fixed_point(at0: float, at1: float) -> float:
@@ -199,12 +224,10 @@ def _fixed_point(at0: float, at1: float) -> float:
     return at0 / (1 - slope) if 1 - slope > 1e-9 else 0.0
 
 
-def _engine_errors(metric: str, units: UnitValues, sample: Sample, engine: str) -> tuple[float, float, bool]:
-    """(corrected - judge, people-only - label-free baseline) per answer of one engine that holds
-    audited units, and whether both estimates could be made (0 where not)."""
-    def mask(frame: pd.DataFrame) -> pd.Series:
-        return frame["engine"] == engine
-
+def _engine_errors(metric: str, units: UnitValues, sample: Sample,
+                   mask: Callable[[pd.DataFrame], pd.Series]) -> tuple[float, float, bool]:
+    """(corrected - judge, people-only - label-free baseline) per answer of one group (an engine)
+    that holds audited units, and whether both estimates could be made (0 where not)."""
     c = units.clusters
     audited = int(c.loc[mask(c) & c["in_population"].astype(bool), "answer_id"].nunique())
     out, made = [], True
@@ -254,7 +277,10 @@ def ppi_rows(metric: str, units: UnitValues, sample: Sample, judge_values: pd.Da
     keeps) holds the label-free cell rules between calls on the same results, which only the
     labelled units differ between (bench row q redraws a sample hundreds of times)."""
     cells = {} if known_cells is None else known_cells
-    units = settle_undecided(metric, units, sample)
+    per_domain = bool(sample.meta.get("relevance"))  # answers dropping out take their domain's mean
+    raw_units = units
+    if not per_domain:
+        units = settle_undecided(metric, units, sample)
     out = []
     info = METRICS[metric]
     lo_bound, hi_bound = (0.0, 1.0) if info.unit == "percent" else (-np.inf, np.inf)
@@ -263,6 +289,8 @@ def ppi_rows(metric: str, units: UnitValues, sample: Sample, judge_values: pd.Da
     drawn = set(sample.items["cluster_id"])
     c = units.clusters
     for name, mask in domains.items():
+        if per_domain:
+            units = settle_undecided(metric, _domain_base(raw_units, mask), sample, {name: mask})
         if ("judge", metric, name) not in cells:
             cells[("judge", metric, name)] = cell_rule(judge_values[mask(judge_values)], metric)
         judge_only, judged_share, judge_reason, judge_answers = cells[("judge", metric, name)]

@@ -132,7 +132,7 @@ def draw(frame: Frame, n_items: int, seed: int, *, dataset: str, judge: str, sam
     items["cluster_order"] = items["cluster_id"].map(rank)
     items = items.sort_values(["cluster_order", "position"], kind="mergesort").reset_index(drop=True)
     items.insert(0, "order", np.arange(len(items), dtype=np.int64))
-    name = sample_id or default_sample_id(dataset, judge, frame.unit, frame.scope, n_items, seed)
+    name = sample_id or default_sample_id(dataset, judge, frame.unit, frame.scope, n_items, seed, frame.relevance)
     check_sample_id(name)
     items.insert(0, "sample_id", name)
     strata = [{"stratum": h, "clusters": int(sizes[h]), "drawn": int(alloc.get(h, 0)),
@@ -140,7 +140,7 @@ def draw(frame: Frame, n_items: int, seed: int, *, dataset: str, judge: str, sam
                "items_drawn": int((items["stratum"] == h).sum())} for h in sorted(sizes)]
     meta = {
         "format": SAMPLE_FORMAT, "sample_id": name, "dataset": dataset, "judge": judge, "unit": frame.unit,
-        "scope": frame.scope, "seed": int(seed), "n_requested": int(n_items), "n_items": int(len(items)),
+        "scope": frame.scope, "relevance": bool(frame.relevance), "seed": int(seed), "n_requested": int(n_items), "n_items": int(len(items)),
         "n_clusters": int(len(order)), "population_clusters": int(len(clusters)),
         "population_items": int(clusters["n_items"].sum()), "min_per_stratum": int(minimum),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"), "strata": strata,
@@ -148,9 +148,11 @@ def draw(frame: Frame, n_items: int, seed: int, *, dataset: str, judge: str, sam
     return Sample(meta, items, clusters.reset_index(drop=True))
 
 
-def default_sample_id(dataset: str, judge: str, unit: str, scope: str, n_items: int, seed: int) -> str:
-    """A readable id naming how the sample was drawn ("demo-offline-pair-n40-s7")."""
-    scope_part = "-all" if unit == "pair" and scope == "all" else ""
+def default_sample_id(dataset: str, judge: str, unit: str, scope: str, n_items: int, seed: int,
+                      relevance: bool = False) -> str:
+    """A readable id naming how the sample was drawn ("demo-offline-pair-n40-s7"; "-rel" when it asks
+    relevance too)."""
+    scope_part = ("-all" if unit == "pair" and scope == "all" else "") + ("-rel" if unit == "pair" and relevance else "")
     return f"{dataset}-{judge_dirname(judge)}-{unit}{scope_part}-n{n_items}-s{seed}"[:100]
 
 
@@ -162,7 +164,7 @@ def check_sample_id(sample_id: str) -> str:
 
 
 def draw_sample(dataset: str, judge: str, n_items: int, seed: int = 0, unit: str = "pair", scope: str = "cited",
-                sample_id: str | None = None, root: Path | None = None) -> Sample:
+                sample_id: str | None = None, root: Path | None = None, relevance: bool = False) -> Sample:
     """Read a dataset's results under a judge and draw a sample from them."""
     if unit not in UNITS:
         raise InputError(f"must be one of {', '.join(UNITS)}", field="--unit")
@@ -176,7 +178,7 @@ def draw_sample(dataset: str, judge: str, n_items: int, seed: int = 0, unit: str
         raise InputError(f"no results for judge {judge!r} on dataset {dataset!r}; have {', '.join(judges) or 'none'} "
                          f"(run `aee run --dataset {dataset} --judge {judge}` first)", field="--judge")
     answers = load_annotated(dataset, judge, root)
-    frame = build_frame(dataset, answers, unit, scope)
+    frame = build_frame(dataset, answers, unit, scope, relevance and unit == "pair")
     return draw(frame, n_items, seed, dataset=dataset, judge=judge, sample_id=sample_id)
 
 

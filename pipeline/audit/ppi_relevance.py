@@ -1,0 +1,145 @@
+"""Unit values of a support audit that asks relevance too (`aee audit sample --relevance`).
+
+Its clusters are answers (`pipeline.audit.population`, module doc): a drawn answer carries a
+person's relevance of each of its statements and support of each pair a person can check, so its
+value under the people's labels is computed exactly, by the registry's own metric, with nothing
+assumed about the rest of the answer. What the corrected value then estimates is the scorecard of
+the people's relevance and support together (strict rules), which is what `aee scorecard --judge
+human` prints from people's labels, up to the pairs nobody can check here (a source without text
+stays unknown to everyone).
+
+Per answer u of the population:
+  * yhat_u: the judge's value (its relevance, its support, an abstention as "none": a fixed
+    stand-in, never a prediction, as in `pipeline.audit.ppi`);
+  * y_u, c_u: the value under the person's labels (a "can't tell" on a pair leaves it unknown, on
+    a relevance question leaves the statement counting as content, as on the scorecard).
+An answer is outside the population when no labels could give it a value (the judge has none, nor
+does the label-free reading where every statement counts and no pair supports). An answer inside
+it that the person's labels leave without a value (every statement filler, say) drops out of the
+people's mean, which is the same as giving it that mean: its y is the engine's corrected mean,
+solved with the estimate (`ppi_cells.settle_undecided`, fill 1: y = judge's engine mean + the
+engine's error; c = the people-only mean). Within an engine that is exact; across engines an
+answer that drops out would take the all-engines mean instead of its engine's (a difference of
+the share of such answers times the gap between the two means: 19 of 666 answers on ExpertQA).
+A judge without a value on an answer predicts its engine's mean (any prediction keeps PPI unbiased).
+A statement citing a source with text and one without is read as the metric reads it (one "full"
+pair decides it, otherwise it is undecided): the answer's value is computed whole, so nothing needs
+to be a sum over statements, unlike the statement clusters of `pipeline.audit.ppi`.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from pipeline.audit import CANT_TELL, definite
+from pipeline.audit.population import audited_sources, item_asks, pair_cluster_ids
+from pipeline.audit.sample import Sample
+from pipeline.metrics import METRICS, ScoringContext
+from pipeline.records import AnnotatedAnswer, Verdict
+
+Labels = Mapping[str, Mapping[str, "str | None"]]
+
+
+def relabelled(a: AnnotatedAnswer, support: Mapping[tuple[int, int], object], relevance: Mapping[int, object],
+               judge: str = "human:audit") -> AnnotatedAnswer:
+    """The answer with a person's labels on these pairs and statements: a definite label replaces
+    the judge's; "can't tell" removes the judge's label (a pair is then unknown, a statement counts
+    as content: in the label view any decided label would win)."""
+    undecided = {k for k, v in support.items() if not definite(v)}
+    said = set(relevance)
+    keep = tuple(v for v in a.verdicts
+                 if not (v.kind == "support" and (v.statement_index, v.source_index) in undecided)
+                 and not (v.kind == "relevance" and v.statement_index in said))
+    aid = a.answer.answer_id
+    extra = [Verdict(aid, "support", str(v), judge, "audit", statement_index=si, source_index=src)
+             for (si, src), v in support.items() if definite(v)]
+    extra += [Verdict(aid, "relevance", str(v), judge, "audit", statement_index=si)
+              for si, v in relevance.items() if definite(v)]
+    return AnnotatedAnswer(a.answer, a.statements, (*keep, *extra))
+
+
+def relevance_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnswer],
+                    people: Sequence[Labels]):
+    """`pipeline.audit.ppi.unit_values` for a pair sample with relevance (answer clusters)."""
+    from pipeline.audit.ppi import STRICT, UnitValues, _const, _finish, _outside, in_scope, prediction_view
+
+    frame, items = sample.frame, sample.items
+    scope = sample.meta.get("scope", "cited")
+    if metric == "unsupported_statements" and scope != "all" and any(
+            a.answer.meta.get("support_scope") != "cited_only" for a in answers.values()):
+        return ("this dataset's judges label uncited pairs too, so a statement can be supported by a source it does "
+                "not cite: draw a pair sample with --scope all for this metric")
+    missing = sorted(set(frame["answer_id"]) - set(answers))
+    if missing:
+        return f"{len(missing)} answer(s) of the sample are no longer in the results (e.g. {missing[0]!r}): draw a new sample"
+    changed = set(frame["cluster_id"]) ^ pair_cluster_ids(answers, scope, relevance=True)
+    if changed:
+        return (f"the judge's results changed since the sample was drawn ({len(changed)} answer(s) entered or left "
+                "the audited population): draw a new sample")
+    drawn = {cid: part.to_dict("records") for cid, part in items.groupby("cluster_id", sort=False)}
+    fn = METRICS[metric].fn
+    rows, consts, judged, stand_ins = [], [], [], []
+    for cid, aid in zip(frame["cluster_id"], frame["answer_id"]):
+        a = in_scope(answers[aid], scope)
+        listed = {s.index: s for s in a.answer.sources}
+        frame_pairs = [(st.index, i) for st in a.statements for i in audited_sources(st, listed, scope)]
+        base_j = prediction_view(a, frame_pairs)
+        result = fn(ScoringContext(base_j, STRICT))
+        judged.append({"answer_id": aid, "engine": a.answer.engine, "query_type": a.answer.query_type, "metric": metric,
+                       "value": result.value, "units": result.units, "unknown": result.unknown,
+                       "unknown_why": result.unknown_why})
+        if result.value is None and not _decidable(metric, a, frame_pairs):
+            rows.append(_outside(cid))
+            continue
+        consts.append(_const(a, 0.0, 0.0))
+        row = {"cluster_id": cid, "yhat": result.value, "y": np.nan, "c": np.nan, "complete": False,
+               "in_population": True, "engine": a.answer.engine}  # engine: for the judge's stand-in
+        values = []
+        for labels in people if cid in drawn else ():
+            support: dict[tuple[int, int], object] = {}
+            relevance: dict[int, object] = {}
+            for r in drawn[cid]:
+                got = labels.get(r["item_id"]) or {}
+                if item_asks(r) == "relevant":
+                    relevance[int(r["statement_index"])] = got.get("relevant")
+                else:
+                    support[(int(r["statement_index"]), int(r["source_index"]))] = got.get("support")
+            if all(definite(v) or v == CANT_TELL for v in (*support.values(), *relevance.values())):
+                values.append(fn(ScoringContext(relabelled(base_j, support, relevance), STRICT)).value)
+        if values:
+            defined = [v for v in values if v is not None]
+            # a person whose labels leave the answer without a value: it takes its domain's mean
+            # (module doc; `drop_out` is completed per domain by `ppi_cells`); several people: the
+            # share of them who did
+            share_out = 1 - len(defined) / len(values)
+            mean_in = float(np.mean(defined)) if defined else 0.0
+            row |= {"y": (1 - share_out) * mean_in, "c": (1 - share_out) * mean_in, "fill": share_out,
+                    "fill_c": share_out, "drop_out": share_out, "complete": True}
+        rows.append(row)
+        if result.value is None:
+            stand_ins.append(len(rows) - 1)
+    # the judge's engine mean is its prediction where it has no value
+    sums: dict[str, list[float]] = {}
+    for r in rows:
+        if r.get("in_population") and r.get("yhat") is not None:
+            sums.setdefault(r["engine"], []).append(float(r["yhat"]))
+    for i in stand_ins:
+        rows[i]["yhat"] = float(np.mean(sums.get(rows[i]["engine"], [0.0])))
+    out = _finish(sample, rows, consts)
+    drop = pd.DataFrame(rows, columns=["cluster_id", "drop_out"]).fillna({"drop_out": 0.0})
+    clusters = out.clusters.merge(drop, on="cluster_id", how="left").fillna({"drop_out": 0.0})
+    return UnitValues(clusters, out.answers, pd.DataFrame(judged))
+
+
+def _decidable(metric: str, a: AnnotatedAnswer, frame_pairs: Sequence[tuple[int, int]]) -> bool:
+    """Whether some labels could give the answer a value: a citation a person can check (citation
+    accuracy), or a statement with such a pair or citing no listed source (unsupported statements:
+    unsupported when it counts)."""
+    checked = {si for si, _ in frame_pairs}
+    if metric == "citation_accuracy":
+        return any(src in st.citations for st in a.statements for si, src in frame_pairs if si == st.index)
+    listed = {s.index for s in a.answer.sources}
+    return any(st.index in checked or not any(i in listed for i in st.citations) for st in a.statements)
