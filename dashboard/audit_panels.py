@@ -16,6 +16,7 @@ from dashboard.render import md_escape, md_with_code, url_choice, url_forget, ur
 from dashboard.url_state import page_link
 from pipeline.audit.humans import MAJORITY
 from pipeline.audit.ppi import PPI_METRICS
+from pipeline.audit.ppi_cells import KIND_WORDS
 from pipeline.judges.carried import AUDIT_JUDGE
 from pipeline.metrics import METRICS
 
@@ -279,7 +280,7 @@ def scorecard_ppi_section(dataset: str, judge: str, query_type: str, mode: str) 
                "n: units labelled completely (every pair of a statement; every statement of an answer) of all in the "
                f"population. Human labels: {md_escape(result['human_label'])}; samples: "
                + md_escape(", ".join(f"{u}: {sid}" for u, sid in result["samples"].items())) + ". What the corrected "
-               "values estimate: " + md_escape("; ".join(f"from a {u} sample, {note}" for u, note in
+               "values estimate: " + md_escape("; ".join(f"from {KIND_WORDS.get(u, u)}, {note}" for u, note in
                                                         (result.get("estimands") or {}).items())) + "."
                + (f" Experts' own scorecard: {md_with_code(result['experts_scorecard'])}."
                   if result.get("experts_scorecard") else ""))

@@ -34,6 +34,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="pair: (statement, source) for support; statement: relevance, stance on debate questions")
     p.add_argument("--scope", choices=SCOPES, default="cited",
                    help="pair units: the sources each drawn statement is checked against (default: the ones it cites)")
+    p.add_argument("--relevance", action="store_true",
+                   help="pair units: ask each statement's relevance too, whole answers at a time, so the corrected "
+                        "support metrics estimate the people's relevance and support together (`aee scorecard "
+                        "--judge human` of their labels) instead of their support under the judge's relevance")
     p.add_argument("--id", dest="sample_id", help="sample id (default: from dataset, judge, unit, n and seed)")
     p.add_argument("--out", type=Path, help="also write the sample for labelling by hand: .csv or .jsonl")
     p.set_defaults(func=cmd_sample)
@@ -82,12 +86,16 @@ def add_ppi_options(p: argparse.ArgumentParser) -> None:
 def cmd_sample(args: argparse.Namespace) -> int:
     from pipeline.audit.sample import design_path, draw_sample, register, write_annotation_file
 
+    if args.relevance and args.unit != "pair":
+        raise InputError("--relevance goes with --unit pair (a statement sample asks relevance already)", field="--relevance")
     sample = draw_sample(args.dataset, args.judge, args.n, seed=args.seed, unit=args.unit, scope=args.scope,
-                         sample_id=args.sample_id)
+                         sample_id=args.sample_id, relevance=args.relevance)
     folder, new = register(sample)
     meta = sample.meta
-    print(f"sample {sample.sample_id}: {meta['n_items']} {args.unit} items in {meta['n_clusters']} "
-          f"{'statements' if args.unit == 'pair' else 'answers'} of {meta['population_clusters']} "
+    kind = "relevance and pair" if args.relevance else args.unit
+    clusters = "statements" if args.unit == "pair" and not args.relevance else "answers"
+    print(f"sample {sample.sample_id}: {meta['n_items']} {kind} items in {meta['n_clusters']} "
+          f"{clusters} of {meta['population_clusters']} "
           f"({meta['population_items']} items in the population), seed {meta['seed']}")
     print(f"{'registered' if new else 'already registered (same draw)'} in {folder}")
     width = max(len(s["stratum"]) for s in meta["strata"])
@@ -216,6 +224,7 @@ def _json_clean(value: Any) -> Any:
 def print_ppi(args: argparse.Namespace, judge: str) -> int:
     """`aee scorecard --ppi`: the rows of `pipeline.audit.scorecard.ppi_scorecard` as JSON or a table."""
     from pipeline.audit.ppi import PPI_METRICS
+    from pipeline.audit.ppi_cells import KIND_WORDS
     from pipeline.audit.sample import load_sample
     from pipeline.audit.scorecard import ppi_scorecard
     from pipeline.metrics import METRICS
@@ -236,7 +245,7 @@ def print_ppi(args: argparse.Namespace, judge: str) -> int:
           f"human labels: {out['human_label']}; samples: {', '.join(f'{u}={s}' for u, s in out['samples'].items()) or 'none'}")
     fmt = lambda v: "  n/a " if v is None else f"{v:6.1f}"  # noqa: E731
     for unit, note in out["estimands"].items():
-        print(f"  PPI and human ({unit} sample) estimate {note}")
+        print(f"  PPI and human (from {KIND_WORDS.get(unit, unit)}) estimate {note}")
     if out.get("experts_scorecard"):
         print(f"  experts: {out['experts_scorecard']}")
     for metric in (m for m in METRICS if m in PPI_METRICS):

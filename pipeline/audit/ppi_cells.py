@@ -37,16 +37,25 @@ MIN_LABELLED_UNITS = 20
 # stays the judge's, so its corrected value is not the scorecard of everything the people would say
 # (on ExpertQA, `aee scorecard --judge human` also takes the experts' relevance: 3-9 points apart
 # per engine, bench row q).
+# A support audit drawn with --relevance ("pair+relevance", answer clusters) asks both, and estimates
+# the people's scorecard itself (pipeline.audit.ppi_relevance).
 ESTIMANDS = {"pair": "the people's support labels, the judge's relevance",
+             "pair+relevance": "the people's relevance and support labels",
              "statement": "the people's labels on every statement the metric reads"}
 ESTIMAND_NOTES = {
     "pair": ("the scorecard with the people's support labels on the pairs a person can check (cited sources with "
              "text here) and the judge's relevance: the judge still decides which statements count (a support "
-             "audit asks nothing about relevance)"),
+             "audit asks nothing about relevance; draw one with --relevance to correct that too)"),
+    "pair+relevance": ("the scorecard with the people's relevance of every statement and their support labels on the "
+                       "pairs a person can check (cited sources with text here): what `aee scorecard --judge human` "
+                       "gives from the people's labels, a pair whose source has no text staying unknown"),
     "statement": ("the scorecard with the people's relevance, stance and confidence labels on every statement of "
                   "each answer"),
 }
+KIND_WORDS = {"pair": "a pair sample", "pair+relevance": "a pair sample asking relevance too",
+              "statement": "a statement sample"}
 UNIT_WORDS = {"pair": ("statement", "statements", "every cited source of each"),
+              "pair+relevance": ("answer", "answers", "every statement's relevance and every cited source of each"),
               "statement": ("answer", "answers", "every statement of each")}
 
 
@@ -251,6 +260,12 @@ def _bounds(estimate: Estimate, lo: float, hi: float) -> tuple[float | None, flo
     return (float(np.clip(estimate.value[0], lo, hi)), float(np.clip(low[0], lo, hi)), float(np.clip(high[0], lo, hi)))
 
 
+def sample_kind(sample: Sample) -> str:
+    """The key of ESTIMANDS and UNIT_WORDS for a sample: its unit, "pair+relevance" for a pair
+    sample that asks relevance too."""
+    return "pair+relevance" if sample.unit == "pair" and sample.meta.get("relevance") else sample.unit
+
+
 def what_to_label(unit: str, domain: str, labelled: int, population: int, minimum: int = MIN_LABELLED_UNITS) -> str:
     """Why a cell shows no corrected value yet, and what to label ("" when it may show one)."""
     one, many, scope = UNIT_WORDS.get(unit, ("unit", "units", "all of each"))
@@ -300,9 +315,13 @@ def ppi_rows(metric: str, units: UnitValues, sample: Sample, judge_values: pd.Da
         if ("estimand", metric, name) not in cells:
             cells[("estimand", metric, name)] = "" if units.judged.empty else cell_rule(units.judged[mask(units.judged)], metric)[2]
         estimand_reason = cells[("estimand", metric, name)]
-        reason = what_to_label(sample.unit, name, n_lab, n_pop, minimum)
+        reason = what_to_label(sample_kind(sample), name, n_lab, n_pop, minimum)
         if estimand_reason and not reason:
             reason = f"n/a as on the scorecard: {estimand_reason}, whoever labels the rest"
+        if not reason and per_domain and n_lab and bool((c.loc[lab, "drop_out"] >= 1 - 1e-12).all()):
+            # nothing to take a mean of: every labelled answer left without a value by the people
+            reason = ("the people's labels leave no labelled answer here with a value (every statement filler, or "
+                      "too little decided): label more answers")
         ppi = domain_estimates(metric, units, sample, mask, use_predictions=True)
         human = domain_estimates(metric, units, sample, mask, use_predictions=False)
         p_val = p_lo = p_hi = h_val = h_lo = h_hi = bias = b_lo = b_hi = None
@@ -328,6 +347,6 @@ def ppi_rows(metric: str, units: UnitValues, sample: Sample, judge_values: pd.Da
             pooled_strata=ppi.estimate.pooled if shown else (), judged_share=judged_share, judge_reason=judge_reason,
             more_needed=(min(minimum, n_pop) - n_lab) if 0 < n_pop and n_lab < min(minimum, n_pop) else None,
             min_labelled=minimum, bias=_scaled(metric, bias) if bias is not None else None,
-            bias_low=_scaled(metric, b_lo), bias_high=_scaled(metric, b_hi), estimand=ESTIMANDS.get(sample.unit, ""),
+            bias_low=_scaled(metric, b_lo), bias_high=_scaled(metric, b_hi), estimand=ESTIMANDS.get(sample_kind(sample), ""),
         ))
     return out

@@ -19,7 +19,7 @@ import pandas as pd
 from pipeline.audit.humans import EXPERTS, expert_labels, item_labels
 from pipeline.audit.labels import LabelStore, labels_path
 from pipeline.audit.ppi import PPI_METRICS, unit_values
-from pipeline.audit.ppi_cells import ESTIMAND_NOTES, ESTIMANDS, MIN_LABELLED_UNITS, PPIRow, cell_rule, ppi_rows
+from pipeline.audit.ppi_cells import ESTIMAND_NOTES, ESTIMANDS, MIN_LABELLED_UNITS, PPIRow, cell_rule, ppi_rows, sample_kind
 from pipeline.audit.sample import Sample, list_samples, load_sample
 from pipeline.errors import InputError
 from pipeline.metrics import METRICS
@@ -152,7 +152,8 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
         "people": {sid: len(u["labels"]) for sid, u in used.items()},  # label sets (persons; the experts count as one)
         "rows": rows,
         # what the corrected values estimate, per sample unit (every row names its own in `estimand`)
-        "estimands": {unit: ESTIMAND_NOTES[unit] for unit in ESTIMANDS},
+        "estimands": {kind: ESTIMAND_NOTES[kind] for kind in ESTIMANDS
+                      if kind in {sample_kind(u["sample"]) for u in used.values()} or not used},
         "experts_scorecard": EXPERTS_SCORECARD if human == "experts" else None,
     }
 

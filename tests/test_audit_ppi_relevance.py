@@ -1,0 +1,143 @@
+"""A support audit that asks relevance too (issue 30): whole answers, every statement's relevance and
+every checkable pair's support, so the corrected support metrics estimate the people's scorecard
+itself (their relevance and support), not their support under the judge's relevance.
+
+On the two-answer ExpertQA file of the tests (tests/fixtures/expertqa_mini.jsonl), with the scripted
+judge audited and the experts standing in for the annotators. By hand, from the file:
+  * gpt4: claim 0 is "Uninformative" (filler), claim 1 "Complete" [1], claim 2 "N/A" [2] (its
+    source has no text: undecided), claim 3 "Partial" [1]. Relevant and decided: 1 (supported) and
+    3 (not fully): unsupported 1/2 = 50.0; citations 1 accurate of 2 decided = 50.0.
+  * bing_chat: four relevant claims; 0 and 1 "Complete", 2 "Partial", 3 "Incomplete": unsupported
+    2/4 = 50.0; citations [1][2] + [1] accurate, [2] and [3] not: 3/5 = 60.0.
+The scripted judge calls gpt4's claim 0 relevant, so a support-only audit counts it (uncited, so
+unsupported): 2/3 = 66.7 there, which is the judge's relevance speaking.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from answer_fixtures import EQA_MINI
+from tolerances import close
+
+pytest.importorskip("ppi_py", reason="the `audit` extra (ppi-python) is not installed")
+
+from pipeline.audit import CANT_TELL  # noqa: E402
+from pipeline.audit.humans import expert_labels  # noqa: E402
+from pipeline.audit.population import item_asks  # noqa: E402
+from pipeline.audit.ppi import unit_values  # noqa: E402
+from pipeline.audit.ppi_cells import ESTIMANDS, ppi_rows  # noqa: E402
+from pipeline.audit.sample import draw_sample, register  # noqa: E402
+from pipeline.audit.scorecard import ALL_ENGINES, domains, judge_values, ppi_scorecard  # noqa: E402
+from pipeline.cli import main  # noqa: E402
+from pipeline.tables import load_annotated  # noqa: E402
+
+JUDGE = "scripted"
+GPT4, BING = "expertqa_mini:2:gpt4", "expertqa_mini:1:bing_chat"
+
+
+@pytest.fixture(scope="module")
+def eqa(tmp_path_factory):
+    from pipeline.runner import run_dataset
+
+    root = tmp_path_factory.mktemp("ppi_relevance") / "results"
+    run_dataset("eqa-mini", EQA_MINI, importer="expertqa", root=root, progress=False)  # the experts: `human`
+    run_dataset("eqa-mini", EQA_MINI, importer="expertqa", judge_name=JUDGE, root=root, progress=False, use_cache=False)
+    with_relevance = draw_sample("eqa-mini", JUDGE, 10_000, unit="pair", relevance=True, root=root)
+    support_only = draw_sample("eqa-mini", JUDGE, 10_000, unit="pair", root=root)
+    for s in (with_relevance, support_only):
+        register(s, root)
+    return root, with_relevance, support_only
+
+
+def test_the_frame_holds_whole_answers_a_relevance_item_before_each_statements_pairs(eqa):
+    _, s, old = eqa
+    assert s.meta["relevance"] is True and s.sample_id == "eqa-mini-scripted-pair-rel-n10000-s0"
+    assert sorted(s.frame["cluster_id"]) == [BING, GPT4]  # answers are the clusters
+    gpt4 = s.items[s.items["cluster_id"] == GPT4]
+    # every statement asks relevance (claim 0 and claim 2 have no checkable pair: relevance only),
+    # then the support of each pair whose source has text
+    assert [(int(r.statement_index), item_asks(r._asdict()), int(r.source_index)) for r in gpt4.itertuples()] == [
+        (0, "relevant", -1), (1, "relevant", -1), (1, "support", 1), (2, "relevant", -1), (3, "relevant", -1),
+        (3, "support", 1)]
+    assert list(gpt4["position"]) == list(range(6)) and gpt4["item_id"].str[:2].tolist() == ["s-", "s-", "p-", "s-", "s-", "p-"]
+    assert int(s.frame.loc[s.frame["cluster_id"] == GPT4, "n_items"].iloc[0]) == 6
+    assert old.meta["relevance"] is False and "asks" in old.items.columns and set(old.items["asks"]) == {"support"}
+
+
+def test_a_census_with_the_experts_gives_their_own_scorecard_by_hand(eqa):
+    root, s, old = eqa
+    out = ppi_scorecard("eqa-mini", JUDGE, samples={"pair": s.sample_id}, human="experts", root=root)
+    rows = {(r["metric"], r["domain"]): r for r in out["rows"]}
+    expected = {("unsupported_statements", "gpt4"): 50.0, ("unsupported_statements", "bing_chat"): 50.0,
+                ("unsupported_statements", ALL_ENGINES): 50.0, ("citation_accuracy", "gpt4"): 50.0,
+                ("citation_accuracy", "bing_chat"): 60.0, ("citation_accuracy", ALL_ENGINES): 55.0}
+    for key, value in expected.items():
+        r = rows[key]
+        assert r["ppi"] == close(value, 1e-9) and (r["ppi_low"], r["ppi_high"]) == close((value, value), 1e-9), key
+        assert r["experts_value"] == close(value, 1e-9), key  # `aee scorecard --judge human` itself
+        assert r["estimand"] == ESTIMANDS["pair+relevance"] == "the people's relevance and support labels"
+    assert "pair+relevance" in out["estimands"] and "pair" not in out["estimands"]
+    # the support-only audit of the same labels keeps the judge's relevance: gpt4's filler claim counts
+    before = {(r["metric"], r["domain"]): r for r in
+              ppi_scorecard("eqa-mini", JUDGE, samples={"pair": old.sample_id}, human="experts", root=root)["rows"]}
+    assert before[("unsupported_statements", "gpt4")]["ppi"] == close(200 / 3, 1e-9)
+
+
+def _census_rows(eqa, change):
+    """ppi_rows of unsupported statements on the relevance census, the experts' labels edited by `change`."""
+    root, s, _ = eqa
+    answers = load_annotated("eqa-mini", JUDGE, root)
+    truth = load_annotated("eqa-mini", "human", root)
+    labels = expert_labels(s.items, [v for a in truth.values() for v in a.verdicts])
+    change(s.items, labels)
+    units = unit_values("unsupported_statements", s, answers, labels)
+    values = judge_values("eqa-mini", JUDGE, root)
+    masks = domains(sorted(values["engine"].dropna().unique()))
+    return {r.domain: r for r in ppi_rows("unsupported_statements", units, s,
+                                          values[values["metric"] == "unsupported_statements"], masks)}
+
+
+def test_an_answer_the_people_leave_without_a_value_drops_out_of_the_mean(eqa):
+    def gpt4_all_filler(items: pd.DataFrame, labels: dict) -> None:
+        for r in items[(items["cluster_id"] == GPT4) & (items["asks"] == "relevant")].itertuples():
+            labels[r.item_id] = {"relevant": "filler"}
+        # and bing_chat's claim 3 fully supported: 1 of its 4 statements unsupported
+        claim_3 = items[(items["cluster_id"] == BING) & (items["asks"] == "support") & (items["statement_index"] == 3)]
+        labels[claim_3.iloc[0]["item_id"]] = {"support": "full"}
+
+    rows = _census_rows(eqa, gpt4_all_filler)
+    # no relevant statement in gpt4's answer: the people's mean over all engines is bing_chat's alone
+    assert rows["bing_chat"].ppi == close(25.0, 1e-9)
+    assert rows[ALL_ENGINES].ppi == close(25.0, 1e-9)
+    assert rows["gpt4"].ppi is None and "leave no labelled answer here with a value" in rows["gpt4"].reason
+
+
+def test_cant_tell_on_relevance_counts_the_statement_as_content(eqa):
+    def unsure_of_claim_0(items: pd.DataFrame, labels: dict) -> None:
+        first = items[(items["cluster_id"] == GPT4) & (items["asks"] == "relevant")].iloc[0]
+        labels[first["item_id"]] = {"relevant": CANT_TELL}
+
+    # gpt4's uncited claim 0 then counts (unsupported): 2 of 3 decided statements unsupported
+    assert _census_rows(eqa, unsure_of_claim_0)["gpt4"].ppi == close(200 / 3, 1e-9)
+
+
+def test_an_unlabelled_relevance_item_leaves_the_answer_unlabelled(eqa):
+    def forget_one(items: pd.DataFrame, labels: dict) -> None:
+        labels.pop(items[(items["cluster_id"] == GPT4) & (items["asks"] == "relevant")].iloc[1]["item_id"])
+
+    rows = _census_rows(eqa, forget_one)
+    assert rows["gpt4"].labelled_units == 0 and rows["gpt4"].ppi is None
+    assert "no labelled answer" in rows["gpt4"].reason and "relevance" in rows["gpt4"].reason
+
+
+def test_the_cli_draws_one_and_says_what_it_holds(eqa, monkeypatch, capsys):
+    root, _, _ = eqa
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(root))
+    assert main(["audit", "sample", "--dataset", "eqa-mini", "--judge", JUDGE, "--n", "100", "--relevance",
+                 "--id", "rel-cli"]) == 0
+    text = capsys.readouterr().out
+    assert "sample rel-cli: 15 relevance and pair items in 2 answers of 2" in text
+    assert main(["audit", "sample", "--dataset", "eqa-mini", "--judge", JUDGE, "--n", "5", "--relevance",
+                 "--unit", "statement"]) == 2
+    assert "--relevance goes with --unit pair" in capsys.readouterr().err
