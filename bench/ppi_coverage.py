@@ -16,6 +16,11 @@ pair, as on the experts' scorecard), a drawn answer the experts' relevance of it
 cell is then computed by `pipeline.audit.ppi_cells.ppi_rows`, the code behind `aee scorecard --ppi`,
 and the row reports per cell: how often it showed an interval (the others say how many more labels
 they need), how often that interval held the truth, its mean width and mean error.
+A support audit that asks relevance too (`aee audit sample --relevance`) draws whole answers, each
+with the experts' relevance of every statement and support of every pair with text here; its cells
+(named "relevance asked", sizes of about 100, 200 and 300 answers) have as truth the experts'
+relevance and support with a text-less pair unknown, which on an engine whose sources all have text
+is `aee scorecard --judge human` itself.
 Goal: 95% intervals that hold the truth in >= 93% of the draws that show one.
 """
 
@@ -35,6 +40,9 @@ METRICS = ("unsupported_statements", "citation_accuracy")
 # decide everything the metric reads, so its truth is `aee scorecard --judge human` itself
 STATEMENT_METRICS = ("relevant_statements",)
 SIZES = (100, 300, 600)
+# a sample that asks relevance too draws whole answers (about 9.5 items each on ExpertQA): 100, 200
+# and 300 of its 666 answers
+RELEVANCE_SIZES = (100, 200, 300)
 DRAWS = 200
 GOAL = 93.0
 
@@ -301,6 +309,9 @@ def coverage_table(quick: bool, draws: int | None = None, sizes: tuple[int, ...]
                               "width": float(np.mean([w for _, _, w in got])) if got else None,
                               "no_interval": shown_none.get(key, 0), "misses_above": above.get(key, 0),
                               "misses_below": sum(1 for h, _, _ in got if not h) - above.get(key, 0)})
+    if dataset == "expertqa":  # the teaching corpus has too few answers for samples of whole answers
+        cells += relevance_coverage(dataset, judge, answers, truth, values, masks, experts,
+                                    RELEVANCE_SIZES if not quick else (RELEVANCE_SIZES[-1],), draws, progress)
     return {"dataset": dataset, "judge": judge, "truth_judge": truth_judge, "cells": cells,
             "seconds": time.perf_counter() - started}
 
@@ -313,11 +324,17 @@ def markdown(table: dict[str, Any]) -> str:
     num = lambda v, fmt="{:.1f}": "n/a" if v is None else fmt.format(v)  # noqa: E731
     for c in table["cells"]:
         out.append(f"| {c['metric'].replace('_', ' ')} | {c['domain']} | {num(c['truth'])} | {num(c['experts'])} | "
-                   f"~{c['size']} ({c['items']:.0f} {c['unit']}) | {c['with_interval']} of {c['draws']} | "
+                   f"{_size(c)} | {c['with_interval']} of {c['draws']} | "
                    f"{num(c['coverage'], '{:.1f}%')} | {num(c['coverage_experts'], '{:.1f}%')} | {num(c['width'])} | "
                    f"{num(c['mean_error'], '{:+.1f}')} | "
                    f"{c['misses_above']} / {c['misses_below']} |")
     return "\n".join(out)
+
+
+def _size(cell: dict[str, Any]) -> str:
+    if cell["unit"] == "answers":  # a sample with relevance draws whole answers
+        return f"~{cell['size']} answers ({cell['items']:.0f} items)"
+    return f"~{cell['size']} ({cell['items']:.0f} {cell['unit']})"
 
 
 def bench_ppi_coverage(quick: bool, rate_row: Callable[..., Any], skipped: Callable[..., Any]) -> list[Any]:
@@ -339,6 +356,9 @@ def bench_ppi_coverage(quick: bool, rate_row: Callable[..., Any], skipped: Calla
         raw_cover = "-" if c["coverage_experts"] is None else f"{c['coverage_experts']:.1f}%"
         which = (f"`aee scorecard --judge {table['truth_judge']}` itself: the {table['truth_judge']} labels decide "
                  "all it reads" if c["metric"] in STATEMENT_METRICS else
+                 f"the {table['truth_judge']} labels' relevance and support, a pair whose source has no text here "
+                 f"unknown; `aee scorecard --judge {table['truth_judge']}` prints {raw}, held in {raw_cover}"
+                 if c["unit"] == "answers" else
                  f"the {table['truth_judge']} labels' scorecard under the audit's rules; `aee scorecard --judge "
                  f"{table['truth_judge']}` prints {raw}, held in {raw_cover}")
         error = "" if c.get("mean_error") is None else f", mean error {c['mean_error']:+.1f}"

@@ -169,7 +169,8 @@ def domain_estimates(metric: str, units: UnitValues, sample: Sample, domain: Cal
 
 
 def settle_undecided(metric: str, units: UnitValues, sample: Sample,
-                     groups: Mapping[str, Callable[[pd.DataFrame], pd.Series]] | None = None) -> UnitValues:
+                     groups: Mapping[str, Callable[[pd.DataFrame], pd.Series]] | None = None,
+                     slopes: dict[str, tuple[float, float]] | None = None) -> UnitValues:
     """The unit values with every "can't tell" unit completed (`pipeline.audit.ppi`, "Undecided
     units"): y_u + fill_u * b_e, where b_e is the judge's mean error per answer on the unit's engine
     (the corrected value minus the judge's, over the answers that hold audited units), and likewise
@@ -179,7 +180,8 @@ def settle_undecided(metric: str, units: UnitValues, sample: Sample,
     engine's estimate reads its own units only). An engine whose estimate cannot be made yet keeps
     b_e = 0 (the judge's own value for the rest of the answer). `groups` (name -> mask, disjoint)
     replaces the engines: an answer that drops out of a domain's mean takes that domain's mean
-    (`pipeline.audit.ppi_relevance`), so each domain is settled as one group."""
+    (`pipeline.audit.ppi_relevance`), so each domain is settled as one group. `slopes`, when given,
+    receives each group's fixed-point slopes (corrected, people-only): see `widened`."""
     c = units.clusters
     if "fill" not in c.columns:
         return units
@@ -203,7 +205,22 @@ def settle_undecided(metric: str, units: UnitValues, sample: Sample,
     for g, mask in groups.items():
         (y0, c0, made0), (y1, c1, made1) = (_engine_errors(metric, at, sample, mask) for at in (at0, at1))
         solved[g] = (_fixed_point(y0, y1), _fixed_point(c0, c1)) if made0 and made1 else (0.0, 0.0)
+        if slopes is not None:
+            slopes[g] = (y1 - y0, c1 - c0) if made0 and made1 else (0.0, 0.0)
     return completed(solved)
+
+
+def widened(estimate: Estimate, slope: float) -> Estimate:
+    """The estimate's spread divided by 1 - slope, the slope of its settled units' fixed point (the
+    estimated share of the domain that dropped out or was left undecided). Settled, the estimate is
+    a ratio A / B with B = 1 - slope; the rectifiers it sums are the linearised residuals of that
+    ratio, whose variance the delta method divides by B^2. Left out, the intervals of a domain where
+    a fifth of the answers drop out missed in 10.5% of draws, evenly on both sides (bench row q)."""
+    if estimate.value is None or estimate.se is None or not 0 < slope < 1 - 1e-9:
+        return estimate
+    k = 1 / (1 - slope)
+    return replace(estimate, se=estimate.se * k, variances={h: v * k**2 for h, v in estimate.variances.items()},
+                   shift=None if estimate.shift is None else estimate.shift * k)
 
 
 def _engine_mask(engine: str) -> Callable[[pd.DataFrame], pd.Series]:
@@ -304,8 +321,9 @@ def ppi_rows(metric: str, units: UnitValues, sample: Sample, judge_values: pd.Da
     drawn = set(sample.items["cluster_id"])
     c = units.clusters
     for name, mask in domains.items():
+        slopes: dict[str, tuple[float, float]] = {}
         if per_domain:
-            units = settle_undecided(metric, _domain_base(raw_units, mask), sample, {name: mask})
+            units = settle_undecided(metric, _domain_base(raw_units, mask), sample, {name: mask}, slopes)
         if ("judge", metric, name) not in cells:
             cells[("judge", metric, name)] = cell_rule(judge_values[mask(judge_values)], metric)
         judge_only, judged_share, judge_reason, judge_answers = cells[("judge", metric, name)]
@@ -324,6 +342,9 @@ def ppi_rows(metric: str, units: UnitValues, sample: Sample, judge_values: pd.Da
                       "too little decided): label more answers")
         ppi = domain_estimates(metric, units, sample, mask, use_predictions=True)
         human = domain_estimates(metric, units, sample, mask, use_predictions=False)
+        if name in slopes:
+            ppi = replace(ppi, estimate=widened(ppi.estimate, slopes[name][0]))
+            human = replace(human, estimate=widened(human.estimate, slopes[name][1]))
         p_val = p_lo = p_hi = h_val = h_lo = h_hi = bias = b_lo = b_hi = None
         biased = None
         if not reason:
