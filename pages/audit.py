@@ -80,8 +80,14 @@ def _draw_form() -> None:
         cols = st.columns([1, 1.4])
         default = _draw_default(judges)
         judge = cols[0].selectbox("Judge to audit", judges, index=judges.index(default) if default in judges else 0)
-        unit = cols[1].radio("What people label", ["pair", "statement"], horizontal=True,
-                             format_func={"pair": "support (statement + source)", "statement": "relevance and stance"}.get)
+        kind = cols[1].radio("What people label", ["pair", "pair+relevance", "statement"], horizontal=True,
+                             format_func={"pair": "support (statement + source)",
+                                          "pair+relevance": "support and relevance (whole answers)",
+                                          "statement": "relevance and stance"}.get,
+                             help="Support and relevance: every statement of each drawn answer, whether it counts "
+                                  "and what its sources support, so the corrected support metrics hold what the "
+                                  "people would say of both (about twice the labels of support alone).")
+        unit = "statement" if kind == "statement" else "pair"
         cols = st.columns(3)
         n = cols[0].number_input("Items (about)", min_value=10, max_value=5000, value=100, step=10)
         seed = cols[1].number_input("Seed", min_value=0, max_value=10**6, value=0, step=1,
@@ -94,7 +100,8 @@ def _draw_form() -> None:
         go = st.form_submit_button("Draw and register the sample", type="primary")
     if go:
         try:
-            drawn = draw_sample(dataset, judge, int(n), seed=int(seed), unit=unit, scope=scope, root=data.results_root())
+            drawn = draw_sample(dataset, judge, int(n), seed=int(seed), unit=unit, scope=scope, root=data.results_root(),
+                                relevance=kind == "pair+relevance")
             _, new = register(drawn, data.results_root())
         except InputError as exc:
             st.error(md_escape(str(exc)))
