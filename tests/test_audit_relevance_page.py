@@ -133,3 +133,42 @@ def test_the_judges_page_offers_support_and_relevance_on_such_a_sample(app, buil
     by_person = dict(zip(table["person"], table["items compared"]))  # Ana and Bo of the tests above are there too
     assert by_person["Cy"] == str(n_rel)
     assert n_rel == 9  # items 1-40: two whole answers, 5 statements x (1 + 3 sources) and 4 x (1 + 4)
+
+
+def test_drawing_such_a_sample_on_the_page_and_a_class_counting_both_kinds(app, built):
+    at = goto(app, "pages/audit.py", dataset="demo")
+    at.radio(key="audit_mode").set_value("Draw a sample")
+    at.run()
+    at.selectbox(key=next(b.key for b in at.selectbox if b.label == "Judge to audit")).set_value("scripted")
+    at.number_input[0].set_value(300)
+    at.number_input[1].set_value(4)
+    at.checkbox(key="audit_draw_relevance").check()
+    next(b for b in at.button if "Draw and register" in str(b.label)).click()
+    at.run()
+    assert not at.exception, at.exception
+    assert "Sample demo-scripted-pair-all-rel-n300-s4" in page_text(at)
+    listed = next(df.value for df in at.dataframe if "sample" in df.value.columns).set_index("sample")
+    assert listed.loc["demo-scripted-pair-all-rel-n300-s4", "unit"] == "pair + relevance"
+    from pipeline.audit.sample import load_sample
+
+    drawn = load_sample("demo-scripted-pair-all-rel-n300-s4", built)
+    assert drawn.meta["relevance"] is True and set(drawn.items["asks"]) == {"relevant", "support"}
+    # a class on the fixture's sample: a student's relevance answers count as answered like support ones
+    at.radio(key="audit_mode").set_value("Classroom")
+    at.run()
+    at.selectbox(key="audit_class_sample").set_value(SAMPLE)
+    at.text_input[0].input("Class 9C")
+    at.number_input[0].set_value(2)
+    next(b for b in at.button if "Create the codes" in str(b.label)).click()
+    at.run()
+    store = LabelStore(labels_path(built))
+    seat = store.classes(SAMPLE).iloc[0].to_dict()
+    order = list(load_sample(SAMPLE, built).items.sort_values("order")["item_id"])
+    first = order[int(seat["first"])]
+    assert first.startswith("s-")  # seat 1 starts at item 1, a statement item
+    student = f"Ida ({seat['code']})"
+    store.record(SAMPLE, first, student, "relevant", "relevant")
+    store.record(SAMPLE, order[int(seat["first"]) + 1], student, "support", "full")
+    at.run()
+    table = next(df.value for df in at.dataframe if "code" in df.value.columns).set_index("code")
+    assert table.loc[seat["code"], "answered"] == "2 of 10" and table.loc[seat["code"], "name"] == "Ida"
