@@ -113,6 +113,19 @@ def test_a_new_session_resumes_at_the_first_item_of_either_kind_not_answered(app
     assert "4 of 295 answered" in str(at.get("progress")[0].proto.text)
 
 
+def test_the_end_of_the_sample_compares_each_question_on_its_own_items(app, built, sample):
+    rows = sample.items.to_dict("records")
+    LabelStore(labels_path(built)).record_many(
+        [(SAMPLE, r["item_id"], "Gus", *(("relevant", "relevant") if r["asks"] == "relevant" else ("support", "full")))
+         for r in rows], "test")
+    at = _start(goto(app, "pages/audit.py", dataset="demo"), "Gus")
+    text = page_text(at)
+    assert "Done: 295 of 295 answered" in text
+    # the scripted judge: 64 of the 66 statements relevant (2 filler); of the 229 pairs 33 full, 7 unknown
+    assert "same relevant label on **64 of 66** items (97%)" in text
+    assert "same support label on **33 of 222** items (15%)" in text
+
+
 def test_the_judges_page_offers_support_and_relevance_on_such_a_sample(app, built, sample):
     store = LabelStore(labels_path(built))
     rows = sample.items.sort_values("order").to_dict("records")
