@@ -298,3 +298,22 @@ def test_agreement_compares_support_on_pairs_and_relevance_on_statements(root, s
         assert all(kinds[i] == field for i in result["disagreements"].get("item_id", []))
         if field == "relevant" and len(result["disagreements"]):
             assert result["disagreements"]["source_index"].isna().all()
+
+
+def test_a_filled_jsonl_file_follows_the_same_rule(root, sample, tmp_path):
+    store = LabelStore(labels_path(root))
+    lines = [json.loads(line) for line in annotation_text(sample, "jsonl").splitlines()]
+    assert lines[0]["source_index"] == "" and lines[1]["source_index"] == 1
+    lines[0]["relevant"] = "filler"
+    lines[1]["support"] = "partial"
+    lines[2] |= {"support": "none", "relevant": "relevant"}  # relevance on a support line
+    lines[4]["relevant"] = "can't tell"
+    path = tmp_path / "rel.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    report = import_labels(path, "demo", "Hal", store=store, root=root)
+    assert report.written == 3 and len(report.errors) == 1
+    assert report.errors[0].startswith(f"line 3: item {lines[2]['item_id']}: field 'relevant': this row asks whether "
+                                       "source 2 supports the statement")
+    got = store.labels(sample.sample_id, "Hal").set_index("item_id")
+    assert (got.loc[lines[0]["item_id"], "relevant"], got.loc[lines[1]["item_id"], "support"],
+            got.loc[lines[4]["item_id"], "relevant"]) == ("filler", "partial", "cant_tell")
