@@ -16,8 +16,8 @@ from pipeline.audit import UNIT_FIELDS
 from pipeline.audit.agreement import audit_agreement, per_person
 from pipeline.audit.humans import EXPERTS, expert_labels
 from pipeline.audit.labels import LabelStore, labels_path, seat_items
-from pipeline.audit.population import judge_labels
-from pipeline.audit.sample import Sample, list_samples, load_sample, samples_dir
+from pipeline.audit.population import item_asks, judge_labels
+from pipeline.audit.sample import Sample, asks_relevance, list_samples, load_sample, samples_dir
 from pipeline.store import list_judges
 
 
@@ -57,6 +57,8 @@ def sample(sample_id: str) -> Sample:
 def sample_label(meta: dict[str, Any]) -> str:
     """How a sample is named in a select box."""
     what = {"pair": "support pairs", "statement": "statements (relevance, stance)"}.get(str(meta.get("unit")), "items")
+    if meta.get("unit") == "pair" and meta.get("relevance"):
+        what = "statements (relevance) and their support pairs"
     return f"{meta['sample_id']} · {meta.get('n_items', '?')} {what} · judge {meta.get('judge', '?')}"
 
 
@@ -100,7 +102,7 @@ def _agreement(root: str, sample_id: str, field: str, labels_version: tuple, res
     if with_experts:
         carried = data.annotated_answers(s.meta["dataset"], "human")
         experts = expert_labels(s.items, [v for a in carried.values() for v in a.verdicts])
-        got = {item: labels["support"] for item, labels in experts.items() if labels.get("support")}
+        got = {item: labels[field] for item, labels in experts.items() if labels.get(field)}
         if got:
             people[EXPERTS] = {k: str(v) for k, v in got.items()}
     return audit_agreement(s.items, s.frame, judge.get(field, {}), people, field, scores if field == "support" else None)
@@ -129,3 +131,16 @@ def ppi(dataset: str, judge: str, query_type: str, human: str = "all") -> dict[s
 def main_field(s: Sample) -> str:
     """The field a sample is mostly about: support for pairs, relevance for statements."""
     return UNIT_FIELDS[s.unit][0]
+
+
+def item_asks_map(s: Sample) -> dict[str, str]:
+    """item -> what it asks, on a pair sample ("support", or "relevant" for the statement items of a
+    sample asking relevance too); {} on a statement sample."""
+    if s.unit != "pair":
+        return {}
+    return {str(r["item_id"]): item_asks(r) for r in s.items.to_dict("records")}
+
+
+def item_field(s: Sample, item_id: str) -> str:
+    """The main question of one item: its own on a pair sample asking relevance too, else the sample's."""
+    return item_asks_map(s).get(item_id, main_field(s)) if asks_relevance(s) else main_field(s)

@@ -59,7 +59,7 @@ def judges_audit_section() -> None:
     sample_id = cols[1].selectbox("Sample", ids, format_func=lambda i: audit_data.sample_label(
         next(m for m in metas if m["sample_id"] == i)), key="judges_audit_sample")
     s = audit_data.sample(sample_id)
-    fields = ["support"] if s.unit == "pair" else ["relevant", "stance"]
+    fields = (["support", "relevant"] if s.meta.get("relevance") else ["support"]) if s.unit == "pair" else ["relevant", "stance"]
     field = str(cols[2].selectbox("Label", fields, format_func=lambda f: FIELD_TITLES.get(f, f), key="judges_audit_field"))
     experts = audit_data.has_experts(s) and st.toggle(
         "Count ExpertQA's experts as one more person", value=False, key="judges_audit_experts",

@@ -20,8 +20,10 @@ import streamlit as st
 from dashboard import audit_data, audit_publish, room_gate
 from dashboard.render import md_escape
 from pipeline.audit import CANT_TELL, LABEL_WORDS
+from pipeline.audit.files import RELEVANCE_QUESTION
+from pipeline.audit.population import item_asks
 from pipeline.audit.progress import is_complete, progress, resume_index
-from pipeline.audit.sample import Sample
+from pipeline.audit.sample import Sample, asks_relevance
 
 _STATIC = Path(__file__).resolve().parent / "static"
 _component = st.components.v2.component("aee_audit_item", css=(_STATIC / "audit_item.css").read_text(encoding="utf-8"),
@@ -45,8 +47,11 @@ def word(value: Any) -> str:
 
 
 def item_data(row: dict[str, Any], unit: str) -> dict[str, Any]:
-    """What the component shows of one item; never the judge's label."""
-    out = {"unit": unit, "query": row["query"], "statement": row["statement"], "answer_text": row["answer_text"],
+    """What the component shows of one item; never the judge's label. The statement item of a pair
+    sample asking relevance too shows as a statement does (the statement in its answer, no source)."""
+    asks = item_asks(row) if unit == "pair" else "statement"
+    unit = "statement" if asks == "relevant" else unit
+    out = {"unit": unit, "asks": asks, "query": row["query"], "statement": row["statement"], "answer_text": row["answer_text"],
            "statement_start": int(row["statement_start"]), "statement_end": int(row["statement_end"])}
     if unit == "pair":
         out |= {"source_index": int(row["source_index"]), "cited": bool(row["cited"]), "source_title": row["source_title"],
@@ -65,13 +70,13 @@ def _labels_by_item(s: Sample, annotator: str) -> dict[str, dict[str, Any]]:
 
 
 def _save(s: Sample, annotator: str, item_id: str, field: str, value: str, order: list[str], pos_key: str,
-          query_type: str) -> None:
+          query_type: str, asks: str = "support") -> None:
     """Button callback: write the label now, and move on once the item has every answer it needs."""
     if not room_gate.allow_label_write():  # a served room rate-limits each session's writes
         return
     audit_data.store().record(s.sample_id, item_id, annotator, field, value)
     mine = _labels_by_item(s, annotator).get(item_id) or {}
-    if is_complete(s.unit, query_type, mine):
+    if is_complete(s.unit, query_type, mine, asks):
         st.session_state[f"{pos_key}::reveal"] = item_id
         position = order.index(item_id)
         st.session_state[pos_key] = min(position + 1, len(order))
@@ -109,7 +114,7 @@ def _reveal(s: Sample, item_id: str, mine: dict[str, Any], where: Any, title: st
     """What the person answered beside what the judge said, for an item they have answered."""
     judge, _ = audit_data.judge_item_labels(s)
     parts, agree = [], True
-    fields = ("support",) if s.unit == "pair" else ("relevant", "stance")
+    fields = (audit_data.item_field(s, item_id),) if s.unit == "pair" else ("relevant", "stance")
     for field in fields:
         if not mine.get(field):
             continue
@@ -126,12 +131,13 @@ def label_panel(s: Sample, annotator: str, seat: dict | None = None) -> None:
     order = audit_data.item_order(s, seat)
     items = s.items.set_index("item_id")
     query_types = {i: str(items.loc[i, "query_type"]) for i in order}
+    asks = audit_data.item_asks_map(s)
     mine_all = _labels_by_item(s, annotator)
     pos_key = _state_key(s, annotator, seat)
     if pos_key not in st.session_state:
-        st.session_state[pos_key] = resume_index(order, query_types, s.unit, mine_all)
+        st.session_state[pos_key] = resume_index(order, query_types, s.unit, mine_all, asks)
     pos = min(int(st.session_state[pos_key]), len(order))
-    counts = progress(order, query_types, s.unit, mine_all)
+    counts = progress(order, query_types, s.unit, mine_all, asks)
     st.progress(counts["done"] / max(1, counts["total"]),
                 text=f"{counts['done']} of {counts['total']} answered · {counts['skipped']} skipped · "
                      f"{counts['cant_tell']} can't tell")
@@ -139,13 +145,15 @@ def label_panel(s: Sample, annotator: str, seat: dict | None = None) -> None:
     if reveal and reveal in mine_all:
         _reveal(s, reveal, mine_all[reveal], st, f"Item {order.index(reveal) + 1}")
     if pos >= len(order):
-        _finished(s, annotator, order, counts, pos_key, query_types, mine_all)
+        _finished(s, annotator, order, counts, pos_key, query_types, mine_all, asks)
         return
     item_id = order[pos]
     row = {"item_id": item_id, **items.loc[item_id].to_dict()}
     mine = mine_all.get(item_id) or {}
-    answered = is_complete(s.unit, query_types[item_id], mine)
-    st.markdown(f"**Item {pos + 1} of {len(order)}** · {md_escape(row['engine'])}")
+    answered = is_complete(s.unit, query_types[item_id], mine, asks.get(item_id, "support"))
+    kind = {"relevant": " · asks: is the statement relevant?", "support": " · asks: does the source support it?"}
+    st.markdown(f"**Item {pos + 1} of {len(order)}** · {md_escape(row['engine'])}"
+                + (kind[asks[item_id]] if asks_relevance(s) else ""))
     _component(data=item_data(row, s.unit), key=f"audit_item_{s.sample_id}_{item_id}")
     if answered:
         _reveal(s, item_id, mine, st, "Your answer")
@@ -163,7 +171,11 @@ def label_panel(s: Sample, annotator: str, seat: dict | None = None) -> None:
 def _buttons(s: Sample, annotator: str, row: dict[str, Any], mine: dict[str, Any], order: list[str], pos_key: str) -> None:
     query_type = str(row["query_type"])
     groups: list[tuple[str, tuple]] = []
-    if s.unit == "pair":
+    asks = item_asks(row) if s.unit == "pair" else "statement"
+    if asks == "relevant":  # the statement item of a pair sample asking relevance too
+        groups.append((RELEVANCE_QUESTION + " Relevant: it gives content that answers the question. Filler: "
+                       "greetings, hedges, repeats of the question, talk about the answer itself.", RELEVANCE_BUTTONS))
+    elif s.unit == "pair":
         groups.append(("Does the source support the statement? Full: it says everything the statement claims. "
                        "Partly: some of it. Does not: it does not back it, or contradicts it.", SUPPORT_BUTTONS))
     else:
@@ -180,7 +192,8 @@ def _buttons(s: Sample, annotator: str, row: dict[str, Any], mine: dict[str, Any
             chosen = mine.get(field) == value
             col.button(f"{text}", key=f"audit_btn_{field}_{value}", shortcut=key, type="primary" if chosen else "secondary",
                        width="stretch", on_click=_save,
-                       args=(s, annotator, row["item_id"], field, value, order, pos_key, query_type),
+                       args=(s, annotator, row["item_id"], field, value, order, pos_key, query_type,
+                             asks if s.unit == "pair" else "support"),
                        help=f"key: {key}")
     if s.unit == "statement" and query_type == "debate":
         current = mine.get("confidence")
@@ -193,21 +206,23 @@ def _buttons(s: Sample, annotator: str, row: dict[str, Any], mine: dict[str, Any
 
 
 def _finished(s: Sample, annotator: str, order: list[str], counts: dict[str, int], pos_key: str,
-              query_types: dict[str, str], mine_all: dict[str, dict[str, Any]]) -> None:
+              query_types: dict[str, str], mine_all: dict[str, dict[str, Any]], asks: dict[str, str]) -> None:
     st.success(f"Done: {counts['done']} of {counts['total']} answered. Thank you!", icon=":material/task_alt:")
-    left = [i for i in order if not is_complete(s.unit, query_types[i], mine_all.get(i))]
+    left = [i for i in order if not is_complete(s.unit, query_types[i], mine_all.get(i), asks.get(i, "support"))]
     if left:
         st.button(f"Go to the {len(left)} skipped item(s)", key="audit_to_skipped", on_click=_go,
                   args=(pos_key, order.index(left[0])))
-    field = audit_data.main_field(s)
     judge, _ = audit_data.judge_item_labels(s)
-    pairs = [(judge.get(field, {}).get(i), (mine_all.get(i) or {}).get(field)) for i in order]
-    compared = [(j, m) for j, m in pairs if j not in (None, "unknown") and m not in (None, CANT_TELL)]
-    if compared:
-        same = sum(j == m for j, m in compared)
-        st.markdown(f"You and the judge gave the same {md_escape(field)} label on **{same} of {len(compared)}** items "
-                    f"({same / len(compared):.0%}). The Judges page compares the judge with everyone who labelled "
-                    "this sample, weighted to stand for all items.")
+    fields = ("relevant", "support") if asks_relevance(s) else (audit_data.main_field(s),)
+    for field in fields:  # a sample asking relevance too: each question on its own items
+        pairs = [(judge.get(field, {}).get(i), (mine_all.get(i) or {}).get(field)) for i in order
+                 if not asks_relevance(s) or asks.get(i) == field]
+        compared = [(j, m) for j, m in pairs if j not in (None, "unknown") and m not in (None, CANT_TELL)]
+        if compared:
+            same = sum(j == m for j, m in compared)
+            st.markdown(f"You and the judge gave the same {md_escape(field)} label on **{same} of {len(compared)}** "
+                        f"items ({same / len(compared):.0%}). The Judges page compares the judge with everyone who "
+                        "labelled this sample, weighted to stand for all items.")
     st.button("Start again from the first item", key="audit_restart", on_click=_go, args=(pos_key, 0))
     st.divider()
     audit_publish.publish_panel(str(s.meta["dataset"]), "audit_done", str(s.meta["judge"]))

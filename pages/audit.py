@@ -14,7 +14,7 @@ from pipeline.audit.agreement import FIELD_CLASSES, krippendorff_alpha, majority
 from pipeline.audit.files import FORMATS as IMPORT_FORMATS
 from pipeline.audit.files import import_upload
 from pipeline.audit.labels import seat_coverage, student_name
-from pipeline.audit.sample import annotation_text, design_text, draw_sample, register
+from pipeline.audit.sample import annotation_text, asks_relevance, design_text, draw_sample, register
 from pipeline.errors import InputError
 from pipeline.judges.carried import AUDIT_JUDGE
 
@@ -80,14 +80,13 @@ def _draw_form() -> None:
         cols = st.columns([1, 1.4])
         default = _draw_default(judges)
         judge = cols[0].selectbox("Judge to audit", judges, index=judges.index(default) if default in judges else 0)
-        kind = cols[1].radio("What people label", ["pair", "pair+relevance", "statement"], horizontal=True,
-                             format_func={"pair": "support (statement + source)",
-                                          "pair+relevance": "support and relevance (whole answers)",
-                                          "statement": "relevance and stance"}.get,
-                             help="Support and relevance: every statement of each drawn answer, whether it counts "
-                                  "and what its sources support, so the corrected support metrics hold what the "
-                                  "people would say of both (about twice the labels of support alone).")
-        unit = "statement" if kind == "statement" else "pair"
+        unit = cols[1].radio("What people label", ["pair", "statement"], horizontal=True,
+                             format_func={"pair": "support (statement + source)", "statement": "relevance and stance"}.get)
+        relevance = st.checkbox("Support samples: ask which statements count too (relevance)", value=False,
+                                key="audit_draw_relevance",
+                                help="Whole answers: every statement is asked whether it is relevant or filler, then "
+                                     "its sources whether they support it. The corrected support metrics then "
+                                     "estimate what people would say about both (docs/audit.md).")
         cols = st.columns(3)
         n = cols[0].number_input("Items (about)", min_value=10, max_value=5000, value=100, step=10)
         seed = cols[1].number_input("Seed", min_value=0, max_value=10**6, value=0, step=1,
@@ -101,7 +100,7 @@ def _draw_form() -> None:
     if go:
         try:
             drawn = draw_sample(dataset, judge, int(n), seed=int(seed), unit=unit, scope=scope, root=data.results_root(),
-                                relevance=kind == "pair+relevance")
+                                relevance=bool(relevance) and unit == "pair")
             _, new = register(drawn, data.results_root())
         except InputError as exc:
             st.error(md_escape(str(exc)))
@@ -172,7 +171,8 @@ if mode == "Draw a sample":
     labels = {str(m["sample_id"]): audit_data.sample_label(m) for m in samples}
     if samples:
         st.subheader("Samples of this dataset")
-        st.dataframe(pd.DataFrame([{"sample": m["sample_id"], "judge": m.get("judge"), "unit": m.get("unit"),
+        st.dataframe(pd.DataFrame([{"sample": m["sample_id"], "judge": m.get("judge"),
+                                    "unit": f"{m.get('unit')} + relevance" if m.get("relevance") else m.get("unit"),
                                     "items": m.get("n_items"), "seed": m.get("seed"), "drawn": m.get("created")}
                                    for m in samples]), hide_index=True, width="stretch")
         chosen = _pick_sample("audit_download_sample")
@@ -285,6 +285,10 @@ if mode == "Classroom":
             """The class as it goes: who started, agreement with the judge and among the students."""
             field = audit_data.main_field(sample)
             people = {p: got for p, got in _class_people(sample, codes, field).items() if got}
+            if asks_relevance(sample):  # statement items answer relevance: they count as answered too (the
+                # agreement below stays on support: a relevance label is no support class, so it drops out there)
+                for p, got in _class_people(sample, codes, "relevant").items():
+                    people[p] = {**people.get(p, {}), **got}
             table = who_table(seats, len(sample.items))
             names, answered = [], []
             for r in seats.itertuples():

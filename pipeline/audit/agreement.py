@@ -19,6 +19,9 @@ or more of them labelled, with a bootstrap interval over items, and Cohen's kapp
 
 A judge's `unknown` and a person's "can't tell" are not labels: such items are left out (and
 counted).
+
+A pair sample asking relevance too holds two kinds of item (`population.item_asks`): support is
+compared on its pair items and relevance on its statement items, each field on its own items only.
 """
 
 from __future__ import annotations
@@ -300,16 +303,33 @@ def disagreements(items: pd.DataFrame, judge: Mapping[str, str], people: Mapping
         if j in classes and ref in classes and j != ref:
             rows.append({"order": r.get("order"), "item_id": r["item_id"], "answer_id": r["answer_id"], "engine": r["engine"],
                          "statement_index": int(r["statement_index"]),
-                         "source_index": int(r["source_index"]) if "source_index" in r and r["source_index"] == r["source_index"] else None,
+                         "source_index": int(r["source_index"]) if "source_index" in r and r["source_index"] == r["source_index"]
+                         and int(r["source_index"]) >= 0 else None,  # -1: a statement item asking relevance
                          "statement": r["statement"], "judge": j, "people": ref,
                          "labels": {p: got[r["item_id"]] for p, got in people.items() if r["item_id"] in got}})
     return pd.DataFrame(rows)
 
 
+def field_items(items: pd.DataFrame, field: str) -> pd.DataFrame:
+    """The items of a sample that ask `field`: on a pair sample with an `asks` column, its statement
+    items for relevance and its pair items for support (nothing for other fields); all otherwise."""
+    if "asks" not in items.columns or "source_index" not in items.columns:
+        return items
+    asks = items["asks"].map(lambda a: a if isinstance(a, str) and a else "support")
+    return items[asks == field]
+
+
 def audit_agreement(items: pd.DataFrame, frame: pd.DataFrame, judge: Mapping[str, str], people: Mapping[str, Mapping[str, str]],
                     field: str, scores: Mapping[str, float] | None = None, replicates: int = BOOTSTRAP) -> dict[str, Any]:
     """Everything the Judges page shows for one sample and field: judge vs each person and vs the
-    majority, the people among themselves, and the disagreements with the majority."""
+    majority, the people among themselves, and the disagreements with the majority (on the items
+    that ask this field: see `field_items`)."""
+    asked = field_items(items, field)
+    if len(asked) < len(items):  # a sample of two item kinds: a label given on the other kind is not this field's
+        ids = set(asked["item_id"])
+        people = {p: {i: v for i, v in got.items() if i in ids} for p, got in people.items()}
+        people = {p: got for p, got in people.items() if got}
+        items = asked
     sizes = frame.groupby("stratum")["cluster_id"].count().to_dict()
     classes = FIELD_CLASSES[field]
     versus = []

@@ -23,7 +23,8 @@ from typing import Any, Iterable, Iterator
 
 from pipeline.audit import FIELD_VALUES, UNIT_FIELDS
 from pipeline.audit.labels import NOTE, LabelStore, check_value, clean_name
-from pipeline.audit.sample import Sample, annotation_rows, load_sample
+from pipeline.audit.population import item_asks
+from pipeline.audit.sample import Sample, annotation_rows, asks_relevance, load_sample
 from pipeline.errors import InputError, one_line
 
 MAX_FILE_BYTES = 512 * 1024 * 1024
@@ -322,6 +323,26 @@ def _id_problem(name: str, given: Any, expected: Any) -> str | None:
     return None if str(given).strip() == str(expected) else f"field {name!r}: the sample has {expected!r}, the row says {shown!r}"
 
 
+MIXED_FIELDS = ("support", "relevant")  # the two questions a pair sample asking relevance too holds, one per item
+
+
+def item_fields(sample: Sample, item: dict[str, Any]) -> tuple[str, ...]:
+    """The label fields one item of a sample asks: its unit's, or in a pair sample asking relevance
+    too, the one question of its kind (relevance for a statement item, support for a pair)."""
+    if asks_relevance(sample):
+        return (item_asks(item),)
+    return UNIT_FIELDS[sample.unit]
+
+
+def _wrong_column(given: str, item: dict[str, Any]) -> str:
+    """Why a label in the other question's column is refused (one clause of the row's error line)."""
+    if item_asks(item) == "relevant":
+        return (f"field {given!r}: this row asks whether the statement is relevant (it has no source); put the "
+                "answer in 'relevant' and leave 'support' empty or n/a")
+    return (f"field {given!r}: this row asks whether source {int(item['source_index'])} supports the statement; "
+            "put the answer in 'support' and leave 'relevant' empty or n/a (the statement's own row asks relevance)")
+
+
 def import_labels(path: Path, dataset: str, annotator: str, *, store: LabelStore, fmt: str = "auto",
                   sample_id: str | None = None, root: Path | None = None) -> ImportReport:
     """Read a labelled file and append its good rows to the store (see the module doc)."""
@@ -391,11 +412,17 @@ def import_rows(rows: Iterable[Row], origin_name: str, dataset: str, annotator: 
                 why = str(exc).split(": ", 1)[-1].replace("the annotator name", "the person's name")
                 report.errors.append(f"{row.where}: field {row.suffix_field!r}: {why}")
                 continue
-            allowed = (*UNIT_FIELDS[sample.unit], NOTE)
+            asked = item_fields(sample, item)
+            allowed = (*asked, NOTE)
             checked: dict[str, str] = {}
             problems = []
             for fld, raw in row.values.items():
-                if fld not in allowed or raw is None or (isinstance(raw, str) and raw.strip().lower() in ("", "n/a")):
+                if raw is None or (isinstance(raw, str) and raw.strip().lower() in ("", "n/a")):
+                    continue
+                if fld in MIXED_FIELDS and fld not in asked and asks_relevance(sample):
+                    problems.append(_wrong_column(fld, item))
+                    continue
+                if fld not in allowed:
                     continue
                 if fld in ("stance", "confidence") and item.get("query_type") != "debate":
                     problems.append(f"{fld} is asked on debate questions only")
@@ -463,9 +490,24 @@ GUIDELINES = ("Judge each item from the text shown, not from what you know. Supp
               "it or contradicts it. Use 'can't tell' rather than guessing: it is not counted as a label.")
 
 
+RELEVANCE_QUESTION = "Does this statement help answer the question, or is it filler?"
+RELEVANCE_GUIDELINES = (" This sample asks two questions, one per item: an item with no source asks only whether the "
+                        "statement is relevant (content that helps answer the question) or filler; an item with a "
+                        "source asks only whether that source supports the statement. Leave the other question empty.")
+# the line each task of a sample asking relevance too shows above its questions (no tool can make
+# a question required on some tasks only, so both are optional and this line says which to answer)
+TASK_ASKS = {"relevant": "Answer the relevance question only: " + RELEVANCE_QUESTION[0].lower() + RELEVANCE_QUESTION[1:],
+             "support": "Answer the support question only: does this source support the statement?"}
+
+
 def _task_fields(sample: Sample) -> list[dict[str, Any]]:
     rows = annotation_rows(sample)
     keep: tuple[str, ...]
+    if asks_relevance(sample):
+        keep = ("sample_id", "item_id", "answer_id", "statement_index", "source_index", "to_answer", "query", "answer",
+                "statement", "source_title", "source_url", "passage", "source_text")
+        asks = [item_asks(r) for r in sample.items.to_dict("records")]
+        return [{k: TASK_ASKS[a] if k == "to_answer" else r.get(k, "") for k in keep} for r, a in zip(rows, asks)]
     if sample.unit == "pair":
         keep = ("sample_id", "item_id", "answer_id", "statement_index", "source_index", "query", "statement",
                 "source_title", "source_url", "passage", "source_text")
@@ -474,12 +516,22 @@ def _task_fields(sample: Sample) -> list[dict[str, Any]]:
     return [{k: r.get(k, "") for k in keep} for r in rows]
 
 
-def label_studio_config(unit: str) -> str:
-    """The labelling interface for a sample's tasks (Label Studio's XML; constant text only)."""
+def label_studio_config(unit: str, relevance: bool = False) -> str:
+    """The labelling interface for a sample's tasks (Label Studio's XML; constant text only). With
+    `relevance` (a pair sample asking relevance too) each task shows which of the two questions it
+    asks, and neither is required: Label Studio cannot require a question on some tasks only."""
     from xml.sax.saxutils import quoteattr
 
     parts = ['<View>', '  <Header value="Question"/>', '  <Text name="query" value="$query"/>']
-    if unit == "pair":
+    if unit == "pair" and relevance:
+        parts += ['  <Header value="$to_answer"/>',
+                  '  <Header value="Answer (on relevance items: the statement is part of it)" size="6"/>',
+                  '  <Text name="answer" value="$answer"/>', '  <Header value="Statement"/>',
+                  '  <Text name="statement" value="$statement"/>',
+                  '  <Header value="Source (support items only): $source_title ($source_url)"/>',
+                  '  <Header value="Best-matching passage" size="6"/>', '  <Text name="passage" value="$passage"/>',
+                  '  <Header value="Whole source" size="6"/>', '  <Text name="source_text" value="$source_text"/>']
+    elif unit == "pair":
         parts += ['  <Header value="Statement"/>', '  <Text name="statement" value="$statement"/>',
                   '  <Header value="Source: $source_title ($source_url)"/>', '  <Header value="Best-matching passage" size="6"/>',
                   '  <Text name="passage" value="$passage"/>', '  <Header value="Whole source" size="6"/>',
@@ -487,8 +539,9 @@ def label_studio_config(unit: str) -> str:
     else:
         parts += ['  <Header value="Answer"/>', '  <Text name="answer" value="$answer"/>',
                   '  <Header value="Statement to label"/>', '  <Text name="statement" value="$statement"/>']
-    for name in UNIT_FIELDS[unit]:
+    for name in ("relevant", "support") if unit == "pair" and relevance else UNIT_FIELDS[unit]:
         title, choices = _QUESTIONS[name]
+        title = RELEVANCE_QUESTION if name == "relevant" and relevance else title
         parts.append(f'  <Header value={quoteattr(title)}/>')
         parts.append(f'  <Choices name="{name}" toName="statement" choice="single" showInline="true">')
         parts += [f'    <Choice value="{value}" alias="{value}"/>' if value == label else
@@ -510,15 +563,19 @@ def export_tasks(sample: Sample, fmt: str, out_dir: Path) -> list[Path]:
         tasks = [{"data": f} for f in fields]
         paths = [out_dir / f"{stem}.label-studio.tasks.json", out_dir / f"{stem}.label-studio.config.xml"]
         _write_text_atomic(paths[0], json.dumps(tasks, ensure_ascii=False, indent=1))
-        _write_text_atomic(paths[1], label_studio_config(sample.unit))
+        _write_text_atomic(paths[1], label_studio_config(sample.unit, asks_relevance(sample)))
         return paths
     text_fields = [k for k in fields[0] if k not in ("sample_id", "item_id", "answer_id", "statement_index", "source_index")] if fields else []
+    both = asks_relevance(sample)  # two questions, one per item: neither can be required (see TASK_ASKS)
+    questions = ("relevant", "support") if both else UNIT_FIELDS[sample.unit]
     settings = {
-        "guidelines": GUIDELINES,
-        "fields": [{"name": k, "title": k.replace("_", " "), "type": "text"} for k in text_fields],
-        "questions": [{"name": q, "title": _QUESTIONS[q][0], "type": "label_selection",
+        "guidelines": GUIDELINES + (RELEVANCE_GUIDELINES if both else ""),
+        "fields": [{"name": k, "title": k.replace("_", " "), "type": "text"}
+                   | ({"required": k in ("to_answer", "query", "statement")} if both else {}) for k in text_fields],
+        "questions": [{"name": q, "title": RELEVANCE_QUESTION if both and q == "relevant" else _QUESTIONS[q][0],
+                       "type": "label_selection",
                        "labels": {value: label for value, label in _QUESTIONS[q][1]},
-                       "required": q in ("support", "relevant")} for q in UNIT_FIELDS[sample.unit]]
+                       "required": q in ("support", "relevant") and not both} for q in questions]
                      + [{"name": NOTE, "title": "Note (optional)", "type": "text", "required": False}],
         "metadata": [{"name": k, "type": "terms"} for k in ("sample_id", "item_id", "answer_id")],
     }

@@ -37,6 +37,7 @@ from typing import Any, Iterable, Mapping
 from pipeline.audit import AUDIT_PROMPT_VERSION, CANT_TELL, FIELD_VALUES, LABEL_WORDS, definite
 from pipeline.audit.humans import majority
 from pipeline.audit.labels import LabelStore, labels_path
+from pipeline.audit.population import item_asks
 from pipeline.audit.sample import list_samples, load_sample
 from pipeline.errors import InputError
 from pipeline.judges.carried import AUDIT_JUDGE
@@ -89,7 +90,7 @@ class Publication:
     annotators: list[str]
     samples: list[str]
     label_state: tuple[int, int]
-    items: dict[str, dict[str, Any]]  # item id -> answer_id, statement_index, source_index, statement, unit
+    items: dict[str, dict[str, Any]]  # item id -> answer_id, statement_index, source_index, statement, unit, asks
     votes: dict[str, dict[str, dict[str, str]]]  # item id -> field -> person -> label
     item_samples: dict[str, set[str]]  # item id -> the samples its labels came from
     ranks: dict[str, dict[str, int]] = field(default_factory=dict)  # item id -> person -> event id of their confidence
@@ -120,11 +121,12 @@ class Publication:
                 self.counts[("stale", "")] += 1  # the answer changed since the sample was drawn
                 continue
             got = self.votes.get(item_id, {})
-            if item["unit"] == "pair":
+            if item["unit"] == "pair" and item.get("asks") != "relevant":
                 key = (si, int(item["source_index"]))
                 support[key] = {**support.get(key, {}), **got.get("support", {})}
                 where[("support", *key)] = self.item_samples.get(item_id, set())
                 continue
+            # a statement item (of a statement sample, or asking relevance in a pair sample: the same item id)
             relevance[si] = got.get("relevant", {})
             stance[si] = got.get("stance", {})
             where[("relevance", si, None)] = where[("stance", si, None)] = self.item_samples.get(item_id, set())
@@ -223,7 +225,8 @@ def collect(dataset: str, *, annotators: Iterable[str] | None = None, root: Path
             items.setdefault(str(r["item_id"]), {
                 "answer_id": str(r["answer_id"]), "statement_index": int(r["statement_index"]),
                 "source_index": int(r["source_index"]) if sample.unit == "pair" else None,
-                "statement": str(r["statement"]), "unit": sample.unit})
+                "statement": str(r["statement"]), "unit": sample.unit,
+                "asks": item_asks(r) if sample.unit == "pair" else "statement"})
         for e in events.itertuples(index=False):
             if e.field not in FIELD_VALUES or (chosen is not None and e.annotator not in chosen):
                 continue

@@ -32,7 +32,7 @@ import pandas as pd
 import pyarrow as pa
 
 from pipeline.audit import SCOPES, UNITS, audit_dir
-from pipeline.audit.population import Frame, build_frame
+from pipeline.audit.population import Frame, build_frame, item_asks
 from pipeline.errors import InputError
 from pipeline.judges.carried import AUDIT_JUDGE
 from pipeline.store import judge_dirname, list_judges, write_atomic, write_json_atomic
@@ -111,7 +111,7 @@ def draw(frame: Frame, n_items: int, seed: int, *, dataset: str, judge: str, sam
     sizes = clusters.groupby("stratum")["cluster_id"].count().to_dict()
     needed = sum(min(int(n), minimum) for n in sizes.values())
     if wanted < needed and wanted < len(clusters):
-        kind = "statements" if frame.unit == "pair" else "answers"
+        kind = "statements" if frame.unit == "pair" and not frame.relevance else "answers"
         raise InputError(f"{n_items} items make about {wanted} {kind} (of {mean_size:.1f} items each on average), too few "
                          f"to hold {minimum} {kind} from each of the {len(sizes)} strata; ask for at least "
                          f"{math.ceil(needed * mean_size)} items", field="--n")
@@ -237,6 +237,11 @@ def list_samples(dataset: str | None = None, root: Path | None = None) -> list[d
 ID_COLUMNS = ("sample_id", "item_id", "answer_id", "engine", "statement_index")
 PAIR_FILE_COLUMNS = (*ID_COLUMNS, "source_index", "query", "statement", "source_title", "source_url", "passage",
                      "source_text", "support", "note")
+# a pair sample that asks relevance too: a relevance row (the statement in its answer, no source)
+# before each statement's support rows; the column a row does not ask holds "n/a"
+RELEVANCE_PAIR_FILE_COLUMNS = (*ID_COLUMNS, "source_index", "query", "answer", "statement", "source_title", "source_url",
+                               "passage", "source_text", "relevant", "support", "note")
+NOT_ASKED = "n/a"
 STATEMENT_FILE_COLUMNS = (*ID_COLUMNS, "query", "query_type", "answer", "statement", "relevant", "stance",
                           "confidence", "note")
 DESIGN_COLUMNS = ("sample_id", "item_id", "cluster_id", "stratum", "stratum_size", "stratum_drawn", "weight")
@@ -253,15 +258,21 @@ def spreadsheet_safe(value: object) -> object:
 
 def annotation_rows(sample: Sample) -> list[dict[str, Any]]:
     """One row per item with empty label columns. No judge label, stratum or weight: a person
-    labelling must not see what the judge said."""
+    labelling must not see what the judge said. In a sample asking relevance too, a relevance row
+    shows the answer and no source and has support "n/a"; a support row has relevant "n/a"."""
     rows = []
     for r in sample.items.to_dict("records"):
         base = {"sample_id": r["sample_id"], "item_id": r["item_id"], "answer_id": r["answer_id"], "engine": r["engine"],
                 "statement_index": int(r["statement_index"]), "query": r["query"], "statement": r["statement"], "note": ""}
-        if sample.unit == "pair":
+        if sample.unit == "pair" and asks_relevance(sample) and item_asks(r) == "relevant":
+            base |= {"source_index": "", "answer": r["answer_text"], "source_title": "", "source_url": "", "passage": "",
+                     "source_text": "", "relevant": "", "support": NOT_ASKED}
+        elif sample.unit == "pair":
             s, e = int(r["passage_start"]), int(r["passage_end"])
             base |= {"source_index": int(r["source_index"]), "source_title": r["source_title"], "source_url": r["source_url"],
                      "passage": r["source_text"][s:e] if 0 <= s < e else "", "source_text": r["source_text"], "support": ""}
+            if asks_relevance(sample):
+                base |= {"answer": "", "relevant": NOT_ASKED}
         else:
             base |= {"query_type": r["query_type"], "answer": r["answer_text"], "relevant": "",
                      "stance": "" if r["query_type"] == "debate" else "n/a", "confidence": "" if r["query_type"] == "debate" else "n/a"}
@@ -269,10 +280,22 @@ def annotation_rows(sample: Sample) -> list[dict[str, Any]]:
     return rows
 
 
+def asks_relevance(sample: Sample) -> bool:
+    """True for a pair sample whose items ask each statement's relevance as well as its support."""
+    return sample.unit == "pair" and bool(sample.meta.get("relevance"))
+
+
+def file_columns(sample: Sample) -> tuple[str, ...]:
+    """The columns of a sample's file for labelling by hand."""
+    if sample.unit != "pair":
+        return STATEMENT_FILE_COLUMNS
+    return RELEVANCE_PAIR_FILE_COLUMNS if asks_relevance(sample) else PAIR_FILE_COLUMNS
+
+
 def annotation_text(sample: Sample, kind: str = "csv") -> str:
     """The sample for labelling by hand, as CSV (formula-safe cells) or JSON lines."""
     rows = annotation_rows(sample)
-    columns = PAIR_FILE_COLUMNS if sample.unit == "pair" else STATEMENT_FILE_COLUMNS
+    columns = file_columns(sample)
     if kind == "csv":
         return _csv_text([{k: spreadsheet_safe(r.get(k, "")) for k in columns} for r in rows], columns)
     return "".join(json.dumps({k: r.get(k, "") for k in columns}, ensure_ascii=False) + "\n" for r in rows)
