@@ -16,7 +16,7 @@ from dashboard.render import md_escape, md_with_code, url_choice, url_forget, ur
 from dashboard.url_state import page_link
 from pipeline.audit.humans import MAJORITY
 from pipeline.audit.ppi import PPI_METRICS
-from pipeline.audit.ppi_cells import KIND_WORDS
+from pipeline.audit.ppi_cells import ESTIMANDS, KIND_WORDS
 from pipeline.judges.carried import AUDIT_JUDGE
 from pipeline.metrics import METRICS
 
@@ -219,7 +219,8 @@ def ppi_table(result: dict[str, Any], domain: str) -> tuple[pd.DataFrame, dict[s
             "corrected (PPI) [95%]": _interval(r, metric, "ppi"),
             "people only [95%]": _interval(r, metric, "human"),
             "what the corrected value estimates": r.get("estimand") or "the same under any labels",
-            "n labelled": (f"{r['labelled_units']} of {r['population_units']} {'statements' if unit == 'pair' else 'answers'}"
+            "n labelled": (f"{r['labelled_units']} of {r['population_units']} "
+                           f"{'statements' if unit == 'pair' and r.get('estimand') != ESTIMANDS['pair+relevance'] else 'answers'}"
                            if unit else "not needed"),
             "what it says": verdict(r),
         })

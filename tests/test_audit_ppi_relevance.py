@@ -141,3 +141,16 @@ def test_the_cli_draws_one_and_says_what_it_holds(eqa, monkeypatch, capsys):
     assert main(["audit", "sample", "--dataset", "eqa-mini", "--judge", JUDGE, "--n", "5", "--relevance",
                  "--unit", "statement"]) == 2
     assert "--relevance goes with --unit pair" in capsys.readouterr().err
+    # `aee audit status` counts each item's own question: a relevance answer is a label too
+    from pipeline.audit.labels import LabelStore
+    from pipeline.audit.sample import load_sample
+
+    items = load_sample("rel-cli").items
+    relevance_item = items[items["asks"] == "relevant"].iloc[0]["item_id"]
+    support_item = items[items["asks"] == "support"].iloc[0]["item_id"]
+    store = LabelStore()
+    store.record("rel-cli", relevance_item, "Ada", "relevant", "filler")
+    store.record("rel-cli", support_item, "Ada", "support", "cant_tell")
+    assert main(["audit", "status", "--dataset", "eqa-mini"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("Ada"))
+    assert "2 labelled (1 can't tell)" in line

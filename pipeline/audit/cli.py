@@ -186,12 +186,16 @@ def campaign_status(dataset: str) -> list[dict[str, Any]]:
     for meta in list_samples(dataset):
         labels = store.labels(str(meta["sample_id"]))
         people = []
+        relevance = meta.get("unit") == "pair" and bool(meta.get("relevance"))
         for name, part in labels.groupby("annotator", sort=False) if not labels.empty else []:
             main = UNIT_FIELDS[str(meta["unit"])][0]
-            given = part[main].notna()
-            people.append({"annotator": name, "labelled": int(given.sum()),
-                           "cant_tell": int((part[main] == "cant_tell").sum()), "skipped": int(part["skipped"].sum())})
-        out.append({k: meta.get(k) for k in ("sample_id", "judge", "unit", "scope", "n_items", "seed", "created")}
+            answer = part[main]
+            if relevance and "relevant" in part.columns:  # each item's own question: relevance on statement items
+                answer = answer.where(answer.notna(), part["relevant"])
+            people.append({"annotator": name, "labelled": int(answer.notna().sum()),
+                           "cant_tell": int((answer == "cant_tell").sum()), "skipped": int(part["skipped"].sum())})
+        out.append({k: meta.get(k) for k in ("sample_id", "judge", "unit", "scope", "relevance", "n_items", "seed",
+                                             "created")}
                    | {"annotators": people})
     return out
 
@@ -204,7 +208,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     if not status:
         print(f"no sample of {args.dataset}; draw one: aee audit sample --dataset {args.dataset} --judge offline --n 100")
     for s in status:
-        print(f"{s['sample_id']} ({s['unit']}s, judge {s['judge']}, {s['n_items']} items)")
+        kind = "pairs and relevance" if s.get("relevance") else f"{s['unit']}s"
+        print(f"{s['sample_id']} ({kind}, judge {s['judge']}, {s['n_items']} items)")
         for p in s["annotators"] or [{"annotator": "nobody yet", "labelled": 0, "cant_tell": 0, "skipped": 0}]:
             print(f"  {one_line(p['annotator']):<30} {p['labelled']:>5} labelled ({p['cant_tell']} can't tell), "
                   f"{p['skipped']} skipped")

@@ -71,15 +71,26 @@ import pandas as pd
 from pipeline.audit import CANT_TELL, definite
 from pipeline.audit.humans import audit_judge_id, human_verdicts
 from pipeline.audit.population import audited_sources, pair_cluster_ids
+from pipeline.audit.ppi_relevance import relevance_units
 from pipeline.audit.ppi_skew import skewed_interval
+from pipeline.audit.ppi_units import (  # noqa: F401 (re-exported: callers import them from here)
+    NO_PREDICTION_JUDGE,
+    STRICT,
+    UnitValues,
+    _const,
+    _finish,
+    _outside,
+    _support,
+    in_scope,
+    prediction_view,
+    with_verdicts,
+)
 from pipeline.audit.sample import Sample
-from pipeline.metrics import METRICS, ScoreConfig, ScoringContext
-from pipeline.records import SUPPORT_LABELS, AnnotatedAnswer, Verdict, unreadable_code
+from pipeline.metrics import METRICS, ScoringContext
+from pipeline.records import AnnotatedAnswer, unreadable_code
 
 ALPHA = 0.05
 Z = NormalDist().inv_cdf(1 - ALPHA / 2)
-STRICT = ScoreConfig("strict", "exact")
-NO_PREDICTION_JUDGE = "audit:no-prediction"
 
 # metric -> the audit unit whose labels it needs; None: the metric reads no judge label at all
 PPI_METRICS: dict[str, str | None] = {
@@ -387,41 +398,6 @@ def _metric(name: str, a: AnnotatedAnswer) -> float | None:
     return METRICS[name].fn(ScoringContext(a, STRICT)).value
 
 
-def with_verdicts(a: AnnotatedAnswer, extra: Sequence[Verdict]) -> AnnotatedAnswer:
-    """The answer with verdicts appended: in the label view the last verdict of a key wins."""
-    return AnnotatedAnswer(a.answer, a.statements, (*a.verdicts, *extra)) if extra else a
-
-
-def _support(a: AnnotatedAnswer, pairs: Mapping[tuple[int, int], str], judge: str) -> list[Verdict]:
-    return [Verdict(a.answer.answer_id, "support", label, judge, "audit", statement_index=si, source_index=src)
-            for (si, src), label in pairs.items()]
-
-
-def prediction_view(a: AnnotatedAnswer, frame_pairs: Sequence[tuple[int, int]]) -> AnnotatedAnswer:
-    """The judge's labels with every frame pair that has no definite support label set to "none":
-    a fixed stand-in, never a prediction (see the module doc)."""
-    from pipeline.matrices import label_view
-
-    view = label_view(a)
-    missing = {k: "none" for k in frame_pairs if view.support.get(k) not in SUPPORT_LABELS}
-    return with_verdicts(a, _support(a, missing, NO_PREDICTION_JUDGE))
-
-
-@dataclass(frozen=True)
-class UnitValues:
-    """Per frame cluster (population order): stratum, answer, prediction, human value (NaN when not
-    labelled), human-only contribution; per answer: constants that need no label."""
-
-    # cluster_id, stratum, answer_id, engine, query_type, yhat, y, c, labelled, n_items, and fill / fill_c: the
-    # share of its answer's decided units a person's "can't tell" took out (module doc, "Undecided units")
-    clusters: pd.DataFrame
-    answers: pd.DataFrame  # answer_id, engine, query_type, judge_const, human_const (answers in the metric's population)
-    # every answer (in the population or not): the metric's units and those no label can decide here
-    # (answer_id, engine, query_type, metric, value, units, unknown, unknown_why), for the
-    # scorecard's unjudged-share rule on the corrected values; empty where no label-free unknown exists
-    judged: pd.DataFrame = field(default_factory=pd.DataFrame)
-
-
 Labels = Mapping[str, Mapping[str, "str | None"]]  # item id -> field -> one person's label
 
 
@@ -445,8 +421,6 @@ def unit_values(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
 def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnswer],
                 people: Sequence[Labels]) -> UnitValues | str:
     if sample.meta.get("relevance"):  # answer clusters asking relevance too
-        from pipeline.audit.ppi_relevance import relevance_units
-
         return relevance_units(metric, sample, answers, people)
     frame, items = sample.frame, sample.items
     scope = sample.meta.get("scope", "cited")
@@ -555,39 +529,12 @@ def _partly_unreadable(a: AnnotatedAnswer, listed: Mapping[int, Any], scope: str
     return out
 
 
-def in_scope(a: AnnotatedAnswer, scope: str) -> AnnotatedAnswer:
-    """The answer without the judge's support labels on pairs outside the audit's scope: with scope
-    `cited` (allowed for a metric only where labels of uncited pairs cannot change it, or the
-    dataset's labels cover cited pairs only, as ExpertQA's), a pair the statement does not cite is
-    never asked about, so the judge's label there must not enter the prediction, the people's value
-    or the label-free baseline: the estimand is then the scorecard of the people's labels on the
-    cited pairs, as `aee scorecard --judge human` computes it. (Left in, an uncited pair the judge
-    calls "full" made a statement supported whatever the people said: on ExpertQA, 13 points on one
-    engine's unsupported statements.)"""
-    if scope != "cited":
-        return a
-    cites: dict[int | None, set[int]] = {st.index: set(st.citations) for st in a.statements}
-    keep = tuple(v for v in a.verdicts if not (v.kind == "support" and v.source_index is not None
-                                               and v.source_index not in cites.get(v.statement_index, set())))
-    return a if len(keep) == len(a.verdicts) else AnnotatedAnswer(a.answer, a.statements, keep)
-
-
 def _undecided_statements(a: AnnotatedAnswer, statements: set[int]) -> AnnotatedAnswer:
     """The answer with every single-source support verdict of these statements removed: each of
     their pairs is then unknown, so the metric leaves the statements out whatever anyone says."""
     keep = tuple(v for v in a.verdicts if not (v.kind == "support" and v.source_index is not None
                                                and v.statement_index in statements))
     return AnnotatedAnswer(a.answer, a.statements, keep)
-
-
-def _outside(cluster_id: str) -> dict:
-    """A unit of an answer outside the metric's population: its value is 0 with any labels."""
-    return {"cluster_id": cluster_id, "yhat": 0.0, "y": 0.0, "c": 0.0, "complete": True, "in_population": False}
-
-
-def _const(a: AnnotatedAnswer, judge_const: float, human_const: float) -> dict:
-    return {"answer_id": a.answer.answer_id, "engine": a.answer.engine, "query_type": a.answer.query_type,
-            "judge_const": judge_const, "human_const": human_const}
 
 
 def _answer_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnswer],
@@ -641,22 +588,6 @@ def _answer_complete(part: pd.DataFrame, labels: Labels, needs: tuple[str, ...])
             return False
         confidence = confidence or definite(got.get("confidence"))
     return confidence or "confidence" not in needs
-
-
-def _finish(sample: Sample, rows: list[dict], consts: list[dict]) -> UnitValues:
-    """Per-cluster numbers in frame order. A cluster is labelled when it was drawn and its value is
-    known: complete human labels, or outside the population (0 whatever the labels). Undrawn
-    clusters never count as labelled, or the labelled set would stop being a random sample."""
-    values = pd.DataFrame(rows, columns=["cluster_id", "yhat", "y", "c", "complete", "in_population", "fill", "fill_c"])
-    values[["fill", "fill_c"]] = values[["fill", "fill_c"]].astype(float).fillna(0.0)
-    clusters = sample.frame[["cluster_id", "stratum", "answer_id", "engine", "query_type", "n_items"]].merge(
-        values, on="cluster_id", how="left")
-    drawn = clusters["cluster_id"].isin(set(sample.items["cluster_id"]))
-    clusters["labelled"] = drawn & clusters["complete"].astype("boolean").fillna(False).astype(bool)
-    clusters["in_population"] = clusters["in_population"].astype("boolean").fillna(False).astype(bool)
-    clusters[["fill", "fill_c"]] = clusters[["fill", "fill_c"]].astype(float).fillna(0.0)
-    answers = pd.DataFrame(consts, columns=["answer_id", "engine", "query_type", "judge_const", "human_const"])
-    return UnitValues(clusters, answers)
 
 
 def additivity_gap(metric: str, answer: AnnotatedAnswer, sample: Sample, labels: Labels,

@@ -36,6 +36,7 @@ import pandas as pd
 
 from pipeline.audit import CANT_TELL, definite
 from pipeline.audit.population import audited_sources, item_asks, pair_cluster_ids
+from pipeline.audit.ppi_units import STRICT, UnitValues, _const, _finish, _outside, in_scope, prediction_view
 from pipeline.audit.sample import Sample
 from pipeline.metrics import METRICS, ScoringContext
 from pipeline.records import AnnotatedAnswer, Verdict
@@ -62,10 +63,8 @@ def relabelled(a: AnnotatedAnswer, support: Mapping[tuple[int, int], object], re
 
 
 def relevance_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnswer],
-                    people: Sequence[Labels]):
+                    people: Sequence[Labels]) -> UnitValues | str:
     """`pipeline.audit.ppi.unit_values` for a pair sample with relevance (answer clusters)."""
-    from pipeline.audit.ppi import STRICT, UnitValues, _const, _finish, _outside, in_scope, prediction_view
-
     frame, items = sample.frame, sample.items
     scope = sample.meta.get("scope", "cited")
     if metric == "unsupported_statements" and scope != "all" and any(
