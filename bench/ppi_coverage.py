@@ -40,9 +40,9 @@ METRICS = ("unsupported_statements", "citation_accuracy")
 # decide everything the metric reads, so its truth is `aee scorecard --judge human` itself
 STATEMENT_METRICS = ("relevant_statements",)
 SIZES = (100, 300, 600)
-# a sample that asks relevance too draws whole answers (about 9.5 items each on ExpertQA): 100, 200
-# and 300 of its 666 answers
-RELEVANCE_SIZES = (100, 200, 300)
+# a sample that asks relevance too draws whole answers (about 9.5 items each on ExpertQA): 100, 200,
+# 300 and 600 of its 666 answers
+RELEVANCE_SIZES = (100, 200, 300, 600)
 DRAWS = 200
 GOAL = 93.0
 
