@@ -738,7 +738,7 @@ def bench_encoder(quick: bool) -> list[Row]:
 
 
 def _suite_row(fn: str, quick: bool) -> list[Row]:
-    import suite_rows  # q, r, s: bench/suite_rows.py (bench/ is on sys.path when this file runs as a script)
+    import suite_rows  # u, v, w: bench/suite_rows.py (bench/ is on sys.path when this file runs as a script)
 
     return getattr(suite_rows, fn)(quick, cost_row, skipped)
 

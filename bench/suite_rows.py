@@ -1,14 +1,14 @@
-"""Rows q, r, s: the full-size runs of three tests that run smaller in `make test` (issue 33).
+"""Rows u, v, w: the full-size runs of three tests that run smaller in `make test` (issue 33).
 
-- q: kill -9 at 20 uniform random moments of `aee run --dataset demo --judge scripted` (chunks of
+- u: kill -9 at 20 uniform random moments of `aee run --dataset demo --judge scripted` (chunks of
   3, 20 ms per support call), then run again (pipeline/testing/crash_trials.py). The test
   (tests/test_kill_resume.py) kills 5 runs, one in each fifth of the run. Clean run seconds vs the
   median rerun after a kill; the note counts reruns identical to the clean run, bit for bit, and
   cache rows kept.
-- r: the offline judge on the first 200 ExpertQA answers, locally vs on a loopback Ray cluster with
+- v: the offline judge on the first 200 ExpertQA answers, locally vs on a loopback Ray cluster with
   2 CPUs and 2 workers; the same rows both ways. The test (tests/test_ray_executor.py) runs 12
   answers whose labels hold every kind.
-- s: 20 people at once in a real browser, full sessions (Scorecard, Answer inspector, Re-score and
+- w: 20 people at once in a real browser, full sessions (Scorecard, Answer inspector, Re-score and
   a score): tests/test_concurrency.py run with AEE_CROWD_SESSION=full, its page-ready figures read
   back from tests/artifacts/concurrency.json. The test opens Re-score straight away.
 
@@ -34,7 +34,7 @@ RAY_ANSWERS = 200
 
 def bench_kill_trials(quick: bool, cost_row: Callable, skipped: Callable) -> list:
     trials = 2 if quick else KILL_TRIALS
-    name = f"q. kill -9 at {trials} random moments then rerun: clean run vs rerun"
+    name = f"u. kill -9 at {trials} random moments then rerun: clean run vs rerun"
     import pandas as pd
     import pyarrow.parquet as pq
 
@@ -71,7 +71,7 @@ def bench_kill_trials(quick: bool, cost_row: Callable, skipped: Callable) -> lis
 
 
 def bench_ray_vs_local(quick: bool, cost_row: Callable, skipped: Callable) -> list:
-    name = f"r. offline judge on the first {RAY_ANSWERS} ExpertQA answers: local vs Ray"
+    name = f"v. offline judge on the first {RAY_ANSWERS} ExpertQA answers: local vs Ray"
     from pipeline.paths import expertqa_dir
     from pipeline.testing.ray_cluster import LoopbackCluster, ray_installed
 
@@ -105,7 +105,7 @@ def bench_ray_vs_local(quick: bool, cost_row: Callable, skipped: Callable) -> li
 
 
 def bench_crowd(quick: bool, cost_row: Callable, skipped: Callable) -> list:
-    name = "s. 20 people at once, full sessions: one user alone vs p50 of the 20 (page ready)"
+    name = "w. 20 people at once, full sessions: one user alone vs p50 of the 20 (page ready)"
     if quick:
         return [skipped(name, "--quick: 20 browser sessions (the test runs short ones)")]
     if not Path("/usr/bin/chromium").exists():
