@@ -84,6 +84,18 @@ def test_a_census_with_the_experts_gives_their_own_scorecard_by_hand(eqa):
     assert before[("unsupported_statements", "gpt4")]["ppi"] == close(200 / 3, 1e-9)
 
 
+def test_the_same_sample_corrects_relevant_statements_where_no_statement_sample_was_drawn(eqa):
+    root, s, _ = eqa
+    out = ppi_scorecard("eqa-mini", JUDGE, samples={"pair": s.sample_id}, human="experts", root=root)
+    rows = {(r["metric"], r["domain"]): r for r in out["rows"]}
+    # by hand: bing_chat's four claims are all informative (100%), gpt4's first is not (3 of 4: 75%)
+    for domain, value in ((ALL_ENGINES, 87.5), ("bing_chat", 100.0), ("gpt4", 75.0)):
+        r = rows[("relevant_statements", domain)]
+        assert r["ppi"] == close(value, 1e-9) and r["experts_value"] == close(value, 1e-9), domain
+        assert r["estimand"] == ESTIMANDS["statement"] and r["sample_id"] == s.sample_id
+    assert set(out["estimands"]) == {"pair+relevance", "statement"}
+
+
 def _census_rows(eqa, change):
     """ppi_rows of unsupported statements on the relevance census, the experts' labels edited by `change`."""
     root, s, _ = eqa

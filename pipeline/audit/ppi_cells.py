@@ -309,7 +309,7 @@ def ppi_rows(metric: str, units: UnitValues, sample: Sample, judge_values: pd.Da
     keeps) holds the label-free cell rules between calls on the same results, which only the
     labelled units differ between (bench row q redraws a sample hundreds of times)."""
     cells = {} if known_cells is None else known_cells
-    per_domain = bool(sample.meta.get("relevance"))  # answers dropping out take their domain's mean
+    per_domain = sample_kind(sample) == "pair+relevance"  # answers dropping out take their domain's mean
     raw_units = units
     if not per_domain:
         units = settle_undecided(metric, units, sample)

@@ -142,3 +142,16 @@ def _decidable(metric: str, a: AnnotatedAnswer, frame_pairs: Sequence[tuple[int,
         return any(src in st.citations for st in a.statements for si, src in frame_pairs if si == st.index)
     listed = {s.index for s in a.answer.sources}
     return any(st.index in checked or not any(i in listed for i in st.citations) for st in a.statements)
+
+
+def relevance_view(sample: Sample) -> Sample:
+    """A pair sample asking relevance seen as a statement sample of its relevance items: it holds the
+    relevance of every statement of each drawn answer, all that *relevant statements* reads, so that
+    metric can be corrected from it where no statement sample was drawn. Its clusters (answers),
+    strata and weights are the pair sample's own: any stratification the sample was drawn by keeps
+    the estimate unbiased."""
+    items = sample.items
+    if "asks" in items.columns:
+        items = items[items["asks"] == "relevant"].reset_index(drop=True)
+    return Sample(dict(sample.meta) | {"unit": "statement", "relevance": False, "relevance_of": sample.sample_id}, items,
+                  sample.frame)

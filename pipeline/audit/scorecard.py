@@ -20,6 +20,7 @@ from pipeline.audit.humans import EXPERTS, expert_labels, item_labels
 from pipeline.audit.labels import LabelStore, labels_path
 from pipeline.audit.ppi import PPI_METRICS, unit_values
 from pipeline.audit.ppi_cells import ESTIMAND_NOTES, ESTIMANDS, MIN_LABELLED_UNITS, PPIRow, cell_rule, ppi_rows, sample_kind
+from pipeline.audit.ppi_relevance import relevance_view
 from pipeline.audit.sample import Sample, list_samples, load_sample
 from pipeline.errors import InputError
 from pipeline.metrics import METRICS
@@ -107,6 +108,7 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
     masks = domains(engines, query_type)
     rows: list[dict[str, Any]] = []
     used: dict[str, dict[str, Any]] = {}
+    kinds: set[str] = set()  # the kinds of sample the rows were estimated from (`ppi_cells.sample_kind`)
     for metric in (m for m in METRICS if m in PPI_METRICS):
         unit = PPI_METRICS[metric]
         per_metric = values[values["metric"] == metric]
@@ -116,6 +118,11 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
                 rows.append(_no_judge_row(metric, name, judge_only, n) | {"judged_share": share, "judge_reason": why})
             continue
         sample_id = chosen.get(unit)
+        view_of_pairs = False
+        if sample_id is None and metric == "relevant_statements" and chosen.get("pair"):
+            # a pair sample asking relevance holds every statement's relevance of its answers
+            view_of_pairs = bool(load_sample(chosen["pair"], root).meta.get("relevance"))
+            sample_id = chosen["pair"] if view_of_pairs else None
         if sample_id is None:
             rows += [_missing_row(metric, name, per_metric, mask, f"no {unit} sample drawn under judge {judge}: "
                                   f"`aee audit sample --dataset {dataset} --judge {judge} --unit {unit}`")
@@ -132,6 +139,9 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
             labels = human_labels(sample, human, store=store, answers=answers, root=root)
             used[sample_id] = {"sample": sample, "labels": labels}
         sample, labels = used[sample_id]["sample"], used[sample_id]["labels"]
+        if view_of_pairs:
+            sample = relevance_view(sample)
+        kinds.add(sample_kind(sample))
         units = unit_values(metric, sample, answers, labels)
         if isinstance(units, str):
             rows += [_missing_row(metric, name, per_metric, mask, units) for name, mask in masks.items()]
@@ -152,8 +162,7 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
         "people": {sid: len(u["labels"]) for sid, u in used.items()},  # label sets (persons; the experts count as one)
         "rows": rows,
         # what the corrected values estimate, per sample unit (every row names its own in `estimand`)
-        "estimands": {kind: ESTIMAND_NOTES[kind] for kind in ESTIMANDS
-                      if kind in {sample_kind(u["sample"]) for u in used.values()} or not used},
+        "estimands": {kind: ESTIMAND_NOTES[kind] for kind in ESTIMANDS if kind in kinds or not kinds},
         "experts_scorecard": EXPERTS_SCORECARD if human == "experts" else None,
     }
 
