@@ -152,11 +152,16 @@ def relevance_coverage(dataset: str, judge: str, answers: dict, truth: dict, val
     `coverage_table`, the truth being the experts' relevance and support (`_experts_relevance_cells`)."""
     from pipeline.audit.ppi import unit_values
     from pipeline.audit.ppi_cells import ppi_rows
+    from pipeline.audit.ppi_relevance import relevance_view
     from pipeline.audit.sample import Sample, draw
 
     frame, census, labels = relevance_census(dataset, judge, answers, truth)
     truths = _experts_relevance_cells(answers, truth, masks)
     units = {m: unit_values(m, census, answers, labels) for m in METRICS}
+    # the same sample's relevance items correct relevant statements too (no statement sample needed);
+    # the experts' relevance decides all that metric reads, so its truth is `--judge human` itself
+    units["relevant_statements"] = unit_values("relevant_statements", relevance_view(census), answers, labels)
+    truths |= {("relevant_statements", name): experts.get(("relevant_statements", name)) for name in masks}
     per_answer = float(frame.clusters["n_items"].mean())
     known: dict = {}
     cells = []
@@ -171,13 +176,14 @@ def relevance_coverage(dataset: str, judge: str, answers: dict, truth: dict, val
             drawn = set(s.items["cluster_id"])
             items.append(len(s.items))
             sample = Sample(census.meta, census.items[census.items["cluster_id"].isin(drawn)], census.frame)
-            for metric in METRICS:
+            for metric in (*METRICS, "relevant_statements"):
                 u = units[metric]
                 if isinstance(u, str):
                     continue
                 c = u.clusters.copy()
                 c["labelled"] = c["labelled"] & c["cluster_id"].isin(drawn)
-                for row in ppi_rows(metric, replace(u, clusters=c), sample, values[values["metric"] == metric], masks,
+                on = relevance_view(sample) if metric == "relevant_statements" else sample
+                for row in ppi_rows(metric, replace(u, clusters=c), on, values[values["metric"] == metric], masks,
                                     known_cells=known):
                     key = (metric, row.domain)
                     target, raw = truths.get(key), experts.get(key)
@@ -192,7 +198,7 @@ def relevance_coverage(dataset: str, judge: str, answers: dict, truth: dict, val
                         above[key] = above.get(key, 0) + 1
             if progress and (k + 1) % 50 == 0:
                 progress(f"relevance, {n} answers: {k + 1} draws, {time.perf_counter() - started:.0f} s")
-        for metric in METRICS:
+        for metric in (*METRICS, "relevant_statements"):
             for name in masks:
                 key = (metric, name)
                 hits = got.get(key, [])
