@@ -78,6 +78,17 @@ def test_a_census_with_the_experts_gives_their_own_scorecard_by_hand(eqa):
         assert r["experts_value"] == close(value, 1e-9), key  # `aee scorecard --judge human` itself
         assert r["estimand"] == ESTIMANDS["pair+relevance"] == "the people's relevance and support labels"
     assert "pair+relevance" in out["estimands"] and "pair" not in out["estimands"]
+    # "judge biased" reads the judge-only value as printed against the corrected interval as printed
+    for r in out["rows"]:
+        if r["ppi_low"] is not None and r["judge_only"] is not None:
+            outside = not (r["ppi_low"] - 1e-9 <= r["judge_only"] <= r["ppi_high"] + 1e-9)
+            assert r["biased"] is outside and r["bias"] == close(r["judge_only"] - r["ppi"], 1e-9), r
+    assert rows[("unsupported_statements", "gpt4")]["biased"] is True  # the judge says 100.0, the experts 50.0
+    # the experts' own scorecard is what this sample's corrected values estimate, and the note says so
+    assert "the corrected values estimate it" in out["experts_scorecard"]
+    # no people-only value for a metric nobody labels
+    uncited = rows[("uncited_sources", ALL_ENGINES)]
+    assert uncited["human"] is None and uncited["ppi"] == uncited["judge_only"]
     # the support-only audit of the same labels keeps the judge's relevance: gpt4's filler claim counts
     before = {(r["metric"], r["domain"]): r for r in
               ppi_scorecard("eqa-mini", JUDGE, samples={"pair": old.sample_id}, human="experts", root=root)["rows"]}
@@ -94,6 +105,48 @@ def test_the_same_sample_corrects_relevant_statements_where_no_statement_sample_
         assert r["ppi"] == close(value, 1e-9) and r["experts_value"] == close(value, 1e-9), domain
         assert r["estimand"] == ESTIMANDS["statement"] and r["sample_id"] == s.sample_id
     assert set(out["estimands"]) == {"pair+relevance", "statement"}
+
+
+def test_an_unlabelled_statement_sample_does_not_hide_the_labelled_relevance_sample(eqa, monkeypatch):
+    from pipeline.audit.labels import LabelStore, labels_path
+    from pipeline.audit.scorecard import pick_samples
+
+    root, s, _ = eqa
+    store = LabelStore(labels_path(root))
+    empty = draw_sample("eqa-mini", JUDGE, 10_000, unit="statement", root=root, sample_id="empty-statements")
+    register(empty, root)
+    assert pick_samples("eqa-mini", JUDGE, store, root).get("relevance") is None  # nobody labelled either yet
+    first = s.items[s.items["asks"] == "relevant"].iloc[0]["item_id"]
+    store.record(s.sample_id, first, "Bo", "relevant", "filler")
+    chosen = pick_samples("eqa-mini", JUDGE, store, root)
+    assert chosen["statement"] == "empty-statements" and chosen["relevance"] == s.sample_id
+    out = ppi_scorecard("eqa-mini", JUDGE, root=root)
+    row = next(r for r in out["rows"] if r["metric"] == "relevant_statements" and r["domain"] == ALL_ENGINES)
+    assert row["sample_id"] == s.sample_id and row["labelled_units"] == 0  # one item of an answer: not complete
+    assert "label 2 answers" in row["reason"]
+
+
+def test_experts_cant_tell_where_they_judged_a_claim_without_a_decided_label(eqa):
+    root, s, _ = eqa
+    truth = load_annotated("eqa-mini", "human", root)
+    labels = expert_labels(s.items, [v for a in truth.values() for v in a.verdicts])
+    gpt4 = s.items[s.items["cluster_id"] == GPT4]
+    # every item of the census has the experts' answer (claim 2's "N/A" has no pair item: its source has no text)
+    assert set(labels) == set(s.items["item_id"])
+    assert [labels[i] for i in gpt4["item_id"]][0] == {"relevant": "filler"}
+
+
+def test_a_draw_says_which_engines_can_never_show_a_corrected_value():
+    from pipeline.audit.ppi_cells import short_cells
+    from pipeline.audit.sample import Sample
+
+    # engine A: 30 answers, 12 drawn (needs 20); engine B: 6 answers, all drawn (needs its 6)
+    frame = pd.DataFrame({"cluster_id": [f"A{i}" for i in range(30)] + [f"B{i}" for i in range(6)],
+                          "engine": ["A"] * 30 + ["B"] * 6, "n_items": [10] * 36})
+    items = pd.DataFrame({"cluster_id": [f"A{i}" for i in range(12)] + [f"B{i}" for i in range(6)]})
+    sample = Sample({"unit": "pair", "relevance": True}, items, frame)
+    assert short_cells(sample) == ["A: 12 of its 30 answers drawn; its corrected values need 20 labelled answers "
+                                   "(draw about 80 items more, or read its row as the judge's only)"]
 
 
 def _census_rows(eqa, change):

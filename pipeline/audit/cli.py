@@ -84,6 +84,7 @@ def add_ppi_options(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
+    from pipeline.audit.ppi_cells import short_cells
     from pipeline.audit.sample import design_path, draw_sample, register, write_annotation_file
 
     if args.relevance and args.unit != "pair":
@@ -103,6 +104,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
     for s in meta["strata"]:
         weight = s["clusters"] / s["drawn"] if s["drawn"] else float("nan")
         print(f"  {one_line(s['stratum']):<{width}}  {s['drawn']:>5} / {s['clusters']:<13} {weight:8.3f}")
+    for line in short_cells(sample):  # said now, not after the labelling
+        print(f"warning: {line}", file=sys.stderr)
     if args.out:
         write_annotation_file(sample, args.out)
         print(f"wrote {args.out} (label columns empty; no judge label in it) and {design_path(args.out)} "

@@ -99,20 +99,31 @@ def expert_labels(items: pd.DataFrame, verdicts: Iterable[Verdict]) -> dict[str,
     """ExpertQA's expert labels (verdicts of `human:expertqa`) for a sample's items, in the same shape
     as `item_labels`, so the experts can be compared and used like an annotator: support for a pair
     sample's items, relevance (from the claim's informativeness, as the importer maps it) for a
-    statement sample's. ExpertQA has no debate questions, so no stance or confidence."""
+    statement sample's (and a relevance sample's statement items); "can't tell" where they judged the
+    claim but gave no decided label. ExpertQA has no debate questions, so no stance or confidence."""
+    verdicts = [v for v in verdicts if v.judge.startswith("human:")]
     by_pair = {(v.answer_id, v.statement_index, v.source_index): v.label for v in verdicts
-               if v.kind == "support" and v.source_index is not None and v.judge.startswith("human:")}
+               if v.kind == "support" and v.source_index is not None}
     relevance = {(v.answer_id, v.statement_index): v.label for v in verdicts
-                 if v.kind == "relevance" and v.statement_index is not None and v.judge.startswith("human:")}
+                 if v.kind == "relevance" and v.statement_index is not None}
+    # a claim the experts judged, with no decided label here (support "N/A": the page would not open;
+    # no informativeness), is their "can't tell": an answer, as `aee scorecard --judge human` reads it
+    judged = {(v.answer_id, v.statement_index) for v in verdicts if v.statement_index is not None}
     out: dict[str, dict[str, str | None]] = {}
     pairs = "source_index" in items.columns
     for r in items.to_dict("records"):
         if pairs and item_asks(r) == "support":
-            label = by_pair.get((str(r["answer_id"]), int(r["statement_index"]), int(r["source_index"])))
+            key = (str(r["answer_id"]), int(r["statement_index"]), int(r["source_index"]))
+            label = by_pair.get(key)
             if label in EXPERT_SUPPORT:
                 out[str(r["item_id"])] = {"support": EXPERT_SUPPORT[label]}
+            elif key in by_pair:
+                out[str(r["item_id"])] = {"support": CANT_TELL}
             continue
-        relevant = relevance.get((str(r["answer_id"]), int(r["statement_index"])))
+        statement = (str(r["answer_id"]), int(r["statement_index"]))
+        relevant = relevance.get(statement)
         if relevant in EXPERT_RELEVANCE:
             out[str(r["item_id"])] = {"relevant": relevant}
+        elif statement in judged:
+            out[str(r["item_id"])] = {"relevant": CANT_TELL}
     return out

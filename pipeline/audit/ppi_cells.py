@@ -86,7 +86,7 @@ class PPIRow:
     judge_reason: str = ""  # why the judge-only cell is n/a, in the plain scorecard's words
     more_needed: int | None = None  # labelled units still missing before the cell shows an interval
     min_labelled: int = MIN_LABELLED_UNITS
-    bias: float | None = None  # the judge's value minus the corrected one, on the same units
+    bias: float | None = None  # the judge-only value shown minus the corrected one (display units)
     bias_low: float | None = None
     bias_high: float | None = None
     estimand: str = ""  # what the corrected and people-only values estimate (ESTIMANDS)
@@ -283,9 +283,35 @@ def sample_kind(sample: Sample) -> str:
     return "pair+relevance" if sample.unit == "pair" and sample.meta.get("relevance") else sample.unit
 
 
-def what_to_label(unit: str, domain: str, labelled: int, population: int, minimum: int = MIN_LABELLED_UNITS) -> str:
-    """Why a cell shows no corrected value yet, and what to label ("" when it may show one)."""
-    one, many, scope = UNIT_WORDS.get(unit, ("unit", "units", "all of each"))
+def short_cells(sample: Sample, minimum: int = MIN_LABELLED_UNITS) -> list[str]:
+    """What a freshly drawn sample cannot give even when every item of it is labelled: per engine,
+    fewer drawn units than a cell needs before it shows a corrected value (the minimum, or all of
+    the engine's units when it has fewer), with how many more to draw. Said when the sample is drawn
+    (`aee audit sample`, the Audit page), not after the labelling."""
+    frame = sample.frame
+    if frame.empty or "engine" not in frame.columns:
+        return []
+    one, many, _ = UNIT_WORDS.get(sample_kind(sample), ("unit", "units", ""))
+    drawn = set(sample.items["cluster_id"])
+    out = []
+    per_item = float(frame["n_items"].mean()) if "n_items" in frame.columns and len(frame) else 1.0
+    for engine, part in frame.groupby("engine", sort=True):
+        need = min(minimum, len(part))
+        got = int(part["cluster_id"].isin(drawn).sum())
+        if got < need:
+            out.append(f"{engine}: {got} of its {len(part)} {many} drawn; its corrected values need {need} labelled "
+                       f"{many if need > 1 else one} (draw about {int(round((need - got) * per_item))} items more, or "
+                       "read its row as the judge's only)")
+    return out
+
+
+def what_to_label(unit: str, domain: str, labelled: int, population: int, minimum: int = MIN_LABELLED_UNITS,
+                  scope: str = "cited") -> str:
+    """Why a cell shows no corrected value yet, and what to label ("" when it may show one); `scope`
+    is the pair sample's (`all`: every listed source, not only the cited ones)."""
+    one, many, scope_words = UNIT_WORDS.get(unit, ("unit", "units", "all of each"))
+    if scope == "all":
+        scope_words = scope_words.replace("every cited source", "every listed source")
     where = "across all engines" if domain == "all engines" else f"of {domain}"
     if population == 0:
         return (f"nothing here a person could label: no {one} {where} has a source with text here, so no label can "
@@ -294,8 +320,8 @@ def what_to_label(unit: str, domain: str, labelled: int, population: int, minimu
         return ""
     need = min(minimum, population) - labelled
     if labelled == 0:
-        return f"no labelled {one} here yet: label {need} {many} {where} ({scope}) for a corrected value"
-    return (f"needs {need} more labelled {many if need > 1 else one} {where} ({scope}): a cell shows a corrected "
+        return f"no labelled {one} here yet: label {need} {many} {where} ({scope_words}) for a corrected value"
+    return (f"needs {need} more labelled {many if need > 1 else one} {where} ({scope_words}): a cell shows a corrected "
             f"value from {min(minimum, population)} on (has {labelled})")
 
 
@@ -333,8 +359,9 @@ def ppi_rows(metric: str, units: UnitValues, sample: Sample, judge_values: pd.Da
         if ("estimand", metric, name) not in cells:
             cells[("estimand", metric, name)] = "" if units.judged.empty else cell_rule(units.judged[mask(units.judged)], metric)[2]
         estimand_reason = cells[("estimand", metric, name)]
-        reason = what_to_label(sample_kind(sample), name, n_lab, n_pop, minimum)
-        if estimand_reason and not reason:
+        reason = what_to_label(sample_kind(sample), name, n_lab, n_pop, minimum, scope=str(sample.meta.get("scope", "cited")))
+        if estimand_reason and (not reason or n_pop > 0):
+            # n/a whatever is labelled (sources without text): say so before asking for labels that cannot help
             reason = f"n/a as on the scorecard: {estimand_reason}, whoever labels the rest"
         if not reason and per_domain and n_lab and bool((c.loc[lab, "drop_out"] >= 1 - 1e-12).all()):
             # nothing to take a mean of: every labelled answer left without a value by the people
@@ -351,11 +378,14 @@ def ppi_rows(metric: str, units: UnitValues, sample: Sample, judge_values: pd.Da
             p_val, p_lo, p_hi = _bounds(ppi.estimate, lo_bound, hi_bound)
             h_val, h_lo, h_hi = _bounds(human.estimate, lo_bound, hi_bound)
             reason = ppi.estimate.reason
-            if ppi.estimate.value is not None and ppi.judge_value is not None:
-                low, high = ppi.estimate.interval()  # type: ignore[misc]
-                bias = ppi.judge_value - float(ppi.estimate.value[0])
-                b_lo, b_hi = ppi.judge_value - float(high[0]), ppi.judge_value - float(low[0])
-                biased = bool(b_lo > 1e-12 or b_hi < -1e-12)  # the interval on the judge's error excludes 0
+            # the judge's error is read against the judge-only value the row shows (the plain scorecard's,
+            # which may also count labels the audit never asks about, uncited pairs for one): "judge
+            # biased" then says that the printed judge value lies outside the printed corrected interval
+            reference = judge_only if judge_only is not None else _scaled(metric, ppi.judge_value)
+            if p_val is not None and p_lo is not None and p_hi is not None and reference is not None:
+                shown_val, shown_lo, shown_hi = (float(_scaled(metric, v)) for v in (p_val, p_lo, p_hi))  # type: ignore[arg-type]
+                bias, b_lo, b_hi = reference - shown_val, reference - shown_hi, reference - shown_lo
+                biased = bool(b_lo > 1e-9 or b_hi < -1e-9)  # the interval on the judge's error excludes 0
         shown = p_val is not None
         out.append(PPIRow(
             metric=metric, domain=name, judge_only=judge_only, judge_answers=judge_answers,
@@ -367,7 +397,6 @@ def ppi_rows(metric: str, units: UnitValues, sample: Sample, judge_values: pd.Da
             reason=reason, note=pooled_note(ppi.estimate.pooled) if shown else "",
             pooled_strata=ppi.estimate.pooled if shown else (), judged_share=judged_share, judge_reason=judge_reason,
             more_needed=(min(minimum, n_pop) - n_lab) if 0 < n_pop and n_lab < min(minimum, n_pop) else None,
-            min_labelled=minimum, bias=_scaled(metric, bias) if bias is not None else None,
-            bias_low=_scaled(metric, b_lo), bias_high=_scaled(metric, b_hi), estimand=ESTIMANDS.get(sample_kind(sample), ""),
+            min_labelled=minimum, bias=bias, bias_low=b_lo, bias_high=b_hi, estimand=ESTIMANDS.get(sample_kind(sample), ""),
         ))
     return out

@@ -31,8 +31,13 @@ from pipeline.tables import load_annotated
 ALL_ENGINES = "all engines"
 EXPERTS_NEVER_LABELLED = ("one_sided", "overconfident")  # ExpertQA's experts gave no stance nor confidence
 CARRIED_JUDGE = "human"  # the judge whose results are the labels the data carries (ExpertQA's experts)
-EXPERTS_SCORECARD = ("the experts' own scorecard (`aee scorecard --judge human`): their relevance and their support "
-                     "labels on every source they saw, text here or not; not what the corrected values estimate")
+EXPERTS_SCORECARD = ("`aee scorecard --judge human`: their relevance and their support labels on every source they "
+                     "saw, text here or not; not what the corrected values estimate")
+# with a pair sample asking relevance the corrected support values estimate the experts' own scorecard,
+# up to the sources without text here
+EXPERTS_SCORECARD_WITH_RELEVANCE = ("`aee scorecard --judge human`: their relevance and their support labels on every "
+                                    "source they saw, text here or not; the corrected values estimate it, except where a "
+                                    "source has no text here (nobody can check those pairs)")
 NO_JUDGE_NOTE = "computed from the citation markers alone: no judge label enters it, so it needs no human check"
 
 
@@ -79,9 +84,12 @@ def human_labels(sample: Sample, human: str | Sequence[str] = "all", *, store: L
 
 def pick_samples(dataset: str, judge: str, store: LabelStore | None = None, root: Path | None = None) -> dict[str, str]:
     """unit -> the id of the registered sample of that unit under this judge with the most labelled
-    items (the newest on a tie)."""
+    items (the newest on a tie); and under "relevance" a pair sample asking relevance when it holds
+    more relevance labels than the chosen statement sample (relevant statements is then corrected
+    from its relevance items: an unlabelled statement sample must not hide a labelled one)."""
     store = store or LabelStore(labels_path(root))
     best: dict[str, tuple[int, str]] = {}
+    relevance: dict[str, tuple[int, str]] = {}  # kind -> (relevance labels, sample id)
     for meta in list_samples(dataset, root):
         if meta.get("judge") != judge:
             continue
@@ -90,7 +98,16 @@ def pick_samples(dataset: str, judge: str, store: LabelStore | None = None, root
         unit = str(meta.get("unit"))
         if unit not in best or count > best[unit][0]:
             best[unit] = (count, str(meta["sample_id"]))
-    return {unit: sid for unit, (_, sid) in best.items()}
+        if unit == "statement" or meta.get("relevance"):
+            said = (int(labels.loc[labels["relevant"].notna(), "item_id"].nunique())
+                    if not labels.empty and "relevant" in labels.columns else 0)
+            kind = "statement" if unit == "statement" else "pair"
+            if kind not in relevance or said > relevance[kind][0]:
+                relevance[kind] = (said, str(meta["sample_id"]))
+    chosen = {unit: sid for unit, (_, sid) in best.items()}
+    if "pair" in relevance and relevance["pair"][0] > relevance.get("statement", (0, ""))[0]:
+        chosen["relevance"] = relevance["pair"][1]
+    return chosen
 
 
 def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None = None,
@@ -119,10 +136,12 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
             continue
         sample_id = chosen.get(unit)
         view_of_pairs = False
-        if sample_id is None and metric == "relevant_statements" and chosen.get("pair"):
-            # a pair sample asking relevance holds every statement's relevance of its answers
-            view_of_pairs = bool(load_sample(chosen["pair"], root).meta.get("relevance"))
-            sample_id = chosen["pair"] if view_of_pairs else None
+        if metric == "relevant_statements":
+            # a pair sample asking relevance holds every statement's relevance of its answers: used when
+            # no statement sample was chosen, or when it holds more relevance labels (pick_samples)
+            candidate = chosen.get("relevance") or (chosen.get("pair") if sample_id is None else None)
+            if candidate and load_sample(candidate, root).meta.get("relevance"):
+                sample_id, view_of_pairs = candidate, True
         if sample_id is None:
             rows += [_missing_row(metric, name, per_metric, mask, f"no {unit} sample drawn under judge {judge}: "
                                   f"`aee audit sample --dataset {dataset} --judge {judge} --unit {unit}`")
@@ -163,7 +182,8 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
         "rows": rows,
         # what the corrected values estimate, per sample unit (every row names its own in `estimand`)
         "estimands": {kind: ESTIMAND_NOTES[kind] for kind in ESTIMANDS if kind in kinds or not kinds},
-        "experts_scorecard": EXPERTS_SCORECARD if human == "experts" else None,
+        "experts_scorecard": (None if human != "experts" else EXPERTS_SCORECARD_WITH_RELEVANCE
+                              if "pair+relevance" in kinds else EXPERTS_SCORECARD),
     }
 
 
@@ -196,6 +216,8 @@ def _missing_row(metric: str, domain: str, per_metric: pd.DataFrame, mask, reaso
 
 
 def _no_judge_row(metric: str, domain: str, value: float | None, n: int) -> dict[str, Any]:
-    """A metric no judge enters: its value is the same under any labels, so PPI = human = judge."""
-    return _empty_row(metric, domain) | {"judge_only": value, "judge_answers": n, "ppi": value, "human": value,
+    """A metric no judge enters: its value is the same under any labels, so the corrected value is the
+    judge-only one; there is no people-only value."""
+    # no people-only value: nobody labelled anything for it (a value nobody gave is not shown as theirs)
+    return _empty_row(metric, domain) | {"judge_only": value, "judge_answers": n, "ppi": value, "human": None,
                                          "biased": False if value is not None else None, "reason": NO_JUDGE_NOTE}
