@@ -104,7 +104,8 @@ def test_the_same_sample_corrects_relevant_statements_where_no_statement_sample_
         r = rows[("relevant_statements", domain)]
         assert r["ppi"] == close(value, 1e-9) and r["experts_value"] == close(value, 1e-9), domain
         assert r["estimand"] == ESTIMANDS["statement"] and r["sample_id"] == s.sample_id
-    assert set(out["estimands"]) == {"pair+relevance", "statement"}
+    assert set(out["estimands"]) == {"pair+relevance", "pair+relevance:relevance"}
+    assert out["samples"] == {"pair": s.sample_id, "relevance": s.sample_id}
 
 
 def test_an_unlabelled_statement_sample_does_not_hide_the_labelled_relevance_sample(eqa, monkeypatch):
@@ -218,4 +219,4 @@ def test_the_cli_draws_one_and_says_what_it_holds(eqa, monkeypatch, capsys):
     store.record("rel-cli", support_item, "Ada", "support", "cant_tell")
     assert main(["audit", "status", "--dataset", "eqa-mini"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("Ada"))
-    assert "2 labelled (1 can't tell)" in line
+    assert "2 labelled (1 can't tell)" in line and "0 of 2 answers complete" in line

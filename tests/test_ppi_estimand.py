@@ -77,9 +77,9 @@ def test_every_corrected_row_names_its_estimand_and_the_experts_own_value_stands
     assert expected < 100.0  # gpt4's first claim is "Uninformative": filler
     assert r["ppi"] == close(expected, 1e-9) and r["experts_value"] == close(expected, 1e-9)
     assert (r["ppi_low"], r["ppi_high"]) == close((expected, expected), 1e-9)
-    # nobody gave stance or confidence on ExpertQA: those rows say so instead of a value
+    # ExpertQA has no debate question: the debate-only rows say so instead of asking for labels
     assert rows[("one_sided", ALL_ENGINES)]["ppi"] is None
-    assert "not stance or confidence" in rows[("one_sided", ALL_ENGINES)]["reason"]
+    assert rows[("one_sided", ALL_ENGINES)]["reason"].startswith("no debate question here")
 
 
 def test_the_cli_states_the_estimand_and_the_experts_own_value(eqa, monkeypatch, capsys):

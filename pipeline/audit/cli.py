@@ -190,17 +190,31 @@ def campaign_status(dataset: str) -> list[dict[str, Any]]:
         labels = store.labels(str(meta["sample_id"]))
         people = []
         relevance = meta.get("unit") == "pair" and bool(meta.get("relevance"))
+        clusters = _clusters_of(str(meta["sample_id"])) if relevance else {}
         for name, part in labels.groupby("annotator", sort=False) if not labels.empty else []:
             main = UNIT_FIELDS[str(meta["unit"])][0]
             answer = part[main]
             if relevance and "relevant" in part.columns:  # each item's own question: relevance on statement items
                 answer = answer.where(answer.notna(), part["relevant"])
-            people.append({"annotator": name, "labelled": int(answer.notna().sum()),
-                           "cant_tell": int((answer == "cant_tell").sum()), "skipped": int(part["skipped"].sum())})
+            person = {"annotator": name, "labelled": int(answer.notna().sum()),
+                      "cant_tell": int((answer == "cant_tell").sum()), "skipped": int(part["skipped"].sum())}
+            if relevance:  # an estimate reads an answer only when every item of it is answered
+                done = set(part.loc[answer.notna(), "item_id"])
+                person["answers_complete"] = sum(1 for ids in clusters.values() if ids <= done)
+                person["answers"] = len(clusters)
+            people.append(person)
         out.append({k: meta.get(k) for k in ("sample_id", "judge", "unit", "scope", "relevance", "n_items", "seed",
                                              "created")}
                    | {"annotators": people})
     return out
+
+
+def _clusters_of(sample_id: str) -> dict[str, set[str]]:
+    """cluster (an answer, for a sample asking relevance) -> its item ids."""
+    from pipeline.audit.sample import load_sample
+
+    items = load_sample(sample_id).items
+    return {str(c): set(part["item_id"]) for c, part in items.groupby("cluster_id", sort=False)}
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -214,8 +228,10 @@ def cmd_status(args: argparse.Namespace) -> int:
         kind = "pairs and relevance" if s.get("relevance") else f"{s['unit']}s"
         print(f"{s['sample_id']} ({kind}, judge {s['judge']}, {s['n_items']} items)")
         for p in s["annotators"] or [{"annotator": "nobody yet", "labelled": 0, "cant_tell": 0, "skipped": 0}]:
+            complete = (f"; {p['answers_complete']} of {p['answers']} answers complete (every item of an answer "
+                        "answered: what an estimate reads)") if "answers" in p else ""
             print(f"  {one_line(p['annotator']):<30} {p['labelled']:>5} labelled ({p['cant_tell']} can't tell), "
-                  f"{p['skipped']} skipped")
+                  f"{p['skipped']} skipped{complete}")
     return 0
 
 

@@ -42,6 +42,9 @@ MIN_LABELLED_UNITS = 20
 ESTIMANDS = {"pair": "the people's support labels, the judge's relevance",
              "pair+relevance": "the people's relevance and support labels",
              "statement": "the people's labels on every statement the metric reads"}
+# relevant statements from the relevance items of a pair sample asking relevance (no statement sample)
+RELEVANCE_ITEMS = "pair+relevance:relevance"
+ESTIMANDS[RELEVANCE_ITEMS] = ESTIMANDS["statement"]
 ESTIMAND_NOTES = {
     "pair": ("the scorecard with the people's support labels on the pairs a person can check (cited sources with "
              "text here) and the judge's relevance: the judge still decides which statements count (a support "
@@ -51,11 +54,13 @@ ESTIMAND_NOTES = {
                        "gives from the people's labels, a pair whose source has no text staying unknown"),
     "statement": ("the scorecard with the people's relevance, stance and confidence labels on every statement of "
                   "each answer"),
+    RELEVANCE_ITEMS: "the scorecard with the people's relevance of every statement of each answer",
 }
 KIND_WORDS = {"pair": "a pair sample", "pair+relevance": "a pair sample asking relevance too",
-              "statement": "a statement sample"}
+              "statement": "a statement sample", RELEVANCE_ITEMS: "the relevance items of a pair sample asking relevance"}
 UNIT_WORDS = {"pair": ("statement", "statements", "every cited source of each"),
               "pair+relevance": ("answer", "answers", "every statement's relevance and every cited source of each"),
+              RELEVANCE_ITEMS: ("answer", "answers", "every statement's relevance and every cited source of each"),
               "statement": ("answer", "answers", "every statement of each")}
 
 
@@ -280,6 +285,8 @@ def _bounds(estimate: Estimate, lo: float, hi: float) -> tuple[float | None, flo
 def sample_kind(sample: Sample) -> str:
     """The key of ESTIMANDS and UNIT_WORDS for a sample: its unit, "pair+relevance" for a pair
     sample that asks relevance too."""
+    if sample.meta.get("relevance_of"):
+        return RELEVANCE_ITEMS
     return "pair+relevance" if sample.unit == "pair" and sample.meta.get("relevance") else sample.unit
 
 

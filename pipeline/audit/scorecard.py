@@ -110,6 +110,11 @@ def pick_samples(dataset: str, judge: str, store: LabelStore | None = None, root
     return chosen
 
 
+def answers_have_debate(answers: Mapping[str, AnnotatedAnswer], query_type: str = "all") -> bool:
+    """Whether any answer here is to a debate question (and the scorecard's query filter keeps it)."""
+    return query_type in ("all", "debate") and any(a.answer.query_type == "debate" for a in answers.values())
+
+
 def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None = None,
                   human: str | Sequence[str] = "all", query_type: str = "all", root: Path | None = None) -> dict[str, Any]:
     """Every PPI row of a dataset x judge (see the module doc), JSON-ready."""
@@ -133,6 +138,10 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
             for name, mask in masks.items():
                 judge_only, share, why, n = cell_rule(per_metric[mask(per_metric)], metric)
                 rows.append(_no_judge_row(metric, name, judge_only, n) | {"judged_share": share, "judge_reason": why})
+            continue
+        if METRICS[metric].debate_only and not answers_have_debate(answers, query_type):
+            rows += [_missing_row(metric, name, per_metric, mask, "no debate question here: the metric is for debate "
+                                  "questions only, so there is nothing to correct") for name, mask in masks.items()]
             continue
         sample_id = chosen.get(unit)
         view_of_pairs = False
@@ -160,6 +169,7 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
         sample, labels = used[sample_id]["sample"], used[sample_id]["labels"]
         if view_of_pairs:
             sample = relevance_view(sample)
+            chosen.setdefault("relevance", sample_id)
         kinds.add(sample_kind(sample))
         units = unit_values(metric, sample, answers, labels)
         if isinstance(units, str):
