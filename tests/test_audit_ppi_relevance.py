@@ -220,3 +220,15 @@ def test_the_cli_draws_one_and_says_what_it_holds(eqa, monkeypatch, capsys):
     assert main(["audit", "status", "--dataset", "eqa-mini"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.strip().startswith("Ada"))
     assert "2 labelled (1 can't tell)" in line and "0 of 2 answers complete" in line
+
+
+def test_a_comparison_does_not_guess_around_answers_the_people_left_without_a_value():
+    from pipeline.audit.ppi import UnitValues
+    from pipeline.consistency.judge_error import UNUSABLE, judge_check
+
+    clusters = pd.DataFrame({"cluster_id": ["a", "b"], "answer_id": ["a", "b"], "stratum": ["s", "s"],
+                             "in_population": [True, True], "labelled": [True, True], "drop_out": [0.0, 1.0],
+                             "y": [0.5, 0.0], "yhat": [0.4, 0.6]})
+    check = judge_check("unsupported_statements", UnitValues(clusters, pd.DataFrame()),
+                        pd.Series({"a": 1.0, "b": -1.0}), minimum=1)
+    assert check.status == UNUSABLE and "leave 1 labelled answer(s) here without a value" in check.note

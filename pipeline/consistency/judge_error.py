@@ -184,6 +184,14 @@ def judge_check(metric: str, units: object, weights: pd.Series, minimum: int) ->
     n_lab, n_pop = int(labelled.sum()), int(inside.sum())
     if n_pop == 0:
         return JudgeCheck(NO_JUDGE, "no unit of these answers can be labelled (no readable source): nothing to correct")
+    if "drop_out" in clusters.columns and bool((labelled & (clusters["drop_out"].to_numpy(float) > 0)).any()):
+        # a sample asking relevance: an answer the people leave without a value (every statement filler)
+        # leaves its side's mean, which this weighted sum of errors cannot say; not guessed
+        dropped = int((labelled & (clusters["drop_out"].to_numpy(float) > 0)).sum())
+        return JudgeCheck(UNUSABLE, f"the audit could not be used: the people's labels leave {dropped} labelled "
+                                    "answer(s) here without a value (every statement filler, or too little decided), "
+                                    "and a difference corrected around them is not built; the judge's labels are taken "
+                                    "as given", labelled=n_lab)
     need = min(minimum, n_pop)
     if n_lab < need:
         return JudgeCheck(TOO_FEW, f"an audit exists but only {n_lab} labelled units fall in these answers: label "
