@@ -33,16 +33,24 @@ def items_per_answer(dataset: str, judge: str | None, scope: str) -> tuple[int, 
     return _items_per_answer(str(data.results_root()), dataset, judge, scope, data._stamp(dataset, judge))
 
 
+SCOPE_WORDS = {"cited": "with the sources each statement cites", "all": "with every listed source"}
+
+
+def cost_words(dataset: str, judge: str | None, scope: str) -> str:
+    """"about 26.5 items each here with every listed source (24 answers)", or "many items per answer"
+    when the data has none to count."""
+    got = items_per_answer(dataset, judge, scope)
+    return f"about {got[1]:.1f} items each here {SCOPE_WORDS[scope]} ({got[0]} answers)" if got else "many items per answer"
+
+
 def relevance_help(dataset: str, judge: str | None, scope: str) -> str:
     """The relevance box's help: the cost in items (from the data when it has answers), that filler
     is asked about too, and how many answers a corrected value per engine needs."""
-    got = items_per_answer(dataset, judge, scope)
-    cost = (f"about {got[1]:.1f} items each here ({got[0]} answers in all)" if got else "many items per answer")
     return ("Whole answers: every statement is asked whether it is relevant or filler, then its sources whether "
-            f"they support it; {cost}. Every statement's sources are asked, even a statement the judge or you call "
-            "filler (another person may count it). A corrected value per engine needs 20 answers of that engine "
-            "labelled completely (or all of them); the corrected support metrics then estimate what people say "
-            "about both relevance and support (docs/audit.md).")
+            f"they support it; {cost_words(dataset, judge, scope)}. Every statement's sources are asked, even a "
+            "statement the judge or you call filler (another person may count it). A corrected value per engine "
+            "needs 20 answers of that engine labelled completely (or all of them); the corrected support metrics "
+            "then estimate what people say about both relevance and support (docs/audit.md).")
 
 
 def items_error(message: str) -> str:

@@ -50,7 +50,7 @@ def judges_audit_section() -> None:
         st.code("aee audit sample --dataset demo --judge offline --n 100 --out sample.csv\n"
                 "aee audit import --dataset demo sample.csv --annotator \"Your name\"", language="bash")
         return
-    cols = st.columns([1, 2, 1.3])
+    cols = st.columns([1, 2.4, 0.9])  # the sample box widest: its id must read whole at 1280 px
     url_choice("dataset", "judges_audit_dataset", with_samples)  # a link names the audited dataset
     dataset = cols[0].selectbox("Dataset audited", with_samples, format_func=data.dataset_label, key="judges_audit_dataset")
     url_remember("dataset", dataset)

@@ -92,11 +92,9 @@ def _draw_form() -> None:
         help=("Not for a relevance-and-stance sample: it asks every statement's relevance already. "
               if unit == "statement" else "") + audit_draw.relevance_help(dataset, default, SCOPES[scope_default]))
     if relevance:
-        got = audit_draw.items_per_answer(dataset, default, SCOPES[scope_default])
-        st.caption("Whole answers: " + (f"about {got[1]:.1f} items each on this dataset ({got[0]} answers), "
-                                        if got else "many items per answer, ")
-                   + "every statement asked, filler too; a corrected value per engine needs 20 answers of it labelled "
-                     "completely (or all of them).")
+        st.caption(f"Whole answers: {audit_draw.cost_words(dataset, default, SCOPES[scope_default])}, every statement "
+                   "asked, filler too; a corrected value per engine needs 20 answers of it labelled completely (or all "
+                   "of them).")
     with st.form("audit_draw"):
         judge = st.selectbox("Judge to audit", judges, index=judges.index(default) if default in judges else 0)
         cols = st.columns(3)

@@ -111,12 +111,13 @@ def test_the_relevance_box_states_its_cost_and_errors_in_the_forms_words(app, bu
     at = _draw_form(app)
     box = at.checkbox(key="audit_draw_relevance")
     assert not box.disabled and box.value is False
-    assert "about 26.5 items each here (24 answers in all)" in box.help
+    assert "about 26.5 items each here with every listed source (24 answers)" in box.help
     assert "even a statement the judge or you call filler" in box.help
     assert "needs 20 answers of that engine labelled completely (or all of them)" in box.help
     box.check()
     at.run()
-    assert "Whole answers: about 26.5 items each on this dataset (24 answers)" in page_text(at)
+    assert "Whole answers: about 26.5 items each here with every listed source (24 answers), every statement asked" \
+        in page_text(at)
     next(b for b in at.button if "Draw and register" in str(b.label)).click()  # the default 100 items
     at.run()
     assert not at.exception, at.exception
