@@ -54,12 +54,27 @@ def sample(sample_id: str) -> Sample:
     return _sample(str(data.results_root()), sample_id, _sample_stamp(sample_id))
 
 
-def sample_label(meta: dict[str, Any]) -> str:
-    """How a sample is named in a select box."""
-    what = {"pair": "support pairs", "statement": "statements (relevance, stance)"}.get(str(meta.get("unit")), "items")
+def sample_what(meta: dict[str, Any]) -> str:
+    """What a sample holds, in words: "100 support pairs"; for a pair sample asking relevance too the
+    two kinds of item apart ("272 items: 62 statements (relevance) and 210 pairs (support)")."""
+    n = meta.get("n_items", "?")
     if meta.get("unit") == "pair" and meta.get("relevance"):
-        what = "statements (relevance) and their support pairs"
-    return f"{meta['sample_id']} · {meta.get('n_items', '?')} {what} · judge {meta.get('judge', '?')}"
+        try:
+            asks = sample(str(meta["sample_id"])).items["asks"]
+        except Exception:  # noqa: BLE001 - a sample whose files went missing is still named in the list
+            return f"{n} items: statements (relevance) and pairs (support)"
+        statements = int((asks == "relevant").sum())
+        return f"{n} items: {statements} statements (relevance) and {len(asks) - statements} pairs (support)"
+    what = {"pair": "support pairs", "statement": "statements (relevance, stance)"}.get(str(meta.get("unit")), "items")
+    return f"{n} {what}"
+
+
+def sample_label(meta: dict[str, Any], short: bool = False) -> str:
+    """How a sample is named in a select box; `short`: its id and item count only (a narrow box, with
+    `sample_what` written out beside it)."""
+    if short:
+        return f"{meta['sample_id']} · {meta.get('n_items', '?')} items"
+    return f"{meta['sample_id']} · {sample_what(meta)} · judge {meta.get('judge', '?')}"
 
 
 def item_order(s: Sample, seat: dict | None = None) -> list[str]:

@@ -50,15 +50,18 @@ def judges_audit_section() -> None:
         st.code("aee audit sample --dataset demo --judge offline --n 100 --out sample.csv\n"
                 "aee audit import --dataset demo sample.csv --annotator \"Your name\"", language="bash")
         return
-    cols = st.columns([1, 2, 1.3])
+    cols = st.columns([1, 2.4, 0.9])  # the sample box widest: its id must read whole at 1280 px
     url_choice("dataset", "judges_audit_dataset", with_samples)  # a link names the audited dataset
     dataset = cols[0].selectbox("Dataset audited", with_samples, format_func=data.dataset_label, key="judges_audit_dataset")
     url_remember("dataset", dataset)
     metas = audit_data.samples(dataset)
     ids = [str(m["sample_id"]) for m in metas]
+    # the box names the sample by id and size only (the full description is cut at 1280 px); the line below says the rest
     sample_id = cols[1].selectbox("Sample", ids, format_func=lambda i: audit_data.sample_label(
-        next(m for m in metas if m["sample_id"] == i)), key="judges_audit_sample")
+        next(m for m in metas if m["sample_id"] == i), short=True), key="judges_audit_sample")
     s = audit_data.sample(sample_id)
+    st.caption(f"Sample {md_escape(sample_id)}: {md_escape(audit_data.sample_what(s.meta))}, judge "
+               f"{md_escape(s.meta.get('judge', '?'))}.")
     fields = (["support", "relevant"] if s.meta.get("relevance") else ["support"]) if s.unit == "pair" else ["relevant", "stance"]
     field = str(cols[2].selectbox("Label", fields, format_func=lambda f: FIELD_TITLES.get(f, f), key="judges_audit_field"))
     experts = audit_data.has_experts(s) and st.toggle(
@@ -72,7 +75,7 @@ def judges_audit_section() -> None:
         return
     st.caption("Each item counts with its sampling weight, so these figures describe all the judge's labels, not only "
                "the sample (rare labels were drawn more often on purpose). 95% intervals come from redrawing the "
-               "labelled statements within their strata (bootstrap). \"Can't tell\" answers and the judge's "
+               f"labelled {_cluster_words(s)} within their strata (bootstrap). \"Can't tell\" answers and the judge's "
                "\"unknown\" are left out and counted.")
     rows = []
     for v in result["versus_judge"]:
@@ -113,6 +116,12 @@ def judges_audit_section() -> None:
     _disagreements(result["disagreements"], s, judge, field, chosen.get("n_items"))
     st.markdown("**The people as a judge**")
     audit_publish.publish_panel(dataset, f"judges_audit_{sample_id}", judge)
+
+
+def _cluster_words(s) -> str:
+    """What a sample's bootstrap redraws: whole statements on a pair sample, whole answers on a statement
+    sample or a pair sample asking relevance too (its items are clustered by answer)."""
+    return "answers" if s.unit == "statement" or s.meta.get("relevance") else "statements"
 
 
 def _share(conf: dict, i: int, j: int) -> str:
@@ -231,6 +240,19 @@ def ppi_table(result: dict[str, Any], domain: str) -> tuple[pd.DataFrame, dict[s
     return pd.DataFrame(rows), missing
 
 
+# what "labelled completely" means for each kind of sample (ppi_cells.KIND_WORDS names the kinds)
+COMPLETE_WORDS = {"pair": "a pair sample: every pair of a statement",
+                  "pair+relevance": "a pair sample asking relevance too: whole answers, every statement's relevance "
+                                    "and every pair's support",
+                  "statement": "a statement sample: every statement of an answer"}
+
+
+def _complete_words(result: dict[str, Any]) -> str:
+    """The n definition for the kinds of sample behind these rows (every kind when none is named)."""
+    kinds = [k for k in COMPLETE_WORDS if k in (result.get("estimands") or {})] or list(COMPLETE_WORDS)
+    return "; ".join(COMPLETE_WORDS[k] for k in kinds)
+
+
 def scorecard_ppi_section(dataset: str, judge: str, query_type: str, mode: str) -> None:
     """The Scorecard's prediction-powered columns (shown when an audit exists and asked for)."""
     st.subheader("Checked by people: corrected values")
@@ -278,11 +300,11 @@ def scorecard_ppi_section(dataset: str, judge: str, query_type: str, mode: str) 
     st.caption("Judge only: the scorecard above. Corrected (PPI): the judge's labels on every item plus the people's "
                "labels on the sample, which remove the judge's average error; valid whatever the judge's quality, and "
                "narrower than the people-only estimate when the judge is good. People only: the sample alone. "
-               "n: units labelled completely (every pair of a statement; every statement of an answer) of all in the "
+               f"n: units labelled completely ({_complete_words(result)}) of all in the "
                f"population. Human labels: {md_escape(result['human_label'])}; samples: "
                + md_escape(", ".join(f"{u}: {sid}" for u, sid in result["samples"].items())) + ". What the corrected "
-               "values estimate: " + md_escape("; ".join(f"from {KIND_WORDS.get(u, u)}, {note}" for u, note in
-                                                        (result.get("estimands") or {}).items())) + "."
+               "values estimate: " + "; ".join(f"from {md_escape(KIND_WORDS.get(u, u))}, {md_with_code(note)}" for u, note
+                                               in (result.get("estimands") or {}).items()) + "."
                + (f" Experts' own scorecard: {md_with_code(result['experts_scorecard'])}."
                   if result.get("experts_scorecard") else ""))
     domains = ["all engines", *data.engines(dataset)]

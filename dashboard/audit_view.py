@@ -22,6 +22,7 @@ from dashboard.render import md_escape
 from pipeline.audit import CANT_TELL, LABEL_WORDS
 from pipeline.audit.files import RELEVANCE_QUESTION
 from pipeline.audit.population import item_asks
+from pipeline.audit.population import item_id as unit_item_id
 from pipeline.audit.progress import is_complete, progress, resume_index
 from pipeline.audit.sample import Sample, asks_relevance
 
@@ -30,7 +31,7 @@ _component = st.components.v2.component("aee_audit_item", css=(_STATIC / "audit_
                                         js=(_STATIC / "audit_item.js").read_text(encoding="utf-8"))
 
 # (field, value, button text, key): the keys are printed on the buttons and work anywhere on the page
-SUPPORT_BUTTONS = (("support", "full", "Fully supports", "1"), ("support", "partial", "Partly supports", "2"),
+SUPPORT_BUTTONS = (("support", "full", "Fully supports", "1"), ("support", "partial", "Partially supports", "2"),
                    ("support", "none", "Does not support", "3"), ("support", CANT_TELL, "Can't tell", "0"))
 RELEVANCE_BUTTONS = (("relevant", "relevant", "Relevant content", "1"), ("relevant", "filler", "Filler", "2"),
                      ("relevant", CANT_TELL, "Can't tell", "0"))
@@ -113,7 +114,7 @@ def _judge_words(s: Sample, item_id: str, field: str) -> str:
 def _reveal(s: Sample, item_id: str, mine: dict[str, Any], where: Any, title: str) -> None:
     """What the person answered beside what the judge said, for an item they have answered."""
     judge, _ = audit_data.judge_item_labels(s)
-    parts, agree = [], True
+    parts, agree, compared = [], True, False
     fields = (audit_data.item_field(s, item_id),) if s.unit == "pair" else ("relevant", "stance")
     for field in fields:
         if not mine.get(field):
@@ -122,8 +123,13 @@ def _reveal(s: Sample, item_id: str, mine: dict[str, Any], where: Any, title: st
         parts.append(f"{field}: you said “{word(mine[field])}”, the judge {_judge_words(s, item_id, field)}")
         if mine[field] != CANT_TELL and theirs not in (None, "unknown"):
             agree = agree and mine[field] == theirs
+            compared = True
     text = f"**{md_escape(title)}** · " + " · ".join(md_escape(p) for p in parts)
-    (where.success if agree else where.warning)(text, icon=":material/check_circle:" if agree else ":material/compare_arrows:")
+    if not compared:  # "can't tell", or a judge that said nothing: neither agreement nor disagreement
+        where.info(text, icon=":material/radio_button_unchecked:")
+    else:
+        (where.success if agree else where.warning)(text, icon=":material/check_circle:" if agree else
+                                                    ":material/compare_arrows:")
 
 
 def label_panel(s: Sample, annotator: str, seat: dict | None = None) -> None:
@@ -138,9 +144,14 @@ def label_panel(s: Sample, annotator: str, seat: dict | None = None) -> None:
         st.session_state[pos_key] = resume_index(order, query_types, s.unit, mine_all, asks)
     pos = min(int(st.session_state[pos_key]), len(order))
     counts = progress(order, query_types, s.unit, mine_all, asks)
+    whole = answer_progress(s, mine_all, asks) if asks_relevance(s) and not seat else None
     st.progress(counts["done"] / max(1, counts["total"]),
-                text=f"{counts['done']} of {counts['total']} answered · {counts['skipped']} skipped · "
-                     f"{counts['cant_tell']} can't tell")
+                text=f"{counts['done']} of {counts['total']} answered"
+                     + (f" · answers complete: {whole['complete']} of {whole['answers']}" if whole else "")
+                     + f" · {counts['skipped']} skipped · {counts['cant_tell']} can't tell")
+    if whole and whole["waiting"]:
+        st.caption(f"{whole['waiting']} answer(s) wait on a skipped item: an answer counts in the corrected values "
+                   "only once every one of its items is answered.")
     reveal = st.session_state.get(f"{pos_key}::reveal")
     if reveal and reveal in mine_all:
         _reveal(s, reveal, mine_all[reveal], st, f"Item {order.index(reveal) + 1}")
@@ -155,6 +166,8 @@ def label_panel(s: Sample, annotator: str, seat: dict | None = None) -> None:
     st.markdown(f"**Item {pos + 1} of {len(order)}** · {md_escape(row['engine'])}"
                 + (kind[asks[item_id]] if asks_relevance(s) else ""))
     _component(data=item_data(row, s.unit), key=f"audit_item_{s.sample_id}_{item_id}")
+    if asks_relevance(s) and asks.get(item_id) == "support" and _called_filler(s, row, mine_all):
+        st.caption("You called this statement filler. Answer it anyway: another person may count this statement.")
     if answered:
         _reveal(s, item_id, mine, st, "Your answer")
     _buttons(s, annotator, row, mine, order, pos_key)
@@ -168,6 +181,27 @@ def label_panel(s: Sample, annotator: str, seat: dict | None = None) -> None:
                    "Keys work anywhere on the page except inside a text box.")
 
 
+def _called_filler(s: Sample, row: dict[str, Any], mine_all: dict[str, dict[str, Any]]) -> bool:
+    """Whether the person called filler the statement this pair item asks about (its statement item has
+    the id a statement sample gives that statement)."""
+    asked = unit_item_id(str(s.meta["dataset"]), "statement", str(row["answer_id"]), int(row["statement_index"]))
+    return (mine_all.get(asked) or {}).get("relevant") == "filler"
+
+
+def answer_progress(s: Sample, mine_all: dict[str, dict[str, Any]], asks: dict[str, str]) -> dict[str, int]:
+    """Whole answers of a pair sample asking relevance too (its clusters): how many the person has
+    answered every item of (only those enter an estimate), of how many, and how many of the rest wait
+    on an item they skipped."""
+    complete = waiting = 0
+    groups = s.items.groupby("cluster_id", sort=False)
+    for _, part in groups:
+        open_items = [r for r in part.to_dict("records") if not is_complete(
+            s.unit, str(r["query_type"]), mine_all.get(r["item_id"]), asks.get(r["item_id"], "support"))]
+        complete += not open_items
+        waiting += any((mine_all.get(r["item_id"]) or {}).get("skipped") for r in open_items)
+    return {"complete": complete, "answers": groups.ngroups, "waiting": waiting}
+
+
 def _buttons(s: Sample, annotator: str, row: dict[str, Any], mine: dict[str, Any], order: list[str], pos_key: str) -> None:
     query_type = str(row["query_type"])
     groups: list[tuple[str, tuple]] = []
@@ -177,7 +211,7 @@ def _buttons(s: Sample, annotator: str, row: dict[str, Any], mine: dict[str, Any
                        "greetings, hedges, repeats of the question, talk about the answer itself.", RELEVANCE_BUTTONS))
     elif s.unit == "pair":
         groups.append(("Does the source support the statement? Full: it says everything the statement claims. "
-                       "Partly: some of it. Does not: it does not back it, or contradicts it.", SUPPORT_BUTTONS))
+                       "Partially: some of it. Does not: it does not back it, or contradicts it.", SUPPORT_BUTTONS))
     else:
         groups.append(("Is the statement content that answers the question, or filler (greetings, hedges, "
                        "repeats of the question)?", RELEVANCE_BUTTONS))
@@ -214,15 +248,18 @@ def _finished(s: Sample, annotator: str, order: list[str], counts: dict[str, int
                   args=(pos_key, order.index(left[0])))
     judge, _ = audit_data.judge_item_labels(s)
     fields = ("relevant", "support") if asks_relevance(s) else (audit_data.main_field(s),)
+    sentences = []
     for field in fields:  # a sample asking relevance too: each question on its own items
         pairs = [(judge.get(field, {}).get(i), (mine_all.get(i) or {}).get(field)) for i in order
                  if not asks_relevance(s) or asks.get(i) == field]
         compared = [(j, m) for j, m in pairs if j not in (None, "unknown") and m not in (None, CANT_TELL)]
         if compared:
             same = sum(j == m for j, m in compared)
-            st.markdown(f"You and the judge gave the same {md_escape(field)} label on **{same} of {len(compared)}** "
-                        f"items ({same / len(compared):.0%}). The Judges page compares the judge with everyone who "
-                        "labelled this sample, weighted to stand for all items.")
+            sentences.append(f"the same {md_escape(field)} label on **{same} of {len(compared)}** items "
+                             f"({same / len(compared):.0%})")
+    if sentences:  # one paragraph, the closing sentence once
+        st.markdown(f"You and the judge gave {' and '.join(sentences)}. The Judges page compares the judge with "
+                    "everyone who labelled this sample, weighted to stand for all items.")
     st.button("Start again from the first item", key="audit_restart", on_click=_go, args=(pos_key, 0))
     st.divider()
     audit_publish.publish_panel(str(s.meta["dataset"]), "audit_done", str(s.meta["judge"]))

@@ -6,10 +6,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import audit_data, audit_publish, data, room_gate
+from dashboard import audit_data, audit_draw, audit_publish, data, room_gate
 from dashboard.audit_view import label_panel, who_table
 from dashboard.render import ensure_router, link_to_page, md_escape, pick_dataset
 from dashboard.url_state import full_url
+from pipeline.audit import SCOPES
 from pipeline.audit.agreement import FIELD_CLASSES, krippendorff_alpha, majority_labels
 from pipeline.audit.files import FORMATS as IMPORT_FORMATS
 from pipeline.audit.files import import_upload
@@ -76,22 +77,31 @@ def _draw_form() -> None:
     if not judges:
         st.warning("This dataset has no judged results to audit.")
         return
+    # what people label, and the relevance box, sit outside the form: the box follows the choice at once
+    # (it only applies to support samples) and its help can state the cost on this dataset
+    cols = st.columns([1, 1.4])
+    unit = cols[0].radio("What people label", ["pair", "statement"], horizontal=True, key="audit_draw_unit",
+                         format_func={"pair": "support (statement + source)", "statement": "relevance and stance"}.get)
+    if unit == "statement":
+        st.session_state["audit_draw_relevance"] = False  # a statement sample asks relevance already
+    default = _draw_default(judges)
+    scope_default = _default_scope()
+    relevance = cols[1].checkbox(
+        "Support samples: ask which statements count too (relevance)", key="audit_draw_relevance",
+        disabled=unit == "statement",
+        help=("Not for a relevance-and-stance sample: it asks every statement's relevance already. "
+              if unit == "statement" else "") + audit_draw.relevance_help(dataset, default, SCOPES[scope_default]))
+    if relevance:
+        st.caption(f"Whole answers: {audit_draw.cost_words(dataset, default, SCOPES[scope_default])}, every statement "
+                   "asked, filler too; a corrected value per engine needs 20 answers of it labelled completely (or all "
+                   "of them).")
     with st.form("audit_draw"):
-        cols = st.columns([1, 1.4])
-        default = _draw_default(judges)
-        judge = cols[0].selectbox("Judge to audit", judges, index=judges.index(default) if default in judges else 0)
-        unit = cols[1].radio("What people label", ["pair", "statement"], horizontal=True,
-                             format_func={"pair": "support (statement + source)", "statement": "relevance and stance"}.get)
-        relevance = st.checkbox("Support samples: ask which statements count too (relevance)", value=False,
-                                key="audit_draw_relevance",
-                                help="Whole answers: every statement is asked whether it is relevant or filler, then "
-                                     "its sources whether they support it. The corrected support metrics then "
-                                     "estimate what people would say about both (docs/audit.md).")
+        judge = st.selectbox("Judge to audit", judges, index=judges.index(default) if default in judges else 0)
         cols = st.columns(3)
-        n = cols[0].number_input("Items (about)", min_value=10, max_value=5000, value=100, step=10)
+        n = cols[0].number_input(audit_draw.ITEMS_FIELD, min_value=10, max_value=5000, value=100, step=10)
         seed = cols[1].number_input("Seed", min_value=0, max_value=10**6, value=0, step=1,
                                     help="The same seed draws the same items: a sample anyone can redraw.")
-        scope = cols[2].selectbox("Sources per statement", ["cited", "all"], index=_default_scope(),
+        scope = cols[2].selectbox("Sources per statement", list(SCOPES), index=scope_default,
                                   format_func={"cited": "the ones it cites", "all": "every listed source"}.get,
                                   help="Support samples only: the sources the statement cites (default), or every "
                                        "listed source (needed to correct unsupported statements when the judge also "
@@ -103,7 +113,7 @@ def _draw_form() -> None:
                                 relevance=bool(relevance) and unit == "pair")
             _, new = register(drawn, data.results_root())
         except InputError as exc:
-            st.error(md_escape(str(exc)))
+            st.error(md_escape(audit_draw.items_error(str(exc))))
             return
         st.session_state["audit_sample"] = drawn.sample_id
         st.success(f"Sample {md_escape(drawn.sample_id)}: {drawn.meta['n_items']} items"
