@@ -198,7 +198,7 @@ def verdict(row: dict) -> str:
         side = "above" if (row.get("bias") or 0) > 0 else "below"
         error = ""
         if row.get("bias_low") is not None and row.get("bias_high") is not None:
-            error = (f" (its error on the same units, 95%: {_difference(row['bias_low'], row['metric'])} to "
+            error = (f" (judge only minus corrected, 95%: {_difference(row['bias_low'], row['metric'])} to "
                      f"{_difference(row['bias_high'], row['metric'])})")
         words.append(f"judge biased: its value lies {side} the corrected interval{error}")
     elif row.get("biased") is False:

@@ -15,6 +15,7 @@ from pipeline.audit.agreement import FIELD_CLASSES, krippendorff_alpha, majority
 from pipeline.audit.files import FORMATS as IMPORT_FORMATS
 from pipeline.audit.files import import_upload
 from pipeline.audit.labels import seat_coverage, student_name
+from pipeline.audit.ppi_cells import short_cells
 from pipeline.audit.sample import annotation_text, asks_relevance, design_text, draw_sample, register
 from pipeline.errors import InputError
 from pipeline.judges.carried import AUDIT_JUDGE
@@ -118,6 +119,10 @@ def _draw_form() -> None:
         st.session_state["audit_sample"] = drawn.sample_id
         st.success(f"Sample {md_escape(drawn.sample_id)}: {drawn.meta['n_items']} items"
                    + ("" if new else " (this exact draw was registered already)") + ". Switch to Label to start.")
+        short = short_cells(drawn)  # said now, not after the labelling
+        if short:
+            st.warning("Even labelled in full, this sample leaves some engines without a corrected value: "
+                       + "; ".join(md_escape(line) for line in short) + ".", icon=":material/warning:")
 
 
 def _downloads(sample) -> None:

@@ -215,3 +215,17 @@ def test_the_scorecard_caption_shows_code_and_defines_n_for_whole_answers(app, b
     assert "\\`" not in caption
     assert ("a pair sample asking relevance too: whole answers, every statement's relevance and every pair's "
             "support") in caption
+
+
+def test_a_draw_says_at_once_which_engines_it_leaves_without_a_corrected_value(app, built):
+    at = _draw_form(app)
+    at.checkbox(key="audit_draw_relevance").check()
+    at.run()
+    next(n for n in at.number_input if "Items" in str(n.label)).set_value(300)
+    next(b for b in at.button if "Draw and register" in str(b.label)).click()
+    at.run()
+    assert not at.exception, at.exception
+    text = " ".join(w.value.replace("\\", "") for w in at.warning)
+    # 300 items draw about 11 of the 24 answers: no engine gets all 8 of its answers, which it needs
+    assert "Even labelled in full, this sample leaves some engines without a corrected value" in text
+    assert "Lumen:" in text and "of its 8 answers drawn; its corrected values need 8 labelled answers" in text
