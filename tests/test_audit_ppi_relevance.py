@@ -232,3 +232,22 @@ def test_a_comparison_does_not_guess_around_answers_the_people_left_without_a_va
     check = judge_check("unsupported_statements", UnitValues(clusters, pd.DataFrame()),
                         pd.Series({"a": 1.0, "b": -1.0}), minimum=1)
     assert check.status == UNUSABLE and "leave 1 labelled answer(s) here without a value" in check.note
+
+
+def test_cant_tell_on_relevance_leaves_the_statement_out_of_relevant_statements(eqa):
+    from pipeline.audit.ppi_relevance import relevance_view
+
+    root, s, _ = eqa
+    answers = load_annotated("eqa-mini", JUDGE, root)
+    truth = load_annotated("eqa-mini", "human", root)
+    labels = expert_labels(s.items, [v for a in truth.values() for v in a.verdicts])
+    second = s.items[(s.items["cluster_id"] == GPT4) & (s.items["asks"] == "relevant")].iloc[1]["item_id"]
+    labels[second] = {"relevant": CANT_TELL}
+    view = relevance_view(s)
+    units = unit_values("relevant_statements", view, answers, labels)
+    values = judge_values("eqa-mini", JUDGE, root)
+    masks = domains(sorted(values["engine"].dropna().unique()))
+    rows = {r.domain: r for r in ppi_rows("relevant_statements", units, view,
+                                          values[values["metric"] == "relevant_statements"], masks)}
+    # gpt4: claim 0 filler, claim 1 unsure (left out, as on the scorecard), claims 2 and 3 relevant: 2 of 3
+    assert rows["gpt4"].labelled_units == 1 and rows["gpt4"].ppi == close(200 / 3, 1e-9)

@@ -56,7 +56,12 @@ def test_expert_labels_give_relevance_for_statement_items():
     verdicts = [Verdict("q1", "relevance", "relevant", "human:expertqa", "x", statement_index=0),
                 Verdict("q1", "relevance", "filler", "human:expertqa", "x", statement_index=1),
                 Verdict("q1", "relevance", "filler", "offline", "x", statement_index=2)]  # a judge's, not the experts'
-    assert expert_labels(items, verdicts) == {"s-a": {"relevant": "relevant"}, "s-b": {"relevant": "filler"}}
+    # statement 2 of an answer the experts labelled, without a relevance of theirs: their "can't tell"
+    # (a judge's label is never taken for theirs)
+    assert expert_labels(items, verdicts) == {"s-a": {"relevant": "relevant"}, "s-b": {"relevant": "filler"},
+                                              "s-c": {"relevant": "cant_tell"}}
+    other = pd.DataFrame({"item_id": ["s-d"], "answer_id": ["q2"], "statement_index": [0]})
+    assert expert_labels(other, verdicts) == {}  # an answer the experts never saw: no label at all
 
 
 def test_every_corrected_row_names_its_estimand_and_the_experts_own_value_stands_beside(eqa):

@@ -100,15 +100,16 @@ def expert_labels(items: pd.DataFrame, verdicts: Iterable[Verdict]) -> dict[str,
     as `item_labels`, so the experts can be compared and used like an annotator: support for a pair
     sample's items, relevance (from the claim's informativeness, as the importer maps it) for a
     statement sample's (and a relevance sample's statement items); "can't tell" where they judged the
-    claim but gave no decided label. ExpertQA has no debate questions, so no stance or confidence."""
+    answer but gave no decided label on the item. ExpertQA has no debate questions, so no stance or confidence."""
     verdicts = [v for v in verdicts if v.judge.startswith("human:")]
     by_pair = {(v.answer_id, v.statement_index, v.source_index): v.label for v in verdicts
                if v.kind == "support" and v.source_index is not None}
     relevance = {(v.answer_id, v.statement_index): v.label for v in verdicts
                  if v.kind == "relevance" and v.statement_index is not None}
-    # a claim the experts judged, with no decided label here (support "N/A": the page would not open;
-    # no informativeness), is their "can't tell": an answer, as `aee scorecard --judge human` reads it
-    judged = {(v.answer_id, v.statement_index) for v in verdicts if v.statement_index is not None}
+    # an item of an answer the experts labelled, with no decided label of theirs (support "N/A": the page
+    # would not open; no informativeness; a pair they were not shown), is their "can't tell": an answer,
+    # read as `aee scorecard --judge human` reads it (the pair unknown, the statement counted as content)
+    judged = {v.answer_id for v in verdicts}
     out: dict[str, dict[str, str | None]] = {}
     pairs = "source_index" in items.columns
     for r in items.to_dict("records"):
@@ -117,13 +118,13 @@ def expert_labels(items: pd.DataFrame, verdicts: Iterable[Verdict]) -> dict[str,
             label = by_pair.get(key)
             if label in EXPERT_SUPPORT:
                 out[str(r["item_id"])] = {"support": EXPERT_SUPPORT[label]}
-            elif key in by_pair:
+            elif key[0] in judged:
                 out[str(r["item_id"])] = {"support": CANT_TELL}
             continue
         statement = (str(r["answer_id"]), int(r["statement_index"]))
         relevant = relevance.get(statement)
         if relevant in EXPERT_RELEVANCE:
             out[str(r["item_id"])] = {"relevant": relevant}
-        elif statement in judged:
+        elif statement[0] in judged:
             out[str(r["item_id"])] = {"relevant": CANT_TELL}
     return out

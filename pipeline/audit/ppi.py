@@ -565,7 +565,13 @@ def _answer_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAn
             verdicts = human_verdicts(part, labels, audit_judge_id(["audit"]), "statement")
             if "confidence" not in needs:  # only metrics that read confidence take the person's
                 verdicts = [v for v in verdicts if v.kind != "confidence"]
-            g_h = _metric(metric, with_verdicts(a, verdicts))
+            # "can't tell" on relevance is an answer: the statement has no relevance label (the relevance
+            # metrics leave it out, as on the scorecard of these labels), so the judge's is removed
+            unsure = {int(r["statement_index"]) for r in part.to_dict("records")
+                      if (labels.get(r["item_id"]) or {}).get("relevant") == CANT_TELL}
+            base = AnnotatedAnswer(a.answer, a.statements, tuple(
+                v for v in a.verdicts if not (v.kind == "relevance" and v.statement_index in unsure))) if unsure else a
+            g_h = _metric(metric, with_verdicts(base, verdicts))
             if g_h is not None:
                 values.append(g_h)
         if values:
@@ -575,15 +581,16 @@ def _answer_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAn
 
 
 def _answer_complete(part: pd.DataFrame, labels: Labels, needs: tuple[str, ...]) -> bool:
-    """Every statement of the answer has what the metric reads: a relevance label; a stance (an
-    abstention counts: it is `unknown`) for relevant statements of debate answers; the confidence."""
+    """Every statement of the answer has what the metric reads: a relevance answer ("can't tell"
+    counts: the statement then has no relevance label, as on the scorecard); a stance (an abstention
+    counts: it is `unknown`) for statements of debate answers not called filler; the confidence."""
     debate = bool((part["query_type"] == "debate").any())
     confidence = False
     for r in part.to_dict("records"):
         got = labels.get(r["item_id"]) or {}
-        if not definite(got.get("relevant")):
+        if not (definite(got.get("relevant")) or got.get("relevant") == CANT_TELL):
             return False
-        if "stance" in needs and debate and got.get("relevant") == "relevant" and got.get("stance") not in (
+        if "stance" in needs and debate and got.get("relevant") in ("relevant", CANT_TELL) and got.get("stance") not in (
                 "agree", "disagree", "neutral", CANT_TELL):
             return False
         confidence = confidence or definite(got.get("confidence"))
