@@ -46,12 +46,12 @@ ESTIMANDS = {"pair": "the people's support labels, the judge's relevance",
 RELEVANCE_ITEMS = "pair+relevance:relevance"
 ESTIMANDS[RELEVANCE_ITEMS] = ESTIMANDS["statement"]
 ESTIMAND_NOTES = {
-    "pair": ("the scorecard with the people's support labels on the pairs a person can check (cited sources with "
-             "text here) and the judge's relevance: the judge still decides which statements count (a support "
-             "audit asks nothing about relevance; draw one with --relevance to correct that too)"),
+    "pair": ("the scorecard with the people's support labels on the pairs a person can check (sources in the "
+             "sample's scope with text here) and the judge's relevance: the judge still decides which statements "
+             "count (a support audit asks nothing about relevance; draw one with --relevance to correct that too)"),
     "pair+relevance": ("the scorecard with the people's relevance of every statement and their support labels on the "
-                       "pairs a person can check (cited sources with text here): what `aee scorecard --judge human` "
-                       "gives from the people's labels, a pair whose source has no text staying unknown"),
+                       "pairs a person can check (sources in the sample's scope with text here): what `aee scorecard "
+                       "--judge human` gives from the people's labels, a pair whose source has no text staying unknown"),
     "statement": ("the scorecard with the people's relevance, stance and confidence labels on every statement of "
                   "each answer"),
     RELEVANCE_ITEMS: "the scorecard with the people's relevance of every statement of each answer",
