@@ -558,6 +558,7 @@ def _answer_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAn
         row = {"cluster_id": cid, "yhat": 0.0 if g_j is None else g_j, "y": np.nan, "c": np.nan, "complete": False,
                "in_population": True}
         part = drawn.get(cid)
+        records = [] if part is None else part.to_dict("records")
         values = []
         for labels in people if part is not None else ():
             if not _answer_complete(part, labels, needs):
@@ -567,7 +568,7 @@ def _answer_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAn
                 verdicts = [v for v in verdicts if v.kind != "confidence"]
             # "can't tell" on relevance is an answer: the statement has no relevance label (the relevance
             # metrics leave it out, as on the scorecard of these labels), so the judge's is removed
-            unsure = {int(r["statement_index"]) for r in part.to_dict("records")
+            unsure = {int(r["statement_index"]) for r in records
                       if (labels.get(r["item_id"]) or {}).get("relevant") == CANT_TELL}
             base = AnnotatedAnswer(a.answer, a.statements, tuple(
                 v for v in a.verdicts if not (v.kind == "relevance" and v.statement_index in unsure))) if unsure else a
