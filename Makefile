@@ -76,12 +76,13 @@ lint: setup-dev
 	$(VENV)/bin/ruff check pipeline dashboard pages app.py bench tests
 	$(VENV)/bin/mypy
 
-# Three worker processes on two cores, whole test files each (module fixtures are built once per
+# Four worker processes on two cores, whole test files each (module fixtures are built once per
 # file): the browser tests spend much of their time waiting on a server or a page (polls, settles),
-# so a third worker fills the idle CPU. Measured on a quiet 2-core machine, the same checkout and
-# suite (1,901 tests): -n 2 735.6 s, -n 3 571.6 s (docs/benchmarks.md, "The test suite's time").
+# so extra workers fill the idle CPU. Measured on a quiet 2-core machine, the same checkout and
+# suite (1,901 tests): -n 2 735.6 s, -n 3 571.6 s; fresh clone, 1,924 tests: -n 3 664.1 s, -n 4
+# 627.0 s (docs/benchmarks.md, "The test suite's time"). Hang guards scale with the measured slowdown.
 test: setup-all browser lint
-	$(PY) -m pytest -q -n 3 --dist loadfile
+	$(PY) -m pytest -q -n 4 --dist loadfile
 
 # The inner loop, under 3 minutes: every test but the browser, Ray, nli and slow ones (markers
 # applied in tests/markers.py); `make test` runs them all.
