@@ -62,53 +62,29 @@ def _truth_cells(dataset: str, truth_judge: str, root: Path, masks: dict) -> dic
     return out
 
 
-def _same_rules_cells(answers: dict, truth: dict, masks: dict) -> dict[tuple[str, str], float | None]:
-    """(metric, domain) -> the experts' scorecard under the audit's rules: every answer as the
-    audited judge has it (its relevance), with the experts' support labels in place of the judge's,
-    a pair whose source has no text here unknown (as it is to every judge), then the plain
-    scorecard's cell (`cell_rule`: strict rules, the unjudged-share rule). This is what a support
-    audit estimates; it differs from `aee scorecard --judge human` only by whose relevance decides
-    which statements count (the experts' there)."""
+def _same_rules_cells(answers: dict, truth: dict, masks: dict, *, relevance: bool = False
+                      ) -> dict[tuple[str, str], float | None]:
+    """(metric, domain) -> the experts' scorecard under an audit's rules: every answer as the audited
+    judge has it, with the experts' support labels in place of the judge's (and, with `relevance`, the
+    experts' relevance in place of the judge's), a pair whose source has no text here unknown (as it is
+    to every judge), then the plain scorecard's cell (`cell_rule`: strict rules, the unjudged-share
+    rule). Without `relevance` this is what a support audit estimates, which differs from `aee
+    scorecard --judge human` by whose relevance decides which statements count; with it, what a
+    support audit that asks relevance too estimates: on an engine whose sources all have text, `aee
+    scorecard --judge human` itself."""
     from pipeline.audit.ppi import STRICT
     from pipeline.audit.ppi_cells import cell_rule
     from pipeline.metrics import METRICS as REGISTRY
     from pipeline.metrics import ScoringContext
     from pipeline.records import AnnotatedAnswer, unreadable_code
 
-    rows = []
-    for aid, a in answers.items():
-        listed = {s.index: s for s in a.answer.sources}
-        readable = {i for i, s in listed.items() if not unreadable_code(s)}
-        support = tuple(v for v in truth[aid].verdicts if v.kind == "support" and v.source_index in readable)
-        mixed = AnnotatedAnswer(a.answer, a.statements, tuple(v for v in a.verdicts if v.kind != "support") + support)
-        for metric in METRICS:
-            r = REGISTRY[metric].fn(ScoringContext(mixed, STRICT))
-            rows.append({"answer_id": aid, "engine": a.answer.engine, "query_type": a.answer.query_type,
-                         "metric": metric, "value": r.value, "units": r.units, "unknown": r.unknown,
-                         "unknown_why": r.unknown_why})
-    frame = pd.DataFrame(rows)
-    return {(metric, name): cell_rule(frame[(frame["metric"] == metric) & mask(frame)], metric)[0]
-            for metric in METRICS for name, mask in masks.items()}
-
-
-def _experts_relevance_cells(answers: dict, truth: dict, masks: dict) -> dict[tuple[str, str], float | None]:
-    """(metric, domain) -> what a support audit that asks relevance too estimates: the experts'
-    relevance of every statement and their support of every pair whose source has text here (a pair
-    without text is unknown to everyone), then the plain scorecard's cell. On an engine whose
-    sources all have text this is `aee scorecard --judge human` itself."""
-    from pipeline.audit.ppi import STRICT
-    from pipeline.audit.ppi_cells import cell_rule
-    from pipeline.metrics import METRICS as REGISTRY
-    from pipeline.metrics import ScoringContext
-    from pipeline.records import AnnotatedAnswer, unreadable_code
-
+    replaced = ("support", "relevance") if relevance else ("support",)
     rows = []
     for aid, a in answers.items():
         readable = {s.index for s in a.answer.sources if not unreadable_code(s)}
-        theirs = tuple(v for v in truth[aid].verdicts if v.kind == "relevance" or (
+        theirs = tuple(v for v in truth[aid].verdicts if (v.kind == "relevance" and relevance) or (
             v.kind == "support" and v.source_index in readable))
-        mixed = AnnotatedAnswer(a.answer, a.statements,
-                                tuple(v for v in a.verdicts if v.kind not in ("support", "relevance")) + theirs)
+        mixed = AnnotatedAnswer(a.answer, a.statements, tuple(v for v in a.verdicts if v.kind not in replaced) + theirs)
         for metric in METRICS:
             r = REGISTRY[metric].fn(ScoringContext(mixed, STRICT))
             rows.append({"answer_id": aid, "engine": a.answer.engine, "query_type": a.answer.query_type,
@@ -149,14 +125,14 @@ def relevance_coverage(dataset: str, judge: str, answers: dict, truth: dict, val
                        progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
     """Row q's cells for a support audit that asks relevance too: samples of about `size` answers
     (every statement's relevance and every checkable pair of each), the same per-cell counts as
-    `coverage_table`, the truth being the experts' relevance and support (`_experts_relevance_cells`)."""
+    `coverage_table`, the truth being the experts' relevance and support (`_same_rules_cells`)."""
     from pipeline.audit.ppi import unit_values
     from pipeline.audit.ppi_cells import ppi_rows
     from pipeline.audit.ppi_relevance import relevance_view
     from pipeline.audit.sample import Sample, draw
 
     frame, census, labels = relevance_census(dataset, judge, answers, truth)
-    truths = _experts_relevance_cells(answers, truth, masks)
+    truths = _same_rules_cells(answers, truth, masks, relevance=True)
     units = {m: unit_values(m, census, answers, labels) for m in METRICS}
     # the same sample's relevance items correct relevant statements too (no statement sample needed);
     # the experts' relevance decides all that metric reads, so its truth is `--judge human` itself

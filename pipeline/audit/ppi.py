@@ -82,6 +82,7 @@ from pipeline.audit.ppi_units import (  # noqa: F401 (re-exported: callers impor
     _outside,
     _support,
     in_scope,
+    out_of_date,
     prediction_view,
     with_verdicts,
 )
@@ -420,24 +421,20 @@ def unit_values(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
 
 def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnswer],
                 people: Sequence[Labels]) -> UnitValues | str:
-    if sample.meta.get("relevance"):  # answer clusters asking relevance too
-        return relevance_units(metric, sample, answers, people)
     frame, items = sample.frame, sample.items
     scope = sample.meta.get("scope", "cited")
     if metric == "unsupported_statements" and scope != "all" and any(
             a.answer.meta.get("support_scope") != "cited_only" for a in answers.values()):
         return ("this dataset's judges label uncited pairs too, so a statement can be supported by a source it does "
                 "not cite: draw a pair sample with --scope all for this metric")
+    if sample.meta.get("relevance"):  # answer clusters asking relevance too
+        return relevance_units(metric, sample, answers, people)
     by_answer: dict[str, list[str]] = {}
     for cid, aid in zip(frame["cluster_id"], frame["answer_id"]):
         by_answer.setdefault(aid, []).append(cid)
-    missing = sorted(set(by_answer) - set(answers))
-    if missing:
-        return f"{len(missing)} answer(s) of the sample are no longer in the results (e.g. {missing[0]!r}): draw a new sample"
-    changed = set(frame["cluster_id"]) ^ pair_cluster_ids(answers, scope)
-    if changed:
-        return (f"the judge's results changed since the sample was drawn ({len(changed)} statement(s) entered or left "
-                "the audited population): draw a new sample")
+    stale = out_of_date(by_answer, frame["cluster_id"], answers, pair_cluster_ids(answers, scope), "statement")
+    if stale:
+        return stale
     drawn: dict[str, list[tuple[str, int, int]]] = {}
     for r in items[["cluster_id", "item_id", "statement_index", "source_index"]].itertuples(index=False):
         drawn.setdefault(r.cluster_id, []).append((r.item_id, int(r.statement_index), int(r.source_index)))

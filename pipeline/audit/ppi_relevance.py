@@ -36,7 +36,7 @@ import pandas as pd
 
 from pipeline.audit import CANT_TELL, definite
 from pipeline.audit.population import audited_sources, item_asks, pair_cluster_ids
-from pipeline.audit.ppi_units import STRICT, UnitValues, _const, _finish, _outside, in_scope, prediction_view
+from pipeline.audit.ppi_units import STRICT, UnitValues, _const, _finish, _outside, in_scope, out_of_date, prediction_view
 from pipeline.audit.sample import Sample
 from pipeline.metrics import METRICS, ScoringContext
 from pipeline.records import AnnotatedAnswer, Verdict
@@ -66,18 +66,11 @@ def relevance_units(metric: str, sample: Sample, answers: Mapping[str, Annotated
                     people: Sequence[Labels]) -> UnitValues | str:
     """`pipeline.audit.ppi.unit_values` for a pair sample with relevance (answer clusters)."""
     frame, items = sample.frame, sample.items
-    scope = sample.meta.get("scope", "cited")
-    if metric == "unsupported_statements" and scope != "all" and any(
-            a.answer.meta.get("support_scope") != "cited_only" for a in answers.values()):
-        return ("this dataset's judges label uncited pairs too, so a statement can be supported by a source it does "
-                "not cite: draw a pair sample with --scope all for this metric")
-    missing = sorted(set(frame["answer_id"]) - set(answers))
-    if missing:
-        return f"{len(missing)} answer(s) of the sample are no longer in the results (e.g. {missing[0]!r}): draw a new sample"
-    changed = set(frame["cluster_id"]) ^ pair_cluster_ids(answers, scope, relevance=True)
-    if changed:
-        return (f"the judge's results changed since the sample was drawn ({len(changed)} answer(s) entered or left "
-                "the audited population): draw a new sample")
+    scope = sample.meta.get("scope", "cited")  # the scope rule itself is checked by `ppi._pair_units`
+    stale = out_of_date(frame["answer_id"], frame["cluster_id"], answers,
+                        pair_cluster_ids(answers, scope, relevance=True), "answer")
+    if stale:
+        return stale
     drawn = {cid: part.to_dict("records") for cid, part in items.groupby("cluster_id", sort=False)}
     fn = METRICS[metric].fn
     rows, consts, judged, stand_ins = [], [], [], []

@@ -6,7 +6,7 @@ import each other."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -94,3 +94,17 @@ def _finish(sample: Sample, rows: list[dict], consts: list[dict]) -> UnitValues:
     clusters[["fill", "fill_c"]] = clusters[["fill", "fill_c"]].astype(float).fillna(0.0)
     answers = pd.DataFrame(consts, columns=["answer_id", "engine", "query_type", "judge_const", "human_const"])
     return UnitValues(clusters, answers)
+
+
+def out_of_date(frame_answers: Iterable[str], frame_clusters: Iterable[str], answers: Mapping[str, object],
+                current_clusters: set[str], what: str) -> str:
+    """Why a registered sample no longer matches the results it was drawn from ("" when it does):
+    answers gone, or clusters (`what`: statements, answers) that entered or left the population."""
+    missing = sorted(set(frame_answers) - set(answers))
+    if missing:
+        return f"{len(missing)} answer(s) of the sample are no longer in the results (e.g. {missing[0]!r}): draw a new sample"
+    changed = set(frame_clusters) ^ current_clusters
+    if changed:
+        return (f"the judge's results changed since the sample was drawn ({len(changed)} {what}(s) entered or left "
+                "the audited population): draw a new sample")
+    return ""
