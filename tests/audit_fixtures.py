@@ -63,3 +63,27 @@ def page_text(at) -> str:
     parts += [df.value.to_csv(index=False) for df in at.dataframe]
     parts += [t.value.to_csv(index=False) for t in at.table]
     return "\n".join(str(p) for p in parts).replace("\\", "")  # markdown escapes read back as plain text
+
+
+RELEVANCE_SAMPLE = "demo-scripted-pair-all-rel-n300-s3"
+
+
+def build_relevance_results(tmp: Path) -> Path:
+    """`build_audit_results` plus a registered pair sample asking relevance (RELEVANCE_SAMPLE)."""
+    from pipeline.audit.sample import draw_sample, register
+
+    root = build_audit_results(tmp)
+    register(draw_sample("demo", "scripted", 300, seed=3, unit="pair", scope="all", relevance=True, root=root), root)
+    return root
+
+
+def started_app(root: Path, monkeypatch, tmp_path: Path):
+    """The app under AppTest on these results (its own cache folder), run once without an exception."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(root))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "app.py"), default_timeout=90)
+    at.run()
+    assert not at.exception
+    return at

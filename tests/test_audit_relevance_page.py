@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from audit_fixtures import build_audit_results, goto, page_text
+from audit_fixtures import RELEVANCE_SAMPLE, build_audit_results, build_relevance_results, goto, page_text, started_app
 
 pytest.importorskip("streamlit.testing.v1")
 from streamlit.testing.v1 import AppTest  # noqa: E402
@@ -19,15 +19,13 @@ from pipeline.audit.sample import draw_sample, register  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
-SAMPLE = "demo-scripted-pair-all-rel-n300-s3"
+SAMPLE = RELEVANCE_SAMPLE
 QUESTION = "Does this statement help answer the question, or is it filler?"
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    root = build_audit_results(tmp_path_factory.mktemp("audit_relevance_page"))
-    register(draw_sample("demo", "scripted", 300, seed=3, unit="pair", scope="all", relevance=True, root=root), root)
-    return root
+    return build_relevance_results(tmp_path_factory.mktemp("audit_relevance_page"))
 
 
 @pytest.fixture
@@ -39,12 +37,7 @@ def sample(built):
 
 @pytest.fixture
 def app(built, monkeypatch, tmp_path) -> AppTest:
-    monkeypatch.setenv("AEE_RESULTS_DIR", str(built))
-    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.run()
-    assert not at.exception
-    return at
+    return started_app(built, monkeypatch, tmp_path)
 
 
 def _keys(at: AppTest) -> set[str]:

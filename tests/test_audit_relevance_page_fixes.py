@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from audit_fixtures import build_audit_results, goto, page_text
+from audit_fixtures import RELEVANCE_SAMPLE, build_audit_results, build_relevance_results, goto, page_text, started_app
 
 pytest.importorskip("streamlit.testing.v1")
 from streamlit.testing.v1 import AppTest  # noqa: E402
@@ -23,29 +23,24 @@ from pipeline.tables import load_annotated  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
-SAMPLE = "demo-scripted-pair-all-rel-n300-s3"
+SAMPLE = RELEVANCE_SAMPLE
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    root = build_audit_results(tmp_path_factory.mktemp("audit_relevance_fixes"))
-    register(draw_sample("demo", "scripted", 300, seed=3, unit="pair", scope="all", relevance=True, root=root), root)
-    return root
+    return build_relevance_results(tmp_path_factory.mktemp("audit_relevance_fixes"))
 
 
 @pytest.fixture
 def sample(built):
+    from pipeline.audit.sample import load_sample
+
     return load_sample(SAMPLE, built)
 
 
 @pytest.fixture
 def app(built, monkeypatch, tmp_path) -> AppTest:
-    monkeypatch.setenv("AEE_RESULTS_DIR", str(built))
-    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.run()
-    assert not at.exception
-    return at
+    return started_app(built, monkeypatch, tmp_path)
 
 
 def _start(at: AppTest, name: str) -> AppTest:
