@@ -328,7 +328,9 @@ def scorecard_ppi_section(dataset: str, judge: str, query_type: str, mode: str) 
     if not table.empty:
         _table(table)
     for reason, metrics in missing.items():
-        st.caption(f"Not corrected yet: {md_escape(', '.join(metrics))}: {md_with_code(reason)}.")
+        # "yet" only where labels can still help: not for a cell n/a whatever anyone labels
+        final = reason.startswith(("no debate question", "n/a as on the scorecard", "nothing here a person could label"))
+        st.caption(f"Not corrected{'' if final else ' yet'}: {md_escape(', '.join(metrics))}: {md_with_code(reason)}.")
     export = pd.DataFrame(result["rows"]).drop(columns=["sample_id"], errors="ignore")
     st.download_button("Corrected values, every engine (CSV)", export.to_csv(index=False).encode("utf-8"),
                        f"scorecard_ppi_{dataset}_{judge}_{query_type}.csv", "text/csv", key="scorecard_ppi_csv",
