@@ -56,9 +56,19 @@ import numpy as np
 from scipy.optimize import minimize
 
 from pipeline.importers.expertqa import load_expertqa
-from pipeline.judges.measure import agreement
+from pipeline.judges.measure import agreement, wice
 from pipeline.judges.offline.judge import OfflineJudge
-from pipeline.judges.offline.support import FEATURES_CONTEXT, FEATURES_EMBED, FEATURES_LEXICAL, PARAMS_PATH, SIGNS, PairInput, apply_rules
+from pipeline.judges.offline.support import (
+    FEATURES_CONTEXT,
+    FEATURES_EMBED,
+    FEATURES_LEXICAL,
+    FEATURES_MEANING_EMBED,
+    FEATURES_MEANING_LEXICAL,
+    PARAMS_PATH,
+    SIGNS,
+    PairInput,
+    apply_rules,
+)
 from pipeline.paths import expertqa_dir
 
 FIT_SPLITS = ("domain_val", "domain_test")
@@ -71,7 +81,12 @@ UNRELATED_WEIGHT = 0.5  # total weight of the unrelated pairs, in expert pairs
 UNCITED_WEIGHT = 0.3
 SYNTHETIC_WEIGHT = 0.3
 SYNTHETIC_PER_SOURCE = 2
-VERSION = "cal6"
+# WiCE dev (Wikipedia claims judged by crowd workers against the pages they cite: people's own
+# wording, not the engines'), each kind counting this many expert pairs' worth (`wice` module doc):
+# the claim against its page, against its minimal supporting sentences, and against a window of the
+# same page away from any support. WiCE test is never fitted on.
+WICE_WEIGHTS = {"page": 0.5, "support_set": 0.5, "near": 0.5}
+VERSION = "cal7"
 # The configurations `--grid` compares by grouped cross-validation on the fitting pairs (never
 # rand_val): (uncited weight, synthetic weight, q_pass and the context features free in sign, L2).
 # The shipped constants are the best by grouped-CV AUC among the configurations that keep the
@@ -84,8 +99,8 @@ GRID = [(w_unc, w_syn, free, l2) for w_unc, w_syn in ((1.0, 0.3), (0.3, 0.3), (0
         for free in (False, True) for l2 in (10.0, 1.0)]
 DECIDABLE_FLOOR = 0.95  # the issue's target (offline-v2.1 with the cal6 parameters passes 149/155)
 
-EMBED_FEATURES = list(FEATURES_LEXICAL) + list(FEATURES_EMBED)
-LEXICAL_FEATURES = list(FEATURES_LEXICAL)
+EMBED_FEATURES = list(FEATURES_LEXICAL) + list(FEATURES_EMBED) + list(FEATURES_MEANING_LEXICAL) + list(FEATURES_MEANING_EMBED)
+LEXICAL_FEATURES = list(FEATURES_LEXICAL) + list(FEATURES_MEANING_LEXICAL)
 STATS = ("n", "auc", "balanced_accuracy", "kappa", "f1")
 
 
@@ -115,6 +130,31 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = L2, weights: np.ndarr
     return result.x[:d], float(result.x[d])
 
 
+def _balanced(scores: np.ndarray, pos: np.ndarray, t: float) -> float:
+    if pos.all() or not pos.any():
+        return 0.0
+    hit = scores >= t
+    return 0.5 * (float((hit & pos).sum()) / float(pos.sum()) + float((~hit & ~pos).sum()) / float((~pos).sum()))
+
+
+def pooled_thresholds(tasks: Sequence[tuple[np.ndarray, list[str]]]) -> tuple[float, float]:
+    """(t_full, t_partial) over several labelled sets at once, each set counting the same: t_full
+    maximises the sum over sets of the balanced accuracy of Complete against the rest; t_partial,
+    below it, the sum of the balanced accuracy of Complete or Partial against Incomplete among each
+    set's pairs scored under t_full. Candidates are the scores rounded to 3 decimals, the lowest on ties.
+    A set that holds one class only adds nothing."""
+    cands = np.unique(np.round(np.concatenate([s for s, _ in tasks]), 3))
+    pos = [np.array([g == "Complete" for g in gold]) for _, gold in tasks]
+    t_full = float(max(cands, key=lambda t: (sum(_balanced(s, p, t) for (s, _), p in zip(tasks, pos)), -t)))
+    some = [np.array([g != "Incomplete" for g in gold]) for _, gold in tasks]
+    below = cands[cands < t_full]
+    if not len(below):
+        return t_full, t_full
+    t_partial = float(max(below, key=lambda t: (sum(_balanced(s[s < t_full], a[s < t_full], t)
+                                                      for (s, _), a in zip(tasks, some)), -t)))
+    return t_full, t_partial
+
+
 def best_threshold(scores: np.ndarray, pos: np.ndarray) -> tuple[float, float]:
     """Threshold maximising balanced accuracy of (score >= t) vs pos, over the scores rounded to 4
     decimals; the lowest such threshold on ties. Counts come from sorted scores, so this is
@@ -137,7 +177,8 @@ class Fitted:
     expert pairs only, coefficients from the expert pairs plus the weighted extra pairs."""
 
     def __init__(self, x: np.ndarray, y: np.ndarray, extra: Sequence[tuple[np.ndarray, np.ndarray, float]], l2: float,
-                 signs: Sequence[int], gold: list[str] | None = None) -> None:
+                 signs: Sequence[int], gold: list[str] | None = None,
+                 tasks: Sequence[tuple[np.ndarray, list[str]]] = ()) -> None:
         self.mean, self.std = x.mean(0), x.std(0)
         self.std[self.std < 1e-9] = 1.0
         xs, ys, ws = [x], [y], [np.ones(len(y))]
@@ -149,13 +190,18 @@ class Fitted:
         self.coef, self.intercept = fit_logistic((np.vstack(xs) - self.mean) / self.std, np.concatenate(ys), l2,
                                                  np.concatenate(ws), signs)
         s = self.score(x)
-        self.t_full, _ = best_threshold(s, y.astype(bool))
-        self.t_partial = self.t_full
-        if gold is not None:  # partial: Complete+Partial vs Incomplete among the pairs below t_full
-            below = s < self.t_full
-            any_support = np.array([g in ("Complete", "Partial") for g in gold])
-            if below.any() and any_support[below].any() and (~any_support[below]).any():
-                self.t_partial = min(best_threshold(s[below], any_support[below])[0], self.t_full)
+        if not tasks or gold is None:
+            self.t_full, _ = best_threshold(s, y.astype(bool))
+            self.t_partial = self.t_full
+            if gold is not None:  # partial: Complete+Partial vs Incomplete among the pairs below t_full
+                below = s < self.t_full
+                any_support = np.array([g in ("Complete", "Partial") for g in gold])
+                if below.any() and any_support[below].any() and (~any_support[below]).any():
+                    self.t_partial = min(best_threshold(s[below], any_support[below])[0], self.t_full)
+            return
+        # thresholds over several human-labelled tasks at once (`pooled_thresholds`)
+        scored = [(s, list(gold))] + [(self.score(xt), gt) for xt, gt in tasks]
+        self.t_full, self.t_partial = pooled_thresholds(scored)
 
     def score(self, x: np.ndarray) -> np.ndarray:
         return 1 / (1 + np.exp(-(((x - self.mean) / self.std) @ self.coef + self.intercept)))
@@ -309,8 +355,25 @@ def extra_sets(c: dict[str, Any], names: Sequence[str], syn_fit: list[int], w_un
              [[fp(p.question)] for p in c["in_unc_fit"]]),
             (x_syn, np.array([c["syn_gold"][i] == "Complete" for i in syn_fit], dtype=np.float64), w_synthetic,
              [[fp(c["in_syn"][i].question)] for i in syn_fit])]
+    for kind, weight in WICE_WEIGHTS.items():  # no ExpertQA question: always in every fold's fit
+        ks = [k for k, wp in enumerate(c.get("wice_dev", [])) if wp.kind == kind]
+        if ks:
+            sets.append((matrix([c["f_wice_dev"][k].features for k in ks], names),
+                         np.array([c["wice_dev"][k].gold == "Complete" for k in ks], dtype=np.float64), weight,
+                         [[] for _ in ks]))
     cv_extra = [(x, np.zeros(len(x)) if y is None else y, w, owners) for x, y, w, owners in sets if w > 0]
     return [(x, y, w) for x, y, w, _ in cv_extra], cv_extra
+
+
+def threshold_tasks(c: dict[str, Any], names: Sequence[str]) -> list[tuple[np.ndarray, list[str]]]:
+    """The labelled sets the thresholds are chosen on besides the expert pairs (`pooled_thresholds`):
+    WiCE dev claims against their pages, and WiCE dev supported claims against their supporting
+    sentences beside claims against a window of their page away from any support (a faithful
+    rewording against an on-topic passage that does not state it)."""
+    dev, feats = c.get("wice_dev", []), c.get("f_wice_dev", [])
+    page = [k for k, wp in enumerate(dev) if wp.kind == "page"]
+    faithful = [k for k, wp in enumerate(dev) if (wp.kind == "support_set" and wp.gold == "Complete") or wp.kind == "near"]
+    return [(matrix([feats[k].features for k in ks], names), [dev[k].gold for k in ks]) for ks in (page, faithful) if ks]
 
 
 def check_suite_features(judge: OfflineJudge, mode: str) -> tuple[list[Any], list[Any]]:
@@ -363,7 +426,8 @@ def _features(judge: OfflineJudge, mode: str, fit: list, held: list, args: argpa
     """Every pair's features (cached in --feature-cache when given)."""
     from pipeline.judges.measure.synthetic_pairs import make_pairs
 
-    key = ("shared" if args.keep_shared_questions else "clean", UNRELATED_PER_PAIR, SYNTHETIC_PER_SOURCE, mode, VERSION)
+    key = ("shared" if args.keep_shared_questions else "clean", UNRELATED_PER_PAIR, SYNTHETIC_PER_SOURCE, mode, VERSION,
+           wice.wice_dir() is not None)
     if args.feature_cache and args.feature_cache.is_file():
         cached = pickle.loads(args.feature_cache.read_bytes())
         if cached.get("key") == key:
@@ -382,6 +446,11 @@ def _features(judge: OfflineJudge, mode: str, fit: list, held: list, args: argpa
     for name, pairs in (("fit", c["in_fit"]), ("eval", c["in_eval"]), ("u_fit", u_fit), ("u_eval", u_eval),
                         ("unc_fit", c["in_unc_fit"]), ("unc_eval", c["in_unc_eval"]), ("syn", c["in_syn"])):
         c["f_" + name] = judge.support_features(pairs, mode, prefilter=False) if pairs else []
+    if wice.wice_dir() is not None:
+        c["wice_dev"] = wice.pairs("dev", kinds=("page", "support_set", "near"))
+        c["wice_test"] = wice.pairs("test", kinds=("page", "support_set", "near"))
+        for split in ("dev", "test"):
+            c[f"f_wice_{split}"] = judge.support_features([wp.pair for wp in c[f"wice_{split}"]], mode, prefilter=False)
     if args.feature_cache:
         args.feature_cache.write_bytes(pickle.dumps(c))
     return c
@@ -445,7 +514,10 @@ def main(argv: list[str] | None = None) -> int:
     params: dict = {"version": VERSION, "fit_splits": list(FIT_SPLITS), "target": "Complete vs Partial/Incomplete",
                     "n_fit_pairs": int(len(y_fit)), "l2": args.l2, "unrelated_pairs": len(c["f_u_fit"]),
                     "uncited_pairs": len(c["f_unc_fit"]), "synthetic_pairs": len(syn_fit),
-                    "weights": {"unrelated": UNRELATED_WEIGHT, "uncited": UNCITED_WEIGHT, "synthetic": SYNTHETIC_WEIGHT}}
+                    "weights": {"unrelated": UNRELATED_WEIGHT, "uncited": UNCITED_WEIGHT, "synthetic": SYNTHETIC_WEIGHT,
+                                **{f"wice_{k}": v for k, v in WICE_WEIGHTS.items()}},
+                    "wice_dev_pairs": len(c.get("wice_dev", [])),
+                    "thresholds": "pooled: ExpertQA fit pairs, WiCE dev pages, WiCE dev supporting sentences vs off-support windows"}
     if args.grid:
         params["grid"] = run_grid(c, EMBED_FEATURES if mode == "embed" else LEXICAL_FEATURES, syn_fit, y_fit, groups,
                                   check_suite_features(judge, mode))
@@ -455,7 +527,7 @@ def main(argv: list[str] | None = None) -> int:
         signs = [SIGNS.get(k, 0) for k in names]
         x_fit = matrix(feats_of["fit"], names)
         extra, cv_extra = extra_sets(c, names, syn_fit, UNCITED_WEIGHT, SYNTHETIC_WEIGHT)
-        model = Fitted(x_fit, y_fit, extra, args.l2, signs, gold=g_fit)
+        model = Fitted(x_fit, y_fit, extra, args.l2, signs, gold=g_fit, tasks=threshold_tasks(c, names))
         print(f"model {name}:")
         r_fit = report_block(f"{name} (fit)", model.score(x_fit), g_fit, model.t_full)
         cv = grouped_cv(x_fit, y_fit, groups, cv_extra, args.l2, signs)
@@ -472,6 +544,24 @@ def main(argv: list[str] | None = None) -> int:
             label = "unrelated" if other == "u_eval" else "uncited"
             print(f"  {name} {label} pairs ({EVAL_SPLIT}) n={shares[other]['n']}: labelled full "
                   f"{shares[other]['share_full']:.1%}, full or partial {shares[other]['share_partial_or_full']:.1%}")
+        wice_rows = {}
+        for kind in ("page", "support_set", "near"):
+            ks = [k for k, wp in enumerate(c.get("wice_test", [])) if wp.kind == kind]
+            if not ks:
+                continue
+            s_w = judge_scores(model, [c["f_wice_test"][k] for k in ks], names)
+            g_w = [c["wice_test"][k].gold for k in ks]
+            full = s_w >= model.t_full
+            none = np.array([g == "Incomplete" for g in g_w])
+            comp = np.array([g == "Complete" for g in g_w])
+            row = {"n": len(ks), "share_full": round(float(full.mean()), 4),
+                   "false_support": round(float(full[none].mean()), 4) if none.any() else None,
+                   "recall_full": round(float(full[comp].mean()), 4) if comp.any() else None}
+            if comp.any() and not comp.all():
+                row.update({k: v for k, v in report_block(f"{name} (WiCE test, {kind})", s_w, g_w, model.t_full).items()
+                            if k in ("auc", "balanced_accuracy")})
+            print(f"  {name} WiCE test {kind}: {row}")
+            wice_rows[kind] = row
         s_syn = judge_scores(model, c["f_syn"], names)
         made = {k: round(float(np.mean([s >= model.t_full for s, kk in zip(s_syn, c["syn_kinds"]) if kk == k])), 3)
                 for k in sorted(set(c["syn_kinds"]))}
@@ -483,12 +573,14 @@ def main(argv: list[str] | None = None) -> int:
                         "threshold_full": round(model.t_full, 4), "threshold_partial": round(model.t_partial, 4),
                         "fit": {k: r_fit[k] for k in STATS}, "grouped_cv": cv,
                         EVAL_SPLIT: {k: r_eval[k] for k in STATS}, f"{EVAL_SPLIT}_unrelated": shares["u_eval"],
-                        f"{EVAL_SPLIT}_uncited": shares["unc_eval"], "made_pairs_share_full": made}
+                        f"{EVAL_SPLIT}_uncited": shares["unc_eval"], "made_pairs_share_full": made,
+                        "wice_test": wice_rows}
     main_model = "embed" if "embed" in params else "lexical"
     params["baselines"] = {f"{EVAL_SPLIT}_coverage_auc": r_cov["auc"]}
     # What `judges evaluate` copies into its report and the Judges page shows beside the scores.
     params["calibration"] = {
         "dataset": "expertqa", "fit_splits": "+".join(FIT_SPLITS), "model": main_model,
+        "also_fitted_on": f"WiCE dev ({params['wice_dev_pairs']} pairs); WiCE test held out" if params["wice_dev_pairs"] else "",
         "fit_pairs": int(len(y_fit)), "fit_questions": len(fit_questions),
         "unrelated_pairs": params["unrelated_pairs"], "uncited_pairs": params["uncited_pairs"],
         "synthetic_pairs": params["synthetic_pairs"],

@@ -37,6 +37,7 @@ from typing import Any, Sequence
 from pipeline.judges.base import BaseJudge, text_digest, unchecked_verdicts
 from pipeline.judges.offline.cues import CUES_VERSION, confidence_level, filler_cue, stance_readings
 from pipeline.judges.offline.figure_forms import FIGURE_FORMS_VERSION
+from pipeline.judges.offline.meaning import MEANING_VERSION
 from pipeline.judges.offline.source_stance import RULES_VERSION as SOURCE_STANCE_RULES
 from pipeline.judges.offline.source_stance import offline_source_stance
 from pipeline.judges.offline.support import (
@@ -49,6 +50,7 @@ from pipeline.judges.offline.support import (
     apply_rules,
     load_params,
 )
+from pipeline.judges.offline.synonyms import TABLE_VERSION as SYNONYMS_VERSION
 from pipeline.judges.offline.text import strip_markers
 from pipeline.judges.source_sets import WindowedSetSupport
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict, unreadable_code
@@ -62,7 +64,10 @@ JUDGE_NAME = "offline"
 # v2.1: term swaps and short statements read whole (offline_align)
 # v2.2: a pair's label no longer reads the statement's citations (its union features, the first pass
 # and the cap were for uncited pairs only; issue 30)
-PROMPT_VERSION = "offline-v2.2"
+# v3: meaning signals (closest sentence and sentence pair by MiniLM cosine, words stated by a
+# synonym, another part of speech or a more specific word from WordNet, specific words left
+# unstated; `offline_meaning`), fitted on ExpertQA and WiCE dev (issue 40)
+PROMPT_VERSION = "offline-v3"
 LEXICAL_JUDGE_NAME = "offline:lexical"
 # Follows PROMPT_VERSION (the two share every rule) and never equals it, so their labels never mix.
 LEXICAL_PROMPT_VERSION = f"{PROMPT_VERSION}-lexical"
@@ -105,7 +110,8 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         first pass runs, and how long an evidence passage may be."""
         return (f"{SOURCE_STANCE_RULES}+support-{self.mode}+params-{self._params_digest}"
                 f"+prefilter-{int(self.prefilter)}+evidence-{self._features.max_evidence_chars}"
-                f"+{FIGURE_FORMS_VERSION}")  # how figures are rewritten before support is compared
+                f"+{FIGURE_FORMS_VERSION}"  # how figures are rewritten before support is compared
+                f"+{MEANING_VERSION}+{SYNONYMS_VERSION}")  # the meaning signals and the synonym table they read
 
     def __init__(self, params_path: str | Path | None = None, use_embeddings: bool = True,
                  max_evidence_chars: int = MAX_EVIDENCE_CHARS, prefilter: bool = True, **_: Any) -> None:

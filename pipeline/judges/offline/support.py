@@ -47,6 +47,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 import numpy as np
 
 from pipeline.injection import injection_flags
+from pipeline.judges.offline import meaning
 from pipeline.judges.offline.align import clause_conflicts
 from pipeline.judges.offline.figure_forms import normalise_figures
 from pipeline.judges.offline.numbers import Figure, conflicting_figures, figure_token, same_figure
@@ -85,6 +86,11 @@ FEATURES_EMBED = (
     "cos_pass",  # cosine of the statement and the passage (whole source when short, else best window on)
     "q_pass",  # cosine of the question and the passage (a source on the question's topic)
 )
+# Meaning, not wording (`offline_meaning`, offline-v3): closest sentence and sentence pair by MiniLM
+# cosine, the statement's words stated by form, synonym or a more specific word (WordNet), specific
+# words the source never states
+FEATURES_MEANING_LEXICAL = ("soft_win", "soft_src", "missing_specific")
+FEATURES_MEANING_EMBED = ("cos_sent", "cos_pair")
 FEATURES_CONTEXT = (  # what the pair is, not how much of the statement the source holds
     "log_len",  # log1p(count of the statement's words)
     "src_len",  # log1p(characters of the source)
@@ -95,7 +101,8 @@ FEATURES_CONTEXT = (  # what the pair is, not how much of the statement the sour
 # --grid`, which also tries them (and q_pass) free in sign; the shipped model leaves them out: they
 # carry ExpertQA's label priors (longer claims citing more sources are more often Complete) that cost
 # short-sentence sources their full labels on the check suite.
-SIGNS = {name: 1 for name in FEATURES_LEXICAL + FEATURES_EMBED} | {"missing_words": -1} | {name: 0 for name in FEATURES_CONTEXT}
+SIGNS = ({name: 1 for name in FEATURES_LEXICAL + FEATURES_EMBED + FEATURES_MEANING_LEXICAL + FEATURES_MEANING_EMBED}
+         | {"missing_words": -1, "missing_specific": -1} | {name: 0 for name in FEATURES_CONTEXT})
 
 WINDOW_SENTENCES = 3  # the best window holds at most this many consecutive sentences
 # First pass (pairs of an answer too large to judge in full): ruled out when no window holds this
@@ -122,6 +129,7 @@ class PairFeatures:
     note: str = ""  # why the pair was ruled out early, or what was dropped from the source
     ruled_out: bool = False
     term_swaps: tuple[TermSwap, ...] = ()  # candidates, settled into `conflicts` in embed mode
+    candidates: tuple[int, ...] = ()  # source sentences whose embeddings the meaning features read
 
 
 # --------------------------------------------------------------------------------------------
@@ -607,7 +615,7 @@ class FeatureBuilder:
             pending_short = embedding.embed_async(short) if short else None
         texts = list(dict.fromkeys(p.source for p in pairs))
         indexes = {t: self.index(t) for t in texts}
-        memo: dict[tuple[str, str], tuple[dict[str, float], tuple[int, int], list[str], str, list[TermSwap]]] = {}
+        memo: dict[tuple[str, str], tuple[dict[str, float], tuple[int, int], list[str], str, list[TermSwap], list[int]]] = {}
         rows: list[PairFeatures] = []
         passages: list[str] = []
         for p in pairs:
@@ -623,34 +631,62 @@ class FeatureBuilder:
                 f, window, top = lexical_features(st, idx)
                 found, terms = conflicts(st, idx, window, top, f["recall_sent"])
                 note = f"{idx.dropped} sentence(s) addressing a model left out of the source" if idx.dropped else ""
-                memo[key] = (f, window, found, note, terms)
-            f, window, found, note, terms = memo[key]
+                memo[key] = (f, window, found, note, terms, top)
+            f, window, found, note, terms, top = memo[key]
             f = dict(f)
             # this source alone: what else the statement cites is the set judge's question
             # (`support_set`), never this pair's
             f["union_recall"], f["union_bigram"], seen = union_overlap(st, [idx])
             f.update(context_features(st, p))
+            sm = meaning.meanings_of(idx)
+            f.update(meaning.lexical_meaning_features(st.text, statement_names(st.text), sm, window))
+            cand = tuple(meaning.candidates(meaning.content_words(st.text), sm, top)) if mode == "embed" else ()
             evidence = " ".join(idx.sentences[window[0] : window[1]])[: self.max_evidence_chars]
             missing = missing_part(st.text, seen)
-            rows.append(PairFeatures(f, evidence, tuple(found), missing, note, term_swaps=tuple(terms)))
+            rows.append(PairFeatures(f, evidence, tuple(found), missing, note, term_swaps=tuple(terms), candidates=cand))
             passages.append(passage_for(idx, window))
         if mode == "embed":
-            self._embed_features(pairs, rows, passages, short, pending_short)
+            self._embed_features(pairs, rows, passages, short, pending_short, indexes)
         return rows
 
     @staticmethod
     def _embed_features(pairs: Sequence[PairInput], rows: list[PairFeatures], passages: list[str], short: list[str],
-                        pending_short: Any) -> None:
+                        pending_short: Any, indexes: dict[str, SourceIndex]) -> None:
         from pipeline.judges.offline import embedding
 
         wanted = list(dict.fromkeys(x for x, r in zip(passages, rows) if x and not r.ruled_out))
+        sentences = list(dict.fromkeys(indexes[p.source].sentences[i] for p, r in zip(pairs, rows)
+                                       if not r.ruled_out for i in r.candidates))
+        pending_sent = embedding.embed_async(sentences, max_tokens=PASSAGE_TOKENS) if sentences else None
         pending = embedding.embed_async(wanted, max_tokens=PASSAGE_TOKENS) if wanted else None
         vecs = dict(zip(short, pending_short.result())) if pending_short is not None else {}
         p_vecs = dict(zip(wanted, pending.result())) if pending is not None else {}
+        s_vecs = dict(zip(sentences, pending_sent.result())) if pending_sent is not None else {}
         for p, row, passage in zip(pairs, rows, passages):
             if row.ruled_out:
                 continue
             s_vec, p_vec, q_vec = vecs.get(p.statement), p_vecs.get(passage), vecs.get(p.question)
             row.features["cos_pass"] = float(s_vec @ p_vec) if s_vec is not None and p_vec is not None else 0.0
             row.features["q_pass"] = float(q_vec @ p_vec) if q_vec is not None and p_vec is not None else 0.0
+            meaning_window(row, s_vec, indexes[p.source], s_vecs, p.statement)
         settle_term_swaps(rows, lambda ws: dict(zip(ws, embedding.embed(ws))))
+
+
+def statement_names(text: str) -> frozenset[str]:
+    """The statement's words written as names, lower-cased as written (for `missing_specific`)."""
+    return frozenset(w.text for w in words(normalise_figures(text)) if w.name and w.figure is None and w.text)
+
+
+def meaning_window(row: PairFeatures, s_vec: np.ndarray | None, idx: SourceIndex, vecs: dict[str, np.ndarray],
+                   statement: str) -> None:
+    """The embedding half of the meaning features (`offline_meaning`): closest sentence and pair by
+    cosine, and the soft share of the closest window when it states more than the best word window."""
+    cand = [i for i in row.candidates if idx.sentences[i] in vecs]
+    if s_vec is None or not cand:
+        row.features["cos_sent"] = row.features["cos_pair"] = 0.0
+        return
+    best_sent, best_pair, ids = meaning.cosine_features(s_vec, cand, [vecs[idx.sentences[i]] for i in cand])
+    row.features["cos_sent"], row.features["cos_pair"] = best_sent, best_pair
+    sm = meaning.meanings_of(idx)
+    row.features["soft_win"] = max(row.features.get("soft_win", 0.0),
+                                   meaning.soft_share(normalise_figures(statement), sm, ids))

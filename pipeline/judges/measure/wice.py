@@ -1,0 +1,96 @@
+"""WiCE (Kamoi et al., EMNLP 2023) as support pairs: Wikipedia claims judged against the pages they cite.
+
+Each claim is a sentence a Wikipedia editor wrote in their own words, judged by crowd workers against
+the sentences of the web page it cites: `supported`, `partially_supported` or `not_supported`, with
+the minimal sets of page sentences that support it. The files are read from `$WICE_DIR` or
+`../shared/data/wice` (`claim_dev.jsonl`, `claim_test.jsonl`); nothing of them is copied into the
+project. The support judge is fitted on dev and never on test (`calibration`).
+
+Pairs made from a claim:
+
+- `page`: the claim against the whole page (what a support matrix asks of a cited source), labelled
+  as the crowd did: supported = Complete, partially = Partial, not = Incomplete;
+- `support_set`: the claim against the sentences of its first minimal supporting set only (a short
+  source that states it, in other words), labelled as the claim;
+- `near`: the claim against a window of the same page that belongs to no supporting set and lies
+  away from every one (on the topic of the claim, not its support): Incomplete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.judges.offline.support import PairInput
+
+LABELS = {"supported": "Complete", "partially_supported": "Partial", "not_supported": "Incomplete"}
+SPLITS = ("dev", "test")
+
+
+def wice_dir() -> Path | None:
+    """Where the WiCE claim files are: $WICE_DIR, else ../shared/data/wice beside the project."""
+    env = os.environ.get("WICE_DIR")
+    candidates = [Path(env)] if env else []
+    candidates.append(Path(__file__).resolve().parents[3].parent / "shared" / "data" / "wice")
+    for c in candidates:
+        if (c / "claim_dev.jsonl").is_file():
+            return c
+    return None
+
+
+@dataclass(frozen=True)
+class WicePair:
+    pair: PairInput
+    gold: str  # Complete / Partial / Incomplete
+    kind: str  # page / support_set / near
+    claim_id: str
+
+
+def _page_sentences(evidence: list[str]) -> list[str]:
+    """The page's sentences without WiCE's metadata line."""
+    return [s for s in evidence if not s.startswith("(meta data)")]
+
+
+def _question(row: dict) -> str:
+    """What the claim answers, as far as WiCE says: the article and section it belongs to."""
+    meta = row.get("meta") or {}
+    return " - ".join(x for x in (meta.get("claim_title", ""), (meta.get("claim_section") or "").rstrip(".")) if x)
+
+
+def load_rows(split: str, folder: Path | None = None) -> list[dict]:
+    folder = folder or wice_dir()
+    if folder is None:
+        raise FileNotFoundError("WiCE not found: set WICE_DIR or place it at ../shared/data/wice")
+    path = Path(folder) / f"claim_{split}.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def pairs(split: str, folder: Path | None = None, kinds: tuple[str, ...] = ("page",), seed: int = 7) -> list[WicePair]:
+    """The pairs of one split (see the module doc for the kinds)."""
+    rng = random.Random(seed)
+    out: list[WicePair] = []
+    for row in load_rows(split, folder):
+        gold = LABELS[row["label"]]
+        claim_id = (row.get("meta") or {}).get("id", "")
+        evidence = row["evidence"]
+        page = " ".join(_page_sentences(evidence))
+        q = _question(row)
+        if "page" in kinds and page.strip():
+            out.append(WicePair(PairInput(row["claim"], page, (), q), gold, "page", claim_id))
+        sets = [s for s in row.get("supporting_sentences") or [] if s]
+        if "support_set" in kinds and sets and gold != "Incomplete":
+            text = " ".join(evidence[i] for i in sorted(sets[0]) if 0 <= i < len(evidence))
+            if text.strip():
+                out.append(WicePair(PairInput(row["claim"], text, (), q), gold, "support_set", claim_id))
+        if "near" in kinds and sets:
+            used = {i for s in sets for i in s}
+            free = [i for i in range(1, len(evidence) - 1)
+                    if not any(abs(i - j) <= 2 for j in used) and not evidence[i].startswith("(meta data)")]
+            if free:
+                i = rng.choice(free)
+                text = " ".join(evidence[i : i + 2])
+                out.append(WicePair(PairInput(row["claim"], text, (), q), "Incomplete", "near", claim_id))
+    return out
