@@ -33,11 +33,13 @@ def _support(name: str, answer: Answer, statement: Statement):
     return get_judge(name, cache=False).support(answer, [statement], answer.sources[0])[0]
 
 
-def _lexical_probability(union_recall: float, name_cov: float, figure_match: float) -> float:
-    """The lexical model by hand: its three non-zero coefficients over standardised features."""
+def _lexical_probability(union_recall: float, name_cov: float, figure_match: float, soft_win: float,
+                         missing_specific: float) -> float:
+    """The lexical model by hand: its five non-zero coefficients (cal7) over standardised features."""
     spec = PARAMS["lexical"]
     z = spec["intercept"]
-    for feature, value in (("union_recall", union_recall), ("name_cov", name_cov), ("figure_match", figure_match)):
+    for feature, value in (("union_recall", union_recall), ("name_cov", name_cov), ("figure_match", figure_match),
+                           ("soft_win", soft_win), ("missing_specific", missing_specific)):
         k = spec["features"].index(feature)
         z += spec["coef"][k] * (value - spec["mean"][k]) / spec["std"][k]
     return 1.0 / (1.0 + math.exp(-z))
@@ -48,7 +50,7 @@ def test_the_factory_builds_it_under_its_own_name_and_prompt_version():
     offline = get_judge("offline", cache=False)
     assert type(judge) is LexicalOfflineJudge and isinstance(judge, OfflineJudge)
     assert judge.name == "offline:lexical" and offline.name == "offline"
-    # the offline judge's rule version with "-lexical": "offline-v2.1-lexical+cal6+cues-v2" beside "offline-v2.1+cal6+cues-v2"
+    # the offline judge's rule version with "-lexical": "offline-v3-lexical+cal7+cues-v2" beside "offline-v3+cal7+cues-v2"
     assert judge.prompt_version == offline.prompt_version.replace("+", "-lexical+", 1) != offline.prompt_version
     assert judge.prompt_version.endswith(f"-lexical+{PARAMS['version']}+cues-v2")
     assert judge.mode == "lexical" and offline.mode == "embed"  # forced, although the embedding model is here
@@ -60,8 +62,8 @@ def test_the_factory_builds_it_under_its_own_name_and_prompt_version():
         get_judge("offline:embed")
     # the lexical model's own cross-validation goes into its agreement reports
     assert judge.calibration["model"] == "lexical"
-    assert judge.calibration["cv_auc"] == PARAMS["lexical"]["grouped_cv"]["auc"] == 0.6054
-    assert offline.calibration["cv_auc"] == PARAMS["embed"]["grouped_cv"]["auc"] == 0.6453
+    assert judge.calibration["cv_auc"] == PARAMS["lexical"]["grouped_cv"]["auc"] == 0.5865
+    assert offline.calibration["cv_auc"] == PARAMS["embed"]["grouped_cv"]["auc"] == 0.6273
 
 
 def test_a_verbatim_source_sentence_is_full_for_both():
@@ -72,16 +74,18 @@ def test_a_verbatim_source_sentence_is_full_for_both():
     features = json.loads(lexical.raw)["features"]
     # every content word, name and figure of the statement is in the source
     assert (features["union_recall"], features["name_cov"], features["figure_match"]) == close((1.0, 1.0, 1.0), ENCODER)
-    # by hand: z = 0.3796 + 0.0070 + 0.0566 + 2.1256 = 2.5688, p = 0.9288 (full from 0.4529)
-    assert lexical.score == pytest.approx(0.9288, abs=1e-4)
-    assert lexical.score == pytest.approx(_lexical_probability(1.0, 1.0, 1.0), abs=1e-9)
+    # by hand (cal7): z = 0.0455 (intercept) + 0.0545 (figures) + 0.0296 (names) + 1.4425 (coverage)
+    # + 0.5001 (soft share 1.0) + 0.1864 (no specific word missing) = 2.2587, p = 0.9054 (full from 0.328)
+    assert lexical.score == pytest.approx(0.9054, abs=1e-4)
+    assert lexical.score == pytest.approx(_lexical_probability(1.0, 1.0, 1.0, 1.0, 0.0), abs=1e-9)
     assert json.loads(lexical.raw)["mode"] == "lexical" and "cos_pass" not in features
     assert lexical.label == offline.label == "full"
     assert (lexical.judge, offline.judge) == ("offline:lexical", "offline")
 
 
-def test_a_reworded_range_is_full_for_words_and_partial_for_meaning():
-    # the check suite's "synonyms" case: either label is right; the two judges part here
+def test_a_reworded_range_is_full_for_words_and_for_meaning():
+    # the check suite's "synonyms" case: either label is right; under offline-v2 the embedding model
+    # called it partial, under offline-v3 both judges call it full
     answer, statement = _pair("How long does it take to build a nuclear plant?",
                               "Building a new plant takes 10 to 19 years.",
                               "Recent reactor projects in Europe took between 10 and 19 years from planning to operation.")
@@ -90,14 +94,20 @@ def test_a_reworded_range_is_full_for_words_and_partial_for_meaning():
     # content words building, new, plant, takes, 10, 19, years: takes (took), 10, 19, years are found
     assert features["union_recall"] == pytest.approx(4 / 7, abs=1e-4)
     assert (features["name_cov"], features["figure_match"]) == close((1.0, 1.0), ENCODER)
-    # by hand: z = 0.3796 + 0.0070 + 0.0566 - 0.0965 = 0.3466, p = 0.5858 >= 0.4529: full
-    assert lexical.score == pytest.approx(0.5858, abs=1e-4)
+    # soft share: building, new, plant, takes, years -> takes (took) and years, and "plant" as a kind of
+    # what the source's "projects" are not: 3 of 5 with the table (0.6)
+    assert features["soft_win"] == pytest.approx(0.6, abs=1e-4) and features["missing_specific"] == pytest.approx(0.0, abs=1e-9)
+    # by hand (cal7): z = 0.0455 + 0.0545 + 0.0296 + 0.0224 (coverage 4/7) - 0.0751 (soft share 0.6)
+    # + 0.1864 = 0.2634, p = 0.5655 >= 0.328: full
+    assert lexical.score == pytest.approx(0.5655, abs=1e-4)
+    assert lexical.score == pytest.approx(_lexical_probability(4 / 7, 1.0, 1.0, 0.6, 0.0), abs=1e-4)
     assert lexical.label == "full"
-    # the embedding model finds the passage less alike in meaning (cosine 0.46, below its mean 0.58)
-    # and scores it under its full threshold 0.5788: partial
+    # the embedding model finds the passage less alike in meaning than most (cosine 0.46, below its
+    # mean 0.58) and still scores it over its full threshold 0.418: full
     embed = json.loads(offline.raw)["features"]
-    assert embed["union_recall"] == features["union_recall"] and embed["cos_pass"] < PARAMS["embed"]["mean"][13]
-    assert offline.label == "partial" and offline.score < PARAMS["embed"]["threshold_full"]
+    k = PARAMS["embed"]["features"].index("cos_pass")
+    assert embed["union_recall"] == features["union_recall"] and embed["cos_pass"] < PARAMS["embed"]["mean"][k]
+    assert offline.label == "full" and offline.score == pytest.approx(0.4562, abs=1e-3)
 
 
 def test_rules_other_than_support_are_the_offline_judges():
@@ -122,7 +132,8 @@ def test_cached_labels_of_the_two_judges_never_mix(tmp_path):
     first = offline.support(answer, [statement], source)[0]
     second = lexical.support(answer, [statement], source)[0]
     assert lexical.misses == 1 and lexical.hits == 0  # not served the offline judge's entry
-    assert (first.label, second.label) == ("partial", "full")
+    assert (first.label, second.label) == ("full", "full")
+    assert first.score == pytest.approx(0.4562, abs=1e-3) and second.score == pytest.approx(0.5655, abs=1e-4)
     # a new process builds a new judge object: the key is the same, the entry is found
     again = get_judge("offline:lexical", cache=db)
     assert again.support(answer, [statement], source)[0] == second and again.hits == 1
@@ -130,15 +141,15 @@ def test_cached_labels_of_the_two_judges_never_mix(tmp_path):
 
 def test_its_uncertain_band_uses_the_lexical_thresholds():
     band = support_band("offline:lexical")
-    assert band is not None and band.thresholds == (0.2311, 0.4529)
-    assert band.text() == "scores from 0.18 to 0.28 or from 0.40 to 0.50"
+    assert band is not None and band.thresholds == (0.089, 0.328)
+    assert band.text() == "scores from 0.04 to 0.14 or from 0.28 to 0.38"
     # whatever the verdict's raw says, the variant only has the lexical model
-    assert support_band("offline:lexical", json.dumps({"mode": "embed"})).thresholds == (0.2311, 0.4529)
+    assert support_band("offline:lexical", json.dumps({"mode": "embed"})).thresholds == (0.089, 0.328)
     raw = json.dumps({"mode": "lexical"})
-    assert is_uncertain("offline:lexical", 0.4941, raw)  # 0.04 above its full cut point
-    assert not is_uncertain("offline:lexical", 0.5858, raw)  # the hand case above: outside
-    # the same score is outside the embedding model's band (0.28-0.38, 0.53-0.63)
-    assert not is_uncertain("offline", 0.4941, json.dumps({"mode": "embed"}))
+    assert is_uncertain("offline:lexical", 0.30, raw)  # 0.028 below its full cut point
+    assert not is_uncertain("offline:lexical", 0.5655, raw)  # the hand case above: outside
+    # the same score is outside the embedding model's band (0.13-0.23, 0.37-0.47)
+    assert not is_uncertain("offline", 0.30, json.dumps({"mode": "embed"}))
 
 
 @pytest.mark.skipif(expertqa_dir() is None, reason="ExpertQA not found (set EXPERTQA_DIR)")
@@ -156,14 +167,16 @@ def test_its_agreement_with_the_experts_on_rand_val_is_the_calibrations_record()
     # source the judge is unchanged; the 112 pairs of the 50 claims with several sources carry the
     # experts' one label for all of a claim's evidence, copied to each pair, and the pooled figure
     # falls to 0.561 (docs/judges/offline.md). To the three decimals the docs print.
-    assert PARAMS["lexical"]["rand_val"]["auc"] == pytest.approx(0.6004, abs=1e-4)
-    assert s["auc"] == pytest.approx(0.561, abs=5e-4) and s["balanced_accuracy"] == pytest.approx(0.526, abs=5e-4)
+    # offline-v3 (cal7): calibrate measured 0.5635 on these pairs, the judge gives 0.563 / 0.535
+    # (one source: 0.583 / 0.550; cal6 under offline-v2.2 gave 0.561 / 0.526 and 0.582 / 0.539)
+    assert PARAMS["lexical"]["rand_val"]["auc"] == pytest.approx(0.5635, abs=1e-4)
+    assert s["auc"] == pytest.approx(0.563, abs=5e-4) and s["balanced_accuracy"] == pytest.approx(0.535, abs=5e-4)
     one = report["support_single"]
-    assert one["n"] == 691 and one["auc"] == pytest.approx(0.582, abs=5e-4)
-    assert one["balanced_accuracy"] == pytest.approx(0.539, abs=5e-4)
+    assert one["n"] == 691 and one["auc"] == pytest.approx(0.583, abs=5e-4)
+    assert one["balanced_accuracy"] == pytest.approx(0.550, abs=5e-4)
     several = report["support_multi"]  # one row per claim: the set verdict against the experts' label
     assert several["n"] == 50
-    assert report["judge"] == "offline:lexical" and report["calibration"]["cv_auc"] == 0.6054
+    assert report["judge"] == "offline:lexical" and report["calibration"]["cv_auc"] == 0.5865
 
 
 def test_the_cache_key_is_stable_and_names_the_support_model():

@@ -44,7 +44,7 @@ def judge() -> OfflineJudge:
 def test_protocol_and_registry():
     j = get_judge("offline")
     assert isinstance(j, Judge)
-    assert j.name == "offline" and j.prompt_version.startswith("offline-v2")
+    assert j.name == "offline" and j.prompt_version.startswith("offline-v3")
 
 
 @needs_model
@@ -181,7 +181,7 @@ def test_unrelated_claim_against_on_topic_source_is_clearly_none(judge):
 def test_shipped_parameters_describe_their_calibration():
     params = json.loads(PARAMS_PATH.read_text())
     cal = params["calibration"]
-    assert params["version"] == "cal6" and cal["left_out_questions_shared_with"] == "rand_val"
+    assert params["version"] == "cal7" and cal["left_out_questions_shared_with"] == "rand_val"
     assert cal["fit_pairs"] == params["n_fit_pairs"] and cal["unrelated_pairs"] > 0
     assert cal["uncited_pairs"] > 0 and cal["synthetic_pairs"] > 0
     # the fitted coefficients keep their stated signs: the score is monotone in coverage
@@ -216,16 +216,16 @@ def test_shipped_calibration_never_saw_a_rand_val_question():
 @needs_model
 def test_nuclear_example_of_issue_13():
     # data/examples/nuclear.json: the issue's statement 2 against its source (a range written two ways,
-    # "a new plant" against "recent reactor projects in Europe") is partial, no longer none; the
-    # other two are full
+    # "a new plant" against "recent reactor projects in Europe") was partial under offline-v2 and is
+    # full under offline-v3 (the check suite accepts either: support-synonyms-001); never none
     from pipeline.importers.canonical import load_canonical
     from pipeline.paths import data_dir
 
     [a] = load_canonical(data_dir() / "examples" / "nuclear.json")
     judge = OfflineJudge()
     labels = [judge.support(a.answer, [s], a.answer.source(s.citations[0]))[0] for s in a.statements]
-    assert [v.label for v in labels] == ["full", "partial", "full"]
-    assert labels[1].score == pytest.approx(0.509, abs=0.002)
+    assert [v.label for v in labels] == ["full", "full", "full"]
+    assert labels[1].score == pytest.approx(0.427, abs=0.002)
 
 
 def test_pairs_beyond_the_cap_are_ruled_out_by_rank_cited_or_not(monkeypatch, tmp_path):

@@ -136,8 +136,10 @@ def test_the_issue_case_a_removed_marker_keeps_full_and_unsupported():
     assert label(cited) == label(uncited) == "full"
     config = ScoreConfig("strict", "exact")
     before, after = score_answer(cited, config), score_answer(uncited, config)
-    assert before["unsupported_statements"].value == close(0.5)
-    assert after["unsupported_statements"].value == close(0.5)
+    # 0.5 under offline-v2.2; offline-v3 calls one more of its statements fully supported: 0.25,
+    # with or without the marker
+    assert before["unsupported_statements"].value == close(0.25)
+    assert after["unsupported_statements"].value == close(0.25)
     # citation metrics may move: the statement is no longer cited, so citation accuracy reads one citation fewer
     assert before["citation_accuracy"].n != after["citation_accuracy"].n or \
         before["citation_accuracy"].value != after["citation_accuracy"].value
