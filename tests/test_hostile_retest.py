@@ -220,3 +220,145 @@ def test_the_ray_executor_factory_survives_its_submodule_being_imported_first(tm
     for _ in range(2):  # and twice in one process
         assert cli_main(["run", "--dataset", "demo", "--executor", "ray", "--no-progress"]) == 2
         assert "could not connect to Ray at 127.0.0.1:1" in one_error_line(capsys)
+
+
+# ---- issue 46: a judge whose calls fail ------------------------------------------------------------
+
+
+REJECTED_KEY = "sk-rejected-CANARY-46-0000000000"
+
+
+@pytest.fixture
+def judge_server(tmp_path, monkeypatch):
+    """A loopback OpenAI-compatible server the `openai` judge is configured with (key, base URL,
+    model in the environment), with results and cache under tmp_path."""
+    from pipeline.testing.fake_openai import FakeOpenAIServer
+
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("AEE_FETCH", "off")
+    monkeypatch.setenv("AEE_OPENAI_API_KEY", REJECTED_KEY)
+    monkeypatch.setenv("AEE_OPENAI_MODEL", "m46")
+    with FakeOpenAIServer() as server:
+        monkeypatch.setenv("AEE_OPENAI_BASE_URL", server.base_url)
+        yield server
+
+
+def _unauthorized(request):
+    from pipeline.testing.fake_openai import FakeResponse
+
+    return FakeResponse(status=401, body={"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
+
+
+def test_a_judge_whose_key_is_rejected_stops_at_the_first_call_and_keeps_the_results(judge_server, tmp_path, capsys):
+    """Was: `aee run --judge openai` against an endpoint answering 401 to everything exited 0 after
+    17 calls and wrote a result set of n/a."""
+    assert cli_main(["run", "--dataset", "D", "--path", str(DEMO), "--judge", "offline", "--limit", "3", "--no-progress"]) == 0
+    before = snapshot(tmp_path / "results")
+    judge_server.handler = _unauthorized
+    capsys.readouterr()
+    assert cli_main(["run", "--dataset", "D", "--path", str(DEMO), "--judge", "openai", "--limit", "3", "--no-progress"]) == 2
+    line = one_error_line(capsys)
+    assert "judge stopped at its first refused call" in line and "HTTP 401" in line and "check the API key" in line, line
+    assert REJECTED_KEY not in line
+    assert len(judge_server.requests) == 1
+    assert snapshot(tmp_path / "results") == before  # the earlier result set, byte for byte
+    assert cli_main(["score", str(DEMO), "--judge", "openai"]) == 2
+    assert "HTTP 401" in last_error_line(capsys)
+    assert len(judge_server.requests) == 2  # score sent one call too
+
+
+def test_a_judge_all_of_whose_calls_fail_stops_the_run_with_exit_2(judge_server, tmp_path, capsys):
+    """A 400 to everything (not a key problem, not retried): every call fails; the run stops after
+    the first chunk instead of publishing "not scorable" everywhere, and `aee score` says so too."""
+    from pipeline.testing.fake_openai import FakeResponse
+
+    assert cli_main(["run", "--dataset", "D", "--path", str(DEMO), "--judge", "offline", "--limit", "3", "--no-progress"]) == 0
+    before = snapshot(tmp_path / "results")
+    judge_server.handler = lambda request: FakeResponse(status=400, body={"error": {"message": "model m46 does not exist"}})
+    capsys.readouterr()
+    assert cli_main(["run", "--dataset", "D", "--path", str(DEMO), "--judge", "openai", "--limit", "3", "--no-progress"]) == 2
+    line = one_error_line(capsys)
+    assert "every call of judge openai:m46 failed" in line and "HTTP 400" in line and "results of 'D' are unchanged" in line
+    assert snapshot(tmp_path / "results") == before
+    assert cli_main(["score", str(DEMO), "--judge", "openai"]) == 2
+    assert "every call of judge openai:m46 failed" in last_error_line(capsys)
+
+
+def test_failed_calls_are_asked_again_by_the_next_run(judge_server, tmp_path, capsys):
+    """Was: a rerun after the endpoint was fixed sent 0 requests (`0 chunks annotated, 1 reused`) and
+    the failed labels stayed. Now the chunk with a failed call is not saved, the rerun asks exactly
+    the calls that failed (the judge cache answers the others), and the run after that asks nothing."""
+    from openai_fixtures import request_kind, smart_reply
+
+    from pipeline.testing.fake_openai import FakeResponse
+
+    good = smart_reply()
+    judge_server.handler = lambda r: FakeResponse(status=400, body={"error": {"message": "busy"}}) \
+        if request_kind(r) == "support" else good(r)
+    argv = ["run", "--dataset", "D", "--path", str(DEMO), "--judge", "openai", "--limit", "3", "--no-progress"]
+    assert cli_main(argv) == 0
+    out, err = capsys.readouterr()
+    assert "1 chunks annotated, 0 reused" in out and "1 chunk(s) had a failed judge call" in err
+    failed_first = sum(request_kind(r) == "support" for r in judge_server.requests)
+    assert failed_first > 0
+    labels = read_labels(tmp_path / "results")
+    assert (labels["error"] == "call").sum() > 0
+
+    judge_server.reset()
+    judge_server.handler = good  # the endpoint is fixed
+    assert cli_main(argv) == 0
+    out, err = capsys.readouterr()
+    assert "1 chunks annotated, 0 reused" in out and "failed judge call" not in err
+    assert [request_kind(r) for r in judge_server.requests] == ["support"] * failed_first
+    labels = read_labels(tmp_path / "results")
+    assert (labels["error"] == "call").sum() == 0 and labels["label"].notna().all()
+
+    judge_server.reset()
+    judge_server.handler = good
+    assert cli_main(argv) == 0
+    assert "0 chunks annotated, 1 reused" in capsys.readouterr().out and judge_server.requests == []
+
+
+def read_labels(results: Path):
+    from pipeline.store import read_table, table_path
+
+    return read_table(table_path("D", "labels", "openai:m46", root=results), "labels")
+
+
+def last_error_line(capsys) -> str:
+    """`aee score` prints the format and import lines first; the error is its last line, and the only one."""
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and err.strip().splitlines()[-1] == errors[0] and "Traceback" not in err, err
+    return errors[0]
+
+
+def test_the_judge_cache_keeps_one_endpoint_s_verdicts_from_another(tmp_path):
+    """Was: the cache was keyed by model, so verdicts from one base URL were served for every other."""
+    from openai_fixtures import sample_answer, smart_reply
+
+    from pipeline.judges.backends.openai_judge import OpenAIJudge
+    from pipeline.judges.cache import CachingJudge, _judge_identity
+    from pipeline.testing.fake_openai import FakeOpenAIServer
+
+    answer, statements = sample_answer(2)
+    cache = tmp_path / "judges.sqlite"
+    with FakeOpenAIServer() as first, FakeOpenAIServer() as second:
+        first.handler = smart_reply({"relevance": "core"})
+        second.handler = smart_reply({"relevance": "filler"})
+        for server, label in ((first, "relevant"), (second, "filler"), (first, "relevant")):
+            with CachingJudge(OpenAIJudge(base_url=server.base_url, api_key="k", model="same", max_retries=0), cache) as judge:
+                assert [v.label for v in judge.relevance(answer, statements)] == [label, label]
+        assert len(first.requests) == 1 and len(second.requests) == 1  # the third round was a hit
+        identity = _judge_identity(OpenAIJudge(base_url=first.base_url + "/", api_key="k", model="same"))
+        assert identity["endpoint"] == first.base_url  # a trailing slash is the same endpoint
+
+
+def test_a_local_judge_s_cache_key_has_no_endpoint_and_is_unchanged():
+    """The offline judge's keys stay what they were (no endpoint field): no cache rebuild."""
+    from pipeline.judges import get_judge
+    from pipeline.judges.cache import _judge_identity
+
+    identity = _judge_identity(get_judge("offline", cache=False))
+    assert sorted(identity) == ["fingerprint", "judge", "model", "prompt_version"]
