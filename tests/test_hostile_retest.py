@@ -362,3 +362,48 @@ def test_a_local_judge_s_cache_key_has_no_endpoint_and_is_unchanged():
 
     identity = _judge_identity(get_judge("offline", cache=False))
     assert sorted(identity) == ["fingerprint", "judge", "model", "prompt_version"]
+
+
+# ---- issue 46: a key in an error message is masked before the message is cut ------------------------
+
+
+CANARY_KEY = "pplx-CANARYtoken0123456789abcdef"  # 32 characters
+
+
+def test_collect_masks_a_key_that_straddles_the_cut_of_an_error_message(tmp_path, monkeypatch, capsys):
+    """Was: a 400 whose message held 280 characters and then the key was cut to 300 characters
+    before the key was masked: `_collect.json` kept `pplx-CANARYtoken012` and the terminal `pplx-CAN…`."""
+    from pipeline.testing.stub_server import StubRequest, StubServer
+
+    class Echoes400(StubServer):
+        def handle_post(self, request: StubRequest) -> None:
+            request.read_body()
+            body = {"error": {"message": "x" * 280 + CANARY_KEY, "type": "invalid_request_error"}}
+            request.send(400, json.dumps(body).encode())
+
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PERPLEXITY_API_KEY", CANARY_KEY)
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps({"query": "Is tea good for you?"}) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    with Echoes400() as server:
+        monkeypatch.setenv("AEE_COLLECT_PERPLEXITY_BASE_URL", f"http://127.0.0.1:{server.port}")
+        cli_main(["collect", "--engine", "perplexity", "--queries", str(queries), "--out", str(out), "--no-progress"])
+    captured = capsys.readouterr()
+    saved = (out / "_collect.json").read_text(encoding="utf-8")
+    assert "HTTP 400" in saved and "x" * 200 in saved  # the message is there, cut
+    for shown in (saved, captured.out, captured.err):
+        assert CANARY_KEY[:5] not in shown, shown  # not even "pplx-"
+
+
+@pytest.mark.parametrize("text, limit, want", [
+    ("x" * 280 + CANARY_KEY, 300, "x" * 280 + "***"),  # masked, then cut: nothing of the key
+    ("a " + CANARY_KEY[:9], 300, "a ***"),  # a text cut before it came here ends in a piece of the key
+    ("a pplx", 300, "a ***"),  # a piece as short as 4 characters
+    ("a ppl", 300, "a ppl"),  # shorter pieces are ordinary text
+    ("fine " + CANARY_KEY + " end", 9, "fine *** "),
+])
+def test_redact_clip_masks_first_and_masks_a_trailing_piece(text, limit, want):
+    from pipeline.redact import redact_clip
+
+    assert redact_clip(text, [CANARY_KEY], limit) == want

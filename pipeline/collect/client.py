@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.outbound import Deadline, RedirectRefused, guarded_opener
-from pipeline.redact import redact
+from pipeline.redact import redact, redact_clip
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 FATAL_STATUSES = frozenset({401, 403})  # the key is missing, wrong or not allowed: stop the whole run
@@ -133,7 +133,7 @@ def post_json(url: str, headers: dict[str, str], body: dict, *, timeout: float, 
             break
         except urllib.error.HTTPError as exc:
             result.status = exc.code
-            detail = _error_detail(exc)
+            detail = _error_detail(exc, secret)
             result.error = redact(f"HTTP {exc.code}: {detail}", [secret])
             if exc.code in FATAL_STATUSES:
                 result.fatal = True
@@ -174,20 +174,22 @@ def post_json(url: str, headers: dict[str, str], body: dict, *, timeout: float, 
     return result
 
 
-def _error_detail(exc: urllib.error.HTTPError) -> str:
+def _error_detail(exc: urllib.error.HTTPError, secret: str | None) -> str:
+    """The provider's error message, the key masked before it is cut (masking a cut text would miss
+    a key the cut went through)."""
     try:
         raw = exc.read(4_000).decode("utf-8", "replace")
     except Exception:  # noqa: BLE001 - an unreadable error body leaves the reason phrase
-        return str(exc.reason)
+        return redact_clip(str(exc.reason), [secret])
     try:
         parsed = json.loads(raw)
         err = parsed.get("error") if isinstance(parsed, dict) else None
         message = err.get("message") if isinstance(err, dict) else err if isinstance(err, str) else None
         if isinstance(message, str):
-            return " ".join(message.split())[:300]
+            return redact_clip(" ".join(message.split()), [secret])
     except ValueError:
         pass
-    return " ".join(raw.split())[:300] or str(exc.reason)
+    return redact_clip(" ".join(raw.split()), [secret]) or str(exc.reason)
 
 
 def _retry_after(value: str | None) -> float | None:

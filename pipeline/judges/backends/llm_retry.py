@@ -22,7 +22,7 @@ from typing import Any, Callable, ClassVar, TypeVar
 
 from pipeline.judges.base import JudgeError
 from pipeline.outbound import EndpointLatch, RedirectRefused, refusal_in
-from pipeline.redact import redact
+from pipeline.redact import redact, redact_clip
 
 __all__ = ["EndpointRefused", "Gate", "RetryingChat"]
 
@@ -184,7 +184,7 @@ class RetryingChat:
                 last_error, retryable = f"connection error ({type(exc).__name__})", True
             except openai.APIStatusError as exc:
                 status = int(getattr(exc, "status_code", 0) or 0)
-                message = redact(str(getattr(exc, "message", "") or exc), [self._secret])[:300]
+                message = redact_clip(str(getattr(exc, "message", "") or exc), [self._secret])
                 last_error = f"HTTP {status}: {message}"
                 if status == 400 and drop_refused(message):
                     continue  # does not count as an attempt
@@ -193,7 +193,7 @@ class RetryingChat:
                 retryable = status in (408, 409, 429) or status >= 500
                 retry_after = self._retry_after(exc)
             except Exception as exc:  # noqa: BLE001 - malformed responses and the like
-                last_error, retryable = f"{type(exc).__name__}: {redact(str(exc), [self._secret])[:300]}", False
+                last_error, retryable = f"{type(exc).__name__}: {redact_clip(str(exc), [self._secret])}", False
             if not retryable or attempt == self.max_retries:
                 break
             delay = self._delay(attempt, retry_after)
