@@ -407,3 +407,132 @@ def test_redact_clip_masks_first_and_masks_a_trailing_piece(text, limit, want):
     from pipeline.redact import redact_clip
 
     assert redact_clip(text, [CANARY_KEY], limit) == want
+
+
+# ---- issue 46: one character never costs a whole import ----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def audit_root(tmp_path_factory):
+    from audit_fixtures import build_audit_results
+
+    from pipeline.audit.sample import draw_sample, register
+
+    root = build_audit_results(tmp_path_factory.mktemp("issue46_audit"))
+    sample = draw_sample("demo", "scripted", 40, seed=46, root=root)
+    register(sample, root)
+    return root, sample
+
+
+def _store(root):
+    from pipeline.audit.labels import LabelStore, labels_path
+
+    return LabelStore(labels_path(root))
+
+
+def test_a_lone_surrogate_in_a_jsonl_note_is_one_bad_row(audit_root, tmp_path, monkeypatch, capsys):
+    """Was: `aee audit import` stopped with UnicodeEncodeError, exit 1, and wrote 0 of 19 good rows."""
+    root, sample = audit_root
+    ids = list(sample.items["item_id"][:20])
+    lines = [json.dumps({"sample_id": sample.sample_id, "item_id": i, "support": "full", "note": "fine"}) for i in ids]
+    lines[7] = lines[7].replace('"note": "fine"', '"note": "bad \\ud800 note"')  # the JSON escape of a lone surrogate
+    path = tmp_path / "labels.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(root))
+    capsys.readouterr()
+    code = cli_main(["audit", "import", "--dataset", "demo", str(path), "--annotator", "Sur", "--no-publish"])
+    out, err = capsys.readouterr()
+    assert code == 2 and "Traceback" not in err  # EXIT_BAD_ROWS: some rows were bad, the good ones landed
+    assert err.strip().splitlines() == ["error: line 8: field 'note': a lone surrogate (U+D800) at character 5 is not "
+                                        "text; fix the cell or remove it and import the file again"]
+    assert "20 rows read for Sur: 38 labels written, 0 already there, 0 repeated rows, 1 bad rows" in out  # label + note per good row
+    labels = _store(root).labels(sample.sample_id, "Sur")
+    assert len(labels) == 19 and ids[7] not in set(labels["item_id"])
+
+
+def test_a_lone_surrogate_in_a_label_studio_textarea_is_one_bad_task(audit_root, tmp_path):
+    """Was: 0 of 26 good rows written."""
+    from pipeline.audit.files import import_labels
+
+    root, sample = audit_root
+    rows = sample.items.to_dict("records")[:27]
+    tasks = []
+    for n, item in enumerate(rows):
+        note = "bad \udfff" if n == 3 else "ok"
+        tasks.append({"id": n + 1, "data": {"sample_id": sample.sample_id, "item_id": item["item_id"]}, "annotations": [
+            {"completed_by": 1, "result": [
+                {"from_name": "support", "to_name": "statement", "type": "choices", "value": {"choices": ["partial"]}},
+                {"from_name": "note", "to_name": "statement", "type": "textarea", "value": {"text": [note]}}]}]})
+    path = tmp_path / "ls.json"
+    path.write_text(json.dumps(tasks), encoding="utf-8")  # json.dumps writes the surrogate as \udfff
+    report = import_labels(path, "demo", "SurLS", store=_store(root), root=root)
+    assert report.errors == ["task 4: field 'note': a lone surrogate (U+DFFF) at character 5 is not text; fix the "
+                             "cell or remove it and import the file again"]
+    assert report.written == 26 * 2  # a label and a note per good task
+
+
+@pytest.mark.parametrize("encoding, said", [
+    ("utf-16", "the file is UTF-16, not UTF-8: read as UTF-16"),
+    ("latin-1", "the file is not UTF-8 (line 4, byte 0xe9 first): read as Windows-1252; check the accented characters "
+                "of the rows that hold them, or save the file as UTF-8"),
+    ("cp1252", "the file is not UTF-8 (line 4, byte 0xe9 first): read as Windows-1252; check the accented characters "
+               "of the rows that hold them, or save the file as UTF-8"),
+])
+def test_a_csv_in_another_encoding_is_read_and_says_how(audit_root, tmp_path, encoding, said):
+    """Was: "not UTF-8 text", the whole file refused for one accented character in one row."""
+    from pipeline.audit.files import import_labels
+
+    root, sample = audit_root
+    ids = list(sample.items["item_id"][:5])
+    body = "sample_id,item_id,support,note\n" + "".join(
+        f"{sample.sample_id},{i},none,{'café noir' if k == 2 else 'plain'}\n" for k, i in enumerate(ids))
+    path = tmp_path / f"labels-{encoding}.csv"
+    path.write_bytes(body.encode(encoding))
+    who = f"Enc-{encoding}"
+    report = import_labels(path, "demo", who, store=_store(root), root=root)
+    assert report.errors == [] and report.written == 10 and report.notes == [said]
+    assert said in report.summary()
+    notes = _store(root).labels(sample.sample_id, who).set_index("item_id")["note"]
+    assert notes[ids[2]] == "café noir" and notes[ids[0]] == "plain"
+
+
+def test_a_utf8_csv_with_one_byte_that_is_not_utf8_loses_that_row_only(audit_root, tmp_path):
+    from pipeline.audit.files import import_labels
+
+    root, sample = audit_root
+    ids = list(sample.items["item_id"][:4])
+    body = ("sample_id,item_id,support,note\n" + "".join(
+        f"{sample.sample_id},{i},full,{'naïve' if k == 0 else 'x'}\n" for k, i in enumerate(ids))).encode("utf-8")
+    body = body.replace(f"{ids[3]},full,x".encode(), f"{ids[3]},full,caf\xe9".encode("latin-1"))
+    path = tmp_path / "mixed.csv"
+    path.write_bytes(body)
+    report = import_labels(path, "demo", "Mixed", store=_store(root), root=root)
+    assert report.errors == ["row 5: field 'note': character 4 is not text (byte 0xe9, which is not UTF-8, or a lone "
+                             "surrogate); fix the cell or remove it and import the file again"]
+    assert report.written == 6 and report.notes == [
+        "the file is UTF-8 with bytes that are not (line 5, byte 0xe9 first): the rows holding them are refused, the others read"]
+    assert _store(root).labels(sample.sample_id, "Mixed").set_index("item_id")["note"][ids[0]] == "naïve"
+
+
+def test_argilla_names_one_person_s_two_different_responses_on_a_record(audit_root, tmp_path):
+    """Was: the second response silently replaced the first (Label Studio, CSV and JSONL named it)."""
+    from pipeline.audit.files import export_tasks, import_labels
+
+    root, sample = audit_root
+    _, records_path = export_tasks(sample, "argilla", tmp_path)
+    records = json.loads(records_path.read_text(encoding="utf-8"))
+    nested = [dict(records[0], responses={"support": [{"value": "full", "user_id": "u-1"}, {"value": "none", "user_id": "u-1"}]}),
+              dict(records[1], responses={"support": [{"value": "partial", "user_id": "u-1"}, {"value": "partial", "user_id": "u-1"}]})]
+    path = tmp_path / "argilla.json"
+    path.write_text(json.dumps(nested), encoding="utf-8")
+    report = import_labels(path, "demo", "Twice", store=_store(root), root=root)
+    first = records[0]["id"]
+    assert report.errors == [f"record 1: item {first} support is 'none' here but 'full' in record 1; kept the first"]
+    assert report.written == 2 and report.repeated == 1  # the same answer twice counts once
+    labels = _store(root).labels(sample.sample_id, "Twice").set_index("item_id")["support"]
+    assert labels[first] == "full"
+    flat = [{"id": records[2]["id"], **records[2]["metadata"], "support.responses": ["none", "full"],
+             "support.responses.users": ["u-9", "u-9"]}]
+    path.write_text(json.dumps(flat), encoding="utf-8")
+    report = import_labels(path, "demo", "Twice", store=_store(root), root=root)
+    assert report.errors == [f"record 1: item {records[2]['id']} support is 'full' here but 'none' in record 1; kept the first"]
