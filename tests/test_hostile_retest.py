@@ -536,3 +536,71 @@ def test_argilla_names_one_person_s_two_different_responses_on_a_record(audit_ro
     path.write_text(json.dumps(flat), encoding="utf-8")
     report = import_labels(path, "demo", "Twice", store=_store(root), root=root)
     assert report.errors == [f"record 1: item {records[2]['id']} support is 'full' here but 'none' in record 1; kept the first"]
+
+
+# ---- issue 46: a reply the provider would send again is not asked again -----------------------------
+
+
+@pytest.mark.parametrize("shape", ["bom", "huge int"])
+def test_collect_keeps_a_bom_reply_and_rejects_a_huge_integer_once(tmp_path, monkeypatch, capsys, shape):
+    """Was: a reply starting with a UTF-8 byte-order mark, or holding a 5,000-digit integer, was "not
+    JSON" and asked again (and paid for) on every rerun."""
+    from pipeline.testing.fake_engines import fake_answer
+    from pipeline.testing.stub_server import StubRequest, StubServer
+
+    class Odd(StubServer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.posts = 0
+
+        def handle_post(self, request: StubRequest) -> None:
+            _, body = request.read_body()
+            self.posts += 1
+            reply = json.dumps(fake_answer(request.path, body["messages"][-1]["content"], "http://127.0.0.1:9"))
+            if shape == "bom":
+                payload = b"\xef\xbb\xbf" + reply.encode("utf-8")
+            else:
+                payload = reply.replace('"object": "chat.completion"', '"object": "chat.completion", "n": ' + "7" * 5000).encode()
+            request.send(200, payload)
+
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PERPLEXITY_API_KEY", CANARY_KEY)
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps({"query": "Is tea good for you?"}) + "\n", encoding="utf-8")
+    out = tmp_path / "out"
+    argv = ["collect", "--engine", "perplexity", "--queries", str(queries), "--out", str(out), "--no-progress"]
+    with Odd() as server:
+        monkeypatch.setenv("AEE_COLLECT_PERPLEXITY_BASE_URL", f"http://127.0.0.1:{server.port}")
+        first = cli_main(argv)
+        summary = json.loads((out / "_collect.json").read_text(encoding="utf-8"))
+        second = cli_main(argv)
+        assert server.posts == 1  # the rerun asked nothing
+    captured = capsys.readouterr()
+    if shape == "bom":
+        assert first == 0 and second == 0
+        (envelope,) = [p for p in out.glob("*.json") if not p.name.startswith("_")]
+        assert "the first claim holds" in json.loads(envelope.read_text(encoding="utf-8"))["response"]["choices"][0]["message"]["content"]
+    else:
+        (rejected,) = (out / "_rejected").glob("*.json")
+        kept = json.loads(rejected.read_text(encoding="utf-8"))
+        assert kept["rejected"] == "HTTP 200: the reply holds an integer of 5,000 digits, more than can be read"
+        assert "7" * 5000 in kept["response_text"]  # the reply as it came, for the audit trail
+        assert summary["rejected"][0]["error"] == kept["rejected"]
+        assert (summary["report"]["rejected"], summary["report"]["failed"]) == (1, 0)
+        assert (first, second) == (1, 0)  # as for any rejected reply: nothing captured, then nothing to ask
+    assert CANARY_KEY not in captured.out + captured.err
+
+
+def test_the_judge_reads_a_reply_around_a_5000_digit_integer():
+    """The judge's lenient reader keeps a too-long integer as its digits, so the labels next to it
+    are read instead of a follow-up call (and a parse failure) for the whole reply."""
+    from functools import partial
+
+    from pipeline.judges.backends.llm_output import check_labels, parse_and_check
+
+    check = partial(check_labels, "relevance", ids=[1])
+    read = parse_and_check('{"results": [{"id": 1, "label": "core", "score": ' + "9" * 5000 + "}]}", check)
+    assert read.problems == [] and read.items[1]["label"] == "relevant"
+    huge_id = parse_and_check('{"results": [{"id": ' + "1" * 5000 + ', "label": "core"}]}', check)
+    assert huge_id.items == {} and huge_id.problems == ["missing ids 1"]  # a bad id, said; no ValueError
+    assert parse_and_check("\ufeff" + '{"results": [{"id": 1, "label": "filler"}]}', check).items[1]["label"] == "filler"
