@@ -603,6 +603,7 @@ def cmd_app(args: argparse.Namespace) -> int:
     from pipeline import room
 
     address = room.resolve_bind(args.address)  # an interface name becomes its address
+    room.check_bind(address, args.port)  # before the URL is printed and the server started
     env = dict(os.environ)
     code = room.normalise_code(args.join_code) or room.configured_code()
     if room.served_to_network(address):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -189,6 +190,8 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
     out_dir = dataset_dir(name, root)  # checks the name first
     if limit is not None and limit < 0:  # ids[:-1] would quietly drop the last answer instead
         raise InputError(f"--limit must be 0 or more (got {limit})", field="--limit")
+    if not (math.isfinite(wait) and wait >= 0):  # a lock wait of -5 s or nan has no meaning
+        raise InputError(f"--wait must be a number of seconds, 0 or more (got {wait:g})", field="--wait")
     with DatasetLock(root or results_dir(), name, wait):
         return _run_locked(name, out_dir, started, path, judge_name=judge_name, judge_config=judge_config,
                            importer=importer, limit=limit, progress=progress, root=root, use_cache=use_cache,
