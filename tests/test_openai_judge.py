@@ -33,8 +33,8 @@ from timing import SLOWDOWN
 from pipeline.judges import get_judge
 from pipeline.judges.backends.cost import estimate_run
 from pipeline.judges.backends.fencing import fence, fence_markers
-from pipeline.judges.backends.llm_retry import EndpointRefused
 from pipeline.judges.backends.llm_output import parse_json_loose
+from pipeline.judges.backends.llm_retry import EndpointRefused
 from pipeline.judges.backends.openai_judge import OpenAIJudge, PairwiseReferenceJudge
 from pipeline.judges.backends.passages import locate_quote, select_passages, split_passages
 from pipeline.judges.base import Judge, JudgeError

@@ -18,6 +18,7 @@ import csv
 import io
 import json
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
@@ -239,18 +240,8 @@ def read_argilla(data: Any) -> Iterator[Row]:
         sample_id = _text(meta.get("sample_id"))
         item = _text(meta.get("item_id")) or _text(rec.get("id")) or ""
         ids = {k: meta.get(k) for k in _ID_KEYS if k in meta}
-        # One person may answer a question of a record twice: each answer goes in the first of that
-        # person's rows without one, so two answers become two rows of the record, and the import
-        # names a conflict (or counts a repeat) as it does for two rows of a CSV.
         by_user: dict[str, list[dict[str, Any]]] = {}
-
-        def add(user: str, question: str, value: Any) -> None:
-            rows = by_user.setdefault(user, [])
-            free = next((r for r in rows if question not in r), None)
-            if free is None:
-                rows.append(free := {})
-            free[question] = value
-
+        add = partial(_add_answer, by_user)
         responses = rec.get("responses")
         if isinstance(responses, dict):
             for question, answers in responses.items():
@@ -276,6 +267,17 @@ def read_argilla(data: Any) -> Iterator[Row]:
             for values in answered:
                 yield Row(where, sample_id, item, user if several else "",
                           {k: v for k, v in values.items() if k in FIELD_VALUES or k == NOTE}, ids, "user_id")
+
+
+def _add_answer(by_user: dict[str, list[dict[str, Any]]], user: str, question: str, value: Any) -> None:
+    """One person may answer a question of a record twice: each answer goes in the first of that
+    person's rows without one, so two answers become two rows of the record, and the import names
+    a conflict (or counts a repeat) as it does for two rows of a CSV."""
+    rows = by_user.setdefault(user, [])
+    free = next((r for r in rows if question not in r), None)
+    if free is None:
+        rows.append(free := {})
+    free[question] = value
 
 
 def read_rows(path: Path, fmt: str = "auto") -> Iterator[Row]:

@@ -198,8 +198,9 @@ def _parse_id(value: Any) -> int | None:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, str):
-        m = re.search(r"\d{1,18}", value)  # no id has more digits; 5,000 of them would not even convert
-        return int(m.group()) if m and len(re.match(r"\d*", value[m.start():]).group()) <= 18 else None
+        m = re.search(r"\d+", value)
+        # no id has more than 18 digits; 5,000 of them would not even convert (int() raises)
+        return int(m.group()) if m and len(m.group()) <= 18 else None
     return None
 
 

@@ -2,7 +2,8 @@
 `llm_client.ChatCaller` for MiniCheck): one place decides what is retried, how long to wait and
 what a failed call says.
 
-Policy: stop the client at the first 401 or 403 (a rejected key fails every call alike); retry on 408, 409, 429, 5xx, timeouts and connection errors with exponential backoff and
+Policy: stop the client at the first 401 or 403 (a rejected key fails every call alike); retry on
+408, 409, 429, 5xx, timeouts and connection errors with exponential backoff and
 jitter, honouring `Retry-After` / `retry-after-ms` up to a cap; never retry other 4xx or a reply
 that cannot be read; a gate bounds concurrent requests across threads (and, shared through
 `share_gate`, across the processes of a Ray run: pipeline.cluster.gate), and a Retry-After holds
