@@ -253,8 +253,10 @@ def cmd_score(args: argparse.Namespace) -> int:
         for warning in citation_warnings(a):
             print(f"warning: answer {one_line(a.answer.answer_id)}: {warning}", file=sys.stderr)
     answers = _fetch_for_score(answers, judge, args.fetch)
-    annotated = [annotate_answer(a, judge, _progress_lines(a.answer.answer_id)) for a in answers]
-    _refuse_if_every_call_failed(annotated, judge.name)
+    annotated = []
+    for a in answers:
+        annotated.append(annotate_answer(a, judge, _progress_lines(a.answer.answer_id)))
+        _refuse_if_every_call_failed(annotated, judge.name)  # stops at the first answer if nothing came back
     reports = [answer_report(a, config, judge.name) | {"format": a.answer.meta.get("format") or fmt} for a in annotated]
     for report in reports:
         for s in report["statements"]:
@@ -271,7 +273,8 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 def _refuse_if_every_call_failed(annotated: list, judge_name: str) -> None:
     """`aee score` with a judge none of whose calls came back prints no scorecard of "not scorable"
-    rows: it stops with the first reason (exit 2), like a run does."""
+    rows: it stops with the first reason (exit 2) as soon as the answers so far hold failed calls
+    only, like a run after its first chunk, instead of asking about every other answer."""
     from pipeline.errors import one_line
     from pipeline.judges.base import call_outcomes
 

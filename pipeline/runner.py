@@ -191,7 +191,7 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
     if limit is not None and limit < 0:  # ids[:-1] would quietly drop the last answer instead
         raise InputError(f"--limit must be 0 or more (got {limit})", field="--limit")
     if not (math.isfinite(wait) and wait >= 0):  # a lock wait of -5 s or nan has no meaning
-        raise InputError(f"--wait must be a number of seconds, 0 or more (got {wait:g})", field="--wait")
+        raise InputError(f"must be a number of seconds, 0 or more (got {wait:g})", field="--wait")
     with DatasetLock(root or results_dir(), name, wait):
         return _run_locked(name, out_dir, started, path, judge_name=judge_name, judge_config=judge_config,
                            importer=importer, limit=limit, progress=progress, root=root, use_cache=use_cache,

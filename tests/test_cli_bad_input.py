@@ -154,7 +154,7 @@ def test_run_refuses_a_wait_that_is_no_number_of_seconds(tmp_path, monkeypatch, 
     monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
     assert cli_main(["run", "--dataset", "demo", "--wait", wait, "--no-progress"]) == 2
     shown = {"-5": "-5", "nan": "nan", "inf": "inf"}[wait]
-    assert _one_error(capsys) == f"error: field '--wait': --wait must be a number of seconds, 0 or more (got {shown})"
+    assert _one_error(capsys) == f"error: field '--wait': must be a number of seconds, 0 or more (got {shown})"
     assert not (tmp_path / "results").exists()
 
 

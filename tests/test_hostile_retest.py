@@ -282,8 +282,15 @@ def test_a_judge_all_of_whose_calls_fail_stops_the_run_with_exit_2(judge_server,
     line = one_error_line(capsys)
     assert "every call of judge openai:m46 failed" in line and "HTTP 400" in line and "results of 'D' are unchanged" in line
     assert snapshot(tmp_path / "results") == before
+    judge_server.reset()
+    judge_server.handler = lambda request: FakeResponse(status=400, body={"error": {"message": "model m46 does not exist"}})
     assert cli_main(["score", str(DEMO), "--judge", "openai"]) == 2
-    assert "every call of judge openai:m46 failed" in last_error_line(capsys)
+    line = last_error_line(capsys)
+    assert "every call of judge openai:m46 failed" in line and "HTTP 400" in line
+    # score stopped after the first of the 24 answers: its own few calls (5 today), where it used to
+    # send all 791 calls of the 24 answers before printing a scorecard of n/a
+    first_answer = len(judge_server.requests)
+    assert 0 < first_answer <= 10, first_answer
 
 
 def test_failed_calls_are_asked_again_by_the_next_run(judge_server, tmp_path, capsys):
