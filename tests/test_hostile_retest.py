@@ -519,7 +519,8 @@ def test_a_utf8_csv_with_one_byte_that_is_not_utf8_loses_that_row_only(audit_roo
     assert report.errors == ["row 5: field 'note': character 4 is not text (byte 0xe9, which is not UTF-8, or a lone "
                              "surrogate); fix the cell or remove it and import the file again"]
     assert report.written == 6 and report.notes == [
-        "the file is UTF-8 with bytes that are not (line 5, byte 0xe9 first): the rows holding them are refused, the others read"]
+        "the file is UTF-8 with bytes that are not (line 5, byte 0xe9 first): a row with one in a cell the import reads "
+        "is refused, the others are read"]
     assert _store(root).labels(sample.sample_id, "Mixed").set_index("item_id")["note"][ids[0]] == "naïve"
 
 

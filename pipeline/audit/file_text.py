@@ -78,8 +78,8 @@ def decode_labels(data: bytes, name: str) -> tuple[str, str]:
     where = f"line {_line_of(data, first_bad)}, byte 0x{data[first_bad]:02x}"
     if _UTF8_SEQUENCE.search(data):
         return data.decode("utf-8", "surrogateescape"), (
-            f"the file is UTF-8 with bytes that are not ({where} first): the rows holding them are refused, "
-            "the others read")
+            f"the file is UTF-8 with bytes that are not ({where} first): a row with one in a cell the import "
+            "reads is refused, the others are read")
     try:
         text, codec = data.decode("cp1252"), "cp1252"
     except UnicodeDecodeError:
