@@ -253,7 +253,10 @@ def cmd_score(args: argparse.Namespace) -> int:
         for warning in citation_warnings(a):
             print(f"warning: answer {one_line(a.answer.answer_id)}: {warning}", file=sys.stderr)
     answers = _fetch_for_score(answers, judge, args.fetch)
-    annotated = [annotate_answer(a, judge, _progress_lines(a.answer.answer_id)) for a in answers]
+    annotated = []
+    for a in answers:
+        annotated.append(annotate_answer(a, judge, _progress_lines(a.answer.answer_id)))
+        _refuse_if_every_call_failed(annotated, judge.name)  # stops at the first answer if nothing came back
     reports = [answer_report(a, config, judge.name) | {"format": a.answer.meta.get("format") or fmt} for a in annotated]
     for report in reports:
         for s in report["statements"]:
@@ -266,6 +269,18 @@ def cmd_score(args: argparse.Namespace) -> int:
         for report in reports:
             print(_format_report(report))
     return 0
+
+
+def _refuse_if_every_call_failed(annotated: list, judge_name: str) -> None:
+    """`aee score` with a judge none of whose calls came back prints no scorecard of "not scorable"
+    rows: it stops with the first reason (exit 2) as soon as the answers so far hold failed calls
+    only, like a run after its first chunk, instead of asking about every other answer."""
+    from pipeline.errors import one_line
+    from pipeline.judges.base import call_outcomes
+
+    asked, failed = call_outcomes(annotated, judge_name)
+    if asked and len(failed) == asked:
+        raise JudgeError(f"every call of judge {judge_name} failed ({len(failed)}); the first: {one_line(failed[0].raw, 300)}")
 
 
 def _fetch_for_score(answers: list, judge: Any, wanted: bool | None) -> list:
@@ -346,6 +361,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     where = "" if result.executor == "local" else f" on {result.executor}"
     print(f"{result.answers} answers, judge {result.judge}{where}: {result.chunks_done} chunks annotated, "
           f"{result.chunks_skipped} reused; {result.seconds:.1f} s; results in {result.out_dir}")
+    if result.chunks_unsaved:
+        print(f"warning: {result.chunks_unsaved} chunk(s) had a failed judge call: their labels are not saved and "
+              "the next run asks those calls again (the others come from the judge cache)", file=sys.stderr)
     if result.cache:
         print(f"judge cache: {result.cache.get('hits', 0)} hits, {result.cache.get('misses', 0)} misses")
     print(_scorecard_text(result.summary, "strict", "exact", "all"))
@@ -588,6 +606,7 @@ def cmd_app(args: argparse.Namespace) -> int:
     from pipeline import room
 
     address = room.resolve_bind(args.address)  # an interface name becomes its address
+    room.check_bind(address, args.port)  # before the URL is printed and the server started
     env = dict(os.environ)
     code = room.normalise_code(args.join_code) or room.configured_code()
     if room.served_to_network(address):

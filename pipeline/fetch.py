@@ -8,7 +8,8 @@ hostile:
   multicast, reserved, unspecified and cloud-metadata addresses are refused unless the caller
   allows them (`allow_hosts` for named hosts / addresses / networks, each with a port, or alone
   for its web ports 80 and 443 only; `allow_private` for private ranges; metadata endpoints need
-  an explicit `allow_hosts` entry). A port is part of what is allowed: allowing a local mirror
+  an `allow_hosts` entry of their own: their name or their one address, never a network that
+  merely holds them, such as 0.0.0.0/0 or 169.254.0.0/16). A port is part of what is allowed: allowing a local mirror
   never lets a redirect reach another service of that machine (ssh on 22, a database);
 - the connection goes to the address that was checked (the Host header and TLS SNI still carry
   the name), so a DNS answer that changes between check and connect cannot redirect us;
@@ -144,6 +145,16 @@ class _Policy:
         return (any(name == host and self._port_ok(p, port) for name, p in self.names)
                 or any(ip in net and self._port_ok(p, port) for net, p in self.networks))
 
+    def names_exactly(self, host: str, ip: IpAddress, port: int) -> bool:
+        """True when an entry names this one address (a network of one address), or this host when
+        it is a metadata host name, for this port: what opens a cloud-metadata address. A wider
+        network that happens to hold it (0.0.0.0/0, 169.254.0.0/16) does not: whoever wrote it meant
+        a range, not the metadata service; nor does another name that resolves there."""
+        targets = {ip, _embedded_v4(ip)}
+        return (any(name == host and host in METADATA_HOSTS and self._port_ok(p, port) for name, p in self.names)
+                or any(net.num_addresses == 1 and net.network_address in targets and self._port_ok(p, port)
+                       for net, p in self.networks))
+
     def names_host(self, host: str) -> bool:
         """True when some entry names this host (the only way to open a cloud-metadata name)."""
         return any(name == host for name, _ in self.names)
@@ -181,7 +192,10 @@ def _address_problem(ip: IpAddress) -> str | None:
 
 def _check_address(host: str, ip: IpAddress, port: int, policy: _Policy) -> None:
     problem = _address_problem(ip)
-    if problem is None or policy.listed(host, ip, port):
+    if problem == "cloud metadata":
+        if policy.names_exactly(host, ip, port):
+            return
+    elif problem is None or policy.listed(host, ip, port):
         return
     if problem != "cloud metadata" and policy.allow_private:
         return

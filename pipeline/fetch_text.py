@@ -258,8 +258,38 @@ def _sniff(body: bytes) -> str:
     return "text/plain"
 
 
+# What share of a decoded body may be control characters or undecodable bytes before it is taken
+# for binary data: real pages have next to none (a form feed, a stray NUL), random bytes about a
+# tenth (the C0 controls alone are 28 of 256 byte values) or far more under UTF-8.
+MAX_BINARY_SHARE = 0.02
+_TEXT_CONTROLS = frozenset("\t\n\r\f\v")
+_SAMPLE_CHARS = 100_000
+
+
+def _binary_share(text: str) -> float:
+    """The share of the first characters of `text` that no text holds: control characters other
+    than white space, and U+FFFD (a byte the character set could not read)."""
+    sample = text[:_SAMPLE_CHARS]
+    if not sample:
+        return 0.0
+    odd = sum(1 for ch in sample if ch == "\ufffd" or ((ch < " " or "\x7f" <= ch <= "\x9f") and ch not in _TEXT_CONTROLS))
+    return odd / len(sample)
+
+
+def _text_or_stop(raw: str, mime: str, status: int) -> str:
+    """`raw` when it is text; a body declared as text that is binary is not kept (it would be judged
+    as a source's words)."""
+    share = _binary_share(raw)
+    if share > MAX_BINARY_SHARE:
+        raise _Stop(f"unsupported content: binary data served as {mime} ({share:.0%} of its first characters are "
+                    "control characters or bytes no character set reads)", status)
+    return raw
+
+
 def _extract(body: bytes, content_type: str, url: str, status: int):
-    """(media type, title, text, injection kinds) for a 2xx body."""
+    """(media type, title, text, injection kinds) for a 2xx body. The body's own first bytes
+    override a declared text type when they say PDF (a PDF served as text/html is read as a PDF),
+    and a text body that is binary is refused."""
     msg = Message()
     msg["content-type"] = content_type or ""
     mime = (content_type.split(";", 1)[0].strip().lower() if content_type else "")
@@ -268,14 +298,16 @@ def _extract(body: bytes, content_type: str, url: str, status: int):
         charset = charset[2]
     if not mime or mime in ("application/octet-stream", "binary/octet-stream"):
         mime = _sniff(body)
+    elif mime in _HTML_TYPES | _TEXT_TYPES and _sniff(body) == "application/pdf":
+        mime = "application/pdf"  # the bytes are a PDF whatever the server called them
     if mime in _PDF_TYPES:
         title, text = _pdf_to_text(body, status)
         raw = text
     elif mime in _HTML_TYPES:
-        raw = _decode_text(body, charset, is_html=True)
+        raw = _text_or_stop(_decode_text(body, charset, is_html=True), mime, status)
         title, text = _html_to_text(raw, url, status)
     elif mime in _TEXT_TYPES:
-        raw = _decode_text(body, charset, is_html=False)
+        raw = _text_or_stop(_decode_text(body, charset, is_html=False), mime, status)
         title, text = "", raw.strip()
     else:
         raise _Stop(f"unsupported content type: {mime}", status)

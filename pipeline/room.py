@@ -101,6 +101,45 @@ def resolve_bind(address: str) -> str:
     return address
 
 
+def check_bind(address: str, port: int) -> None:
+    """Refuse, before anything starts, a port outside 1-65535 and an address this machine cannot
+    listen on (not an address, not one of its own, the port taken), with one line saying why;
+    `address` as `resolve_bind` gave it. The server would otherwise end in a traceback after the
+    URL was printed. A trial socket is bound and closed at once; nothing is contacted."""
+    from pipeline.errors import InputError
+
+    if not 1 <= port <= 65535:
+        raise InputError(f"must be a port number from 1 to 65535 (got {port})", field="--port")
+    host = address.strip()
+    if host in ANY_ADDRESSES:
+        host = "::" if host == "::" else "0.0.0.0"
+    looks_numeric = bool(host) and all(ch.isdigit() or ch in ".:" for ch in host)
+    if looks_numeric:
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            raise InputError(f"{host!r} is not an IP address (each part of an IPv4 address is 0 to 255)",
+                             field="--address") from None
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError, ValueError):
+        names = ", ".join(sorted(interface_addresses())) or "none found"
+        raise InputError(f"{host!r} is neither an address, a host name nor an interface of this machine "
+                         f"(interfaces: {names})", field="--address") from None
+    reasons = []
+    for family, kind, proto, _, where in found:
+        trial = socket.socket(family, kind, proto)
+        try:
+            trial.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server will
+            trial.bind(where)
+            return
+        except OSError as exc:
+            reasons.append(exc.strerror or type(exc).__name__)
+        finally:
+            trial.close()
+    raise InputError(f"cannot listen on {host} port {port}: {'; '.join(dict.fromkeys(reasons))}", field="--address")
+
+
 def _reachable(addr: str) -> bool:
     try:
         ip = ipaddress.ip_address(addr)

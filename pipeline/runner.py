@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -31,12 +32,13 @@ import pyarrow.compute as pc
 
 from pipeline.aggregate import SummaryAccumulator, summary_keys
 from pipeline.annotate import prompt_versions
-from pipeline.errors import InputError
+from pipeline.errors import InputError, one_line
 from pipeline.executor import ChunkTask, Executor, JudgeSpec, LocalExecutor
 from pipeline.importers import IMPORTERS, resolve_dataset
 from pipeline.importers.import_report import ImportReport
 from pipeline.importers.refusals import Refusals
 from pipeline.judges import Judge, get_judge, with_cache
+from pipeline.judges.base import JudgeError, call_outcomes
 from pipeline.records import AnnotatedAnswer, Verdict
 from pipeline.result_sets import DatasetLock, NewGeneration, sweep_leftovers
 from pipeline.similarity import SIMILARITY_JUDGE, SIMILARITY_VERSION
@@ -78,6 +80,7 @@ class RunResult:
     answers: int = 0
     chunks_done: int = 0
     chunks_skipped: int = 0
+    chunks_unsaved: int = 0  # annotated with a failed call: not saved, asked again by the next run
     seconds: float = 0.0
     out_dir: Path | None = None
     summary: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -109,14 +112,17 @@ def _chunks(answers: Iterable[AnnotatedAnswer], size: int) -> Iterator[list[Anno
         yield chunk
 
 
-def _saved_labels(chunk: Sequence[AnnotatedAnswer], part: Path) -> list[AnnotatedAnswer] | None:
-    """A chunk's labels read back from its saved part, or None when the part is not on disk."""
+def _saved_labels(chunk: Sequence[AnnotatedAnswer], part: Path, judge_name: str) -> list[AnnotatedAnswer] | None:
+    """A chunk's labels read back from its saved part, or None when the part is not on disk or
+    holds a failed call (written before failed calls kept a chunk unsaved): a call that failed is
+    asked again, and the cache answers the others."""
     if not part.exists():
         return None
     by_answer: dict[str, list[Verdict]] = {}
     for row in read_table(part, "labels").to_dict("records"):
         by_answer.setdefault(row["answer_id"], []).append(row_verdict(row))
-    return [AnnotatedAnswer(a.answer, statements_for(a), tuple(by_answer.get(a.answer.answer_id, ()))) for a in chunk]
+    saved = [AnnotatedAnswer(a.answer, statements_for(a), tuple(by_answer.get(a.answer.answer_id, ()))) for a in chunk]
+    return None if call_outcomes(saved, judge_name)[1] else saved
 
 
 def _tasks(chunks: Iterable[list[AnnotatedAnswer]], judge: Judge, parts_dir: Path, result: RunResult) -> Iterator[ChunkTask]:
@@ -127,7 +133,7 @@ def _tasks(chunks: Iterable[list[AnnotatedAnswer]], judge: Judge, parts_dir: Pat
             yield ChunkTask(seq, chunk)
             continue
         part = parts_dir / f"labels-{_chunk_key(judge, chunk)}.parquet"
-        saved = _saved_labels(chunk, part)
+        saved = _saved_labels(chunk, part, judge.name)
         if saved is not None:
             result.chunks_skipped += 1
         yield ChunkTask(seq, chunk, saved, part)
@@ -136,10 +142,22 @@ def _tasks(chunks: Iterable[list[AnnotatedAnswer]], judge: Judge, parts_dir: Pat
 def _annotated_chunks(chunks: Iterable[list[AnnotatedAnswer]], judge: Judge, parts_dir: Path, dataset: str,
                       result: RunResult, executor: Executor, spec: JudgeSpec | None) -> Iterator[list[AnnotatedAnswer]]:
     """Every chunk annotated by the executor, in order; a computed judge's fresh labels are saved
-    as the chunk's part as soon as the chunk is complete (the executor hands over whole chunks only)."""
+    as the chunk's part as soon as the chunk is complete (the executor hands over whole chunks only),
+    unless one of its calls failed: the chunk is then asked again by the next run (the cache
+    answers every call that did not fail). A judge all of whose calls failed so far stops the run
+    (JudgeError) before it replaces the results with a set of "not scorable"."""
+    answered = False  # has any fresh call of this run come back?
     for task, annotated in executor.annotate(_tasks(chunks, judge, parts_dir, result), judge, spec, dataset):
         if task.saved is None and task.part is not None:
-            write_table("labels", label_rows(dataset, annotated), task.part)
+            asked, failed = call_outcomes(annotated, judge.name)
+            answered = answered or len(failed) < asked
+            if asked and not answered:
+                raise JudgeError(f"every call of judge {judge.name} failed ({len(failed)} in the first chunk), so the run "
+                                 f"stopped; the first: {one_line(failed[0].raw, 300)}; the results of {dataset!r} are unchanged")
+            if failed:
+                result.chunks_unsaved += 1
+            else:
+                write_table("labels", label_rows(dataset, annotated), task.part)
             result.chunks_done += 1
         yield annotated
 
@@ -172,6 +190,8 @@ def run_dataset(name: str, path: str | Path | None = None, *, judge_name: str | 
     out_dir = dataset_dir(name, root)  # checks the name first
     if limit is not None and limit < 0:  # ids[:-1] would quietly drop the last answer instead
         raise InputError(f"--limit must be 0 or more (got {limit})", field="--limit")
+    if not (math.isfinite(wait) and wait >= 0):  # a lock wait of -5 s or nan has no meaning
+        raise InputError(f"must be a number of seconds, 0 or more (got {wait:g})", field="--wait")
     with DatasetLock(root or results_dir(), name, wait):
         return _run_locked(name, out_dir, started, path, judge_name=judge_name, judge_config=judge_config,
                            importer=importer, limit=limit, progress=progress, root=root, use_cache=use_cache,

@@ -96,10 +96,21 @@ def judge_dirname(judge: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", judge).strip("._") or "judge"
 
 
+# Folders of the results root that hold something else than a dataset (pipeline.judges.measure:
+# agreement tables and the behavioural check results): a dataset of that name would share the folder
+# and be listed among the datasets. Compared without case (a macOS disk does not tell them apart).
+RESERVED_NAMES = frozenset({"agreement", "judge_checks"})
+
+
 def dataset_dir(dataset: str, root: Path | None = None) -> Path:
-    """Folder of one dataset's results; the name is checked so it cannot escape the root."""
+    """Folder of one dataset's results; the name is checked so it cannot escape the root nor take
+    a folder the toolkit keeps for itself."""
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", dataset):
         raise InputError(f"dataset name {dataset!r} must be letters, digits, '.', '_' or '-' (max 64)")
+    if dataset.lower() in RESERVED_NAMES:
+        raise InputError(f"dataset name {dataset!r} is the name of a folder the toolkit keeps its "
+                         f"{'judge agreement tables' if dataset.lower() == 'agreement' else 'judge check results'} in; "
+                         "choose another name")
     return (root or results_dir()) / dataset
 
 
@@ -304,7 +315,7 @@ def _result_folders(root: Path | None) -> list[Path]:
     if not root.is_dir():
         return []
     return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))
-                  and ((p / "CURRENT").exists() or is_legacy(p)))
+                  and p.name.lower() not in RESERVED_NAMES and ((p / "CURRENT").exists() or is_legacy(p)))
 
 
 def list_datasets(root: Path | None = None) -> list[str]:

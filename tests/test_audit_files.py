@@ -112,8 +112,8 @@ def test_a_file_for_another_dataset_or_not_text_is_refused(root, sample, tmp_pat
     report = import_labels(path, "hostile", "Ana", store=store, root=root)
     assert report.written == 0 and all("belongs to dataset 'demo', not 'hostile'" in e for e in report.errors)
     binary = tmp_path / "x.csv"
-    binary.write_bytes(b"\xff\xfe\x00garbage")
-    with pytest.raises(InputError, match="not UTF-8"):
+    binary.write_bytes(b"\x81\x00\x9dgarbage\xff\x00")  # no text in any encoding: said with how it was read
+    with pytest.raises(InputError, match=r"no item_id column .*the file is not UTF-8 \(line 1, byte 0x81 first\): read as Latin-1"):
         import_labels(binary, "demo", "Ana", store=store, root=root)
     no_ids = tmp_path / "y.csv"
     no_ids.write_text("a,b\n1,2\n", encoding="utf-8")

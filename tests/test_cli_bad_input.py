@@ -100,3 +100,92 @@ def test_duplicate_answer_ids_in_jsonl(tmp_path):
     path.write_text(json.dumps(GOOD) + "\n" + json.dumps(GOOD) + "\n")
     out = run_score(path)
     assert out.returncode == 2 and "duplicate answer_id" in out.stderr
+
+
+# ---- issue 46: arguments checked before anything starts ----------------------------------------------
+
+
+def _one_error(capsys) -> str:
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in err, err
+    assert "http://" not in out + err  # refused before the address to open was printed
+    return lines[0]
+
+
+@pytest.mark.parametrize("argv, said", [
+    (["--port", "-1"], "error: field '--port': must be a port number from 1 to 65535 (got -1)"),
+    (["--port", "99999"], "error: field '--port': must be a port number from 1 to 65535 (got 99999)"),
+    (["--address", "256.1.1.1"], "error: field '--address': '256.1.1.1' is not an IP address (each part of an IPv4 "
+                                 "address is 0 to 255)"),
+    (["--address", "nosuchiface0"], "error: field '--address': 'nosuchiface0' is neither an address, a host name nor "
+                                    "an interface of this machine"),
+])
+def test_aee_app_refuses_a_bad_port_or_address_before_starting(capsys, monkeypatch, argv, said):
+    """Was: a traceback from the server after the URL was printed."""
+    import subprocess as sp
+
+    from pipeline.cli import main as cli_main
+
+    monkeypatch.setattr(sp, "call", lambda *a, **k: pytest.fail("the server was started"))
+    assert cli_main(["app", *argv]) == 2
+    assert _one_error(capsys).startswith(said)
+
+
+def test_aee_app_refuses_a_port_already_taken(capsys, monkeypatch):
+    import socket
+    import subprocess as sp
+
+    from pipeline.cli import main as cli_main
+
+    monkeypatch.setattr(sp, "call", lambda *a, **k: pytest.fail("the server was started"))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        assert cli_main(["app", "--address", "127.0.0.1", "--port", str(port)]) == 2
+    assert _one_error(capsys) == f"error: field '--address': cannot listen on 127.0.0.1 port {port}: Address already in use"
+
+
+@pytest.mark.parametrize("wait", ["-5", "nan", "inf"])
+def test_run_refuses_a_wait_that_is_no_number_of_seconds(tmp_path, monkeypatch, capsys, wait):
+    from pipeline.cli import main as cli_main
+
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    assert cli_main(["run", "--dataset", "demo", "--wait", wait, "--no-progress"]) == 2
+    shown = {"-5": "-5", "nan": "nan", "inf": "inf"}[wait]
+    assert _one_error(capsys) == f"error: field '--wait': must be a number of seconds, 0 or more (got {shown})"
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("name", ["agreement", "judge_checks", "Agreement"])
+def test_the_toolkit_s_own_folders_are_no_dataset_names(tmp_path, monkeypatch, capsys, name):
+    """Was: accepted as dataset names, then listed among the datasets."""
+    from pipeline.cli import main as cli_main
+    from pipeline.store import list_datasets
+
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    demo = ROOT / "data" / "demo" / "answers.jsonl"
+    assert cli_main(["run", "--dataset", name, "--path", str(demo), "--no-progress"]) == 2
+    assert "is the name of a folder the toolkit keeps" in _one_error(capsys)
+    (tmp_path / "results" / name).mkdir(parents=True)  # one made by an older version is not listed either
+    (tmp_path / "results" / name / "CURRENT").write_text("g1", encoding="utf-8")
+    assert list_datasets(tmp_path / "results") == []
+
+
+def test_a_sample_written_as_csv_and_as_jsonl_keeps_two_design_files(tmp_path, monkeypatch, capsys):
+    """Was: `audit sample --out s.csv` then `--out s.jsonl` wrote one `s.design.csv`, the second over the first."""
+    from audit_fixtures import build_audit_results
+
+    from pipeline.cli import main as cli_main
+
+    root = build_audit_results(tmp_path / "r")
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(root))
+    base = ["audit", "sample", "--dataset", "demo", "--judge", "scripted", "--n", "30"]
+    assert cli_main([*base, "--out", str(tmp_path / "s.csv")]) == 0
+    assert cli_main([*base, "--seed", "1", "--out", str(tmp_path / "s.jsonl")]) == 0
+    csv_design, jsonl_design = tmp_path / "s.design.csv", tmp_path / "s.jsonl.design.csv"
+    assert csv_design.is_file() and jsonl_design.is_file()
+    assert csv_design.read_text(encoding="utf-8") != jsonl_design.read_text(encoding="utf-8")  # seeds 0 and 1
+    assert f"and {jsonl_design}" in capsys.readouterr().out
+    assert cli_main([*base, "--out", str(tmp_path / "s.txt")]) == 2  # refused before a sample is registered

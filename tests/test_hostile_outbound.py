@@ -2,11 +2,13 @@
 server answering `302 Location: http://127.0.0.1:<another port>/canary` (or 307, or a redirect to
 another scheme) gets the request refused with a line saying so, and the canary server never sees the
 key, for each call site: `aee collect`, the OpenAI judge (plain and Azure), the chat caller behind
-MiniCheck, and the conflict probe. Only 127.0.0.1 is contacted."""
+MiniCheck, and the conflict probe. Only 127.0.0.1 is contacted. And what the fetcher brings back
+(issue 46): text only when it is text, and the cloud-metadata address only by its own entry."""
 
 from __future__ import annotations
 
 import json
+import random
 import threading
 from pathlib import Path
 
@@ -247,3 +249,95 @@ def test_the_project_has_no_other_keyed_client():
             if needle in text and "testing" not in path.parts:
                 offenders.append(f"{path.relative_to(root)}: {needle}")
     assert offenders == []
+
+
+# ---- issue 46: text kept only when it is text; the metadata address only by its own entry -------------
+
+
+RANDOM_BYTES = random.Random(46).randbytes(300_000)
+
+
+@pytest.fixture
+def pages(tmp_path, monkeypatch):
+    """A loopback server with binary bodies under text types, and the fetcher allowed to reach it."""
+    from test_fetch import PDF_BYTES
+
+    from pipeline.testing.stub_server import StubRequest, StubServer
+
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    bodies = {"/random.txt": (RANDOM_BYTES, "text/plain"),
+              "/random-utf8.txt": (RANDOM_BYTES, "text/plain; charset=utf-8"),
+              "/random.html": (RANDOM_BYTES, "text/html"),
+              "/paper.html": (PDF_BYTES, "text/html"),
+              "/paper.txt": (PDF_BYTES, "text/plain"),
+              "/accents.txt": ("Crème brûlée, naïve café.\fNext page\tcolumn\r\n".encode("cp1252") * 50,
+                               "text/plain; charset=windows-1252")}
+
+    class Pages(StubServer):
+        def handle_get(self, request: StubRequest) -> None:
+            body, kind = bodies[request.path]
+            request.send(200, body, kind)
+
+    with Pages() as server:
+        yield f"http://127.0.0.1:{server.port}", {"allow_hosts": [f"127.0.0.1:{server.port}"]}
+
+
+@pytest.mark.parametrize("path, kind", [("/random.txt", "text/plain"), ("/random-utf8.txt", "text/plain"),
+                                        ("/random.html", "text/html")])
+def test_random_bytes_served_as_text_are_not_kept_as_text(pages, path, kind):
+    """Was: ok=true with up to 2 million characters of noise as the source's text."""
+    from pipeline.fetch import fetch_source
+    from pipeline.fetch_outcome import plain_reason
+
+    base, allow = pages
+    result = fetch_source(base + path, **allow)
+    assert not result.ok and result.text == "" and result.status == 200
+    assert result.reason.startswith(f"unsupported content: binary data served as {kind} ("), result.reason
+    assert plain_reason(result) == "the page is a kind of file the fetcher cannot read"
+
+
+@pytest.mark.parametrize("path", ["/paper.html", "/paper.txt"])
+def test_a_pdf_served_as_text_is_read_as_a_pdf(pages, path):
+    pytest.importorskip("pypdf")
+    from pipeline.fetch import fetch_source
+
+    base, allow = pages
+    result = fetch_source(base + path, **allow)
+    assert result.ok and result.content_type == "application/pdf", result.reason
+    assert "Hello PDF world" in result.text and "%PDF" not in result.text
+
+
+def test_text_with_accents_form_feeds_and_tabs_is_still_text(pages):
+    from pipeline.fetch import fetch_source
+
+    base, allow = pages
+    result = fetch_source(base + "/accents.txt", **allow)
+    assert result.ok and result.text.startswith("Crème brûlée, naïve café.")
+
+
+@pytest.mark.parametrize("entries", [["0.0.0.0/0"], ["169.254.0.0/16"], ["169.254.169.254:8080"],
+                                     ["0.0.0.0/0", "::/0"]])
+def test_a_network_that_holds_the_metadata_address_does_not_open_it(monkeypatch, entries):
+    """Was: `--fetch-allow-host 0.0.0.0/0` or `169.254.0.0/16` let 169.254.169.254 through."""
+    from pipeline import fetch
+
+    contacted: list = []
+    monkeypatch.setattr(fetch, "_connect", lambda address, timeout: contacted.append(address) or pytest.fail("connected"))
+    result = fetch.fetch_source("http://169.254.169.254/latest/meta-data/", allow_hosts=entries)
+    assert not result.ok and contacted == []
+    assert result.reason == "refused: cloud metadata address 169.254.169.254 port 80 (host 169.254.169.254)"
+
+
+@pytest.mark.parametrize("entry", ["169.254.169.254", "169.254.169.254/32", "169.254.169.254:80"])
+def test_the_metadata_address_opens_by_its_own_entry(monkeypatch, entry):
+    from pipeline import fetch
+
+    contacted: list = []
+
+    def refuse(address, timeout):
+        contacted.append(address)
+        raise ConnectionRefusedError(111, "Connection refused")  # nothing is sent anywhere
+
+    monkeypatch.setattr(fetch, "_connect", refuse)
+    result = fetch.fetch_source("http://169.254.169.254/latest/meta-data/", allow_hosts=[entry])
+    assert contacted == [("169.254.169.254", 80)] and "cloud metadata" not in result.reason

@@ -34,6 +34,7 @@ from pipeline.judges import get_judge
 from pipeline.judges.backends.cost import estimate_run
 from pipeline.judges.backends.fencing import fence, fence_markers
 from pipeline.judges.backends.llm_output import parse_json_loose
+from pipeline.judges.backends.llm_retry import EndpointRefused
 from pipeline.judges.backends.openai_judge import OpenAIJudge, PairwiseReferenceJudge
 from pipeline.judges.backends.passages import locate_quote, select_passages, split_passages
 from pipeline.judges.base import Judge, JudgeError
@@ -487,14 +488,17 @@ def test_api_key_never_leaks(make_judge, fake_openai, caplog):
     answer, statements = sample_answer(2)
     fake_openai.enqueue(
         FakeResponse(status=500, content=f"bad auth for key {TEST_KEY}"),
-        FakeResponse(status=401, content=f"Incorrect API key provided: {TEST_KEY}"),
+        FakeResponse(status=502, content=f"Bad gateway for {TEST_KEY}"),
         f"echo {TEST_KEY} not json",
         f"again {TEST_KEY}",
+        FakeResponse(status=401, content=f"Incorrect API key provided: {TEST_KEY}"),
     )
     failed = judge.support(answer, statements, answer.sources[0])
     parsed = judge.relevance(answer, statements)
+    with pytest.raises(EndpointRefused) as rejected:  # a 401 stops the judge (issue 46)
+        judge.confidence(answer)
     assert fake_openai.chat_requests[0].headers["authorization"] == f"Bearer {TEST_KEY}"  # it was used
-    blob = repr(failed) + repr(parsed) + repr(judge) + caplog.text
+    blob = repr(failed) + repr(parsed) + repr(judge) + caplog.text + str(rejected.value)
     blob += json.dumps(estimate_run([AnnotatedAnswer(answer, tuple(statements))], judge))
     assert failed[0].label is None and parsed[0].label is None
     assert TEST_KEY not in blob and "DoNotLeak" not in blob

@@ -89,6 +89,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
     if args.relevance and args.unit != "pair":
         raise InputError("--relevance goes with --unit pair (a statement sample asks relevance already)", field="--relevance")
+    if args.out and args.out.suffix.lower() not in (".csv", ".jsonl"):  # said before the sample is registered
+        raise InputError("the output file must end in .csv or .jsonl", field="--out")
     sample = draw_sample(args.dataset, args.judge, args.n, seed=args.seed, unit=args.unit, scope=args.scope,
                          sample_id=args.sample_id, relevance=args.relevance)
     folder, new = register(sample)

@@ -18,10 +18,12 @@ import csv
 import io
 import json
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from pipeline.audit import FIELD_VALUES, UNIT_FIELDS
+from pipeline.audit.file_text import decode_labels, not_text
 from pipeline.audit.labels import NOTE, LabelStore, check_value, clean_name
 from pipeline.audit.population import item_asks
 from pipeline.audit.sample import Sample, annotation_rows, asks_relevance, load_sample
@@ -44,11 +46,12 @@ class ImportReport:
     unchanged: int = 0
     repeated: int = 0
     errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # how the file was read, when that was not plain UTF-8
 
     def summary(self) -> str:
         who = ", ".join(sorted(self.annotators)) or "nobody"
         return (f"{self.rows} rows read for {who}: {self.written} labels written, {self.unchanged} already there, "
-                f"{self.repeated} repeated rows, {len(self.errors)} bad rows")
+                f"{self.repeated} repeated rows, {len(self.errors)} bad rows" + "".join(f"; {n}" for n in self.notes))
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,7 @@ class Row:
 # ---- reading each format -------------------------------------------------------------------------
 
 
-def _read_bytes(path: Path) -> str:
+def _read_bytes(path: Path) -> tuple[str, str]:
     try:
         size = path.stat().st_size
     except OSError as exc:
@@ -77,14 +80,13 @@ def _read_bytes(path: Path) -> str:
     return decode(path.read_bytes(), str(path))
 
 
-def decode(data: bytes, name: str) -> str:
-    """A file's bytes as text: at most MAX_FILE_BYTES of UTF-8 (a byte-order mark is dropped)."""
+def decode(data: bytes, name: str) -> tuple[str, str]:
+    """A file's bytes as text (at most MAX_FILE_BYTES), and how they were read when that was not
+    plain UTF-8 ("" when it was): UTF-16, Windows-1252 and the like are read, and said
+    (pipeline.audit.file_text)."""
     if len(data) > MAX_FILE_BYTES:
         raise InputError(f"the file is larger than {MAX_FILE_BYTES // 2**20} MB", record=name)
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"the file is not UTF-8 text (byte {exc.start})", record=name) from exc
+    return decode_labels(data, name)
 
 
 _ID_KEYS = ("answer_id", "statement_index", "source_index")
@@ -228,7 +230,7 @@ def read_argilla(data: Any) -> Iterator[Row]:
     records = data.get("records") if isinstance(data, dict) else data
     if not isinstance(records, list):
         raise InputError("an Argilla export is a JSON list of records")
-    read: list[tuple[str, str | None, str, dict[str, Any], dict[str, dict[str, Any]] | None]] = []
+    read: list[tuple[str, str | None, str, dict[str, Any], dict[str, list[dict[str, Any]]] | None]] = []
     for n, rec in enumerate(records, start=1):
         where = f"record {n}"
         if not isinstance(rec, dict):
@@ -238,13 +240,14 @@ def read_argilla(data: Any) -> Iterator[Row]:
         sample_id = _text(meta.get("sample_id"))
         item = _text(meta.get("item_id")) or _text(rec.get("id")) or ""
         ids = {k: meta.get(k) for k in _ID_KEYS if k in meta}
-        by_user: dict[str, dict[str, Any]] = {}
+        by_user: dict[str, list[dict[str, Any]]] = {}
+        add = partial(_add_answer, by_user)
         responses = rec.get("responses")
         if isinstance(responses, dict):
             for question, answers in responses.items():
                 for answer in answers if isinstance(answers, list) else []:
                     if isinstance(answer, dict):
-                        by_user.setdefault(str(answer.get("user_id") or "?"), {})[question] = answer.get("value")
+                        add(str(answer.get("user_id") or "?"), question, answer.get("value"))
         else:
             for key, values in rec.items():
                 if isinstance(key, str) and key.endswith(".responses") and isinstance(values, list):
@@ -252,8 +255,7 @@ def read_argilla(data: Any) -> Iterator[Row]:
                     found = rec.get(f"{key}.users")
                     users: list[Any] = found if isinstance(found, list) else []
                     for i, value in enumerate(values):
-                        user = str(users[i]) if i < len(users) else "?"
-                        by_user.setdefault(user, {})[question] = value
+                        add(str(users[i]) if i < len(users) else "?", question, value)
         read.append((where, sample_id, item, ids, by_user))
     # As for Label Studio: one person has one name across the whole file.
     several = len({user for *_, users_of in read for user in users_of or {}}) > 1
@@ -261,16 +263,28 @@ def read_argilla(data: Any) -> Iterator[Row]:
         if users_of is None:
             yield Row(where, None, "", "", {"_error": "not a JSON object"}, {})
             continue
-        for user, values in users_of.items():
-            yield Row(where, sample_id, item, user if several else "",
-                      {k: v for k, v in values.items() if k in FIELD_VALUES or k == NOTE}, ids, "user_id")
+        for user, answered in users_of.items():
+            for values in answered:
+                yield Row(where, sample_id, item, user if several else "",
+                          {k: v for k, v in values.items() if k in FIELD_VALUES or k == NOTE}, ids, "user_id")
+
+
+def _add_answer(by_user: dict[str, list[dict[str, Any]]], user: str, question: str, value: Any) -> None:
+    """One person may answer a question of a record twice: each answer goes in the first of that
+    person's rows without one, so two answers become two rows of the record, and the import names
+    a conflict (or counts a repeat) as it does for two rows of a CSV."""
+    rows = by_user.setdefault(user, [])
+    free = next((r for r in rows if question not in r), None)
+    if free is None:
+        rows.append(free := {})
+    free[question] = value
 
 
 def read_rows(path: Path, fmt: str = "auto") -> Iterator[Row]:
     """The labelled rows of a file in any supported format (`auto`: by extension and shape)."""
     if fmt not in FORMATS:
         raise InputError(f"unknown format; use one of {', '.join(FORMATS)}", field="--format")
-    return rows_from_text(_read_bytes(path), path.name, fmt)
+    return rows_from_text(_read_bytes(path)[0], path.name, fmt)
 
 
 def rows_from_text(text: str, name: str, fmt: str = "auto") -> Iterator[Row]:
@@ -346,7 +360,11 @@ def _wrong_column(given: str, item: dict[str, Any]) -> str:
 def import_labels(path: Path, dataset: str, annotator: str, *, store: LabelStore, fmt: str = "auto",
                   sample_id: str | None = None, root: Path | None = None) -> ImportReport:
     """Read a labelled file and append its good rows to the store (see the module doc)."""
-    return import_rows(read_rows(path, fmt), path.name, dataset, annotator, store=store, sample_id=sample_id, root=root)
+    if fmt not in FORMATS:
+        raise InputError(f"unknown format; use one of {', '.join(FORMATS)}", field="--format")
+    text, note = _read_bytes(path)
+    return _with_note(note, lambda: import_rows(rows_from_text(text, path.name, fmt), path.name, dataset, annotator,
+                                                store=store, sample_id=sample_id, root=root, note=note))
 
 
 def import_upload(data: bytes, file_name: str, dataset: str, annotator: str, *, store: LabelStore, fmt: str = "auto",
@@ -354,15 +372,36 @@ def import_upload(data: bytes, file_name: str, dataset: str, annotator: str, *, 
     """The same import for a file's bytes (an upload on the Audit the judge page): the same checks,
     one error line per bad row, the good rows landing."""
     name = Path(str(file_name or "upload")).name[:120] or "upload"
-    rows = rows_from_text(decode(data, name), name, fmt)
-    return import_rows(rows, name, dataset, annotator, store=store, sample_id=sample_id, root=root)
+    text, note = decode(data, name)
+    return _with_note(note, lambda: import_rows(rows_from_text(text, name, fmt), name, dataset, annotator, store=store,
+                                                sample_id=sample_id, root=root, note=note))
+
+
+def _with_note(note: str, run: Callable[[], ImportReport]) -> ImportReport:
+    """`run()`; a file refused whole after it was read in another encoding says which (binary bytes
+    read as Windows-1252 have no item_id column: the reader should know the bytes were not text)."""
+    try:
+        return run()
+    except InputError as exc:
+        if not note:
+            raise
+        raise InputError(f"{exc} ({note})") from None
+
+
+def _cell_not_text(row: Row) -> str | None:
+    """The first cell of a row that cannot be stored as text, said with its field, or None."""
+    cells = [("sample_id", row.sample_id), ("item_id", row.item_id), (row.suffix_field, row.annotator_suffix),
+             *row.ids.items(), *row.values.items()]
+    return next((f"field {name!r}: {why}; fix the cell or remove it and import the file again"
+                 for name, value in cells for why in [not_text(value)] if why), None)
 
 
 def import_rows(rows: Iterable[Row], origin_name: str, dataset: str, annotator: str, *, store: LabelStore,
-                sample_id: str | None = None, root: Path | None = None) -> ImportReport:
-    """Check rows read from a file against the registered samples and append the good ones."""
+                sample_id: str | None = None, root: Path | None = None, note: str = "") -> ImportReport:
+    """Check rows read from a file against the registered samples and append the good ones.
+    `note`: how the file's bytes were read, when that was not plain UTF-8 (said in the summary)."""
     name = clean_name(annotator)
-    report = ImportReport()
+    report = ImportReport(notes=[note] if note else [])
     samples: dict[str, Sample | None] = {}
     index: dict[str, dict[str, dict[str, Any]]] = {}
     seen: dict[tuple[str, str, str, str], tuple[str, str]] = {}  # (sample, item, person, field) -> (value, where)
@@ -376,6 +415,10 @@ def import_rows(rows: Iterable[Row], origin_name: str, dataset: str, annotator: 
         try:
             if "_error" in row.values:
                 report.errors.append(f"{row.where}: {row.values['_error']}")
+                continue
+            bad_cell = _cell_not_text(row)  # a lone surrogate would stop the store's write of every row
+            if bad_cell:
+                report.errors.append(f"{row.where}: {bad_cell}")
                 continue
             sid = row.sample_id or sample_id
             if not sid:

@@ -307,8 +307,8 @@ def design_text(sample: Sample) -> str:
 
 
 def write_annotation_file(sample: Sample, path: Path) -> Path:
-    """The sample as CSV (.csv) or JSON lines (.jsonl) for labelling by hand, plus
-    `<name>.design.csv` beside it with each item's stratum and sampling weight."""
+    """The sample as CSV (.csv) or JSON lines (.jsonl) for labelling by hand, plus its design file
+    beside it (`design_path`) with each item's stratum and sampling weight."""
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".jsonl"):
         raise InputError("the output file must end in .csv or .jsonl", field="--out")
@@ -318,7 +318,12 @@ def write_annotation_file(sample: Sample, path: Path) -> Path:
 
 
 def design_path(path: Path) -> Path:
-    return path.with_name(path.stem + ".design.csv")
+    """The design file beside an annotation file: `s.design.csv` for `s.csv`, `s.jsonl.design.csv`
+    for `s.jsonl`, so a sample written both ways (or two samples under one stem) never shares one
+    design file and the second never replaces the first's weights."""
+    if path.suffix.lower() == ".csv":
+        return path.with_name(path.stem + ".design.csv")
+    return path.with_name(path.name + ".design.csv")
 
 
 def _csv_text(rows: list[dict], columns: tuple[str, ...]) -> str:

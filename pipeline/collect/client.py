@@ -8,6 +8,7 @@ import http.client
 import json
 import random
 import socket
+import sys
 import threading
 import time
 import urllib.error
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.outbound import Deadline, RedirectRefused, guarded_opener
-from pipeline.redact import redact
+from pipeline.redact import redact, redact_clip
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 FATAL_STATUSES = frozenset({401, 403})  # the key is missing, wrong or not allowed: stop the whole run
@@ -86,6 +87,29 @@ class CallResult:
     error: str = ""
     fatal: bool = False
     stopped: bool = False  # the run was interrupted while this question waited to be retried
+    # a 200 whose body cannot be read for a reason the provider would give again (an integer too
+    # long to read, nesting too deep): kept as `text` and rejected once, never asked again
+    unusable: bool = False
+    text: str = ""
+
+
+class _TooLong(ValueError):
+    """An integer in a reply with more digits than Python reads (sys.get_int_max_str_digits)."""
+
+
+def _read_int(digits: str) -> int:
+    limit = sys.get_int_max_str_digits()
+    if limit and len(digits.lstrip("-")) > limit:
+        raise _TooLong(f"the reply holds an integer of {len(digits.lstrip('-')):,} digits, more than can be read")
+    return int(digits)
+
+
+def read_reply(raw: bytes) -> Any:
+    """A provider's reply body as JSON. A UTF-8 byte-order mark in front is dropped (the JSON after it
+    is the same). Raises UnicodeDecodeError / ValueError for what is not JSON, `_TooLong` for an
+    integer too long to read, RecursionError for nesting too deep."""
+    text = raw.decode("utf-8")
+    return json.loads(text[1:] if text.startswith("\ufeff") else text, parse_int=_read_int)
 
 
 def post_json(url: str, headers: dict[str, str], body: dict, *, timeout: float, backoff: Backoff,
@@ -119,12 +143,17 @@ def post_json(url: str, headers: dict[str, str], body: dict, *, timeout: float, 
                 result.error = f"response larger than {MAX_RESPONSE_BYTES:,} bytes"
                 break
             try:
-                result.body = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError):
-                result.error = f"HTTP {result.status}: the reply is not JSON"
+                result.body = read_reply(raw)
+            except _TooLong as exc:  # the same question gets the same reply: rejected once, not retried
+                result.error, result.unusable = f"HTTP {result.status}: {exc}", True
+                result.text = raw.decode("utf-8", "replace")
                 break
             except RecursionError:
-                result.error = f"HTTP {result.status}: the reply is nested too deeply to read"
+                result.error, result.unusable = f"HTTP {result.status}: the reply is nested too deeply to read", True
+                result.text = raw.decode("utf-8", "replace")
+                break
+            except (UnicodeDecodeError, ValueError):  # a proxy's error page, a cut reply: asked again next run
+                result.error = f"HTTP {result.status}: the reply is not JSON"
                 break
             result.ok = True
             break
@@ -133,7 +162,7 @@ def post_json(url: str, headers: dict[str, str], body: dict, *, timeout: float, 
             break
         except urllib.error.HTTPError as exc:
             result.status = exc.code
-            detail = _error_detail(exc)
+            detail = _error_detail(exc, secret)
             result.error = redact(f"HTTP {exc.code}: {detail}", [secret])
             if exc.code in FATAL_STATUSES:
                 result.fatal = True
@@ -174,20 +203,22 @@ def post_json(url: str, headers: dict[str, str], body: dict, *, timeout: float, 
     return result
 
 
-def _error_detail(exc: urllib.error.HTTPError) -> str:
+def _error_detail(exc: urllib.error.HTTPError, secret: str | None) -> str:
+    """The provider's error message, the key masked before it is cut (masking a cut text would miss
+    a key the cut went through)."""
     try:
         raw = exc.read(4_000).decode("utf-8", "replace")
     except Exception:  # noqa: BLE001 - an unreadable error body leaves the reason phrase
-        return str(exc.reason)
+        return redact_clip(str(exc.reason), [secret])
     try:
         parsed = json.loads(raw)
         err = parsed.get("error") if isinstance(parsed, dict) else None
         message = err.get("message") if isinstance(err, dict) else err if isinstance(err, str) else None
         if isinstance(message, str):
-            return " ".join(message.split())[:300]
+            return redact_clip(" ".join(message.split()), [secret])
     except ValueError:
         pass
-    return " ".join(raw.split())[:300] or str(exc.reason)
+    return redact_clip(" ".join(raw.split()), [secret]) or str(exc.reason)
 
 
 def _retry_after(value: str | None) -> float | None:

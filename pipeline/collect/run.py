@@ -11,8 +11,9 @@ stopped.
   can leave behind (never an envelope: those appear only whole, by rename).
 - 429, 5xx and timeouts are retried with backoff (client.py); 401/403 stop the run (the key is
   wrong); other errors are recorded in `<out>/_collect.json` and retried by the next run.
-- A response the importer cannot read (no answer text, a refusal shape) is kept in `<out>/_rejected/`
-  for audit and not asked again.
+- A response the importer cannot read (no answer text, a refusal shape, NaN, an integer too long to
+  read, nesting too deep) is kept in `<out>/_rejected/` for audit and not asked again: the provider
+  would send the same. A reply that starts with a UTF-8 byte-order mark is read as the JSON after it.
 - `--sources fetch` then fetches every listed source through the safe fetcher (cached per day) and
   stores the pages in the envelope's `fetched`; envelopes collected earlier without pages get them on
   a rerun, with no new API call.
@@ -326,6 +327,13 @@ def _ask(q: Query, config: CollectConfig, endpoint: Endpoint, model: str, stop: 
     result = post_json(endpoint.url(path), {**headers, **provider.auth_headers(key)}, body,
                        timeout=config.timeout, backoff=config.backoff, stop=stop, secret=key, gate=gate)
     outcome: dict[str, Any] = {"query": q.query, "id": answer_id, "attempts": result.attempts, "retries": result.retries}
+    if not result.ok and result.unusable:  # the provider would send the same again: kept once, not re-asked
+        rejected = {"query": q.query, "query_type": q.query_type, "engine": config.engine, "model": model,
+                    "captured_at": _now(), "request": body, "response_text": result.text,
+                    "rejected": redact(result.error, [key]),
+                    "collector": {"tool": "aee collect", "file_id": answer_id, "attempts": result.attempts}}
+        _write_json_atomic(config.out / REJECTED_DIR / f"{answer_id}.json", _scrub(rejected, key))
+        return outcome | {"kind": "rejected", "error": rejected["rejected"]}
     if not result.ok:
         kind = "unfinished" if result.stopped else "failed"
         return outcome | {"kind": kind, "error": redact(result.error, [key]), "fatal": result.fatal}

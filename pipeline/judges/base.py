@@ -18,10 +18,10 @@ against cold calls (tests/test_cache_material.py).
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Iterable, Protocol, Sequence, runtime_checkable
 
 from pipeline.judges.source_sets import as_set_verdicts, joined_source
-from pipeline.records import SUPPORT_UNKNOWN, Answer, Source, Statement, Verdict, unchecked_text
+from pipeline.records import SUPPORT_UNKNOWN, Answer, Source, Statement, Verdict, unchecked_code, unchecked_text
 
 
 @runtime_checkable
@@ -160,6 +160,21 @@ def unchecked_verdicts(judge: Any, answer: Answer, statements: Sequence[Statemen
     return [Verdict(answer.answer_id, "support", SUPPORT_UNKNOWN, judge.name, judge.prompt_version,
                     raw=unchecked_text("no_text"), statement_index=st.index, source_index=source.index)
             for st in statements]
+
+
+def call_outcomes(annotated: Iterable[Any], judge_name: str) -> tuple[int, list[Verdict]]:
+    """(how many of these answers' verdicts came from asking judge `judge_name`, those whose call
+    failed). Verdicts given without asking (a source without text) and verdicts of other judges
+    (the similarity to gold answers) do not count: nothing was asked for them."""
+    asked, failed = 0, []
+    for a in annotated:
+        for v in a.verdicts:
+            if v.judge != judge_name or (v.error != "call" and unchecked_code(v.raw) is not None):
+                continue
+            asked += 1
+            if v.error == "call":
+                failed.append(v)
+    return asked, failed
 
 
 class JudgeError(Exception):

@@ -2,7 +2,8 @@
 
 `CachingJudge(inner)` offers the same methods as the judge it wraps (`support_many` and
 `source_stance` keep one entry per source). Each entry is keyed by a sha256 over the inner judge's
-identity (name, prompt version, model, optional `cache_fingerprint`: its settings), the method, and
+identity (name, prompt version, model, optional `cache_fingerprint`: its settings; for a judge that
+calls a server, its endpoint: the base URL), the method, and
 the key material the judge declares for the call (`Judge.cache_material`): everything its verdicts
 depend on and nothing else. The offline judge's support material, for instance, is the pair input
 it scores: the statement without markers, the source's text, whether the statement cites this
@@ -72,8 +73,20 @@ def _model_name(inner: Any) -> str:
     return "" if callable(model) else str(model)
 
 
+def _endpoint(inner: Any) -> str:
+    """Where a remote judge sends its calls (base URL, and the Azure API version), "" for a judge
+    that runs here. Two servers may serve different models under one name, so a verdict from one
+    is never served for the other."""
+    base_url = getattr(inner, "base_url", None)
+    if not isinstance(base_url, str) or not base_url.strip():
+        return ""
+    version = getattr(inner, "api_version", None)
+    url = base_url.strip().rstrip("/")
+    return f"{url}?api-version={version}" if isinstance(version, str) and version else url
+
+
 def _judge_identity(inner: Any) -> dict[str, str]:
-    return {
+    identity = {
         "judge": str(getattr(inner, "name", type(inner).__name__)),
         "prompt_version": str(getattr(inner, "prompt_version", "")),
         # a model name ("gpt-4o-mini"); not a method of that name, whose text holds the object's
@@ -81,6 +94,10 @@ def _judge_identity(inner: Any) -> dict[str, str]:
         "model": _model_name(inner),
         "fingerprint": str(getattr(inner, "cache_fingerprint", "")),
     }
+    endpoint = _endpoint(inner)
+    if endpoint:  # added only when there is one: the keys of local judges stay as they were
+        identity["endpoint"] = endpoint
+    return identity
 
 
 def key_material(inner: Any, method: str, answer: Answer, statements: Sequence[Statement],

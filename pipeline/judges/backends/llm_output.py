@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -91,6 +92,20 @@ def _python_literal(candidate: str) -> Any:
     return ast.literal_eval(py)
 
 
+def _digits(text: str) -> int | str:
+    """An integer of the reply; one longer than Python reads (5,000 digits) stays its digits, so the
+    rest of the reply is still read (the labels do not need it) instead of the whole reply failing."""
+    limit = sys.get_int_max_str_digits()
+    return text if limit and len(text.lstrip("-")) > limit else int(text)
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text, parse_int=_digits)
+    except RecursionError:
+        raise ValueError("reply is nested too deeply") from None
+
+
 def parse_json_loose(text: str | None) -> Any:
     """Parse JSON out of a model reply, repairing common breakage. Raises ValueError with a short
     reason when nothing usable is found."""
@@ -102,7 +117,7 @@ def parse_json_loose(text: str | None) -> Any:
     if fenced and fenced.group(1).strip():
         t = fenced.group(1).strip()
     try:
-        return json.loads(t)
+        return _loads(t)
     except ValueError:
         pass
     candidate, _closed = _balanced(t)
@@ -110,7 +125,7 @@ def parse_json_loose(text: str | None) -> Any:
         # A bare scalar (e.g. "4" or "full") is still an answer for some prompts.
         bare = t.strip().strip("\"'.").strip()
         if re.fullmatch(r"-?\d+(\.\d+)?", bare):
-            return json.loads(bare)
+            return _loads(bare)
         raise ValueError("no JSON object in reply")
     attempts = [candidate]
     no_trailing = re.sub(r",\s*([}\]])", r"\1", candidate)
@@ -119,7 +134,7 @@ def parse_json_loose(text: str | None) -> Any:
     attempts.append(quoted_keys)
     for attempt in attempts:
         try:
-            return json.loads(attempt)
+            return _loads(attempt)
         except ValueError:
             continue
     for attempt in (no_trailing, quoted_keys):
@@ -184,7 +199,8 @@ def _parse_id(value: Any) -> int | None:
         return int(value)
     if isinstance(value, str):
         m = re.search(r"\d+", value)
-        return int(m.group()) if m else None
+        # no id has more than 18 digits; 5,000 of them would not even convert (int() raises)
+        return int(m.group()) if m and len(m.group()) <= 18 else None
     return None
 
 

@@ -2,7 +2,8 @@
 `llm_client.ChatCaller` for MiniCheck): one place decides what is retried, how long to wait and
 what a failed call says.
 
-Policy: retry on 408, 409, 429, 5xx, timeouts and connection errors with exponential backoff and
+Policy: stop the client at the first 401 or 403 (a rejected key fails every call alike); retry on
+408, 409, 429, 5xx, timeouts and connection errors with exponential backoff and
 jitter, honouring `Retry-After` / `retry-after-ms` up to a cap; never retry other 4xx or a reply
 that cannot be read; a gate bounds concurrent requests across threads (and, shared through
 `share_gate`, across the processes of a Ray run: pipeline.cluster.gate), and a Retry-After holds
@@ -22,13 +23,22 @@ from typing import Any, Callable, ClassVar, TypeVar
 
 from pipeline.judges.base import JudgeError
 from pipeline.outbound import EndpointLatch, RedirectRefused, refusal_in
-from pipeline.redact import redact
+from pipeline.redact import redact, redact_clip
 
 __all__ = ["EndpointRefused", "Gate", "RetryingChat"]
 
 
 class EndpointRefused(JudgeError):
-    """The chat endpoint redirected a call somewhere the key may not go: stop, do not call it again."""
+    """The chat endpoint redirected a call somewhere the key may not go, or rejected the key (401,
+    403): stop, do not call it again."""
+
+
+# A 401 or 403 says the key (or its rights) is wrong; every other call would get the same answer,
+# so the first one stops the judge instead of labelling a whole run "not scorable".
+_REJECTED_KEY = (401, 403)
+_HINTS = {"redirect": "check the base URL the judge is configured with",
+          "key": "check the API key the judge is configured with (AEE_OPENAI_API_KEY, OPENAI_API_KEY or "
+                 "[openai] api_key in .streamlit/secrets.toml) and its rights on this model"}
 
 R = TypeVar("R")
 
@@ -98,9 +108,11 @@ class RetryingChat:
         bound per endpoint for every worker of a Ray run)."""
         self._gate = gate
 
-    def _refuse(self, reason: str) -> None:
-        """Remember the refusal (every later call raises at once, sending nothing) and raise it."""
+    def _refuse(self, reason: str, why: str = "redirect") -> None:
+        """Remember the refusal (every later call raises at once, sending nothing) and raise it.
+        `why`: "redirect" (the endpoint sent us elsewhere) or "key" (it rejected the key)."""
         if self._endpoint.refuse(redact(reason, [self._secret])):
+            self._refusal_hint = _HINTS[why]
             self._bump(refused_calls=1)
             self.retry_log.info("%s refused: %s", self.call_name, self._endpoint.refused)
         self._raise_if_refused()
@@ -108,8 +120,8 @@ class RetryingChat:
     def _raise_if_refused(self) -> None:
         refused = self._endpoint.refused
         if refused is not None:
-            raise EndpointRefused(f"the judge stopped at its first refused call and sent no more: {refused}; "
-                                  "check the base URL the judge is configured with")
+            hint = getattr(self, "_refusal_hint", _HINTS["redirect"])
+            raise EndpointRefused(f"the judge stopped at its first refused call and sent no more: {refused}; {hint}")
 
     def _bump(self, **counts: int) -> None:
         with self._stats_lock:
@@ -173,14 +185,16 @@ class RetryingChat:
                 last_error, retryable = f"connection error ({type(exc).__name__})", True
             except openai.APIStatusError as exc:
                 status = int(getattr(exc, "status_code", 0) or 0)
-                message = redact(str(getattr(exc, "message", "") or exc), [self._secret])[:300]
+                message = redact_clip(str(getattr(exc, "message", "") or exc), [self._secret])
                 last_error = f"HTTP {status}: {message}"
                 if status == 400 and drop_refused(message):
                     continue  # does not count as an attempt
+                if status in _REJECTED_KEY:
+                    self._refuse(last_error, "key")
                 retryable = status in (408, 409, 429) or status >= 500
                 retry_after = self._retry_after(exc)
             except Exception as exc:  # noqa: BLE001 - malformed responses and the like
-                last_error, retryable = f"{type(exc).__name__}: {redact(str(exc), [self._secret])[:300]}", False
+                last_error, retryable = f"{type(exc).__name__}: {redact_clip(str(exc), [self._secret])}", False
             if not retryable or attempt == self.max_retries:
                 break
             delay = self._delay(attempt, retry_after)
