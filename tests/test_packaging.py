@@ -67,7 +67,8 @@ def _check_wheel(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("pipeline/bundled_data/demo/answers.jsonl", "pipeline/bundled_data/reference/aee_scorecard.csv",
                    "pipeline/bundled_data/examples/answer.json", "pipeline/prompts/support_v1.txt",
-                   "pipeline/judges/offline/params.json", "dashboard/pages/scorecard.py", "dashboard/app.py",
+                   "pipeline/judges/offline/params.json", "pipeline/judges/offline/synonyms.json.gz",
+                   "pipeline/judges/offline/LICENSE-WordNet", "dashboard/pages/scorecard.py", "dashboard/app.py",
                    "dashboard/static/answer_view.js", "pipeline/testing/fake_openai.py"):
         assert needed in names, needed
     assert not any(n.startswith("pipeline/bundled_data/results/") for n in names)
