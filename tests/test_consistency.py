@@ -190,7 +190,8 @@ def test_compare_says_it_in_words():
     assert not by["unsupported_statements"].real
     words = summary_words(diffs)
     assert words.startswith("A does better than B on Citation accuracy: +")
-    assert "the others are within noise (1 of 2 metrics, Holm-adjusted)" in words
+    assert "the others are within noise (1 of 2 metrics; Holm-adjusted over 2 metrics at alpha 0.05; " in words
+    assert "1,000 bootstrap draws, Student's t" in words
 
 
 @pytest.mark.parametrize("meaning", ["encoder"])

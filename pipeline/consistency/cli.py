@@ -26,7 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--wave", help="with --engines: the wave compared (default: the latest)")
     p.add_argument("--waves", help="two waves, W1,W2: each engine (or --engine) compared with itself, paired by query")
     p.add_argument("--engine", help="with --waves: only this engine")
-    p.add_argument("--samples", type=int, default=2000, help="bootstrap samples (default 2000)")
+    p.add_argument("--samples", type=int, default=2000, help="bootstrap draws for the standard error (100..100000, "
+                                                             "default 2000); the verdicts do not hinge on it")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm's adjustment (default 0.05)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_compare)
@@ -64,14 +65,25 @@ def _names(values: pd.DataFrame, column: str) -> list[str]:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from pipeline.consistency.captures import wave_order
-    from pipeline.consistency.differences import JUDGE_NOTE, as_json, compare_sides, judge_summary, summary_words
+    from pipeline.consistency.differences import (
+        JUDGE_NOTE,
+        METHOD,
+        MIN_SAMPLES,
+        as_json,
+        compare_sides,
+        judge_summary,
+        summary_words,
+    )
     from pipeline.consistency.judge_error import Audit
     from pipeline.consistency.summary import load_values
 
     if (args.engines is None) == (args.waves is None):
         raise InputError("give --engines A,B or --waves W1,W2", field="--engines/--waves")
-    if not 100 <= args.samples <= 100_000 or not 0 < args.alpha < 1:
-        raise InputError("--samples 100..100000 and --alpha between 0 and 1", field="--samples/--alpha")
+    if not MIN_SAMPLES <= args.samples <= 100_000:
+        raise InputError(f"{args.samples} draws; give {MIN_SAMPLES}..100000 (fewer leave the standard error too rough "
+                         "to read a p-value from)", field="--samples")
+    if not 0 < args.alpha < 1:
+        raise InputError(f"{args.alpha:g}; give a level between 0 and 1, e.g. 0.05", field="--alpha")
     base, judge = _base_and_judge(args.dataset, args.judge)
     captures, values = load_values(base, judge)
     audit = Audit.load(args.dataset, judge)  # people's labels of the judge's units, where an audit exists
@@ -107,7 +119,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"dataset": args.dataset, "judge": judge, "judge_uncertainty": overall,
                           "audit_samples": audit.samples if audit is not None else {}, "samples": args.samples,
-                          "alpha": args.alpha,
+                          "alpha": args.alpha, "method": METHOD,
                           "comparisons": [{"title": t, "summary": summary_words(d), "judge_uncertainty": judge_summary(d),
                                            "differences": as_json(d)} for t, d in comparisons]}, indent=1, ensure_ascii=False))
         return 0
@@ -116,11 +128,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"  {summary_words(diffs)}")
         for d in diffs:
             flag = "REAL " if d.real else "     "
-            print(f"  {flag}{d.label[:34]:34s} {d.diff:+8.1f} [{d.ci_low:7.1f}, {d.ci_high:7.1f}]  p={d.p:.3f}  Holm p={d.p_holm:.3f}"
+            print(f"  {flag}{d.label[:34]:34s} {d.diff:+8.1f} [{d.ci_low:7.1f}, {d.ci_high:7.1f}]  p={_p(d.p)}  Holm p={_p(d.p_holm)}"
                   f"  repeats {d.repeats_a:.1f}/{d.repeats_b:.1f}  judge: {_judge_word(d)}")
         print(f"  {judge_summary(diffs)}")
+    print(f"method: {METHOD}; {args.samples:,} draws, alpha {args.alpha:g}")
     print(f"note: {overall}")
     return 0
+
+
+def _p(p: float) -> str:
+    """A p-value in the table: small ones in powers of ten rather than 0.000."""
+    if p != p:
+        return "  n/a"
+    return f"{p:.3f}" if p >= 0.001 else f"{p:.0e}"
 
 
 def _judge_word(d) -> str:

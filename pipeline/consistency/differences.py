@@ -3,12 +3,16 @@ their shared queries, or one engine in two waves), with intervals that account f
 chance, and a Holm adjustment over the metrics compared.
 
 The difference of a metric is the mean over shared queries of (A's mean over its repeats - B's mean
-over its repeats), in display units (percentage points for percent metrics). Its interval is a
-two-level percentile bootstrap: resample the queries with replacement, then, inside each drawn
-query, resample each side's repeats with replacement (a query asked once keeps its one value). The
-two-sided bootstrap p-value is twice the share of resampled differences on the far side of zero
-(at least 1/samples); Holm's step-down adjustment runs over the metrics of one comparison, and a
-difference is called real only when its adjusted p-value is below alpha.
+over its repeats), in display units (percentage points for percent metrics). Its spread comes from a
+two-level bootstrap: resample the queries with replacement, then, inside each drawn query, resample
+each side's repeats with replacement (a query asked once keeps its one value). The bootstrap gives
+the difference's standard error; the p-value and the interval read it with Student's t on (shared
+queries - 1) degrees of freedom (METHOD). A share-of-draws p-value cannot go below 1/draws, and after
+Holm's multiplication by the number of metrics a 20-metric comparison at 100 or 200 draws could
+never be called real; the standard error has no such floor, so the verdict does not depend on how
+many draws were made (only its precision does). Holm's step-down adjustment runs over the metrics
+of one comparison, and a difference is called real only when its adjusted p-value is below alpha;
+the interval holds 0 exactly when the unadjusted p-value is at least 0.05.
 
 Judge uncertainty: where the dataset has an audit (people's labels on a sample of the judge's
 units), `compare_sides(..., audit=...)` corrects each audited metric's difference for the judge's
@@ -23,13 +27,16 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.stats import t as student_t
 
 from pipeline.consistency.judge_error import CORRECTED, TOO_FEW, Audit, JudgeCheck, answer_weights, no_audit_check
 from pipeline.metrics import METRICS
 
 SAMPLES = 2000
+MIN_SAMPLES = 100  # fewer draws leave the standard error itself too rough (about 7% relative error at 100)
 SEED = 20261126
 ALPHA = 0.05
+METHOD = "bootstrap standard error over queries and repeats, Student's t on shared queries - 1 df, Holm over the metrics"
 _BLOCK_CELLS = 2_000_000  # resampled values held at once
 JUDGE_NOTE = ("judge uncertainty is not included: the intervals resample queries and repeats and take the judge's "
               "labels as given (no audit with people's labels was used; where one exists, aee compare corrects each "
@@ -61,6 +68,10 @@ class Difference:
     judge_error: float | None = None  # people's minus the judge's difference, as the audit estimates it
     judge_error_se: float | None = None
     labelled_units: int = 0
+    se: float | None = None  # the bootstrap standard error the p-value and the interval read
+    alpha: float = ALPHA
+    samples: int = SAMPLES
+    method: str = METHOD
 
 
 def _matrix(frame: pd.DataFrame, queries: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -87,14 +98,35 @@ def _resampled_means(values: np.ndarray, counts: np.ndarray, picks: np.ndarray, 
     return np.where(used, drawn, 0.0).sum(axis=2) / r
 
 
+def t_verdict(diff: float, se: float, queries: int) -> tuple[float, float, float]:
+    """(low, high, two-sided p) of a difference with standard error `se`, Student's t on queries - 1
+    df; nan when fewer than two queries leave no spread to read. se 0 (every draw the same) gives
+    p 0 for a nonzero difference and 1 for none."""
+    if queries < 2 or not np.isfinite(se) or not np.isfinite(diff):
+        return np.nan, np.nan, np.nan
+    df = queries - 1
+    if se <= 0:
+        return diff, diff, (1.0 if diff == 0 else 0.0)
+    half = float(student_t.ppf(0.975, df)) * se
+    return diff - half, diff + half, float(min(1.0, 2 * student_t.sf(abs(diff) / se, df)))
+
+
 def paired_bootstrap(a: pd.DataFrame, b: pd.DataFrame, samples: int = SAMPLES, seed: int = SEED,
                      judge: JudgeCheck | None = None) -> tuple[float, float, float, float, int, float, float, float, float]:
     """a, b: query, value (non-null). (diff, low, high, p, queries, mean a, mean b, repeats a, repeats b).
     With a corrected `judge` check, the difference is corrected for the judge's error and each draw
-    gets a draw of that correction's sampling error (`judge_error`)."""
+    gets a draw of that correction's sampling error (`judge_error`). `paired_bootstrap_se` also
+    returns the standard error."""
+    out = paired_bootstrap_se(a, b, samples, seed, judge)
+    return out[:9]  # type: ignore[return-value]
+
+
+def paired_bootstrap_se(a: pd.DataFrame, b: pd.DataFrame, samples: int = SAMPLES, seed: int = SEED,
+                        judge: JudgeCheck | None = None) -> tuple:
+    """paired_bootstrap's nine values and the bootstrap standard error."""
     shared = sorted(set(a["query"].astype(str)) & set(b["query"].astype(str)))
     if not shared:
-        return (np.nan,) * 4 + (0,) + (np.nan,) * 4
+        return (np.nan,) * 4 + (0,) + (np.nan,) * 5
     va, ca = _matrix(a[a["query"].isin(shared)], shared)
     vb, cb = _matrix(b[b["query"].isin(shared)], shared)
     mean_a = np.nansum(va, axis=1) / ca
@@ -109,12 +141,14 @@ def paired_bootstrap(a: pd.DataFrame, b: pd.DataFrame, samples: int = SAMPLES, s
         picks = rng.integers(0, q, size=(k, q))
         boots.append((_resampled_means(va, ca, picks, rng) - _resampled_means(vb, cb, picks, rng)).mean(axis=1))
     boot = np.concatenate(boots)
+    centre = diff
     if judge is not None and judge.status == CORRECTED and judge.rectifier is not None:
         diff += judge.rectifier
+        centre = diff + judge.shift  # the audit interval's skewness shift moves the interval, not the estimate
         boot = boot + judge.draws(boot.size, rng)
-    low, high = (float(x) for x in np.quantile(boot, [0.025, 0.975]))
-    p = min(1.0, max(2 * min(float(np.mean(boot <= 0)), float(np.mean(boot >= 0))), 1 / samples))
-    return diff, low, high, float(p), q, float(mean_a.mean()), float(mean_b.mean()), float(ca.mean()), float(cb.mean())
+    se = float(np.std(boot, ddof=1)) if boot.size > 1 else np.nan
+    low, high, p = t_verdict(centre, se, q)
+    return diff, low, high, p, q, float(mean_a.mean()), float(mean_b.mean()), float(ca.mean()), float(cb.mean()), se
 
 
 def holm(pvalues: list[float]) -> list[float]:
@@ -147,7 +181,7 @@ def compare_sides(values: pd.DataFrame, side_a: dict, side_b: dict, name_a: str,
     for k, metric in enumerate(metrics):
         check = (audit.check(metric, answer_weights(a_by[metric], b_by[metric])) if audit is not None
                  else no_audit_check(metric))
-        diff, low, high, p, q, ma, mb, ra, rb = paired_bootstrap(a_by[metric], b_by[metric], samples, seed + k, check)
+        diff, low, high, p, q, ma, mb, ra, rb, se = paired_bootstrap_se(a_by[metric], b_by[metric], samples, seed + k, check)
         if q == 0:
             continue
         info = METRICS.get(metric)
@@ -155,7 +189,7 @@ def compare_sides(values: pd.DataFrame, side_a: dict, side_b: dict, name_a: str,
         out.append(Difference(metric, info.label if info else metric, name_a, name_b, ma, mb, diff, low, high, p, p, False, q, ra, rb,
                               info.unit if info else "", judge_status=check.status, judge_note=check.note,
                               judge_diff=diff - correction, judge_error=check.rectifier, judge_error_se=check.se,
-                              labelled_units=check.labelled))
+                              labelled_units=check.labelled, se=se, alpha=alpha, samples=samples))
     for d, adjusted in zip(out, holm([d.p for d in out])):
         d.p_holm = adjusted
         # too few labels: the difference could be the judge's bias alone, so it is never called real
@@ -172,7 +206,9 @@ def _amount(d: Difference) -> str:
 def difference_words(d: Difference) -> str:
     """One sentence: who does better on what, by how much, or that it is within noise."""
     info = METRICS.get(d.metric)
-    if d.judge_status == TOO_FEW and d.p_holm < ALPHA:
+    if d.p_holm != d.p_holm:
+        return f"{d.label}: {d.a} vs {d.b} not tested: {d.queries} shared query leaves no spread to read"
+    if d.judge_status == TOO_FEW and d.p_holm < d.alpha:
         return (f"{d.label}: {d.a} vs {d.b} {_amount(d)} under the judge's labels, not claimed: too few people's "
                 "labels to tell it from the judge's error")
     if not d.real:
@@ -219,6 +255,15 @@ def judge_summary(diffs: list[Difference]) -> str:
     return out
 
 
+def method_words(diffs: list[Difference]) -> str:
+    """How the verdicts were reached, with the alpha and the draws actually used."""
+    if not diffs:
+        return ""
+    d = diffs[0]
+    return (f"Holm-adjusted over {len(diffs)} metrics at alpha {d.alpha:g}; p-values from the standard error of "
+            f"{d.samples:,} bootstrap draws, Student's t")
+
+
 def summary_words(diffs: list[Difference]) -> str:
     """The comparison in a few sentences: the real differences, then how many are within noise."""
     real = [d for d in diffs if d.real]
@@ -227,9 +272,9 @@ def summary_words(diffs: list[Difference]) -> str:
         return "no metric has values on both sides for a shared query"
     parts = [d.words for d in real]
     if not real:
-        return f"all {len(diffs)} metrics are within noise (Holm-adjusted, alpha {ALPHA:g})"
+        return f"all {len(diffs)} metrics are within noise ({method_words(diffs)})"
     tail = "the others are within noise" if noise else "every metric differs"
-    return "; ".join(parts) + f"; {tail} ({noise} of {len(diffs)} metrics, Holm-adjusted)."
+    return "; ".join(parts) + f"; {tail} ({noise} of {len(diffs)} metrics; {method_words(diffs)})."
 
 
 def as_json(diffs: list[Difference]) -> list[dict]:
