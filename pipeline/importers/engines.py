@@ -304,15 +304,35 @@ def _engine_name(engine: str, model: str) -> str:
 # ---- files and folders ---------------------------------------------------------------------------
 
 
+FOLDER_DEPTH = 3  # a folder of folders (`aee collect` writes one per engine) and a level or two more
+
+
+def _folder_entries(path: Path, depth: int = FOLDER_DEPTH) -> list[Path]:
+    """The *.json / *.jsonl / *.sse entries of a folder and of its subfolders (down to `depth`
+    levels), in name order by their path inside it. Names starting with "." or "_" are skipped at
+    every level: hidden files, `aee collect`'s `_collect.json` and its `_rejected/` replies. Links to
+    folders are not followed (a link back up would loop)."""
+    out: list[Path] = []
+    for entry in sorted(path.iterdir()):
+        if entry.name.startswith((".", "_")):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            if depth > 1:
+                out.extend(_folder_entries(entry, depth - 1))
+        elif entry.suffix in (".json", ".jsonl", ".sse"):
+            out.append(entry)
+    return sorted(out, key=lambda p: p.relative_to(path).parts)
+
+
 def input_files(path: Path) -> list[Path]:
-    """The file itself, or the *.json / *.jsonl / *.sse files of a folder in name order."""
+    """The file itself, or the *.json / *.jsonl / *.sse files of a folder and its subfolders in name order."""
     if path.is_dir():
-        named = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl", ".sse") and not p.name.startswith((".", "_")))
+        named = _folder_entries(path)
         skipped = not_regular(named)  # a FIFO would block the reader, a link to /dev/zero never ends
         files = [p for p in named if p.is_file() and not any(s.startswith(p.name + " (") for s in skipped)]
         if not files:
             why = f" (skipped, not regular files: {', '.join(skipped)})" if skipped else ""
-            raise InputError(f"the folder holds no readable .json or .jsonl file{why}", record=str(path))
+            raise InputError(f"the folder (and its subfolders) holds no readable .json or .jsonl file{why}", record=str(path))
         if skipped and (str(path), tuple(skipped)) not in _WARNED:  # a run reads a folder twice: say it once
             _WARNED.add((str(path), tuple(skipped)))
             log.warning("%s: skipped, not regular files: %s", path, ", ".join(skipped))
