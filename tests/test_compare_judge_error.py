@@ -23,7 +23,7 @@ from pipeline.testing.fake_variation import Variation, synthetic_records  # noqa
 from pipeline.testing.judge_bias_sim import SCENARIOS, simulate  # noqa: E402
 
 ENGINES = {"Alpha": Variation(seed=1, accuracy=0.9, perturb=0.1), "Beta": Variation(seed=2, accuracy=0.6, perturb=0.5, pool=6)}
-ARGS = ["compare", "--dataset", "syn", "--judge", "recorded", "--engines", "Alpha,Beta", "--json", "--samples", "500"]
+ARGS = ["compare", "--dataset", "syn", "--judge", "recorded", "--engines", "Alpha,Beta", "--json"]
 
 
 @pytest.fixture
@@ -74,7 +74,7 @@ def test_an_agreeing_audit_keeps_the_difference_and_says_it_was_corrected(result
     assert acc["diff"] == approx(acc["judge_diff"], abs=1e-9) and acc["real"]
     assert acc["ci_low"] <= 30 <= acc["ci_high"]  # accuracy 0.9 vs 0.6
     assert "corrected for the judge's error" in diffs["_out"]["comparisons"][0]["judge_uncertainty"]
-    assert cli_main(ARGS[:-3] + ["--samples", "500"]) == 0
+    assert cli_main(ARGS[:-1]) == 0
     text = capsys.readouterr().out
     assert "judge: corrected (" in text and "judge: none enters" in text
 
@@ -107,7 +107,7 @@ def test_simulated_false_claims_power_and_coverage():
     """Known truth (pipeline/testing/judge_bias_sim.py; figures in docs/benchmarks.md, "Judge
     uncertainty in differences"). 150 replicates: a rate's standard error is at most 0.04, so each bound sits 2-3 of them from the
     value measured with these seeds."""
-    biased_equal, biased_gap, fair_gap, fair_300 = (simulate(s, replicates=150, samples=400) for s in SCENARIOS)
+    biased_equal, biased_gap, fair_gap, fair_300 = (simulate(s, replicates=150) for s in SCENARIOS)
     # equal engines, judge 30% lenient on A's unsupported statements: the judge alone claims a
     # difference nearly always; corrected, at most the nominal 5% (plus sampling slack)
     assert biased_equal["claimed_plain"] >= 0.85

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 import pandas as pd
 
@@ -26,8 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--wave", help="with --engines: the wave compared (default: the latest)")
     p.add_argument("--waves", help="two waves, W1,W2: each engine (or --engine) compared with itself, paired by query")
     p.add_argument("--engine", help="with --waves: only this engine")
-    p.add_argument("--samples", type=int, default=2000, help="bootstrap draws for the standard error (100..100000, "
-                                                             "default 2000); the verdicts do not hinge on it")
+    p.add_argument("--samples", type=int, help="no longer used: the p-values are a paired t over the queries, nothing "
+                                               "is resampled (accepted with a warning so older scripts still run)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level after Holm's adjustment (default 0.05)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_compare)
@@ -65,23 +66,15 @@ def _names(values: pd.DataFrame, column: str) -> list[str]:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from pipeline.consistency.captures import wave_order
-    from pipeline.consistency.differences import (
-        JUDGE_NOTE,
-        METHOD,
-        MIN_SAMPLES,
-        as_json,
-        compare_sides,
-        judge_summary,
-        summary_words,
-    )
+    from pipeline.consistency.differences import JUDGE_NOTE, METHOD, as_json, compare_sides, judge_summary, summary_words
     from pipeline.consistency.judge_error import Audit
     from pipeline.consistency.summary import load_values
 
     if (args.engines is None) == (args.waves is None):
         raise InputError("give --engines A,B or --waves W1,W2", field="--engines/--waves")
-    if not MIN_SAMPLES <= args.samples <= 100_000:
-        raise InputError(f"{args.samples} draws; give {MIN_SAMPLES}..100000 (fewer leave the standard error too rough "
-                         "to read a p-value from)", field="--samples")
+    if args.samples is not None:  # one line, then the comparison as always
+        print("warning: --samples is ignored: the p-values are a paired t over the queries, which no number of draws "
+              "changes", file=sys.stderr)
     if not 0 < args.alpha < 1:
         raise InputError(f"{args.alpha:g}; give a level between 0 and 1, e.g. 0.05", field="--alpha")
     base, judge = _base_and_judge(args.dataset, args.judge)
@@ -99,7 +92,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             raise InputError(f"no wave {wave[:60]!r}; this dataset has {', '.join(waves)[:300]}", field="--wave")
         title = f"{a} vs {b} on their shared queries" + (f", wave {wave}" if len(waves) > 1 else "")
         comparisons.append((title, compare_sides(values, {"engine": a, "wave": wave}, {"engine": b, "wave": wave}, a, b,
-                                                 samples=args.samples, alpha=args.alpha, audit=audit)))
+                                                 alpha=args.alpha, audit=audit)))
     else:
         w1, w2 = _pair(args.waves, "--waves")
         for name in (w1, w2):
@@ -111,14 +104,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
         for engine in chosen:
             comparisons.append((f"{engine}: wave {w2} vs wave {w1}, paired by query",
                                 compare_sides(values, {"engine": engine, "wave": w2}, {"engine": engine, "wave": w1},
-                                              f"{engine} ({w2})", f"{engine} ({w1})", samples=args.samples, alpha=args.alpha,
+                                              f"{engine} ({w2})", f"{engine} ({w1})", alpha=args.alpha,
                                               audit=audit)))
     overall = (JUDGE_NOTE if audit is None else
                "where the audit has people's labels for a metric, its difference is corrected for the judge's measured "
                "error and the interval includes that estimate's error; per metric, judge_status says which applied")
     if args.json:
         print(json.dumps({"dataset": args.dataset, "judge": judge, "judge_uncertainty": overall,
-                          "audit_samples": audit.samples if audit is not None else {}, "samples": args.samples,
+                          "audit_samples": audit.samples if audit is not None else {},
                           "alpha": args.alpha, "method": METHOD,
                           "comparisons": [{"title": t, "summary": summary_words(d), "judge_uncertainty": judge_summary(d),
                                            "differences": as_json(d)} for t, d in comparisons]}, indent=1, ensure_ascii=False))
@@ -131,7 +124,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             print(f"  {flag}{d.label[:34]:34s} {d.diff:+8.1f} [{d.ci_low:7.1f}, {d.ci_high:7.1f}]  p={_p(d.p)}  Holm p={_p(d.p_holm)}"
                   f"  repeats {d.repeats_a:.1f}/{d.repeats_b:.1f}  judge: {_judge_word(d)}")
         print(f"  {judge_summary(diffs)}")
-    print(f"method: {METHOD}; {args.samples:,} draws, alpha {args.alpha:g}")
+    print(f"method: {METHOD}; alpha {args.alpha:g}")
     print(f"note: {overall}")
     return 0
 

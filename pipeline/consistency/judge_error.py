@@ -2,7 +2,7 @@
 `pipeline.audit`), a difference between two sides is corrected for the judge's measured error, so
 that a judge erring more on one engine's answers than on the other's cannot make a difference.
 
-The judge's difference D_J (`differences.paired_bootstrap`) is a weighted sum over answers: each
+The judge's difference D_J (`differences.paired_difference`) is a weighted sum over answers: each
 answer of side A counts +1/(Q r_A(q)) and each of side B -1/(Q r_B(q)), Q the shared queries and
 r(q) a side's repeats of query q. An answer's value under the people's labels is its judge value
 plus the sum of its units' errors (y_u - yhat_u in `pipeline.audit.ppi`: a unit is a statement
@@ -20,15 +20,15 @@ D_J + R, with R the same weighted sum of the units' errors, and R is what the au
   bootstrap over queries does), so the errors of the answers at hand are themselves a draw, and the
   labelled units' spread s_h^2 / n_h covers both that draw and the choice of units to label. A
   stratum labelled in full therefore still carries s_h^2 / n_h.
-* Each bootstrap draw of D_J gets an independent draw of R: R-hat + shift + se * t, t from Student's
-  t on the Welch-Satterthwaite degrees of freedom of the strata (the audit's interval, as a
-  distribution). The percentile interval, the p-value and Holm's adjustment then read the sums, so
-  a difference is called real only when it survives the judge's error as well as the draw of
-  queries and repeats. The two parts are taken as independent; their covariance (a judge's error
-  moving with its own values) is left out, which for a judge that over- or under-calls a label
-  makes the interval wider, not narrower. The simulation in `pipeline.testing.judge_bias_sim`
-  measures the false-claim rate, the power and the coverage (docs/benchmarks.md, "Judge
-  uncertainty in differences").
+* The difference's variance is D_J's (s^2 / Q over the shared queries) plus R-hat's, its degrees of
+  freedom Welch-Satterthwaite's over the two (Q - 1 for D_J, the strata's for R-hat), and the
+  interval is centred on D_J + R-hat + the audit's skewness shift; the p-value and Holm's adjustment
+  read the same t, so a difference is called real only when it survives the judge's error as well as
+  the draw of queries and repeats. The two parts are taken as independent; their covariance (a
+  judge's error moving with its own values) is left out, which for a judge that over- or
+  under-calls a label makes the interval wider, not narrower. The simulation in
+  `pipeline.testing.judge_bias_sim` measures the false-claim rate, the power and the coverage
+  (docs/benchmarks.md, "Judge uncertainty in differences").
 
 Per metric, the status says which applied:
   corrected        the audit's labels corrected the difference (the interval includes their error)
@@ -80,14 +80,6 @@ class JudgeCheck:
     shift: float = 0.0  # the skewness correction of the audit's interval
     labelled: int = 0  # labelled units inside the two sides
     needed: int | None = None  # labelled units still missing (too_few_labels)
-
-    def draws(self, k: int, rng: np.random.Generator) -> np.ndarray:
-        """k draws of the rectifier's sampling distribution (0 when not corrected)."""
-        if self.status != CORRECTED or self.rectifier is None or self.se is None:
-            return np.zeros(k)
-        df = self.df if self.df is not None and np.isfinite(self.df) else None
-        noise = rng.standard_t(max(df, 1.0), size=k) if df is not None else rng.standard_normal(k)
-        return self.rectifier + self.shift + self.se * noise
 
 
 def answer_weights(a: pd.DataFrame, b: pd.DataFrame) -> pd.Series:

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from pipeline.consistency.captures import capture_frame, has_repeats_or_waves, wave_order
 from pipeline.consistency.change import MEASURE_LABELS, engine_stability, pair_changes
-from pipeline.consistency.differences import JUDGE_NOTE, as_json, compare_sides
+from pipeline.consistency.differences import ALPHA, JUDGE_NOTE, METHOD, as_json, compare_sides
 from pipeline.consistency.spread import icc_table, rating_flips, variance_shares
 from pipeline.metrics import METRICS
 from pipeline.store import judge_dirname, write_json_atomic
@@ -103,7 +103,7 @@ def build(base: Path, judge: str, meaning: str = "auto", samples: int = 500) -> 
         previous, latest = waves[-2], waves[-1]
         for engine in engines:
             diffs = compare_sides(values, {"engine": engine, "wave": latest}, {"engine": engine, "wave": previous},
-                                  f"{engine} ({latest})", f"{engine} ({previous})", samples=samples)
+                                  f"{engine} ({latest})", f"{engine} ({previous})")
             changes += [{**row, "engine": engine, "from_wave": previous, "to_wave": latest} for row in as_json(diffs)]
     summary = {
         "version": SUMMARY_VERSION, "judge": judge, "mode": MODE, "necessity": NECESSITY,
@@ -111,6 +111,7 @@ def build(base: Path, judge: str, meaning: str = "auto", samples: int = 500) -> 
         "queries": int(captures["query"].nunique()),
         "repeats": {"min": int(repeats.min()), "max": int(repeats.max()), "mean": float(repeats.mean())},
         "meaning_method": used, "measures": MEASURE_LABELS, "judge_note": JUDGE_NOTE,
+        "wave_change_method": {"alpha": ALPHA, "method": METHOD},
         "stability": _records(engine_stability(per_query)),
         "icc": _records(icc_table(values, samples=samples)),
         "shares": _records(variance_shares(values, samples=samples)),
