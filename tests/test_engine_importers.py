@@ -101,7 +101,8 @@ def test_perplexity_with_search_results_only():
 def test_openai_responses_spans_land_on_the_sentence_they_cite():
     a = load("openai_responses.json")
     check_spans(a)
-    assert a.answer.engine == "openai:gpt-4.1-mini-2025-04-14"
+    assert a.answer.engine == "openai:gpt-4.1-mini"  # the model asked for; the reply names a dated version
+    assert a.answer.meta["model"] == "gpt-4.1-mini-2025-04-14" and a.answer.meta["requested_model"] == "gpt-4.1-mini"
     assert [(s.index, s.url, s.title) for s in a.answer.sources] == [
         (1, MADRID + "?utm_source=openai", "Madrid air quality report"),
         (2, RETAIL + "?utm_source=openai", "Footfall <script>alert(1)</script> after closures"),

@@ -65,7 +65,7 @@ def _names(values: pd.DataFrame, column: str) -> list[str]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from pipeline.consistency.captures import wave_order
+    from pipeline.consistency.captures import model_change_words, reply_models, wave_order
     from pipeline.consistency.differences import JUDGE_NOTE, METHOD, as_json, compare_sides, judge_summary, summary_words
     from pipeline.consistency.judge_error import Audit
     from pipeline.consistency.summary import load_values
@@ -106,13 +106,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
                                 compare_sides(values, {"engine": engine, "wave": w2}, {"engine": engine, "wave": w1},
                                               f"{engine} ({w2})", f"{engine} ({w1})", alpha=args.alpha,
                                               audit=audit)))
+    models = reply_models(captures)
+    flags: list[dict] = []  # the replies name other models on the two sides of a wave comparison
+    if args.waves:
+        for engine in chosen:
+            before, after = models.get((engine, w1), []), models.get((engine, w2), [])
+            if before and after and before != after:
+                flags.append({"engine": engine, "from_wave": w1, "to_wave": w2, "from_models": before, "to_models": after})
     overall = (JUDGE_NOTE if audit is None else
                "where the audit has people's labels for a metric, its difference is corrected for the judge's measured "
                "error and the interval includes that estimate's error; per metric, judge_status says which applied")
     if args.json:
         print(json.dumps({"dataset": args.dataset, "judge": judge, "judge_uncertainty": overall,
                           "audit_samples": audit.samples if audit is not None else {},
-                          "alpha": args.alpha, "method": METHOD,
+                          "alpha": args.alpha, "method": METHOD, "model_changes": flags,
                           "comparisons": [{"title": t, "summary": summary_words(d), "judge_uncertainty": judge_summary(d),
                                            "differences": as_json(d)} for t, d in comparisons]}, indent=1, ensure_ascii=False))
         return 0
@@ -124,6 +131,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
             print(f"  {flag}{d.label[:34]:34s} {d.diff:+8.1f} [{d.ci_low:7.1f}, {d.ci_high:7.1f}]  p={_p(d.p)}  Holm p={_p(d.p_holm)}"
                   f"  repeats {d.repeats_a:.1f}/{d.repeats_b:.1f}  judge: {_judge_word(d)}")
         print(f"  {judge_summary(diffs)}")
+    for flag in flags:
+        print(f"model change: {model_change_words(flag)}")
     print(f"method: {METHOD}; alpha {args.alpha:g}")
     print(f"note: {overall}")
     return 0

@@ -23,7 +23,7 @@ import pandas as pd
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline.consistency.captures import capture_frame, has_repeats_or_waves, wave_order
+from pipeline.consistency.captures import capture_frame, has_repeats_or_waves, model_changes, reply_models, wave_order
 from pipeline.consistency.change import MEASURE_LABELS, engine_stability, pair_changes
 from pipeline.consistency.differences import ALPHA, JUDGE_NOTE, METHOD, as_json, compare_sides
 from pipeline.consistency.spread import icc_table, rating_flips, variance_shares
@@ -112,6 +112,8 @@ def build(base: Path, judge: str, meaning: str = "auto", samples: int = 500) -> 
         "repeats": {"min": int(repeats.min()), "max": int(repeats.max()), "mean": float(repeats.mean())},
         "meaning_method": used, "measures": MEASURE_LABELS, "judge_note": JUDGE_NOTE,
         "wave_change_method": {"alpha": ALPHA, "method": METHOD},
+        "reply_models": [{"engine": e, "wave": w, "models": m} for (e, w), m in sorted(reply_models(captures).items())],
+        "model_changes": model_changes(captures, waves),
         "stability": _records(engine_stability(per_query)),
         "icc": _records(icc_table(values, samples=samples)),
         "shares": _records(variance_shares(values, samples=samples)),
