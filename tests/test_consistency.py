@@ -17,7 +17,7 @@ from tolerances import COUNTS, ENCODER
 from pipeline.consistency.captures import capture_frame, derive_waves
 from pipeline.consistency.change import average_overlap, dice, jaccard, normalise_statement, pair_changes
 from pipeline.consistency.differences import compare_sides, holm, paired_difference, summary_words
-from pipeline.consistency.spread import _icc_weighted, icc_table, rating_flips, variance_shares
+from pipeline.consistency.spread import _icc_weighted, icc_interval, icc_table, rating_flips, variance_shares
 from pipeline.testing.fake_variation import (
     Variation,
     canonical_record,
@@ -122,9 +122,14 @@ def test_icc_by_hand():
     assert _icc_weighted(n, s, sq, np.ones((1, 2)))[0] == approx(14 / 18, abs=COUNTS)
     values = pd.DataFrame({"engine": "E", "wave": "w", "metric": "citation_accuracy", "query": ["q1", "q1", "q2", "q2"],
                            "value": [1.0, 3.0, 5.0, 7.0]})
-    row = icc_table(values, samples=50).iloc[0]
+    # F = 16 / 2 = 8 on (1, 2) df; F(0.975; 1, 2) = 38.506329, F(0.975; 2, 1) = 799.5:
+    # low = (8/38.506329 - 1) / (8/38.506329 + 1) = -0.655961, high = (8*799.5 - 1) / (8*799.5 + 1) = 0.999687
+    assert icc_interval(n, s, sq) == approx((-0.655961, 0.999687), abs=1e-6)
+    row = icc_table(values).iloc[0]
     assert row["icc"] == approx(14 / 18, abs=COUNTS)
     assert row["within_sd"] == approx(math.sqrt(2), abs=COUNTS) and row["between_sd"] == approx(math.sqrt(8), abs=COUNTS)
+    # two queries are too few for an interval: none, and the row says why
+    assert math.isnan(row["icc_low"]) and row["icc_note"] == "2 queries: too few for an interval (at least 10)"
 
 
 def test_variance_shares_by_hand():

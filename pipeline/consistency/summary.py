@@ -115,7 +115,7 @@ def build(base: Path, judge: str, meaning: str = "auto", samples: int = 500) -> 
         "reply_models": [{"engine": e, "wave": w, "models": m} for (e, w), m in sorted(reply_models(captures).items())],
         "model_changes": model_changes(captures, waves),
         "stability": _records(engine_stability(per_query)),
-        "icc": _records(icc_table(values, samples=samples)),
+        "icc": _records(icc_table(values)),
         "shares": _records(variance_shares(values, samples=samples)),
         "metric_waves": _records(metric_by_wave(values)),
         "wave_changes": changes,
