@@ -150,7 +150,7 @@ def _judge_word(d) -> str:
     if d.judge_status == "corrected":
         return f"corrected ({d.labelled_units} labels; alone {d.judge_diff:+.1f})"
     return {"no_audit": "taken as given", "no_judge": "none enters", "not_audited": "not audited, as given",
-            "audit_unusable": "audit unusable, as given",
+            "audit_unusable": "audit unusable, as given", "held_by_audit": "held: audited twin not real",
             "too_few_labels": f"too few labels ({d.labelled_units})"}.get(d.judge_status, d.judge_status)
 
 

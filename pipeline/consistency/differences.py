@@ -30,7 +30,16 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
-from pipeline.consistency.judge_error import CORRECTED, TOO_FEW, Audit, JudgeCheck, answer_weights, no_audit_check
+from pipeline.consistency.judge_error import (
+    CORRECTED,
+    HELD,
+    TOO_FEW,
+    Audit,
+    JudgeCheck,
+    answer_weights,
+    hold_with_audited,
+    no_audit_check,
+)
 from pipeline.metrics import METRICS
 
 ALPHA = 0.05
@@ -68,6 +77,7 @@ class Difference:
     labelled_units: int = 0
     se: float | None = None  # the standard error the p-value and the interval read
     df: float | None = None  # their degrees of freedom
+    same_labels: str = ""  # uncorrected: the corrected metrics resting on the same judge labels
     alpha: float = ALPHA
     method: str = METHOD
 
@@ -171,6 +181,8 @@ def compare_sides(values: pd.DataFrame, side_a: dict, side_b: dict, name_a: str,
         d.p_holm = adjusted
         # too few labels: the difference could be the judge's bias alone, so it is never called real
         d.real = bool(adjusted < alpha) and d.judge_status != TOO_FEW
+    hold_with_audited(out)
+    for d in out:
         d.words = difference_words(d)
     return out
 
@@ -188,6 +200,8 @@ def difference_words(d: Difference) -> str:
     if d.judge_status == TOO_FEW and d.p_holm < d.alpha:
         return (f"{d.label}: {d.a} vs {d.b} {_amount(d)} under the judge's labels, not claimed: too few people's "
                 "labels to tell it from the judge's error")
+    if d.judge_status == HELD:
+        return f"{d.label}: {d.a} vs {d.b} {_amount(d)} under the judge's labels, {d.judge_note}"
     if not d.real:
         return f"{d.label}: {d.a} and {d.b} are within noise ({_amount(d)}, adjusted p = {d.p_holm:.2f})"
     direction = info.direction if info else "neutral"
@@ -200,6 +214,8 @@ def difference_words(d: Difference) -> str:
 
 
 def _corrected(d: Difference) -> str:
+    if d.same_labels:
+        return f" (not corrected: the judge's labels as given; on the same labels {d.same_labels} is corrected)"
     if d.judge_status != CORRECTED or d.judge_diff is None:
         return ""
     return f" (corrected for the judge's error by people's labels; the judge alone: {d.judge_diff:+.1f})"
@@ -216,8 +232,10 @@ def judge_summary(diffs: list[Difference]) -> str:
                             "taken as given",
              "no_judge": "no judge label enters",
              "too_few_labels": "too few people's labels, never called real",
+             "held_by_audit": "not corrected and not claimed: a metric on the same judge labels, corrected, is not real "
+                              "(or runs the other way)",
              "audit_unusable": "the audit could not be used, the judge's labels taken as given"}
-    order = ("corrected", "too_few_labels", "audit_unusable", "not_audited", "no_audit", "no_judge")
+    order = ("corrected", "too_few_labels", "held_by_audit", "audit_unusable", "not_audited", "no_audit", "no_judge")
     parts = [f"{words.get(status, status)}: {', '.join(groups[status])}"
              for status in sorted(groups, key=lambda s: order.index(s) if s in order else len(order))]
     out = "judge uncertainty: " + ("; ".join(parts) if parts else "nothing compared")
