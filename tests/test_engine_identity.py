@@ -76,3 +76,22 @@ def test_a_dated_reply_model_stays_one_engine_and_is_flagged(dated, capsys):
             "the engine may have changed between them") in out
     assert cli_main(["compare", "--dataset", "dated", "--judge", "recorded", "--waves", "w1,w2", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["model_changes"][0]["to_models"] == ["sonar-2026-02"]
+
+
+def test_the_over_time_page_flags_the_reply_model_change(dated, tmp_path, monkeypatch):
+    pytest.importorskip("streamlit.testing.v1")
+    from streamlit.testing.v1 import AppTest
+
+    run_dataset("dated", dated, judge_name="recorded", progress=False)
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    at = AppTest.from_file(str(Path(__file__).resolve().parent.parent / "pages" / "over_time.py"), default_timeout=60)
+    at.query_params["dataset"] = "dated"
+    at.run()
+    assert not at.exception, at.exception
+    warnings = [w.value for w in at.warning]
+    assert any("perplexity\\:sonar\\: the replies name sonar\\-2026\\-01 in wave w1 and sonar\\-2026\\-02 in wave w2" in w
+               for w in warnings), warnings
+    text = "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption])
+    # 6 queries: too few for an interval, and the page says so
+    assert "No interval where a design is too small for one: 6 queries\\: too few for an interval \\(at least 10\\)" in text
+    assert "a paired t over the queries both waves answered" in text and "alpha 0.05" in text.replace("\\", "")
