@@ -75,7 +75,7 @@ st.markdown(f"**{md_escape(dataset)}** · judge {md_escape(judge)} · {summary['
             f"asking(s) per query and wave")
 for change in summary.get("model_changes") or []:
     # an engine is what was asked for; its replies naming another model is a change to know about
-    st.warning(md_escape(model_change_words(change)) + ". Differences between these waves may be the model's.",
+    st.warning(md_escape(model_change_words(change)) + ".",
                icon=":material/swap_horiz:")
 
 def _too_small(rows: pd.DataFrame, column: str = "note") -> None:

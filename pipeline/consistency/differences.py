@@ -45,9 +45,9 @@ from pipeline.metrics import METRICS
 ALPHA = 0.05
 METHOD = ("paired t over the shared queries (standard error s / sqrt(queries), queries - 1 df; with an audit, plus the "
           "judge error's variance, Welch-Satterthwaite df), Holm over the metrics")
-JUDGE_NOTE = ("judge uncertainty is not included: the intervals resample queries and repeats and take the judge's "
-              "labels as given (no audit with people's labels was used; where one exists, aee compare corrects each "
-              "audited metric's difference for the judge's measured error)")
+JUDGE_NOTE = ("judge uncertainty is not included: the intervals account for the draw of queries and repeats and take "
+              "the judge's labels as given (no audit with people's labels was used; where one exists, aee compare "
+              "corrects each audited metric's difference for the judge's measured error)")
 
 
 @dataclass

@@ -48,6 +48,18 @@ SCENARIOS = (
 )
 
 
+# The small-n rule of `judge_error.rare_error_variance`: audits that see few or no errors of the
+# judge (24 queries x 2 repeats x 4 statements, as the Over time page's smallest design)
+_SMALL = {"queries": 24, "repeats": 2, "statements": 4}
+SMALL_N_SCENARIOS = (
+    Scenario("zero-error judge, equal engines, 33 labels", false_support=(0, 0), missed_support=(0, 0), labelled=33, **_SMALL),
+    Scenario("zero-error judge, equal engines, 80 labels", false_support=(0, 0), missed_support=(0, 0), labelled=80, **_SMALL),
+    Scenario("judge 10% lenient on A, 33 labels", false_support=(0.1, 0), missed_support=(0, 0), labelled=33, **_SMALL),
+    Scenario("judge 20% lenient on A, 33 labels", false_support=(0.2, 0), missed_support=(0, 0), labelled=33, **_SMALL),
+    Scenario("judge 10% lenient on A, 80 labels", false_support=(0.1, 0), missed_support=(0, 0), labelled=80, **_SMALL),
+)
+
+
 def _world(s: Scenario, rng: np.random.Generator):
     """(values for compare_sides, the audit's UnitValues) of one replicate."""
     from pipeline.audit.ppi import UnitValues
@@ -113,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--replicates", type=int, default=200)
     args = parser.parse_args(argv)
-    for s in SCENARIOS:
+    for s in SCENARIOS + SMALL_N_SCENARIOS:
         out = simulate(s, args.replicates)
         print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in out.items() if k != "setup"}))
     return 0
