@@ -127,12 +127,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"{title} ({args.dataset}, judge {judge}; {diffs[0].queries if diffs else 0} queries):")
         print(f"  {summary_words(diffs)}")
         for d in diffs:
-            flag = "REAL " if d.real else "     "
-            print(f"  {flag}{d.label[:34]:34s} {d.diff:+8.1f} [{d.ci_low:7.1f}, {d.ci_high:7.1f}]  p={_p(d.p)}  Holm p={_p(d.p_holm)}"
+            mark = "REAL " if d.real else "     "
+            print(f"  {mark}{d.label[:34]:34s} {d.diff:+8.1f} [{d.ci_low:7.1f}, {d.ci_high:7.1f}]  p={_p(d.p)}  Holm p={_p(d.p_holm)}"
                   f"  repeats {d.repeats_a:.1f}/{d.repeats_b:.1f}  judge: {_judge_word(d)}")
         print(f"  {judge_summary(diffs)}")
-    for flag in flags:
-        print(f"model change: {model_change_words(flag)}")
+    for change in flags:
+        print(f"model change: {model_change_words(change)}")
     print(f"method: {METHOD}; alpha {args.alpha:g}")
     print(f"note: {overall}")
     return 0
