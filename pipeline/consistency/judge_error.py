@@ -224,9 +224,9 @@ def rare_error_variance(r: np.ndarray, scale: float) -> float:
     in n labels, p~ is 1.92 / (n + 3.84): a rate the labels cannot rule out, not 0. Every stratum
     gets it, those where the judge said "no" too (a missed "yes" is an error of one unit's weight;
     the scorecard's floor, sized by the stratum's largest prediction, gave them none). Checked on
-    the zero- and low-error audits of `pipeline.testing.judge_bias_sim` (docs/over_time.md): the
-    interval holds the truth in 96.5-100% of them; Jeffreys' (k + 1/2) / (n + 1), tried as a
-    narrower rule, fell to 95.5% with a 10% error rate and 80 labels."""
+    the zero- and low-error audits of `pipeline.testing.judge_bias_sim` (docs/benchmarks.md, "Judge
+    uncertainty in differences"): the interval holds the truth in 99-100% of them; Jeffreys'
+    (k + 1/2) / (n + 1), tried as a narrower rule, fell to 95.5% with a 10% error rate and 80 labels."""
     n = r.size
     if n == 0:
         return 0.0
