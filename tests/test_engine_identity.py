@@ -95,3 +95,10 @@ def test_the_over_time_page_flags_the_reply_model_change(dated, tmp_path, monkey
     # 6 queries: too few for an interval, and the page says so
     assert "No interval where a design is too small for one: 6 queries\\: too few for an interval \\(at least 10\\)" in text
     assert "a paired t over the queries both waves answered" in text and "alpha 0.05" in text.replace("\\", "")
+
+
+def test_consistency_says_when_a_design_is_too_small_for_an_interval(dated, capsys):
+    run_dataset("dated", dated, judge_name="recorded", progress=False)
+    assert cli_main(["consistency", "--dataset", "dated", "--judge", "recorded"]) == 0
+    out = capsys.readouterr().out
+    assert "no interval (6 queries: too few for an interval (at least 10)) over 6 queries" in out

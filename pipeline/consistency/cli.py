@@ -173,6 +173,8 @@ def cmd_consistency(args: argparse.Namespace) -> int:
     for row in summary["stability"]:
         if row["value"] is None:
             continue
+        interval = (f"[{row['ci_low']:.2f}, {row['ci_high']:.2f}]" if row.get("ci_low") is not None and row.get("ci_high") is not None
+                    else f"no interval ({row.get('note') or 'too few queries'})")
         print(f"  {row['engine'][:24]:24s} {row['wave'][:12]:12s} {labels[row['measure']]:22s} {row['value']:.2f} "
-              f"[{row['ci_low']:.2f}, {row['ci_high']:.2f}] over {row['queries']} queries")
+              f"{interval} over {row['queries']} queries")
     return 0
