@@ -5,11 +5,12 @@ Per engine and wave, the one-way random-effects ICC(1) of a metric over queries:
 per-answer variance that lies between queries rather than between repeats of one query (1: the
 engine answers a query the same way every time; 0: the repeats differ as much as different queries
 do). Per wave, a variance decomposition over the engines: the shares of the variance of per-answer
-values due to the engine, to the query within the engine, and to repeats (the rest). All intervals
-are percentile bootstrap intervals that resample queries (a query keeps all its repeats), so they
-hold for the query set as a sample of queries.
+values due to the engine, to the query within the engine, and to repeats (the rest). The ICC's
+interval is the F-based one (`icc_interval`); the shares' intervals are percentile bootstrap
+intervals that resample queries (a query keeps all its repeats), so they hold for the query set as a
+sample of queries.
 
-The bootstrap works on per-(engine, query) sums (count, sum, sum of squares) weighted by how often
+The shares' bootstrap works on per-(engine, query) sums (count, sum, sum of squares) weighted by how often
 a resample drew each query, so its cost grows with the number of queries, not of answers.
 """
 
