@@ -117,6 +117,14 @@ if view == "engines":
     rep_a = data.answer_report_cached(dataset, judge, id_a, mode, used)
     rep_b = data.answer_report_cached(dataset, judge, id_b, mode, used)
     st.markdown(f"**Query** ({answers[id_a].answer.query_type}): {answer_model.md_text(query)}")
+    askings = {e: int(((index["query"] == query) & (index["engine"] == e)).sum()) for e in (engine_a, engine_b)}
+    if max(askings.values()) > 1:
+        # one asking of each is one draw: a reader must not take its gap for the engines'
+        over_time = url_state.page_link("over_time", {url_state.DATASET: dataset, url_state.JUDGE: judge})
+        st.info(f"{answer_model.md_text(engine_a)} answered this query {askings[engine_a]} times and "
+                f"{answer_model.md_text(engine_b)} {askings[engine_b]} times (repeats or waves). One asking of each is "
+                f"shown, and one asking is one draw: whether the engines differ beyond the change between askings is "
+                f"on the [Over time]({over_time}) page and in `aee compare`.", icon=":material/info:")
     st.markdown("#### Metrics side by side")
     st.caption(f"Both answers labelled by the {answer_model.md_text(judge)} judge and scored with {MODE_LABELS[mode].lower()} rules "
                f"(necessity: {used}). 'favours' names the side the metric's direction prefers; "

@@ -21,6 +21,7 @@ from dashboard.render import (
     url_remember,
 )
 from dashboard.url_state import page_link
+from pipeline.consistency.captures import model_change_words
 from pipeline.consistency.change import MEASURES
 from pipeline.metrics import METRICS
 
@@ -72,6 +73,17 @@ unit = " (points)" if info.unit == "percent" else ""
 st.markdown(f"**{md_escape(dataset)}** · judge {md_escape(judge)} · {summary['answers']:,} answers to "
             f"{summary['queries']:,} queries · {len(waves)} wave(s) · {summary['repeats']['min']}–{summary['repeats']['max']} "
             f"asking(s) per query and wave")
+for change in summary.get("model_changes") or []:
+    # an engine is what was asked for; its replies naming another model is a change to know about
+    st.warning(md_escape(model_change_words(change)) + ".",
+               icon=":material/swap_horiz:")
+
+def _too_small(rows: pd.DataFrame, column: str = "note") -> None:
+    """Say once where a design is too small for an interval (the rows carry why)."""
+    notes = sorted({str(n) for n in rows.get(column, pd.Series(dtype=str)).fillna("") if n})
+    if notes:
+        st.caption("No interval where a design is too small for one: " + md_escape("; ".join(notes[:3])) + ".")
+
 
 # ---- stability of answers and sources --------------------------------------------------------------
 st.subheader("How much answers and sources change between repeats")
@@ -92,7 +104,8 @@ else:
     st.caption(f"1 = the same every time, 0 = nothing kept. Means over queries of every pair of repeats in wave {md_escape(wave)}; "
                f"meaning similarity by the {md_escape(summary['meaning_method'])} method "
                "(encoder: the offline model's embeddings; lexical: word counts, when the model is absent or the corpus is "
-               "large). Intervals are in the export.")
+               "large). Their 95% intervals (Student's t over queries) are in the export.")
+    _too_small(part)
 
 # ---- each metric across waves ------------------------------------------------------------------------
 st.subheader(f"{metric_label(metric)} across waves")
@@ -109,15 +122,20 @@ else:
                                                                        alt.Tooltip("ci_low:Q", format=".1f"),
                                                                        alt.Tooltip("ci_high:Q", format=".1f")]))
     st.altair_chart(chart.properties(height=260), width="stretch")
-    st.caption("Each point is the mean over queries (each query's repeats averaged first); the bar is its 95% bootstrap "
-               "interval over queries.")
+    st.caption("Each point is the mean over queries (each query's repeats averaged first); the bar is its 95% interval "
+               "over queries (Student's t).")
+    _too_small(series)
     wave_changes = tables["wave_changes"]
     changes = wave_changes[wave_changes["metric"] == metric].to_dict("records") if not wave_changes.empty else []
     if changes:
-        st.markdown(f"**From {md_escape(changes[0]['from_wave'])} to {md_escape(changes[0]['to_wave'])}**, paired by query "
-                    "(Holm-adjusted over the metrics):")
+        family = int((wave_changes["engine"] == changes[0]["engine"]).sum())
+        method = summary.get("wave_change_method") or {}
+        how = (f"a paired t over the queries both waves answered, Holm-adjusted over the {family} metrics compared, "
+               f"alpha {float(method.get('alpha', changes[0].get('alpha', 0.05))):g}")
+        st.markdown(f"**From {md_escape(changes[0]['from_wave'])} to {md_escape(changes[0]['to_wave'])}** ({md_escape(how)}):")
         for c in changes:
             st.markdown(f"- {md_escape(c['words'])}")
+        st.caption("`aee compare --waves` gives every metric's row, with its p-values.")
     st.caption(md_escape(summary["judge_note"]).capitalize() + ".")
 
 # ---- spread: is the engine gap larger than the noise -------------------------------------------------
@@ -135,7 +153,9 @@ if not icc_part.empty:
                        f"spread between queries{unit}": st.column_config.NumberColumn(format="%.1f")})
     st.caption("ICC: the share of the variation that lies between queries rather than between repeats of one query "
                "(1: every asking scores the same; 0: repeats differ as much as different queries). The estimate can "
-               "fall below 0 when repeats of a query differ more than the queries do; read it as 0.")
+               "fall below 0 when repeats of a query differ more than the queries do; read it as 0. The interval is "
+               "the F-based one for a one-way random-effects design.")
+    _too_small(icc_part, "icc_note")
 
 
 def _share_interval(low: object, high: object) -> str:

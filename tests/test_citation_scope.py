@@ -141,7 +141,7 @@ def test_cli_score_says_how_the_engine_cites(capsys):
 
     assert cli_main(["score", str(ENGINES / "openai_responses.json")]) == 0
     err = capsys.readouterr().err
-    assert "How openai:gpt-4.1-mini-2025-04-14 cites: a citation at the end of a paragraph backs every sentence" in err
+    assert "How openai:gpt-4.1-mini cites: a citation at the end of a paragraph backs every sentence" in err
     assert cli_main(["score", str(ENGINES / "perplexity_sonar.json")]) == 0
     assert "cites:" not in capsys.readouterr().err  # per sentence: nothing to say
 

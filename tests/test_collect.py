@@ -387,11 +387,17 @@ def test_a_capture_and_the_same_response_exported_by_hand_import_alike(server, t
         (a,) = iter_answers(capture)
         (b,) = iter_answers(by_hand, None, ImportOptions(query=envelope["query"], query_type="debate"))
         (c,) = iter_answers(written)
-        provenance = ("captured_at", "request", "source_file")
+        provenance = ("captured_at", "request", "source_file", "requested_model")  # what was asked: the envelope says it
         for other in (b, c):
             strip = {k: v for k, v in a.answer.meta.items() if k not in provenance}
             assert {k: v for k, v in other.answer.meta.items() if k not in provenance} == strip, engine
-            assert dataclasses.replace(other.answer, meta={}, dataset="") == dataclasses.replace(a.answer, meta={}, dataset=""), engine
+            # the engine is what was asked for (the capture's model); a response saved without its
+            # request can only say what answered (the reply's model, which may name a dated version)
+            asked, replied = envelope["model"], a.answer.meta.get("model", "")
+            assert a.answer.engine == (f"{engine}:{asked}" if asked else f"{engine}:{replied}" if replied else engine), engine
+            assert other.answer.engine == (f"{engine}:{replied}" if replied else engine), engine
+            assert (dataclasses.replace(other.answer, meta={}, dataset="", engine="")
+                    == dataclasses.replace(a.answer, meta={}, dataset="", engine="")), engine
             assert other.statements == a.statements, engine
 
 

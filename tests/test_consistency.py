@@ -16,8 +16,8 @@ from tolerances import COUNTS, ENCODER
 
 from pipeline.consistency.captures import capture_frame, derive_waves
 from pipeline.consistency.change import average_overlap, dice, jaccard, normalise_statement, pair_changes
-from pipeline.consistency.differences import compare_sides, holm, paired_bootstrap, summary_words
-from pipeline.consistency.spread import _icc_weighted, icc_table, rating_flips, variance_shares
+from pipeline.consistency.differences import compare_sides, holm, paired_difference, summary_words
+from pipeline.consistency.spread import _icc_weighted, icc_interval, icc_table, rating_flips, variance_shares
 from pipeline.testing.fake_variation import (
     Variation,
     canonical_record,
@@ -122,9 +122,14 @@ def test_icc_by_hand():
     assert _icc_weighted(n, s, sq, np.ones((1, 2)))[0] == approx(14 / 18, abs=COUNTS)
     values = pd.DataFrame({"engine": "E", "wave": "w", "metric": "citation_accuracy", "query": ["q1", "q1", "q2", "q2"],
                            "value": [1.0, 3.0, 5.0, 7.0]})
-    row = icc_table(values, samples=50).iloc[0]
+    # F = 16 / 2 = 8 on (1, 2) df; F(0.975; 1, 2) = 38.506329, F(0.975; 2, 1) = 799.5:
+    # low = (8/38.506329 - 1) / (8/38.506329 + 1) = -0.655961, high = (8*799.5 - 1) / (8*799.5 + 1) = 0.999687
+    assert icc_interval(n, s, sq) == approx((-0.655961, 0.999687), abs=1e-6)
+    row = icc_table(values).iloc[0]
     assert row["icc"] == approx(14 / 18, abs=COUNTS)
     assert row["within_sd"] == approx(math.sqrt(2), abs=COUNTS) and row["between_sd"] == approx(math.sqrt(8), abs=COUNTS)
+    # two queries are too few for an interval: none, and the row says why
+    assert math.isnan(row["icc_low"]) and row["icc_note"] == "2 queries: too few for an interval (at least 10)"
 
 
 def test_variance_shares_by_hand():
@@ -166,31 +171,34 @@ def _simulated(rng: np.random.Generator, queries: int, repeats: int, true_diff: 
 
 def test_difference_interval_covers_the_true_difference():
     """300 simulated audits (40 queries, 1 to 3 repeats, true difference 5 points): the 95% interval
-    covers 5 in 89%..99% of them (binomial standard error 1.3% at 300 draws; the two-level
-    bootstrap resamples repeats inside resampled queries, so it may run slightly wide)."""
+    covers 5 in 92%..98% of them (binomial standard error 1.3% at 300 draws: a paired t over the
+    queries, exact for normal per-query differences)."""
     rng = np.random.default_rng(2026)
     covered = 0
     draws = 300
-    for k in range(draws):
+    for _k in range(draws):
         data = _simulated(rng, 40, 3, 5.0)
-        _, low, high, *_ = paired_bootstrap(data[data["engine"] == "A"], data[data["engine"] == "B"], samples=400, seed=k)
+        _, low, high, *_ = paired_difference(data[data["engine"] == "A"], data[data["engine"] == "B"])
         covered += low <= 5.0 <= high
     coverage = covered / draws
     print(f"coverage of the 95% difference interval: {coverage:.3f} over {draws} simulated audits")
-    assert 0.89 <= coverage <= 0.99
+    assert 0.92 <= coverage <= 0.98
 
 
 def test_compare_says_it_in_words():
-    rng = np.random.default_rng(1)
+    # seed 2: under seed 1 the equal metric's draw lands at p = 0.049, one of the 5% of draws a
+    # correct 5% test calls real (the old two-level bootstrap, 99% wide for a nominal 95%, hid it)
+    rng = np.random.default_rng(2)
     data = pd.concat([_simulated(rng, 60, 3, 20.0),
                       _simulated(rng, 60, 3, 0.0).assign(metric="unsupported_statements")])
-    diffs = compare_sides(data, {"engine": "A"}, {"engine": "B"}, "A", "B", samples=1000)
+    diffs = compare_sides(data, {"engine": "A"}, {"engine": "B"}, "A", "B")
     by = {d.metric: d for d in diffs}
     assert by["citation_accuracy"].real and by["citation_accuracy"].diff == approx(20.0, abs=4.0)
     assert not by["unsupported_statements"].real
     words = summary_words(diffs)
     assert words.startswith("A does better than B on Citation accuracy: +")
-    assert "the others are within noise (1 of 2 metrics, Holm-adjusted)" in words
+    assert "the others are within noise (1 of 2 metrics; Holm-adjusted over 2 metrics at alpha 0.05; paired t over 60 queries)." in words
+    assert "paired t over 60 queries" in words
 
 
 @pytest.mark.parametrize("meaning", ["encoder"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -100,7 +101,8 @@ def test_perplexity_with_search_results_only():
 def test_openai_responses_spans_land_on_the_sentence_they_cite():
     a = load("openai_responses.json")
     check_spans(a)
-    assert a.answer.engine == "openai:gpt-4.1-mini-2025-04-14"
+    assert a.answer.engine == "openai:gpt-4.1-mini"  # the model asked for; the reply names a dated version
+    assert a.answer.meta["model"] == "gpt-4.1-mini-2025-04-14" and a.answer.meta["requested_model"] == "gpt-4.1-mini"
     assert [(s.index, s.url, s.title) for s in a.answer.sources] == [
         (1, MADRID + "?utm_source=openai", "Madrid air quality report"),
         (2, RETAIL + "?utm_source=openai", "Footfall <script>alert(1)</script> after closures"),
@@ -323,8 +325,12 @@ def test_cli_score_prints_format_statements_and_sources(capsys):
     assert " 0. cites - [uncited]: I'll look for recent evidence on car-free city centres." in out
 
 
-def test_run_on_a_folder_of_captures_records_formats_in_the_manifest(results_root, capsys):
-    assert cli_main(["run", "--dataset", "engines", "--path", str(FIXTURES), "--judge", "recorded", "--no-progress"]) == 0
+def test_run_on_a_folder_of_captures_records_formats_in_the_manifest(results_root, capsys, tmp_path):
+    folder = tmp_path / "engines"  # the seven top-level fixtures (shapes/ is a subfolder, read since issue 42)
+    folder.mkdir()
+    for path in FIXTURES.glob("*.json"):
+        shutil.copy(path, folder / path.name)
+    assert cli_main(["run", "--dataset", "engines", "--path", str(folder), "--judge", "recorded", "--no-progress"]) == 0
     manifest = json.loads((result_set("engines", results_root) / "recorded" / "manifest.json").read_text())
     assert manifest["config"]["formats"] == {"anthropic": 1, "exa": 1, "gemini": 1, "openai-chat": 1,
                                              "openai-responses": 1, "perplexity": 1, "you": 1}
@@ -336,6 +342,26 @@ def test_run_on_a_folder_of_captures_records_formats_in_the_manifest(results_roo
     assert set(sources["text_origin"]) == {"", "snippet"}
     answers = pd.read_parquet(result_set("engines", results_root) / "answers.parquet")
     assert all(json.loads(m)["format"] for m in answers["meta"])
+
+
+def test_a_folder_of_folders_is_read_whole(results_root, tmp_path, capsys):
+    """`aee collect` writes one folder per engine: `aee run --path` on their parent reads them all,
+    skipping `_rejected/`, `_collect.json` and hidden entries at every level."""
+    caps = tmp_path / "captures"
+    (caps / "perplexity").mkdir(parents=True)
+    (caps / "openai" / "w2").mkdir(parents=True)
+    (caps / "openai" / "_rejected").mkdir()
+    (caps / ".cache").mkdir()
+    shutil.copy(FIXTURES / "perplexity_sonar.json", caps / "perplexity" / "a.json")
+    shutil.copy(FIXTURES / "openai_chat_search.json", caps / "openai" / "b.json")
+    shutil.copy(FIXTURES / "openai_responses.json", caps / "openai" / "w2" / "c.json")
+    for bad in (caps / "openai" / "_rejected" / "x.json", caps / ".cache" / "y.json", caps / "perplexity" / "_collect.json"):
+        bad.write_text("{not json", encoding="utf-8")
+    answers = list(iter_answers(caps))
+    assert sorted(a.answer.meta["format"] for a in answers) == ["openai-chat", "openai-responses", "perplexity"]
+    assert cli_main(["run", "--dataset", "caps", "--path", str(caps), "--judge", "recorded", "--no-progress"]) == 0
+    manifest = json.loads((result_set("caps", results_root) / "recorded" / "manifest.json").read_text())
+    assert manifest["config"]["formats"] == {"openai-chat": 1, "openai-responses": 1, "perplexity": 1}
 
 
 def test_citation_accuracy_is_unknown_when_no_source_could_be_judged():

@@ -163,3 +163,18 @@ def test_choosing_one_asking_shows_that_answer(page, results, monkeypatch, tmp_p
     assert not at.exception, at.exception
     assert at.query_params["answer"] == second and "side" not in at.query_params
     assert any(second in c.value.replace("\\", "") for c in at.caption)
+
+
+def test_compare_says_one_asking_is_one_draw(results, monkeypatch, tmp_path):
+    """Issue 42: on a dataset with repeats, the Compare page shows one asking per engine and says so,
+    pointing to the Over time page for whether the engines differ beyond the draw."""
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(results))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    at = AppTest.from_file(str(ROOT / "pages" / "compare.py"), default_timeout=60)
+    at.query_params["dataset"] = "waves"
+    at.run()
+    assert not at.exception, at.exception
+    info = [i.value for i in at.info]
+    # 3 repeats in each of 2 waves: 6 askings per engine and query
+    assert any("answered this query 6 times and" in i and "6 times (repeats or waves). One asking of each is shown" in i
+               and "over_time?dataset=waves&judge=recorded" in i for i in info), info

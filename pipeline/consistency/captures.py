@@ -8,6 +8,10 @@ by `aee collect --repeat/--wave` envelopes or given as canonical fields). What i
   Answers with neither a wave nor a time form one wave, "all".
 - repeat: within (engine, query, wave), answers are numbered 0, 1, ... by capture time (then id)
   unless every one of them carries a distinct repeat index already.
+
+The engine is what was asked for (provider and requested model, `pipeline.importers.engines`); the
+model the reply names is kept beside it (`reply_model`), and `model_changes` lists the engines whose
+replies name other models from one wave to the next.
 """
 
 from __future__ import annotations
@@ -20,15 +24,15 @@ import pandas as pd
 
 WAVE_GAP = timedelta(days=2)
 NO_WAVE = "all"
-CAPTURE_COLUMNS = ("answer_id", "engine", "query", "wave", "repeat", "captured_at")
+CAPTURE_COLUMNS = ("answer_id", "engine", "query", "wave", "repeat", "captured_at", "reply_model")
 
 
 def _meta_fields(meta: pd.Series) -> pd.DataFrame:
-    """wave, repeat and captured_at out of the answers table's JSON meta column."""
-    waves, repeats, times = [], [], []
+    """wave, repeat, captured_at and the reply's model out of the answers table's JSON meta column."""
+    waves, repeats, times, models = [], [], [], []
     for text in meta.fillna("").tolist():
         # most metas are small; only parse those that can hold one of the keys
-        if text and ('"wave"' in text or '"repeat"' in text or '"captured_at"' in text):
+        if text and ('"wave"' in text or '"repeat"' in text or '"captured_at"' in text or '"model"' in text):
             try:
                 obj = json.loads(text)
             except ValueError:
@@ -44,7 +48,8 @@ def _meta_fields(meta: pd.Series) -> pd.DataFrame:
         except (TypeError, ValueError):
             repeats.append(-1)
         times.append(str(obj.get("captured_at") or ""))
-    return pd.DataFrame({"wave": waves, "repeat": repeats, "captured_at": times}, index=meta.index)
+        models.append(str(obj.get("model") or "")[:200])
+    return pd.DataFrame({"wave": waves, "repeat": repeats, "captured_at": times, "reply_model": models}, index=meta.index)
 
 
 def derive_waves(times: pd.Series, gap: timedelta = WAVE_GAP) -> pd.Series:
@@ -70,13 +75,14 @@ def capture_frame(answers: pd.DataFrame) -> pd.DataFrame:
     if answers.empty:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in CAPTURE_COLUMNS})
     fields = _meta_fields(answers["meta"]) if "meta" in answers else pd.DataFrame(
-        {"wave": "", "repeat": -1, "captured_at": ""}, index=answers.index)
+        {"wave": "", "repeat": -1, "captured_at": "", "reply_model": ""}, index=answers.index)
     frame = pd.DataFrame({"answer_id": answers["answer_id"].astype(str), "engine": answers["engine"].astype(str),
                           "query": answers["query"].astype(str)})
     frame["captured_at"] = pd.to_datetime(fields["captured_at"].replace("", None), utc=True, errors="coerce", format="ISO8601")
     named = fields["wave"].str.strip()
     frame["wave"] = named.where(named != "", derive_waves(frame["captured_at"]))
     frame["repeat"] = fields["repeat"].astype(int)
+    frame["reply_model"] = fields["reply_model"]
     # the answer says when or which asking it is (a time, a wave name or a repeat index)
     frame["marked"] = (named != "") | (frame["repeat"] >= 0) | frame["captured_at"].notna()
     # renumber the groups whose repeats are missing or clash
@@ -99,6 +105,33 @@ def has_repeats_or_waves(captures: pd.DataFrame) -> bool:
     if captures.empty or "marked" in captures and not captures["marked"].any():
         return False
     return bool(captures.groupby(["engine", "query"]).size().max() > 1)
+
+
+def reply_models(captures: pd.DataFrame) -> dict[tuple[str, str], list[str]]:
+    """(engine, wave) -> the models its replies name, sorted (empty when no reply names one)."""
+    named = captures[captures["reply_model"].astype(str) != ""] if "reply_model" in captures else captures.iloc[:0]
+    return {(str(e), str(w)): sorted(set(g["reply_model"].astype(str))) for (e, w), g in named.groupby(["engine", "wave"])}
+
+
+def model_changes(captures: pd.DataFrame, waves: list[str] | None = None) -> list[dict]:
+    """Per engine and pair of consecutive waves it answered in: where its replies name other models
+    (a provider's dated version moving on, a default model swapped), one record with both lists."""
+    waves = waves if waves is not None else wave_order(captures)
+    models = reply_models(captures)
+    out = []
+    for engine in sorted(captures["engine"].astype(str).unique()):
+        seen = [w for w in waves if (engine, w) in models]
+        for before, after in zip(seen, seen[1:]):
+            if models[(engine, before)] != models[(engine, after)]:
+                out.append({"engine": engine, "from_wave": before, "to_wave": after,
+                            "from_models": models[(engine, before)], "to_models": models[(engine, after)]})
+    return out
+
+
+def model_change_words(change: dict) -> str:
+    """One sentence for a flagged change."""
+    return (f"{change['engine']}: the replies name {', '.join(change['from_models'])} in wave {change['from_wave']} and "
+            f"{', '.join(change['to_models'])} in wave {change['to_wave']}: the engine may have changed between them")
 
 
 def wave_order(captures: pd.DataFrame) -> list[str]:

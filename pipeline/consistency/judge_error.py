@@ -2,7 +2,7 @@
 `pipeline.audit`), a difference between two sides is corrected for the judge's measured error, so
 that a judge erring more on one engine's answers than on the other's cannot make a difference.
 
-The judge's difference D_J (`differences.paired_bootstrap`) is a weighted sum over answers: each
+The judge's difference D_J (`differences.paired_difference`) is a weighted sum over answers: each
 answer of side A counts +1/(Q r_A(q)) and each of side B -1/(Q r_B(q)), Q the shared queries and
 r(q) a side's repeats of query q. An answer's value under the people's labels is its judge value
 plus the sum of its units' errors (y_u - yhat_u in `pipeline.audit.ppi`: a unit is a statement
@@ -20,15 +20,15 @@ D_J + R, with R the same weighted sum of the units' errors, and R is what the au
   bootstrap over queries does), so the errors of the answers at hand are themselves a draw, and the
   labelled units' spread s_h^2 / n_h covers both that draw and the choice of units to label. A
   stratum labelled in full therefore still carries s_h^2 / n_h.
-* Each bootstrap draw of D_J gets an independent draw of R: R-hat + shift + se * t, t from Student's
-  t on the Welch-Satterthwaite degrees of freedom of the strata (the audit's interval, as a
-  distribution). The percentile interval, the p-value and Holm's adjustment then read the sums, so
-  a difference is called real only when it survives the judge's error as well as the draw of
-  queries and repeats. The two parts are taken as independent; their covariance (a judge's error
-  moving with its own values) is left out, which for a judge that over- or under-calls a label
-  makes the interval wider, not narrower. The simulation in `pipeline.testing.judge_bias_sim`
-  measures the false-claim rate, the power and the coverage (docs/benchmarks.md, "Judge
-  uncertainty in differences").
+* The difference's variance is D_J's (s^2 / Q over the shared queries) plus R-hat's, its degrees of
+  freedom Welch-Satterthwaite's over the two (Q - 1 for D_J, the strata's for R-hat), and the
+  interval is centred on D_J + R-hat + the audit's skewness shift; the p-value and Holm's adjustment
+  read the same t, so a difference is called real only when it survives the judge's error as well as
+  the draw of queries and repeats. The two parts are taken as independent; their covariance (a
+  judge's error moving with its own values) is left out, which for a judge that over- or
+  under-calls a label makes the interval wider, not narrower. The simulation in
+  `pipeline.testing.judge_bias_sim` measures the false-claim rate, the power and the coverage
+  (docs/benchmarks.md, "Judge uncertainty in differences").
 
 Per metric, the status says which applied:
   corrected        the audit's labels corrected the difference (the interval includes their error)
@@ -40,6 +40,9 @@ Per metric, the status says which applied:
                    the like also read the support labels, but are not sums over audited units): the
                    judge's labels are taken as given, and where the audit measured the judge erring
                    differently on the two sides, the comparison's summary says these may carry it
+  held_by_audit    as not_audited, but a metric on the same judge labels (JUDGE_LABELS) was
+                   corrected and its corrected difference is not real or runs the other way: this
+                   one is not called real either (one story per judge)
   too_few_labels   an audit exists but fewer than MIN_LABELLED_UNITS of its labelled units fall in
                    the two sides: the difference is shown but never called real (it could be the
                    judge's bias alone), with how many more labels it needs
@@ -59,7 +62,17 @@ import pandas as pd
 from pipeline.metrics import METRICS
 
 CORRECTED, NO_JUDGE, NO_AUDIT, TOO_FEW, UNUSABLE = "corrected", "no_judge", "no_audit", "too_few_labels", "audit_unusable"
-NOT_AUDITED = "not_audited"
+NOT_AUDITED, HELD = "not_audited", "held_by_audit"
+# Which of the judge's labels a metric rests on: metrics of one kind share a story. Where the audit
+# corrects one of them and that corrected difference is not real (or turns the other way), the
+# others, which the audit cannot correct, are not called real either (`hold_with_audited`).
+JUDGE_LABELS: dict[str, str] = {
+    **dict.fromkeys(("unsupported_statements", "citation_accuracy", "source_necessity", "citation_thoroughness",
+                     "autoais_citations", "autoais_passages", "nli_citation_recall", "nli_citation_precision",
+                     "citation_recall", "citation_precision", "citation_f1"), "support"),
+    **dict.fromkeys(("relevant_statements", "one_sided", "overconfident", "statement_agreement", "confidence"),
+                    "statement"),
+}
 NO_AUDIT_NOTE = "no audit (people's labels) under this judge: the intervals take the judge's labels as given"
 NOT_AUDITED_NOTE = ("an audit exists, but no prediction-powered estimator covers this metric: the intervals take the "
                     "judge's labels as given")
@@ -80,14 +93,6 @@ class JudgeCheck:
     shift: float = 0.0  # the skewness correction of the audit's interval
     labelled: int = 0  # labelled units inside the two sides
     needed: int | None = None  # labelled units still missing (too_few_labels)
-
-    def draws(self, k: int, rng: np.random.Generator) -> np.ndarray:
-        """k draws of the rectifier's sampling distribution (0 when not corrected)."""
-        if self.status != CORRECTED or self.rectifier is None or self.se is None:
-            return np.zeros(k)
-        df = self.df if self.df is not None and np.isfinite(self.df) else None
-        noise = rng.standard_t(max(df, 1.0), size=k) if df is not None else rng.standard_normal(k)
-        return self.rectifier + self.shift + self.se * noise
 
 
 def answer_weights(a: pd.DataFrame, b: pd.DataFrame) -> pd.Series:
@@ -208,6 +213,63 @@ def judge_check(metric: str, units: object, weights: pd.Series, minimum: int) ->
                       value * scale, se * scale, df, shift * scale, n_lab)
 
 
+Z = 1.959964
+
+
+def rare_error_variance(r: np.ndarray, scale: float) -> float:
+    """The least variance of the mean of a stratum's n rectifiers r that a comparison accepts: the
+    judge's disagreements taken as events of rate p, estimated by Agresti and Coull's
+    p~ = (k + z^2/2) / (n + z^2) from the k seen, each of the mean square size of those seen (of
+    `scale`, one unit's weight, when none was seen): m2 p~ (1 - p~) / (n + z^2). With no disagreement
+    in n labels, p~ is 1.92 / (n + 3.84): a rate the labels cannot rule out, not 0. Every stratum
+    gets it, those where the judge said "no" too (a missed "yes" is an error of one unit's weight;
+    the scorecard's floor, sized by the stratum's largest prediction, gave them none). Checked on
+    the zero- and low-error audits of `pipeline.testing.judge_bias_sim` (docs/benchmarks.md, "Judge
+    uncertainty in differences"): the interval holds the truth in 99-100% of them; Jeffreys'
+    (k + 1/2) / (n + 1), tried as a narrower rule, fell to 95.5% with a 10% error rate and 80 labels."""
+    n = r.size
+    if n == 0:
+        return 0.0
+    seen = np.abs(r) > 1e-15
+    k = int(seen.sum())
+    m2 = float(np.mean(r[seen] ** 2)) if k else scale ** 2
+    p = (k + Z ** 2 / 2) / (n + Z ** 2)
+    return m2 * p * (1 - p) / (n + Z ** 2)
+
+
+def hold_with_audited(diffs: list) -> None:
+    """One story per judge (in place, after Holm): a difference the audit could not correct is not
+    called real while a metric on the same judge labels, corrected by the audit, is not real or runs
+    the other way; every uncorrected metric of such a kind names its corrected neighbours
+    (`same_labels`), so a reader sees which figure the audit stands behind."""
+    kinds: dict[str, list] = {}
+    for d in diffs:
+        if d.metric in JUDGE_LABELS:
+            kinds.setdefault(JUDGE_LABELS[d.metric], []).append(d)
+    for members in kinds.values():
+        anchors = [d for d in members if d.judge_status in (CORRECTED, TOO_FEW)]
+        if not anchors:
+            continue
+        for d in members:
+            if d.judge_status not in (NOT_AUDITED, UNUSABLE):
+                continue
+            d.same_labels = ", ".join(a.label for a in anchors)
+            against = [a for a in anchors if not a.real or _favours(a) * _favours(d) < 0]
+            if d.real and against:
+                d.real = False
+                d.judge_status = HELD
+                d.judge_note = (f"not claimed: it rests on the same judge labels as {', '.join(a.label for a in against)}, "
+                                "whose difference corrected by the audit is "
+                                + ("within noise" if not against[0].real else "real the other way"))
+
+
+def _favours(d) -> float:
+    """+1 when the difference favours side A (by the metric's direction), -1 side B, 0 neutral."""
+    direction = METRICS[d.metric].direction if d.metric in METRICS else "neutral"
+    sign = float(np.sign(d.diff))
+    return sign if direction == "higher_is_better" else -sign if direction == "lower_is_better" else 0.0
+
+
 def rectifier_estimate(clusters: pd.DataFrame, w: np.ndarray, inside: np.ndarray
                        ) -> tuple[float, float, float | None, float] | str:
     """(R-hat, its superpopulation standard error, degrees of freedom, skewness shift) of the
@@ -229,21 +291,26 @@ def rectifier_estimate(clusters: pd.DataFrame, w: np.ndarray, inside: np.ndarray
         # side's errors off the other side's labels, so the difference waits for the labels instead
         return (f"{len(pooled)} stratum(s) of these answers have fewer than two labelled units "
                 f"(e.g. '{pooled[0][:80]}'): label at least two in every stratum")
-    est = stratified(strata, 0.0, use_predictions=True, pool=False)
+    est = stratified(strata, 0.0, use_predictions=True, pool=False, floor=False)
     if est.value is None or est.se is None:
         return est.reason or "no estimate"
     judge_total = float(sum(np.sum(s.yhat_all) for s in strata))
+    sizes = np.abs(np.concatenate([np.asarray(s.yhat_all, float).reshape(-1) for s in strata]))
+    typical = float(np.median(sizes[sizes > 0])) if (sizes > 0).any() else 0.0
     parts: dict[str, np.ndarray] = {}
     dfs: dict[str, int] = {}
     for s in strata:
         n = len(s.y)
         if s.size == 0 or n == 0:
             continue
+        r = np.asarray(s.y, float).reshape(-1) - np.asarray(s.yhat, float).reshape(-1)
         if n >= s.size:  # labelled in full: the superpopulation spread s^2 / n is still there
-            r = np.asarray(s.y, float).reshape(-1) - np.asarray(s.yhat, float).reshape(-1)
-            parts[s.name] = np.array([s.size**2 * r.var(ddof=1) / n if n > 1 else 0.0])
-        else:  # the scorecard's variance (floor included) without the finite-population correction
-            parts[s.name] = est.variances.get(s.name, np.zeros(1)) / (1 - n / s.size)
+            spread = r.var(ddof=1) / n if n > 1 else 0.0
+        else:  # the scorecard's variance without the finite-population correction
+            spread = float(est.variances.get(s.name, np.zeros(1))[0]) / (1 - n / s.size) / s.size**2
+        own = np.abs(np.asarray(s.yhat_all, float).reshape(-1))
+        scale = float(np.median(own[own > 0])) if (own > 0).any() else typical
+        parts[s.name] = np.array([s.size**2 * max(spread, rare_error_variance(r, scale))])
         if n > 1:
             dfs[s.name] = n - 1
     var = float(sum(float(v[0]) for v in parts.values()))

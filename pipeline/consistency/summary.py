@@ -3,7 +3,7 @@ dataset holds repeats or several waves, and read (never recomputed) by the "Over
 
     <judge>/over_time.json            waves, engines, answer and source stability, metric ICCs,
                                       variance shares, each metric per engine and wave with its
-                                      interval, and each engine's change from the previous wave
+                                      interval, and each engine's change from the previous wave, the models the replies name
     <judge>/over_time_flips.parquet   queries whose rating band flips between repeats
 
 `load_values` is also what `aee compare` reads: per-answer metric values (display scale) with each
@@ -22,10 +22,11 @@ import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from scipy.stats import t as student_t
 
-from pipeline.consistency.captures import capture_frame, has_repeats_or_waves, wave_order
-from pipeline.consistency.change import MEASURE_LABELS, engine_stability, pair_changes
-from pipeline.consistency.differences import JUDGE_NOTE, as_json, compare_sides
+from pipeline.consistency.captures import capture_frame, has_repeats_or_waves, model_changes, reply_models, wave_order
+from pipeline.consistency.change import MEASURE_LABELS, MIN_QUERIES, engine_stability, pair_changes
+from pipeline.consistency.differences import ALPHA, JUDGE_NOTE, METHOD, as_json, compare_sides
 from pipeline.consistency.spread import icc_table, rating_flips, variance_shares
 from pipeline.metrics import METRICS
 from pipeline.store import judge_dirname, write_json_atomic
@@ -34,7 +35,7 @@ SUMMARY_FILE = "over_time.json"
 FLIPS_FILE = "over_time_flips.parquet"
 MODE, NECESSITY = "strict", "exact"  # the scoring configuration the figures use (ScoreConfig's default)
 ENCODER_MAX_ANSWERS = 1_000  # above this, meaning similarity uses the lexical stand-in (time grows with text)
-SUMMARY_VERSION = 1
+SUMMARY_VERSION = 2  # 2: t and F intervals with notes, reply models, the wave changes' method
 
 
 def _read(path: Path, columns: list[str], filters: Any = None) -> pd.DataFrame:
@@ -64,21 +65,24 @@ def load_values(base: Path, judge: str, captures: pd.DataFrame | None = None) ->
     return captures, values
 
 
-def metric_by_wave(values: pd.DataFrame, samples: int = 1000, seed: int = 11) -> pd.DataFrame:
+def metric_by_wave(values: pd.DataFrame) -> pd.DataFrame:
     """Per engine, wave and metric: the mean over queries of each query's mean over repeats, with a
-    95% bootstrap interval over queries."""
+    95% Student's t interval over queries (none below MIN_QUERIES queries: `note` says why), as the
+    stability figures have it."""
     per_query = values.groupby(["engine", "wave", "metric", "query"], sort=True, observed=True)["value"].mean().reset_index()
-    rng = np.random.default_rng(seed)
     rows = []
     for (engine, wave, metric), group in per_query.groupby(["engine", "wave", "metric"], sort=True, observed=True):
         v = group["value"].to_numpy(float)
-        means = v[rng.integers(0, v.size, size=(samples, v.size))].mean(axis=1) if v.size > 1 else np.repeat(v, samples)
         info = METRICS.get(str(metric))
         mean = float(v.mean())
-        rows.append({"engine": engine, "wave": wave, "metric": metric, "value": mean,
-                     "ci_low": float(np.quantile(means, 0.025)), "ci_high": float(np.quantile(means, 0.975)),
-                     "queries": int(v.size), "rating": (info.rate(mean) or "") if info else ""})
-    return pd.DataFrame(rows, columns=["engine", "wave", "metric", "value", "ci_low", "ci_high", "queries", "rating"])
+        low = high = float("nan")
+        if v.size >= MIN_QUERIES:
+            half = float(student_t.ppf(0.975, v.size - 1)) * float(v.std(ddof=1)) / math.sqrt(v.size)
+            low, high = mean - half, mean + half
+        rows.append({"engine": engine, "wave": wave, "metric": metric, "value": mean, "ci_low": low, "ci_high": high,
+                     "queries": int(v.size), "rating": (info.rate(mean) or "") if info else "",
+                     "note": "" if v.size >= MIN_QUERIES else f"{v.size} queries: too few for an interval (at least {MIN_QUERIES})"})
+    return pd.DataFrame(rows, columns=["engine", "wave", "metric", "value", "ci_low", "ci_high", "queries", "rating", "note"])
 
 
 def build(base: Path, judge: str, meaning: str = "auto", samples: int = 500) -> tuple[dict, pd.DataFrame] | None:
@@ -103,7 +107,7 @@ def build(base: Path, judge: str, meaning: str = "auto", samples: int = 500) -> 
         previous, latest = waves[-2], waves[-1]
         for engine in engines:
             diffs = compare_sides(values, {"engine": engine, "wave": latest}, {"engine": engine, "wave": previous},
-                                  f"{engine} ({latest})", f"{engine} ({previous})", samples=samples)
+                                  f"{engine} ({latest})", f"{engine} ({previous})")
             changes += [{**row, "engine": engine, "from_wave": previous, "to_wave": latest} for row in as_json(diffs)]
     summary = {
         "version": SUMMARY_VERSION, "judge": judge, "mode": MODE, "necessity": NECESSITY,
@@ -111,8 +115,11 @@ def build(base: Path, judge: str, meaning: str = "auto", samples: int = 500) -> 
         "queries": int(captures["query"].nunique()),
         "repeats": {"min": int(repeats.min()), "max": int(repeats.max()), "mean": float(repeats.mean())},
         "meaning_method": used, "measures": MEASURE_LABELS, "judge_note": JUDGE_NOTE,
+        "wave_change_method": {"alpha": ALPHA, "method": METHOD},
+        "reply_models": [{"engine": e, "wave": w, "models": m} for (e, w), m in sorted(reply_models(captures).items())],
+        "model_changes": model_changes(captures, waves),
         "stability": _records(engine_stability(per_query)),
-        "icc": _records(icc_table(values, samples=samples)),
+        "icc": _records(icc_table(values)),
         "shares": _records(variance_shares(values, samples=samples)),
         "metric_waves": _records(metric_by_wave(values)),
         "wave_changes": changes,

@@ -238,7 +238,8 @@ def engine_answer(obj: Any, where: str, fmt: str | None = None, options: ImportO
     query_type = _str(envelope, "query_type", where) or options.query_type or DEFAULT_QUERY_TYPE
     if query_type not in ("debate", "expertise"):
         raise InputError(f"must be 'debate' or 'expertise', not {query_type[:40]!r}", record=where, field="query_type")
-    engine = options.engine or _engine_name(_str(envelope, "engine", where) or FORMATS[name].engine, parse.model)
+    requested = _requested_model(envelope, where)
+    engine = options.engine or _engine_name(_str(envelope, "engine", where) or FORMATS[name].engine, requested or parse.model)
     if len(engine) > MAX_ID_CHARS:
         raise InputError(f"{len(engine):,} characters; the limit is {MAX_ID_CHARS:,}", record=where, field="engine")
     raw_id = envelope.get("id")
@@ -255,7 +256,7 @@ def engine_answer(obj: Any, where: str, fmt: str | None = None, options: ImportO
         fetched = as_dict(fetched, where, "fetched")
     request = envelope.get("request")
     meta = {"format": name, "sources": "fetch" if fetched is not None else "snippet", "source_file": source_file[:300],
-            "captured_at": _str(envelope, "captured_at", where)[:100], **when,
+            "captured_at": _str(envelope, "captured_at", where)[:100], **when, "requested_model": requested,
             "request": redact(json.dumps(request, ensure_ascii=False, sort_keys=True))[:5_000] if request is not None else "",
             **raw}
     return with_scope(build_answer(parse, answer_id=answer_id, engine=engine, query=query.strip(), query_type=query_type,
@@ -294,9 +295,22 @@ def _str(obj: dict, key: str, where: str) -> str:
     return value
 
 
+def _requested_model(envelope: dict, where: str) -> str:
+    """The model that was asked for: the envelope's `model` (what `aee collect --model` sent), else
+    the request body's. An engine is what was asked for, not what the reply says it is: a reply
+    naming a dated version ("sonar-2026-02") or a typo'd request answered by a default model would
+    otherwise move answers to another engine between waves, or merge two requested models into one."""
+    model = _str(envelope, "model", where).strip()
+    if not model and isinstance(envelope.get("request"), dict):
+        inner = envelope["request"].get("model")
+        model = inner.strip() if isinstance(inner, str) else ""
+    return model[:200]
+
+
 def _engine_name(engine: str, model: str) -> str:
-    """The engine's name in results: "perplexity:sonar-pro" when the response names its model, so
-    two models of one provider stay apart on the scorecard."""
+    """The engine's name in results: "perplexity:sonar-pro" for the provider and the requested model
+    (the reply's model where nothing says what was requested), so two models of one provider stay
+    apart on the scorecard. The reply's own model name stays in the answer's meta (`model`)."""
     engine = engine.strip() or "engine"
     return f"{engine}:{model.strip()}" if model.strip() and ":" not in engine else engine
 
@@ -304,15 +318,35 @@ def _engine_name(engine: str, model: str) -> str:
 # ---- files and folders ---------------------------------------------------------------------------
 
 
+FOLDER_DEPTH = 3  # a folder of folders (`aee collect` writes one per engine) and a level or two more
+
+
+def _folder_entries(path: Path, depth: int = FOLDER_DEPTH) -> list[Path]:
+    """The *.json / *.jsonl / *.sse entries of a folder and of its subfolders (down to `depth`
+    levels), in name order by their path inside it. Names starting with "." or "_" are skipped at
+    every level: hidden files, `aee collect`'s `_collect.json` and its `_rejected/` replies. Links to
+    folders are not followed (a link back up would loop)."""
+    out: list[Path] = []
+    for entry in sorted(path.iterdir()):
+        if entry.name.startswith((".", "_")):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            if depth > 1:
+                out.extend(_folder_entries(entry, depth - 1))
+        elif entry.suffix in (".json", ".jsonl", ".sse"):
+            out.append(entry)
+    return sorted(out, key=lambda p: p.relative_to(path).parts)
+
+
 def input_files(path: Path) -> list[Path]:
-    """The file itself, or the *.json / *.jsonl / *.sse files of a folder in name order."""
+    """The file itself, or the *.json / *.jsonl / *.sse files of a folder and its subfolders in name order."""
     if path.is_dir():
-        named = sorted(p for p in path.iterdir() if p.suffix in (".json", ".jsonl", ".sse") and not p.name.startswith((".", "_")))
+        named = _folder_entries(path)
         skipped = not_regular(named)  # a FIFO would block the reader, a link to /dev/zero never ends
         files = [p for p in named if p.is_file() and not any(s.startswith(p.name + " (") for s in skipped)]
         if not files:
             why = f" (skipped, not regular files: {', '.join(skipped)})" if skipped else ""
-            raise InputError(f"the folder holds no readable .json or .jsonl file{why}", record=str(path))
+            raise InputError(f"the folder (and its subfolders) holds no readable .json or .jsonl file{why}", record=str(path))
         if skipped and (str(path), tuple(skipped)) not in _WARNED:  # a run reads a folder twice: say it once
             _WARNED.add((str(path), tuple(skipped)))
             log.warning("%s: skipped, not regular files: %s", path, ", ".join(skipped))
