@@ -135,12 +135,12 @@ def test_uncertain_support_verdicts_carry_their_own_mark_and_are_counted_apart()
 
     annotated = load_canonical(WORKED)[0]
     # the worked example's support verdicts as if the offline:lexical judge gave them; its cut points
-    # are 0.2311 / 0.4529, so its band is [0.1811, 0.2811) and [0.4029, 0.5029)
-    scores = {(0, 1): 0.47, (1, 2): 0.60}  # S1 x [1]: 0.47, inside the band; S2 x [2]: 0.60, outside
+    # are 0.089 / 0.328 (cal7), so its band is [0.039, 0.139) and [0.278, 0.378)
+    scores = {(0, 1): 0.35, (1, 2): 0.60}  # S1 x [1]: 0.35, inside the band; S2 x [2]: 0.60, outside
     lexical = json.dumps({"mode": "lexical"})
     verdicts = tuple(
         dataclasses.replace(v, judge="offline:lexical", raw=lexical,
-                            score=scores.get((v.statement_index, v.source_index), 0.9 if v.label == "full" else 0.05))
+                            score=scores.get((v.statement_index, v.source_index), 0.9 if v.label == "full" else 0.01))
         if v.kind == "support" else v for v in annotated.verdicts)
     annotated = dataclasses.replace(annotated, verdicts=verdicts)
     rep = answer_report(annotated, ScoreConfig("strict", "exact"), "offline:lexical")
@@ -156,12 +156,12 @@ def test_uncertain_support_verdicts_carry_their_own_mark_and_are_counted_apart()
     assert '<span class="cite c-full">[2]</span>' in doc
     assert "uncertain: the judge's score is close to its cut point, where its labels are least reliable" in text
     # the verdicts table says where the score sits; the 0.60 verdict says nothing of the kind
-    assert "[1] full (score 0.47) ≈ Uncertain: score 0.47 is within 0.05 of the judge's cut point 0.45" in text
+    assert "[1] full (score 0.35) ≈ Uncertain: score 0.35 is within 0.05 of the judge's cut point 0.33" in text
     assert "[2] full (score 0.60) raw judge output" in text
     assert text.count("Uncertain: score") == 1
     # counted apart from the flags, with the pair
     assert "≈ 1 support label uncertain (the judge's score is close to its cut point" in text
-    assert "S1 × [1] full (score 0.47)." in text
+    assert "S1 × [1] full (score 0.35)." in text
     # the support matrix: S1 x [1] shows the full symbol followed by ≈ on violet, S2 x [2] plain full
     assert doc.count('<td class="s4"') == 1 and ">●≈</td>" in doc
     assert ".s4{background:#d0bfff}" in doc
