@@ -465,6 +465,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="pickle file to reuse computed features between runs (a local scratch file; never commit it)")
     ap.add_argument("--l2", type=float, default=L2)
     ap.add_argument("--grid", action="store_true", help="first print grouped cross-validation of every configuration in GRID")
+    ap.add_argument("--fetch-wice", action="store_true",
+                    help="download WiCE's pinned claim files into .cache/wice first when they are not found")
     ap.add_argument("--keep-shared-questions", action="store_true",
                     help="also fit on domain-split questions that occur in rand_val (its score is then partly in-sample)")
     args = ap.parse_args(argv)
@@ -472,6 +474,12 @@ def main(argv: list[str] | None = None) -> int:
     if folder is None:
         print("ExpertQA not found: pass --path or set EXPERTQA_DIR", file=sys.stderr)
         return 2
+    if wice.wice_dir() is None:
+        if not args.fetch_wice:
+            print("WiCE not found: set WICE_DIR, or add --fetch-wice to download its pinned files into .cache/wice "
+                  "(the shipped parameters were fitted with it)", file=sys.stderr)
+            return 2
+        wice.download_wice()
     answers = load_expertqa(folder)
     fit = [a for a in answers if a.answer.meta.get("split") in FIT_SPLITS]
     held = [a for a in answers if a.answer.meta.get("split") == EVAL_SPLIT]
