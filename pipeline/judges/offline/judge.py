@@ -49,6 +49,7 @@ from pipeline.judges.offline.support import (
     SupportModel,
     apply_rules,
     load_params,
+    reads_sentence_vectors,
 )
 from pipeline.judges.offline.synonyms import TABLE_VERSION as SYNONYMS_VERSION
 from pipeline.judges.offline.text import strip_markers
@@ -125,7 +126,7 @@ class OfflineJudge(WindowedSetSupport, BaseJudge):
         self._calibration = dict(self.params.get("calibration") or {})
         self.want_embeddings = bool(use_embeddings)
         self.prefilter = bool(prefilter)
-        self._features = FeatureBuilder(int(max_evidence_chars))
+        self._features = FeatureBuilder(int(max_evidence_chars), sentence_vectors=reads_sentence_vectors(self.params))
         self._mode: str | None = None  # "embed" or "lexical", decided on first support call
         self._warning = ""
         self._models: dict[str, SupportModel] = {}

@@ -560,6 +560,15 @@ DEFAULT_PARAMS = {
 }
 
 
+def reads_sentence_vectors(params: dict[str, Any]) -> bool:
+    """Whether a parameter set's embedding model reads `cos_sent` or `cos_pair` (the uncalibrated
+    defaults count as yes: calibration computes every feature through them)."""
+    if params.get("version") == "default":
+        return True
+    embed = params.get("embed") or {}
+    return any(f in FEATURES_MEANING_EMBED for f in embed.get("features", ()))
+
+
 def load_params(path: Path | None = None) -> dict[str, Any]:
     path = path or PARAMS_PATH
     try:
@@ -577,8 +586,11 @@ def load_params(path: Path | None = None) -> dict[str, Any]:
 class FeatureBuilder:
     """Computes PairFeatures for many pairs, reusing source indexes between calls."""
 
-    def __init__(self, max_evidence_chars: int = MAX_EVIDENCE_CHARS) -> None:
+    def __init__(self, max_evidence_chars: int = MAX_EVIDENCE_CHARS, sentence_vectors: bool = True) -> None:
         self.max_evidence_chars = max_evidence_chars
+        # embed source sentences for `cos_sent` / `cos_pair` (most of the encoder's work on short
+        # sources); off when the model in use reads neither
+        self.sentence_vectors = sentence_vectors
         self._index_cache: dict[str, SourceIndex] = {}
         self._passes: dict[tuple[str, str], tuple[str, float]] = {}  # (statement, source) -> `first_pass`
 
@@ -640,7 +652,8 @@ class FeatureBuilder:
             f.update(context_features(st, p))
             sm = meaning.meanings_of(idx)
             f.update(meaning.lexical_meaning_features(st.text, statement_names(st.text), sm, window))
-            cand = tuple(meaning.candidates(meaning.content_words(st.text), sm, top)) if mode == "embed" else ()
+            cand = (tuple(meaning.candidates(meaning.content_words(st.text), sm, top))
+                    if mode == "embed" and self.sentence_vectors else ())
             evidence = " ".join(idx.sentences[window[0] : window[1]])[: self.max_evidence_chars]
             missing = missing_part(st.text, seen)
             rows.append(PairFeatures(f, evidence, tuple(found), missing, note, term_swaps=tuple(terms), candidates=cand))
