@@ -13,7 +13,7 @@ from pytest import approx
 
 from pipeline.consistency.change import engine_stability, mean_interval
 from pipeline.consistency.spread import icc_table
-from pipeline.testing.interval_sim import SHARES_ICC, STABILITY_CELLS, icc_coverage, stability_coverage
+from pipeline.testing.interval_sim import SHARES_ICC, STABILITY_CELLS, icc_coverage, mc_se, stability_coverage
 
 # 200 replicates: the binomial standard error of a 95% coverage is 1.5%, so a correct interval
 # measures at least 0.91 (2.6 standard errors) in all but about 1 seeded run in 200
@@ -75,6 +75,11 @@ def test_stability_intervals_hold_the_truth_at_24_by_2():
     print(out)
     assert out["statement_overlap_truth"] == approx(0.5625, abs=1e-12) and out["url_jaccard_truth"] == approx(0.625, abs=1e-4)
     assert out["statement_overlap_coverage"] >= 0.91 and out["url_jaccard_coverage"] >= 0.91
+
+
+def test_monte_carlo_standard_error_by_hand():
+    # sqrt(0.95 * 0.05 / 800) = 0.0077055; sqrt(0.5 * 0.5 / 400) = 0.025
+    assert mc_se(0.95, 800) == approx(0.0077, abs=1e-9) and mc_se(0.5, 400) == approx(0.025, abs=1e-9)
 
 
 def test_icc_intervals_hold_the_truth_at_24_by_2():
