@@ -1,5 +1,5 @@
 """The Over time page's consistency intervals hold the known truth at their level (issue 42):
-stability (statements kept, same sources) by a t interval over queries, ICC by the F-based
+stability (statements kept, same sources) by a logit-scale t interval over queries, ICC by the F-based
 interval, both measured on seeded simulations at 24 queries x 2 repeats; a design too small for an
 interval gets none, with the reason. The full tables: `python -m pipeline.testing.interval_sim`."""
 
