@@ -12,7 +12,7 @@ For every pair of repeats of a query (same engine, same wave):
   so agreeing on the first source counts more than agreeing on the last.
 
 A query's value is the mean over its pairs; an engine's value is the mean over its queries, with a
-Student's t interval over queries (`mean_interval`).
+Student's t interval over queries on the logit scale (`mean_interval`).
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit
 from scipy.stats import t as student_t
 
 MEASURES: tuple[str, ...] = ("statement_overlap", "meaning_similarity", "url_jaccard", "domain_jaccard", "rank_overlap")
@@ -157,19 +158,36 @@ MIN_QUERIES = 10  # below this, no interval (the page says the design is too sma
 
 
 def mean_interval(values: np.ndarray, level: float = 0.95) -> tuple[float, float]:
-    """Student's t interval of a mean of per-query values in [0, 1], clipped to [0, 1]. The query
-    bootstrap's percentile interval used before is short by the factor sqrt((Q-1)/Q) and the t
-    quantile's excess: it held the known truth in 41-43 of 48 simulated 24 x 2 cells."""
+    """The `level` interval of the mean of per-query values (shares in [0, 1]): Student's t on the logit
+    scale, the standard error carried over by the delta method (se / (m (1 - m))), then mapped back.
+
+    Why not the plain t interval used before: a share near a bound has a skewed spread (statements
+    kept near 1 is bunched below 1, URL Jaccard near 0.2 has a long upper tail), a query set whose
+    mean lands on the bunched side also has a small standard deviation, so the symmetric interval
+    misses mostly on one side. With 20,000 simulated 24 x 2 worlds per cell the t interval missed
+    the truth 4.4% of the time from above and 1.4% from below (statements kept, 0.81); the logit
+    interval, which stretches towards the middle, 1.9% and 2.4%. It stays inside [0, 1] with no
+    clipping, and at 10 x 2 it raises the worst cell (URL Jaccard 0.20) from 0.92 to 0.97.
+
+    Values outside [0, 1] (an encoder's cosine can be negative) keep the plain t interval. A mean
+    of exactly 0 or 1 (every query at the bound) or no spread gives the point itself."""
     if values.size < 2:
         return np.nan, np.nan
-    half = float(student_t.ppf((1 + level) / 2, values.size - 1)) * float(values.std(ddof=1)) / np.sqrt(values.size)
+    t = float(student_t.ppf((1 + level) / 2, values.size - 1))
+    se = float(values.std(ddof=1)) / float(np.sqrt(values.size))
     mean = float(values.mean())
-    return max(0.0, mean - half), min(1.0, mean + half)
+    if values.min() < 0.0 or values.max() > 1.0:
+        return mean - t * se, mean + t * se
+    if se == 0.0 or mean <= 0.0 or mean >= 1.0:
+        return mean, mean
+    centre = float(np.log(mean / (1 - mean)))
+    half = t * se / (mean * (1 - mean))
+    return float(expit(centre - half)), float(expit(centre + half))
 
 
 def engine_stability(per_query: pd.DataFrame) -> pd.DataFrame:
-    """Per engine and wave, each measure's mean over queries with its 95% t interval over queries
-    (none below MIN_QUERIES queries; `note` says why)."""
+    """Per engine and wave, each measure's mean over queries with its 95% logit-t interval over
+    queries (`mean_interval`; none below MIN_QUERIES queries; `note` says why)."""
     rows = []
     for (engine, wave), group in per_query.groupby(["engine", "wave"], sort=True):
         for m in MEASURES:

@@ -13,7 +13,7 @@ shape): between-query variance Var(p) = 0.49 * 3*3 / (6^2 * 7) = 0.0175, within 
 (0.25 - 0.0175) / 4 = 0.058125, ICC 0.0175 / 0.075625 = 0.2314. The interval is
 `spread.icc_table`'s.
 
-    python -m pipeline.testing.interval_sim [--replicates 400]
+    python -m pipeline.testing.interval_sim [--replicates 800] [--seed 0] [--only stability|icc]
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ def stability_coverage(variation: Variation, queries: int, repeats: int, replica
     truth = {"statement_overlap": expected_statement_overlap(variation.perturb),
              "url_jaccard": expected_url_jaccard(variation.pool, variation.cited)}
     held = {m: 0 for m in truth}
+    above = {m: 0 for m in truth}  # the interval lies wholly above the truth
     shown = 0
     for rep in range(replicates):
         v = Variation(seed=seed * 100_003 + rep, pool=variation.pool, cited=variation.cited,
@@ -66,8 +67,16 @@ def stability_coverage(variation: Variation, queries: int, repeats: int, replica
         shown += bool(np.isfinite(table.loc["url_jaccard", "ci_low"]))
         for m, value in truth.items():
             held[m] += bool(table.loc[m, "ci_low"] <= value <= table.loc[m, "ci_high"])
+            above[m] += bool(table.loc[m, "ci_low"] > value)
     return {"queries": queries, "repeats": repeats, "replicates": replicates, "with_interval": shown / replicates,
-            **{f"{m}_truth": round(truth[m], 4) for m in truth}, **{f"{m}_coverage": held[m] / replicates for m in held}}
+            **{f"{m}_truth": round(truth[m], 4) for m in truth}, **{f"{m}_coverage": held[m] / replicates for m in held},
+            **{f"{m}_se": mc_se(held[m] / replicates, replicates) for m in held},
+            **{f"{m}_missed_above": above[m] / replicates for m in held}}
+
+
+def mc_se(coverage: float, replicates: int) -> float:
+    """The Monte-Carlo (binomial) standard error of a measured coverage."""
+    return round(float(np.sqrt(coverage * (1 - coverage) / replicates)), 4)
 
 
 def icc_values(cell: str, queries: int, repeats: int, rng: np.random.Generator) -> tuple[pd.DataFrame, float]:
@@ -97,20 +106,28 @@ def icc_coverage(cell: str, queries: int, repeats: int, replicates: int, seed: i
             shown += 1
             held += bool(row["icc_low"] <= truth <= row["icc_high"])
     return {"cell": cell, "queries": queries, "repeats": repeats, "replicates": replicates, "truth": round(truth, 4),
-            "coverage": held / shown if shown else None, "with_interval": shown / replicates}
+            "coverage": held / shown if shown else None, "se": mc_se(held / shown, shown) if shown else None,
+            "with_interval": shown / replicates}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--replicates", type=int, default=400)
+    parser.add_argument("--replicates", type=int, default=800)
+    parser.add_argument("--seed", type=int, default=0,
+                        help="shifts every cell's seed, to check a result on worlds it was not measured on")
+    parser.add_argument("--only", choices=("stability", "icc"), help="run one of the two tables")
     args = parser.parse_args(argv)
+    base = 1_000 * args.seed
     for k, (q, r) in enumerate(DESIGNS):
         for j, (name, variation) in enumerate(STABILITY_CELLS.items()):
-            out = stability_coverage(variation, q, r, args.replicates, seed=10 * k + j)
-            print(json.dumps({"table": "stability", "cell": name, **out}))
+            if args.only != "icc":
+                out = stability_coverage(variation, q, r, args.replicates, seed=base + 10 * k + j)
+                print(json.dumps({"table": "stability", "cell": name, **out}), flush=True)
     for k, (q, r) in enumerate(DESIGNS):
         for j, cell in enumerate(ICC_CELLS):
-            print(json.dumps({"table": "icc", **icc_coverage(cell, q, r, args.replicates, seed=100 + 10 * k + j)}))
+            if args.only != "stability":
+                out = icc_coverage(cell, q, r, args.replicates, seed=base + 100 + 10 * k + j)
+                print(json.dumps({"table": "icc", **out}), flush=True)
     return 0
 
 
