@@ -148,6 +148,11 @@ def _pick_sample(key: str) -> str | None:
     ids = list(labels)
     wanted = st.session_state.get("audit_sample")
     index = ids.index(wanted) if wanted in ids else 0
+    if wanted in ids and st.session_state.get(f"_{key}_follows") != wanted:
+        # a keyed box keeps its earlier choice over `index`: a sample just drawn must become the one
+        # shown, downloaded and named in the commands (once; the person may then pick another)
+        st.session_state[key] = wanted
+        st.session_state[f"_{key}_follows"] = wanted
     return st.selectbox("Sample", ids, index=index, format_func=labels.get, key=key)
 
 
