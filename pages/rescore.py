@@ -181,7 +181,8 @@ def _show_understood() -> None:
         from dashboard.render import md_escape
 
         table = pd.DataFrame(rows).map(md_escape)  # a static table wraps long addresses instead of cutting them
-        st.table(table, hide_index=True)
+        with st.container(key="cards_understood"):  # on a phone: a card per source (layout.css)
+            st.table(table, hide_index=True)
 
 
 def _clear_all() -> None:

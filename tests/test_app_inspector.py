@@ -158,8 +158,8 @@ def test_inspector_flags(answer_id, kind):
     at.text_input(key="ins_search").set_value(answer_id).run()
     assert not at.exception
     assert _component(at)["answer_id"] == answer_id
-    flags = next(d.value for d in at.dataframe if "kind" in d.value.columns)
-    assert kind in set(flags["kind"])
+    flags = next(d.value for d in at.table if "kind" in d.value.columns)  # a static table: messages wrap
+    assert kind in {k.replace("\\", "") for k in flags["kind"]}
     if kind != "dangling citation":
         assert any(s["flags"] for s in _component(at)["sources"].values())
 

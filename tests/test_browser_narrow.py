@@ -71,3 +71,65 @@ def test_the_study_verdict_columns_are_on_a_phone_screen(server, browser):
         table.screenshot(path=str(SHOTS / "study-tests-390.png"))
     finally:
         ctx.close()
+
+
+# Each named "cards_" table's cells: the widest right edge, and the tallest row, in the window's pixels.
+_CARD_EXTENT = """(prefix) => {
+  const box = document.querySelector(`[data-testid=stMain] [class*="st-key-${prefix}"] table`);
+  if (!box) return null;
+  const rows = [...box.querySelectorAll('tbody tr')];
+  return {rows: rows.length, right: Math.max(...rows.map(r => Math.round(r.getBoundingClientRect().right))),
+          tallest: Math.max(...rows.map(r => Math.round(r.getBoundingClientRect().height))),
+          lastRight: Math.max(...rows.map(r => Math.round(r.lastElementChild.getBoundingClientRect().right)))};
+}"""
+
+
+def test_reasons_and_flags_are_read_on_a_phone_and_whole_on_a_desktop(server, browser):
+    """Item 2: at 390 px the metrics table's note column (rows ~200 px tall) and the Flags messages sat
+    off to the right; at 1280 px a Flags message was cut mid-sentence."""
+    ctx = browser.new_context(viewport={"width": PHONE, "height": 900})
+    try:
+        pg = ctx.new_page()
+        # quarry-q2 has a dangling citation: a flag with a message
+        _open(pg, f"{server}/inspector?dataset=demo&judge=recorded&answer=quarry-q2")
+        for prefix in ("cards_metrics_", "cards_flags_"):
+            got = pg.evaluate(_CARD_EXTENT, prefix)
+            assert got is not None and got["rows"] >= 1, prefix
+            assert got["right"] <= PHONE and got["lastRight"] <= PHONE, (prefix, got)
+        metrics = pg.evaluate(_CARD_EXTENT, "cards_metrics_")
+        assert metrics["tallest"] < 160, metrics  # a card, not a column squeezed to a word per line
+        pg.locator("[class*=st-key-cards_metrics_]").first.screenshot(path=str(SHOTS / "inspector-metrics-390.png"))
+        pg.set_viewport_size({"width": 1280, "height": 900})
+        wait_idle(pg)
+        cut = pg.evaluate("""() => [...document.querySelectorAll('[data-testid=stMain] [class*="st-key-cards_flags_"] td')]
+            .filter(td => td.scrollWidth > td.clientWidth + 1 || td.scrollHeight > td.clientHeight + 1).length""")
+        assert cut == 0
+        message = pg.locator("[class*=st-key-cards_flags_] td").last.inner_text()
+        assert message.endswith(".") or len(message) > 20, message  # the whole sentence is there
+        pg.locator("[class*=st-key-cards_flags_]").first.screenshot(path=str(SHOTS / "inspector-flags-1280.png"))
+    finally:
+        ctx.close()
+
+
+def test_the_downloaded_report_never_scrolls_sideways_on_a_phone(browser):
+    """Item 2: the HTML report's 529 px table made the whole page scroll sideways at 390 px."""
+    from dashboard import answer_html, answer_model
+    from pipeline.importers.canonical import load_canonical
+    from pipeline.metrics import ScoreConfig
+    from pipeline.paths import data_dir
+    from pipeline.scoring import answer_report
+
+    answers = {a.answer.answer_id: a for a in load_canonical(data_dir() / "demo" / "answers.jsonl")}
+    annotated = answers["quarry-q2"]
+    rep = answer_report(annotated, ScoreConfig("strict", "exact"), "recorded")
+    page = answer_html.answer_report_html(annotated, rep, answer_model.computed_source_rows(annotated), dataset="demo",
+                                          reliability=["The recorded labels are hand-checked."])
+    ctx = browser.new_context(viewport={"width": PHONE, "height": 900})
+    try:
+        pg = ctx.new_page()
+        pg.set_content(page)
+        width = pg.evaluate("document.scrollingElement.scrollWidth")
+        assert width <= PHONE, width
+        pg.screenshot(path=str(SHOTS / "report-390.png"), full_page=True)
+    finally:
+        ctx.close()
