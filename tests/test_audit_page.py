@@ -281,3 +281,24 @@ def test_a_sample_just_drawn_is_the_one_shown_downloaded_and_named(app, built):
     at.run()
     assert at.selectbox(key="audit_download_sample").value == drawn[0]
     assert f"--sample {drawn[0]} " in "\n".join(str(c.value) for c in at.code)
+
+
+def test_the_corrected_values_engine_is_in_the_address(app, built):
+    """Issue 45 item 7: the corrected values' engine choice was not in the address, so a copied link
+    reopened them for all engines."""
+    store = LabelStore(labels_path(built))
+    from pipeline.audit.sample import load_sample
+
+    s = load_sample("demo-scripted-pair-n70-s1", built)
+    for item in s.items["item_id"]:
+        store.record(s.sample_id, item, "Cleo", "support", "full")
+    at = goto(app, "pages/scorecard.py", dataset="demo", judge="scripted", corrected="show")
+    assert at.session_state["scorecard_ppi_domain"] == "all engines"
+    assert "ppi_engine" not in at.query_params  # all engines: the plain address
+    at.session_state["scorecard_ppi_domain"] = "Parrot"  # as a click on the Engines control sets it
+    at.run()
+    assert not at.exception, at.exception
+    assert at.query_params["ppi_engine"] in ("Parrot", ["Parrot"])
+    again = goto(app, "pages/scorecard.py", dataset="demo", judge="scripted", corrected="show", ppi_engine="Lumen")
+    assert again.session_state["scorecard_ppi_domain"] == "Lumen"
+    assert "Lumen" in page_text(again)
