@@ -154,3 +154,25 @@ def test_the_sidebar_arrow_opens_it_right_after_a_page_load(server, browser, wid
         pg.screenshot(path=str(SHOTS / f"sidebar-open-{width}.png"))
     finally:
         ctx.close()
+
+
+@pytest.mark.parametrize("width", [PHONE, 800, 1280])
+def test_engine_vs_engine_reads_at_every_width(server, browser, width):
+    """Item 4: the verdicts of `aee compare --engines` on a page, readable on a phone too (touch
+    screens have no hover: every interval is written out)."""
+    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        pg = ctx.new_page()
+        _open(pg, f"{server}/engines?dataset=demo&judge=recorded&engine=Lumen&engine_b=Parrot")
+        text = pg.locator("[data-testid=stMain]").inner_text()
+        assert "Lumen vs Parrot" in text and "within noise" in text
+        got = pg.evaluate(_CARD_EXTENT, "cards_engine_pair")
+        assert got is not None and got["rows"] > 10
+        if width == PHONE:
+            assert got["right"] <= PHONE and got["lastRight"] <= PHONE, got
+        assert pg.evaluate("document.scrollingElement.scrollWidth") <= width
+        pg.screenshot(path=str(SHOTS / f"engines-{width}.png"), full_page=True)
+        pg.locator("[class*=st-key-cards_engine_pair] tbody tr").nth(8).scroll_into_view_if_needed()
+        pg.screenshot(path=str(SHOTS / f"engines-table-{width}.png"))
+    finally:
+        ctx.close()
