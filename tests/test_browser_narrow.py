@@ -176,3 +176,23 @@ def test_engine_vs_engine_reads_at_every_width(server, browser, width):
         pg.screenshot(path=str(SHOTS / f"engines-table-{width}.png"))
     finally:
         ctx.close()
+
+
+def test_the_scorecard_on_a_phone_says_it_scrolls_and_keeps_its_summary_on_screen(server, browser):
+    """Item 7: at 390 px the Scorecard hid engines past the third (the grid scrolls in its own box,
+    silently) and cut the summary of ratings."""
+    ctx = browser.new_context(viewport={"width": PHONE, "height": 900})
+    try:
+        pg = ctx.new_page()
+        _open(pg, f"{server}/scorecard?dataset=demo&judge=recorded&published=aee")  # the paper beside: 6 engines
+        engines = pg.locator("table.aee-grid thead th").count() - 1  # minus the metric column
+        hint = pg.locator(".aee-grid-more").first
+        assert engines > 3, engines
+        assert hint.is_visible() and f"{engines} engines: swipe the table sideways" in hint.inner_text()
+        got = pg.evaluate(_CARD_EXTENT, "cards_full_scorecard_summary")
+        assert got is not None and got["rows"] >= 3, got
+        assert got["right"] <= PHONE and got["lastRight"] <= PHONE, got
+        pg.locator("[class*=st-key-cards_full_scorecard_summary] tbody tr").first.scroll_into_view_if_needed()
+        pg.screenshot(path=str(SHOTS / "scorecard-summary-390.png"))
+    finally:
+        ctx.close()
