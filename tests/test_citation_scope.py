@@ -214,3 +214,15 @@ def test_canonical_citation_scope_field_overrides_the_engine_name():
     with pytest.raises(InputError) as err:
         parse_answer({**_answer("x", text), "citation_scope": "chapter"}, "w")
     assert err.value.field == "citation_scope"
+
+
+def test_a_saved_answer_keeps_how_its_markers_were_read():
+    """Re-score's Save writes to_canonical: the reading used on the page travels with the answer."""
+    from pipeline.importers.canonical import to_canonical
+
+    text = "Trees cool streets. Shade lowers bills [1]."
+    read = parse_answer({**_answer("pasted", text), "citation_scope": "paragraph"}, "w")
+    saved = to_canonical(read)
+    assert saved["citation_scope"] == "paragraph"
+    assert [s.citations for s in parse_answer(saved, "again").statements] == [(1,), (1,)]
+    assert "citation_scope" not in to_canonical(parse_answer(_answer("Norbridge", text), "w"))

@@ -534,6 +534,8 @@ def to_canonical(annotated: AnnotatedAnswer) -> dict:
              **({"text_origin": s.text_origin} if s.text_origin else {})}
             for s in a.sources
         ],
+        # how its markers were read (Re-score's choice): the saved answer scores the same when run again
+        **({"citation_scope": a.meta[META_SCOPE]} if a.meta.get(META_SCOPE) in SCOPES else {}),
     }
 
 
