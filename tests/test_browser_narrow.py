@@ -196,3 +196,25 @@ def test_the_scorecard_on_a_phone_says_it_scrolls_and_keeps_its_summary_on_scree
         pg.screenshot(path=str(SHOTS / "scorecard-summary-390.png"))
     finally:
         ctx.close()
+
+
+def test_what_was_understood_reads_on_a_phone(server, browser):
+    """Item 2: Re-score's "What was understood" table put each source's text off to the right at 390 px."""
+    ctx = browser.new_context(viewport={"width": PHONE, "height": 900})
+    try:
+        pg = ctx.new_page()
+        _open(pg, f"{server}/rescore")
+        pg.get_by_role("textbox", name="Paste anything").fill(
+            "Do street trees cool cities?\n\nStreet trees lower summer pavement heat by several degrees [1]. Upkeep "
+            "costs money every year [2].\n\nSources:\n[1] Urban heat and street trees - https://example.org/trees/heat-"
+            "and-shade-in-european-cities-a-long-report\n[2] City budgets for pruning and watering - "
+            "https://example.org/budgets/pruning")
+        pg.get_by_role("button", name="Fill the form").click()
+        wait_idle(pg)
+        got = pg.evaluate(_CARD_EXTENT, "cards_understood")
+        assert got is not None and got["rows"] == 2, got
+        assert got["right"] <= PHONE and got["lastRight"] <= PHONE, got
+        pg.locator("[class*=st-key-cards_understood] tbody tr").first.scroll_into_view_if_needed()
+        pg.screenshot(path=str(SHOTS / "rescore-understood-390.png"))
+    finally:
+        ctx.close()
