@@ -84,6 +84,12 @@ _CARD_EXTENT = """(prefix) => {
 }"""
 
 
+def _cards(pg, prefix: str):
+    """_CARD_EXTENT once the table is on the page (a busy machine renders it a moment later)."""
+    pg.locator(f"[class*=st-key-{prefix}] table").first.wait_for(timeout=60_000)
+    return pg.evaluate(_CARD_EXTENT, prefix)
+
+
 def test_reasons_and_flags_are_read_on_a_phone_and_whole_on_a_desktop(server, browser):
     """Item 2: at 390 px the metrics table's note column (rows ~200 px tall) and the Flags messages sat
     off to the right; at 1280 px a Flags message was cut mid-sentence."""
@@ -93,10 +99,10 @@ def test_reasons_and_flags_are_read_on_a_phone_and_whole_on_a_desktop(server, br
         # quarry-q2 has a dangling citation: a flag with a message
         _open(pg, f"{server}/inspector?dataset=demo&judge=recorded&answer=quarry-q2")
         for prefix in ("cards_metrics_", "cards_flags_"):
-            got = pg.evaluate(_CARD_EXTENT, prefix)
+            got = _cards(pg, prefix)
             assert got is not None and got["rows"] >= 1, prefix
             assert got["right"] <= PHONE and got["lastRight"] <= PHONE, (prefix, got)
-        metrics = pg.evaluate(_CARD_EXTENT, "cards_metrics_")
+        metrics = _cards(pg, "cards_metrics_")
         assert metrics["tallest"] < 160, metrics  # a card, not a column squeezed to a word per line
         pg.locator("[class*=st-key-cards_metrics_]").first.screenshot(path=str(SHOTS / "inspector-metrics-390.png"))
         pg.set_viewport_size({"width": 1280, "height": 900})
@@ -166,7 +172,7 @@ def test_engine_vs_engine_reads_at_every_width(server, browser, width):
         _open(pg, f"{server}/engines?dataset=demo&judge=recorded&engine=Lumen&engine_b=Parrot")
         text = pg.locator("[data-testid=stMain]").inner_text()
         assert "Lumen vs Parrot" in text and "within noise" in text
-        got = pg.evaluate(_CARD_EXTENT, "cards_engine_pair")
+        got = _cards(pg, "cards_engine_pair")
         assert got is not None and got["rows"] > 10
         if width == PHONE:
             assert got["right"] <= PHONE and got["lastRight"] <= PHONE, got
@@ -189,7 +195,7 @@ def test_the_scorecard_on_a_phone_says_it_scrolls_and_keeps_its_summary_on_scree
         hint = pg.locator(".aee-grid-more").first
         assert engines > 3, engines
         assert hint.is_visible() and f"{engines} engines: swipe the table sideways" in hint.inner_text()
-        got = pg.evaluate(_CARD_EXTENT, "cards_full_scorecard_summary")
+        got = _cards(pg, "cards_full_scorecard_summary")
         assert got is not None and got["rows"] >= 3, got
         assert got["right"] <= PHONE and got["lastRight"] <= PHONE, got
         pg.locator("[class*=st-key-cards_full_scorecard_summary] tbody tr").first.scroll_into_view_if_needed()
@@ -211,7 +217,7 @@ def test_what_was_understood_reads_on_a_phone(server, browser):
             "https://example.org/budgets/pruning")
         pg.get_by_role("button", name="Fill the form").click()
         wait_idle(pg)
-        got = pg.evaluate(_CARD_EXTENT, "cards_understood")
+        got = _cards(pg, "cards_understood")
         assert got is not None and got["rows"] == 2, got
         assert got["right"] <= PHONE and got["lastRight"] <= PHONE, got
         pg.locator("[class*=st-key-cards_understood] tbody tr").first.scroll_into_view_if_needed()
