@@ -60,6 +60,13 @@ blockquote{margin:4px 0;padding:4px 8px;border-left:3px solid #d0d7de;background
 .cite.unc{background:#efe6fd;outline:1px dotted #803df5;outline-offset:1px}.unc-mark{font-weight:700;color:#6d28d9;
 margin-left:1px}.s4{background:#d0bfff}.uncertain{color:#6d28d9}.uncertain b{color:#6d28d9}
 .metrics td:nth-child(2),.metrics td:nth-child(3),.metrics td:nth-child(4){white-space:nowrap}
+.scroll{max-width:100%;overflow-x:auto}
+@media (max-width:640px){body{margin:12px auto;padding:0 10px}
+table:not(.matrix),table:not(.matrix) tbody{display:block;width:100%}table:not(.matrix) thead{display:none}
+table:not(.matrix) tr{display:flex;flex-wrap:wrap;column-gap:.7em;padding:.4em 0;border-bottom:1px solid #d0d7de}
+table:not(.matrix) td{display:block;border:none;padding:0;min-width:0;overflow-wrap:anywhere}
+table:not(.matrix) td:first-child{font-weight:600}table:not(.matrix) td:last-child{flex-basis:100%}
+.metrics td:nth-child(5)::before{content:"n = "}.matrix th.row{max-width:150px}}
 """
 
 
@@ -160,8 +167,8 @@ def _matrices_html(rep: dict) -> str:
                 f'<td class="{prefix}{code}" title="{_e(_cell_title(table, names[i][j], code, reasons[i][j]))}">'
                 f"{_e(symbols[i][j])}</td>" for j, code in enumerate(codes[i]))
             body.append(f'<tr><th class="row">S{r + 1} {_e(texts.get(r, ""))}</th>{cells}</tr>')
-        out.append(f"<h3>{_e(title)}</h3><table class=\"matrix\"><thead><tr>{head}</tr></thead>"
-                   f"<tbody>{''.join(body)}</tbody></table>")
+        out.append(f"<h3>{_e(title)}</h3><div class=\"scroll\"><table class=\"matrix\"><thead><tr>{head}</tr></thead>"
+                   f"<tbody>{''.join(body)}</tbody></table></div>")  # a wide matrix scrolls in its own box
     nec = ", ".join(f"[{c}]" for c in rep["necessary_sources"]) or "none"
     out.append(f"<p class=small>{_e(matrix_key())}</p>")
     out.append(f"<p>Minimum set of sources that together support every supported statement "
@@ -290,7 +297,7 @@ def answer_report_html(annotated: AnnotatedAnswer, rep: dict, source_rows: list[
                      f'<span class="uncertain">{_e(answer_model.UNCERTAIN_LABEL)}.</span>' if data["uncertain_count"] else "")
     parts = [
         "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
+        '<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">',
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
         '<meta name="referrer" content="no-referrer">',
         f"<title>Answer report: {_e(answer.engine)} - {_e(answer.query[:120])}</title>",

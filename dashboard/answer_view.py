@@ -428,8 +428,11 @@ def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str
     flags = answer_model.answer_flags(annotated, rep, source_rows)
     st.markdown("#### Flags")
     if flags:
-        st.dataframe(pd.DataFrame(flags, columns=["kind", "where", "message"]), hide_index=True,
-                     width="stretch", key=f"{key}_flags")
+        # a static table wraps a long message (a data grid cut it mid-sentence); on a phone each flag is a
+        # card with its message on a line of its own (layout.css, "cards_")
+        with st.container(key=f"cards_flags_{key}"):
+            st.table(pd.DataFrame(flags, columns=["kind", "where", "message"]).map(md_escape), hide_index=True,
+                     width="stretch")
     else:
         st.caption("No dangling citations, dead, duplicate or injection-flagged sources.")
     headline, pairs = answer_model.uncertain_summary(rep)
@@ -448,7 +451,8 @@ def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str
     # short cells stay on one line: a wrapped "↑ higher" or "▼ problematic" doubles every row's height
     cells = ", ".join(f"td.col{table.columns.get_loc(c)} p" for c in ("value", "better", "rating"))
     nowrap = table.map(md_escape).style.set_table_styles([{"selector": cells, "props": [("white-space", "nowrap")]}])
-    st.table(nowrap, hide_index=True, width="stretch")
+    with st.container(key=f"cards_metrics_{key}"):  # on a phone: a card per metric, its note full width
+        st.table(nowrap, hide_index=True, width="stretch")
 
     st.markdown("#### Citation and support matrices")
     if not rep["citation_matrix"]["rows"] or not rep["citation_matrix"]["columns"]:

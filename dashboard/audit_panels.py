@@ -308,7 +308,13 @@ def scorecard_ppi_section(dataset: str, judge: str, query_type: str, mode: str) 
                + (f" Experts' own scorecard: {md_with_code(result['experts_scorecard'])}."
                   if result.get("experts_scorecard") else ""))
     domains = ["all engines", *data.engines(dataset)]
-    domain = st.segmented_control("Engines", domains, default="all engines", key="scorecard_ppi_domain") or "all engines"
+    # the engine chosen here lives in the address (?ppi_engine=), so a copied link reopens its corrected values
+    url_choice("ppi_engine", "scorecard_ppi_domain", domains, "all engines")
+    domain = st.segmented_control("Engines", domains, key="scorecard_ppi_domain") or "all engines"
+    if domain == "all engines":
+        url_forget("ppi_engine")
+    else:
+        url_remember("ppi_engine", domain)
     table, missing = ppi_table(result, domain)
     biased = [r for r in result["rows"] if r.get("biased") and r["domain"] == domain]
     if biased:

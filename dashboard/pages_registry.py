@@ -43,6 +43,7 @@ PAGES: tuple[PageInfo, ...] = (
     PageInfo("Confidence", "confidence.py", ":material/stacked_bar_chart:", shows_dataset=True),
     PageInfo("Answer inspector", "inspector.py", ":material/manage_search:", shows_dataset=True),
     PageInfo("Compare", "compare.py", ":material/compare_arrows:"),
+    PageInfo("Engine vs engine", "engines.py", ":material/leaderboard:", shows_dataset=True),
     PageInfo("Re-score", "rescore.py", ":material/tune:"),
     PageInfo("Judges", "judges.py", ":material/gavel:"),
     PageInfo("Audit the judge", "audit.py", ":material/fact_check:", shows_dataset=True),

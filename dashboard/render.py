@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import pandas as pd
 import streamlit as st
@@ -273,12 +273,13 @@ def colour(rating: str | None) -> str:
     return RATING_COLOURS.get(rating, "#6b7280") if isinstance(rating, str) else "#6b7280"
 
 
-def pick_dataset(key: str, label: str = "Dataset", where=None) -> str | None:
+def pick_dataset(key: str, label: str = "Dataset", where=None, prefer: Callable[[str], bool] | None = None) -> str | None:
     """The dataset selectbox of a page. Every page opens on the same dataset (`data.default_dataset`:
     the URL's `dataset`, else the one chosen on another page, else the largest real one); the
     choice is written back to the URL (`?dataset=`) so a link reopens it. Datasets show their
     label ("Teaching corpus" for `demo`); the router marks an illustrative choice in the sidebar.
-    None when there are no results."""
+    `prefer` (a predicate: the dataset has something this page can show) narrows the page's opening
+    choice when a link names none. None when there are no results."""
     from dashboard import data
 
     names = data.datasets()
@@ -288,7 +289,7 @@ def pick_dataset(key: str, label: str = "Dataset", where=None) -> str | None:
     if wanted in names and st.session_state.get(key) != wanted and st.session_state.get("_url_dataset") != wanted:
         st.session_state[key] = wanted  # a link (or the address bar) asked for this dataset
     elif st.session_state.get(key) not in names:
-        st.session_state[key] = data.default_dataset(names)
+        st.session_state[key] = data.default_dataset(names, prefer=prefer)
     target = where or st
     dataset = target.selectbox(label, names, key=key, on_change=data.remember_dataset, args=(key,),
                                format_func=data.dataset_label)
@@ -298,13 +299,13 @@ def pick_dataset(key: str, label: str = "Dataset", where=None) -> str | None:
 
 
 def pick_dataset_and_judge(prefix: str, dataset_where: Any, judge_where: Any,
-                           judge_help: str | None = None) -> tuple[str, str]:
+                           judge_help: str | None = None, prefer: Callable[[str], bool] | None = None) -> tuple[str, str]:
     """The dataset and judge selectboxes a page opens with (keys `<prefix>_dataset` and
     `<prefix>_judge`), both taken from and written back to the URL. Stops the page, saying what to
     do, when there are no results at all or none scored for the chosen dataset."""
     from dashboard import data
 
-    dataset = pick_dataset(f"{prefix}_dataset", where=dataset_where)
+    dataset = pick_dataset(f"{prefix}_dataset", where=dataset_where, prefer=prefer)
     if dataset is None:
         no_results_message()
         st.stop()

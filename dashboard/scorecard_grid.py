@@ -25,6 +25,8 @@ from pipeline.metrics import METRICS, RATING_SYMBOLS
 _CSS = """
 <style>
 .aee-grid-wrap { overflow-x: auto; max-width: 100%; margin: 4px 0 12px 0; }
+.aee-grid-more { display: none; font-size: 12px; color: #555867; }
+@media (max-width: 640px) { .aee-grid-more { display: block; } }
 table.aee-grid { border-collapse: separate; border-spacing: 2px; font-size: 13px; line-height: 1.25; }
 table.aee-grid th, table.aee-grid td { padding: 4px 6px; }
 table.aee-grid thead th { font-weight: 600; text-align: center; vertical-align: bottom; color: #31333f;
@@ -98,4 +100,7 @@ def scorecard_html(cells: pd.DataFrame, divider_after: int | None = None, no_n_f
         rows.append(f'<tr><th class="lab" scope="row">{html.escape(label)} <span class="unit">({html.escape(unit)}'
                     f'</span></th>{"".join(tds)}</tr>')
     rows.append("</tbody>")
-    return f'{_CSS}<div class="aee-grid-wrap"><table class="aee-grid">{"".join(rows)}</table></div>'
+    # more engines than a phone shows beside the pinned metric column: say that the grid scrolls
+    hint = (f'<div class="aee-grid-more">{len(engines)} engines: swipe the table sideways to see them all →</div>'
+            if len(engines) > 3 else "")
+    return f'{_CSS}{hint}<div class="aee-grid-wrap"><table class="aee-grid">{"".join(rows)}</table></div>'

@@ -120,7 +120,9 @@ def significance_view(tests: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
         row["significant"] = "n/a" if _missing(rec["student_p_holm"]) else ("yes" if rec["significant_holm"] else "no")
         row["Cohen's d [95% CI]"] = (na(reason) if _missing(rec["cohens_d"]) else
                                      f"{rec['cohens_d']:.2f} [{rec['d_ci_low']:.2f}, {rec['d_ci_high']:.2f}]")
-        main.append(row)
+        # the verdict first: on a phone the columns past the first few are behind a sideways scroll
+        first = ("comparison", "measure", "significant", "p, Holm", "Cohen's d [95% CI]")
+        main.append({**{k: row[k] for k in first}, **{k: v for k, v in row.items() if k not in first}})
         more.append({"comparison": rec["comparison"], "measure": rec["measure"],
                      "Welch t": _t(rec["welch_t"], rec["welch_df"], reason),
                      "Welch p": fmt_p(rec["welch_p"], reason), "Welch p, Holm": fmt_p(rec["welch_p_holm"], reason),

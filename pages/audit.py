@@ -63,14 +63,39 @@ def _default_scope() -> int:
     return 0 if cited_only or not answers else 1
 
 
+DRAW_JUDGE = "offline"  # the toolkit's default judge (`aee run`, `aee audit sample`)
+CARRIED = ("recorded", "human")  # labels that came with the data: people's, not a judge's to check
+
+
 def _draw_default(judges: list[str]) -> str | None:
-    """The judge a sample audits by default: the dataset's own (the teaching corpus's recorded labels),
-    unless that is the experts' `human` labels (ExpertQA), where auditing them would audit the experts:
-    then a computed judge."""
-    default = data.default_judge(dataset)
-    if default == "human":
-        return next((j for j in judges if j != "human"), default)
-    return default
+    """The judge a sample audits by default: the toolkit's default judge when it has results here, else
+    the first computed judge; labels carried by the data (the teaching corpus's hand labels, ExpertQA's
+    experts) only when there is nothing else (auditing them audits people)."""
+    if DRAW_JUDGE in judges:
+        return DRAW_JUDGE
+    return next((j for j in judges if j not in CARRIED), judges[0] if judges else None)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _suggested_items(root: str, dataset: str, judge: str, unit: str, scope: str, relevance: bool, stamp: tuple) -> int | None:
+    from pipeline.audit.population import build_frame
+    from pipeline.audit.ppi_cells import items_for_corrected_values
+
+    frame = build_frame(dataset, data.annotated_answers(dataset, judge), unit, scope, relevance and unit == "pair")
+    return items_for_corrected_values(frame, dataset=dataset, judge=judge)
+
+
+def _draft_items(judge: str | None, unit: str, scope: str, relevance: bool) -> int:
+    """What the Items field offers: the fewest items that give every engine a corrected value once
+    labelled (at least the field's minimum), 100 when that cannot be worked out."""
+    if not judge:
+        return 100
+    try:
+        got = _suggested_items(str(data.results_root()), dataset, judge, unit, scope, relevance,
+                               data._stamp(dataset, judge))
+    except InputError:
+        got = None
+    return max(10, min(5000, got)) if got else 100
 
 
 def _draw_form() -> None:
@@ -96,10 +121,17 @@ def _draw_form() -> None:
         st.caption(f"Whole answers: {audit_draw.cost_words(dataset, default, SCOPES[scope_default])}, every statement "
                    "asked, filler too; a corrected value per engine needs 20 answers of it labelled completely (or all "
                    "of them).")
+    drafted = _draft_items(default, unit, SCOPES[scope_default], bool(relevance))
+    if st.session_state.get("audit_draw_n") in (None, st.session_state.get("_audit_draw_drafted")):
+        st.session_state["audit_draw_n"] = drafted  # follows the draft until the person types a number
+    st.session_state["_audit_draw_drafted"] = drafted
     with st.form("audit_draw"):
         judge = st.selectbox("Judge to audit", judges, index=judges.index(default) if default in judges else 0)
         cols = st.columns(3)
-        n = cols[0].number_input(audit_draw.ITEMS_FIELD, min_value=10, max_value=5000, value=100, step=10)
+        n = cols[0].number_input(audit_draw.ITEMS_FIELD, min_value=10, max_value=5000, step=10, key="audit_draw_n",
+                                 help=f"{drafted} is the fewest that give every engine a corrected value once all "
+                                      f"are labelled, for the {default} judge with the sources offered here; fewer "
+                                      "leaves some engines with the judge's values only.")
         seed = cols[1].number_input("Seed", min_value=0, max_value=10**6, value=0, step=1,
                                     help="The same seed draws the same items: a sample anyone can redraw.")
         scope = cols[2].selectbox("Sources per statement", list(SCOPES), index=scope_default,
@@ -148,6 +180,11 @@ def _pick_sample(key: str) -> str | None:
     ids = list(labels)
     wanted = st.session_state.get("audit_sample")
     index = ids.index(wanted) if wanted in ids else 0
+    if wanted in ids and st.session_state.get(f"_{key}_follows") != wanted:
+        # a keyed box keeps its earlier choice over `index`: a sample just drawn must become the one
+        # shown, downloaded and named in the commands (once; the person may then pick another)
+        st.session_state[key] = wanted
+        st.session_state[f"_{key}_follows"] = wanted
     return st.selectbox("Sample", ids, index=index, format_func=labels.get, key=key)
 
 

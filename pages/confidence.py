@@ -17,7 +17,7 @@ st.caption("How confident each answer's wording sounds, from 1 (strongly not con
            "confident). The overconfident-answer metric combines this with one-sidedness.")
 
 cols = st.columns([1.2, 1, 2])
-dataset, judge = pick_dataset_and_judge("confidence", cols[0], cols[1])
+dataset, judge = pick_dataset_and_judge("confidence", cols[0], cols[1], prefer=data.has_confidence)
 # shown by default: a link says ?published=off when the reader hid it
 linked = st.query_params.get("published")
 if linked in ("off", "aee") and st.session_state.get("_url_published") != linked:

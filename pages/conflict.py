@@ -99,7 +99,8 @@ if tab_sides.open is not False:  # only the open tab is drawn (the others cost a
                     "`aee run --dataset demo --judge offline`.")
         else:
             c1, c2, c3 = st.columns([2, 2, 1.4])
-            dataset = pick_dataset("cf_dataset", where=c1) or names[0]
+            dataset = pick_dataset("cf_dataset", where=c1,  # opens on a dataset with debate answers to show
+                                   prefer=lambda n: "debate" in data.query_types_present(n)) or names[0]
             judges = data.judges(dataset)
             url_state.seed("cf_judge", judges, wanted.get(url_state.JUDGE), fallback=data.default_judge(dataset))
             judge = c2.selectbox("Judge", judges, key="cf_judge") if judges else None

@@ -40,8 +40,17 @@ if not datasets:
 wanted = answer_picker.incoming(PAGE, datasets)
 if wanted.source == "link" and wanted.get(url_state.DATASET) in datasets:
     st.session_state["shared_dataset"] = wanted[url_state.DATASET]
-dataset, _, judge, index = answer_picker.pick_dataset_and_judge("ins", datasets, wanted,
-                                                                fallback=data.default_dataset(datasets))
+if wanted.source == "link" and _study.is_safe_code(str(wanted.get(url_state.STUDY, ""))):
+    # a link with ?study= (the tour's step 4) turns study mode on with that study id filled in
+    st.session_state["ins_study"] = True
+    st.session_state["ins_study_id"] = str(wanted[url_state.STUDY])
+# In a served room a study's participants use this page: the researcher's choices (dataset, judge,
+# rules) fold away under one closed expander, and the participant view cannot be turned off.
+room_study = room_gate.served() and bool(st.session_state.get("ins_study"))
+settings = st.expander("Study settings (the researcher's)", icon=":material/tune:") if room_study else st.container()
+with settings:
+    dataset, _, judge, index = answer_picker.pick_dataset_and_judge("ins", datasets, wanted,
+                                                                    fallback=data.default_dataset(datasets))
 
 wanted_answer = wanted.get(url_state.ANSWER)
 if wanted:  # a link sets the search box too (empty when it has none, so its answer is listed)
@@ -92,12 +101,9 @@ methods = list(NECESSITY_METHODS)
 url_state.seed("ins_mode", list(MODES), wanted.get(url_state.MODE))
 if wanted.get(url_state.NECESSITY) in methods:
     st.session_state["ins_necessity"] = st.session_state["ins_necessity_kept"] = wanted[url_state.NECESSITY]
-o1, o2, o3 = st.columns([1.2, 1.2, 1])
-mode, necessity = scoring_controls("ins", (o1, o2))
-if wanted.source == "link" and _study.is_safe_code(str(wanted.get(url_state.STUDY, ""))):
-    # a link with ?study= (the tour's step 4) turns study mode on with that study id filled in
-    st.session_state["ins_study"] = True
-    st.session_state["ins_study_id"] = str(wanted[url_state.STUDY])
+with settings:
+    o1, o2, o3 = st.columns([1.2, 1.2, 1])
+    mode, necessity = scoring_controls("ins", (o1, o2))
 study_on = o3.toggle("Study mode", key="ins_study",
                      help="Record every answer shown (with how long it stays on screen) and the hovers and clicks "
                           "on its citations into a study log.")
@@ -113,6 +119,24 @@ def _participant_is_mine(study_id: str, participant: str) -> bool:
     return True
 
 
+def _locked_out(study_id: str, participant: str) -> None:
+    """A code another browser session records under: the person who started it (a reload makes a new
+    session) carries on by typing the key this page showed them while they recorded."""
+    st.error(f"Participant {participant} of study {study_id} is already recording in another browser session. If "
+             "that was you before a reload, type the key shown while you recorded; otherwise use your own "
+             "participant code.", icon=":material/lock:")
+    with st.form("ins_reclaim"):
+        typed = st.text_input("Your key", max_chars=12, key="ins_reclaim_key", placeholder="e.g. K7QX2M4P")
+        go = st.form_submit_button(f"Carry on as {participant}", icon=":material/key:")
+    if go:
+        before = room_gate.session_key()
+        room_gate.use_key(typed)
+        if _participant_is_mine(study_id, participant):
+            st.rerun()
+        st.session_state[room_gate.KEY] = before  # a wrong key changes nothing
+        st.error("That key is not the one this participant code was recorded with.")
+
+
 participant = session = study_id = ""
 alignment = "none"
 study_ready = False
@@ -124,10 +148,13 @@ if study_on:
                                 help="A code, never a name or e-mail address.")
     session = s3.text_input("Session", key="ins_session", value="s1", max_chars=64)
     alignment = s4.selectbox("Alignment with the participant's view", ["none", "aligned", "disaligned"], key="ins_alignment")
-    participant_view = st.toggle("Participant view: show only the answer and its sources", value=True,
-                                 key="ins_participant_view",
+    if room_study or "ins_participant_view" not in st.session_state:
+        st.session_state["ins_participant_view"] = True  # on by default; locked in a room (no verdicts for participants)
+    participant_view = st.toggle("Participant view: show only the answer and its sources",
+                                 key="ins_participant_view", disabled=room_study,
                                  help="What a participant should see: no verdicts, statuses, flags or metrics. "
-                                      "Turn it off to check the answer as a researcher.")
+                                      + ("Locked on in a served room: check answers as a researcher on your own "
+                                         "machine." if room_study else "Turn it off to check the answer as a researcher."))
     bad = [name for name, value in (("study id", study_id), ("participant code", participant), ("session", session))
            if not _study.is_safe_code(value)]
     if bad:
@@ -135,12 +162,13 @@ if study_on:
     elif not room_gate.join_form("record a study", "study"):
         pass  # served to a network: recording waits for the room's join code
     elif not _participant_is_mine(study_id, participant):
-        st.error(f"Participant {participant} of study {study_id} is already recording in another browser: "
-                 "use your own participant code.")
+        _locked_out(study_id, participant)
     else:
         study_ready = True
+        key_note = (f" Your key is **{room_gate.session_key()}**: after a reload, type it to carry on as {participant}."
+                    if room_gate.room() else "")
         st.caption(f"Recording for participant {participant} into study {study_id}: each answer shown, how long it "
-                   "stays on screen, and every hover and click on its citations.")
+                   "stays on screen, and every hover and click on its citations." + key_note)
 
 state = {url_state.DATASET: dataset, url_state.JUDGE: judge, url_state.ANSWER: answer_id, url_state.MODE: mode,
          url_state.NECESSITY: necessity, url_state.SEARCH: search.strip(), url_state.SIDE: side if len(side) > 1 else []}

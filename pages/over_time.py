@@ -39,7 +39,8 @@ def _switch_to(name: str) -> None:
 
 
 cols = st.columns([1.2, 1, 1.8])
-dataset, judge = pick_dataset_and_judge("over_time", cols[0], cols[1])
+dataset, judge = pick_dataset_and_judge("over_time", cols[0], cols[1],
+                                        prefer=lambda n: n in otd.datasets_over_time())  # one with repeats or waves
 summary, tables = otd.summary(dataset, judge)
 if not summary:
     st.info(f"{md_escape(dataset)} has one answer per engine and query, so there is nothing to follow over time. "

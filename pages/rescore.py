@@ -16,6 +16,7 @@ from dashboard.answer_view import reliability_header, report_download, scoring_c
 from dashboard.render import ensure_router
 from pipeline import paths
 from pipeline.annotate import annotate_answer
+from pipeline.citation_scope import PARAGRAPH, SCOPES, SENTENCE, known_scope, scope_from_text
 from pipeline.errors import InputError
 from pipeline.fetch import fetch_source
 from pipeline.fill_sources import fetch_by_default, fill_missing_texts
@@ -25,6 +26,7 @@ from pipeline.judges import JudgeError, get_judge
 from pipeline.metrics import ScoreConfig, effective_necessity
 from pipeline.records import AnnotatedAnswer
 from pipeline.scoring import answer_report
+from pipeline.text import split_statements
 
 MAX_SOURCES = 20
 OFFLINE, LLM = "Offline judge (no network, a few seconds)", "LLM judge (OpenAI-compatible endpoint)"
@@ -179,7 +181,8 @@ def _show_understood() -> None:
         from dashboard.render import md_escape
 
         table = pd.DataFrame(rows).map(md_escape)  # a static table wraps long addresses instead of cutting them
-        st.table(table, hide_index=True)
+        with st.container(key="cards_understood"):  # on a phone: a card per source (layout.css)
+            st.table(table, hide_index=True)
 
 
 def _clear_all() -> None:
@@ -206,9 +209,50 @@ def _canonical_object() -> dict:
         if title.strip() or url.strip() or body.strip():
             sources.append({"index": k + 1, "title": title.strip(), "url": url.strip(), "text": body})
     digest = hashlib.sha1(json.dumps([query, text, sources], sort_keys=True).encode("utf-8")).hexdigest()[:12]
-    return {"answer_id": f"pasted-{digest}", "engine": st.session_state.get("rs_engine", "").strip() or "pasted",
+    engine = st.session_state.get("rs_engine", "").strip() or "pasted"
+    reading = _scope_reading(engine, text, sources)
+    st.session_state["rs_scope_reading"] = reading
+    return {"answer_id": f"pasted-{digest}", "engine": engine,
             "query": query.strip(), "query_type": st.session_state.get("rs_qtype", "expertise"), "answer": text,
-            "sources": sources}
+            "sources": sources, "citation_scope": reading["scope"]}
+
+
+def _scope_reading(engine: str, text: str, sources: list[dict]) -> dict[str, str]:
+    """How the answer's markers are read, and on what ground: the person's own choice (the switch under
+    the result), the engine's known habit, or, for an engine this toolkit does not know (the default
+    "pasted"), the text itself: a paragraph whose only markers close it is read as cited as a whole."""
+    chosen = st.session_state.get("rs_scope_choice")
+    if chosen in (SENTENCE, PARAGRAPH):
+        return {"scope": chosen, "from": "your choice"}
+    known = known_scope(engine)
+    if known:
+        return {"scope": known, "from": f"how {engine} cites"}
+    listed = {int(s["index"]) for s in sources}
+    urls = {s["url"]: int(s["index"]) for s in sources if s.get("url")}
+    scope, why = scope_from_text(text, split_statements("scope", text, listed, urls))
+    return {"scope": scope, "from": f"read from the text: {why}"}
+
+
+def _switch_scope(to: str) -> None:
+    st.session_state["rs_scope_choice"] = to
+    st.session_state["rs_rescore"] = True  # scored again below, with the same inputs
+
+
+def _show_scope_reading() -> None:
+    """Which reading of the markers the result uses, why, and the one-click switch to the other."""
+    reading = st.session_state.get("rs_scope_reading")
+    if not reading:
+        return
+    scope = reading["scope"]
+    words = {SENTENCE: "each marker backs only the sentence it closes",
+             PARAGRAPH: "a marker closing a paragraph backs the whole paragraph"}
+    other = PARAGRAPH if scope != PARAGRAPH else SENTENCE
+    r1, r2 = st.columns([3, 1.3], vertical_alignment="center")
+    r1.markdown(f"**Citations read as:** {words.get(scope, SCOPES.get(scope, scope))} "
+                f"({answer_model.md_text(reading['from'], 200)}).")
+    r2.button("Read as " + ("whole paragraphs" if other == PARAGRAPH else "single sentences"), key="rs_scope_switch",
+              on_click=_switch_scope, args=(other,), icon=":material/swap_horiz:", width="stretch",
+              help="Score again with the other reading; what counts as uncited changes with it.")
 
 
 def _field_name(exc: InputError) -> str:
@@ -394,7 +438,10 @@ if _outbound and not room_gate.can_write():
     st.caption("On this shared server, fetching pages and the LLM judge need the room's join code; "
                "untick “Fetch the page” and use an offline judge to score without it.")
     room_gate.join_form("fetch pages or use the LLM judge", "rescore_outbound")
-if st.button("Score", type="primary", key="rs_score", disabled=_outbound and not room_gate.can_write()):
+_score_now = st.button("Score", type="primary", key="rs_score", disabled=_outbound and not room_gate.can_write())
+if _score_now:
+    st.session_state.pop("rs_scope_choice", None)  # a new Score reads the markers afresh
+if _score_now or st.session_state.pop("rs_rescore", False):
     _shown_query_error = st.session_state.get("rs_query_error")
     _score()
     if _shown_query_error or st.session_state.get("rs_query_error") or (st.session_state.get("rs_result") or {}).get("notes"):
@@ -409,6 +456,7 @@ if result:
     st.subheader("Result")
     for note in result.get("notes", []):
         st.caption(answer_model.md_text(note))
+    _show_scope_reading()
     o1, o2, o3 = st.columns([1.2, 1.2, 1], vertical_alignment="bottom")
     mode, necessity = scoring_controls("rs", (o1, o2))
     rep = answer_report(annotated, ScoreConfig(mode, effective_necessity(mode, necessity)), result["judge"])

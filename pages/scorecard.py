@@ -217,7 +217,8 @@ if len(ratings):
     shown = ratings.T.map(md_escape)
     shown.index.name = "Engine"
     shown.columns = [md_escape(c) for c in shown.columns]
-    st.table(shown)
+    with st.container(key="cards_full_scorecard_summary"):  # on a phone: an engine's card, a group per line
+        st.table(shown)
 st.caption(rating_legend() + ". Each cell shows the value, its rating symbol and n, the number of answers the "
            "value " + ("pools (hover a cell for the units pooled)" if aggregation == "pooled" else "averages over")
            + "; an n/a cell built on labels nobody could give (sources without text, for instance) "

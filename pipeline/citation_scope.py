@@ -41,14 +41,48 @@ ENGINE_SCOPES: dict[str, str] = {
 }
 
 
-def scope_for_engine(engine: str) -> str:
+def known_scope(engine: str) -> str | None:
     """The scope of an engine named as a person would name it ("ChatGPT", "openai:gpt-4o-search");
-    sentence when the name is not known."""
+    None when the name is not one of the engines above."""
     low = (engine or "").strip().lower()
     if low in ENGINE_SCOPES:
         return ENGINE_SCOPES[low]
     head = low.split(":", 1)[0].split("/", 1)[0].strip()
-    return ENGINE_SCOPES.get(head, SENTENCE)
+    return ENGINE_SCOPES.get(head)
+
+
+def scope_for_engine(engine: str) -> str:
+    """`known_scope`, or sentence when the name is not known."""
+    return known_scope(engine) or SENTENCE
+
+
+def scope_from_text(text: str, statements: tuple[Statement, ...] | list[Statement]) -> tuple[str, str]:
+    """How the markers of an answer from an unknown engine most likely bind, read from the text, and
+    why in words. Paragraph when every paragraph that carries markers carries them only on its last
+    sentence and at least one such paragraph has sentences before that one (what ChatGPT search
+    writes); sentence otherwise (a marker inside a paragraph shows the engine cites sentence by
+    sentence)."""
+    paragraphs = paragraph_spans(text)
+    starts = [a for a, _ in paragraphs]
+    by_paragraph: dict[int, list[Statement]] = {}
+    for st in statements:
+        if st.start < 0:
+            continue
+        k = bisect_right(starts, st.start) - 1
+        if k >= 0 and st.start < paragraphs[k][1]:
+            by_paragraph.setdefault(k, []).append(st)
+    closing = 0
+    for members in by_paragraph.values():
+        cited = [st for st in members if st.citations or st.dangling]
+        if not cited:
+            continue
+        if cited != [members[-1]]:
+            return SENTENCE, "a marker stands inside a paragraph, not only at its end"
+        closing += len(members) > 1
+    if closing:
+        return PARAGRAPH, (f"{closing} paragraph{'s' if closing != 1 else ''} of several sentences "
+                           f"carr{'y' if closing != 1 else 'ies'} markers only at the end")
+    return SENTENCE, "no paragraph of several sentences ends with its only markers"
 
 
 def cover_paragraphs(text: str, statements: tuple[Statement, ...] | list[Statement]) -> tuple[list[Statement], list[int]]:

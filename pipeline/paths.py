@@ -40,13 +40,25 @@ def results_dir() -> Path:
 
 
 def user_data_dir() -> Path:
-    """Where the app writes what a person chose to keep (saved answers, recorded studies)."""
+    """Where the app writes what a person chose to keep (saved answers under `user/`, recorded studies
+    under `studies/`): AEE_DATA_DIR when set, else the folder that holds the results when
+    AEE_RESULTS_DIR moves them (one variable moves everything the toolkit writes but its cache), else `data/` in a checkout and
+    `./aee-data` for an installed package, never inside the package itself."""
     env = os.environ.get("AEE_USER_DIR")
     if env:
         return Path(env)
-    if os.environ.get("AEE_DATA_DIR"):
+    if os.environ.get("AEE_DATA_DIR"):  # a data folder of one's own holds its results too (results_dir)
         return data_dir()
+    if os.environ.get("AEE_RESULTS_DIR"):
+        return results_dir().parent
     return REPO_ROOT / "data" if is_checkout() else Path.cwd() / "aee-data"
+
+
+def studies_dir() -> Path:
+    """Recorded usability studies: AEE_STUDIES_DIR, else `studies/` in the user folder (beside the
+    results; see `user_data_dir`)."""
+    env = os.environ.get("AEE_STUDIES_DIR")
+    return Path(env) if env else user_data_dir() / "studies"
 
 
 def reference_dir() -> Path:

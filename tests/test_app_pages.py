@@ -122,7 +122,7 @@ def test_router_lists_registry_pages_that_exist():
     from dashboard.pages_registry import PAGES
 
     titles = [p.title for p in PAGES]
-    assert titles == ["Overview", "Start here", "Scorecard", "Confidence", "Answer inspector", "Compare", "Re-score", "Judges",
+    assert titles == ["Overview", "Start here", "Scorecard", "Confidence", "Answer inspector", "Compare", "Engine vs engine", "Re-score", "Judges",
                       "Audit the judge", "Usability study", "Conflicting evidence", "Over time", "Methodology"]
     assert all(p.path.is_file() for p in PAGES)
     assert sorted(p.script for p in PAGES) == sorted(f.name for f in (ROOT / "pages").glob("*.py"))

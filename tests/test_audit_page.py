@@ -237,3 +237,68 @@ def test_the_scorecard_page_prints_the_numbers_the_cli_prints(app, built, capsys
     for reason in missing:
         assert reason.split(":")[0] in text
 
+
+
+def _downloads(at: AppTest) -> dict[str, str]:
+    """Each download button's label -> the media URL it serves."""
+    return {el.proto.label: el.proto.url for el in at.get("download_button")}
+
+
+def test_a_sample_just_drawn_is_the_one_shown_downloaded_and_named(app, built):
+    """Issue 45 item 5: after a second draw the Sample box, the CSV and the printed commands named the
+    sample shown before it (the keyed box kept its earlier choice), so the CSV downloaded was the wrong one."""
+    at = goto(app, "pages/audit.py", dataset="demo")
+    at.radio(key="audit_mode").set_value("Draw a sample")
+    at.run()
+    judge_box = next(b.key for b in at.selectbox if b.label == "Judge to audit")
+    drawn = []
+    for n, seed in ((70, 11), (80, 12)):
+        at.selectbox(key=judge_box).set_value("scripted")
+        at.number_input[0].set_value(n)
+        at.number_input[1].set_value(seed)
+        next(b for b in at.button if "Draw and register" in str(b.label)).click()
+        at.run()
+        assert not at.exception, at.exception
+        sample_id = f"demo-scripted-pair-all-n{n}-s{seed}"
+        drawn.append(sample_id)
+        assert at.selectbox(key="audit_download_sample").value == sample_id
+        commands = "\n".join(str(c.value) for c in at.code)
+        assert f"aee audit import --dataset demo {sample_id}.csv" in commands
+        assert f"aee audit export --sample {sample_id} " in commands
+        assert drawn[0] not in commands or sample_id == drawn[0]
+        urls = _downloads(at)
+        assert set(urls) == {"CSV", "JSON lines", "Weights"}
+        # the CSV button serves this sample's file: its media id is the hash of these bytes and this name
+        from streamlit.runtime.memory_media_file_storage import _calculate_file_id
+
+        from pipeline.audit.sample import annotation_text, load_sample
+
+        csv = annotation_text(load_sample(sample_id, built), "csv").encode("utf-8")
+        assert _calculate_file_id(csv, "text/csv", f"{sample_id}.csv") in urls["CSV"]
+        assert csv.decode("utf-8").count("\n") - 1 == len(load_sample(sample_id, built).items)  # header + its items
+    # the person may still pick an older sample: the box does not jump back
+    at.selectbox(key="audit_download_sample").set_value(drawn[0])
+    at.run()
+    assert at.selectbox(key="audit_download_sample").value == drawn[0]
+    assert f"--sample {drawn[0]} " in "\n".join(str(c.value) for c in at.code)
+
+
+def test_the_corrected_values_engine_is_in_the_address(app, built):
+    """Issue 45 item 7: the corrected values' engine choice was not in the address, so a copied link
+    reopened them for all engines."""
+    store = LabelStore(labels_path(built))
+    from pipeline.audit.sample import load_sample
+
+    s = load_sample("demo-scripted-pair-n70-s1", built)
+    for item in s.items["item_id"]:
+        store.record(s.sample_id, item, "Cleo", "support", "full")
+    at = goto(app, "pages/scorecard.py", dataset="demo", judge="scripted", corrected="show")
+    assert at.session_state["scorecard_ppi_domain"] == "all engines"
+    assert "ppi_engine" not in at.query_params  # all engines: the plain address
+    at.session_state["scorecard_ppi_domain"] = "Parrot"  # as a click on the Engines control sets it
+    at.run()
+    assert not at.exception, at.exception
+    assert at.query_params["ppi_engine"] in ("Parrot", ["Parrot"])
+    again = goto(app, "pages/scorecard.py", dataset="demo", judge="scripted", corrected="show", ppi_engine="Lumen")
+    assert again.session_state["scorecard_ppi_domain"] == "Lumen"
+    assert "Lumen" in page_text(again)

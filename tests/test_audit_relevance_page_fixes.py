@@ -99,7 +99,7 @@ def _draw_form(app: AppTest) -> AppTest:
 
 
 def test_the_relevance_box_states_its_cost_and_errors_in_the_forms_words(app, built):
-    answers = load_annotated("demo", "recorded", built)  # the form's default judge on the teaching corpus
+    answers = load_annotated("demo", "recorded", built)  # the teaching corpus's own labels
     clusters = build_frame("demo", answers, "pair", "all", True).clusters
     mean = float(clusters["n_items"].mean())
     assert (len(clusters), round(mean, 1)) == (24, 26.5)  # 635 items over the corpus's 24 answers
@@ -113,7 +113,9 @@ def test_the_relevance_box_states_its_cost_and_errors_in_the_forms_words(app, bu
     at.run()
     assert "Whole answers: about 26.5 items each here with every listed source (24 answers), every statement asked" \
         in page_text(at)
-    next(b for b in at.button if "Draw and register" in str(b.label)).click()  # the default 100 items
+    at.selectbox(key=next(b.key for b in at.selectbox if b.label == "Judge to audit")).set_value("recorded")
+    at.number_input[0].set_value(100)  # too few for whole answers: the error in the form's words
+    next(b for b in at.button if "Draw and register" in str(b.label)).click()
     at.run()
     assert not at.exception, at.exception
     with pytest.raises(InputError) as cli:

@@ -76,6 +76,7 @@ def test_a_researcher_audits_the_judge_end_to_end(browser, server):
     pg.get_by_label("Judge to audit").click()
     pg.get_by_role("option", name="scripted", exact=True).click()
     wait_idle(pg)
+    pg.get_by_role("spinbutton", name="Items (about)").fill("100")  # the page drafts more (enough for every engine); this flow wants 100
     pg.get_by_role("button", name="Draw and register the sample").click()
     expect(_main(pg)).to_contain_text("Sample demo-scripted-pair-all-n100-s0", timeout=90_000)
     wait_idle(pg)

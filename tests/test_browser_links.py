@@ -152,6 +152,11 @@ def _changes_conflict(pg) -> None:
     _select(pg, "Judge", "offline:lexical")
 
 
+def _changes_engines(pg) -> None:
+    _select(pg, "Engine A", "Quarry")
+    _select(pg, "Engine B", "Lumen")
+
+
 def _changes_tour(pg) -> None:
     _tick(pg, 0)
     _tick(pg, 2)
@@ -162,6 +167,7 @@ PAGES = {  # page address: what a reader changes there (None: a page without con
     "confidence?dataset=demo": _changes_confidence,
     "inspector?dataset=demo": _changes_inspector,
     "compare?dataset=demo": _changes_compare,
+    "engines?dataset=demo": _changes_engines,
     "study": _changes_study,
     "conflict?dataset=demo": _changes_conflict,
     "tour": _changes_tour,

@@ -195,3 +195,52 @@ def test_the_class_page_hands_out_the_room_address(room, browser):
         pg.screenshot(path=str(SHOTS / "room-class-page-1280.png"), full_page=True)
     finally:
         ctx.close()
+
+
+def _start_recording(pg, server: str, participant: str) -> str:
+    """Open the study link at the room's address, type a participant code and the join code."""
+    _open(pg, f"{server}/inspector?dataset=demo&study=class45", "Answer inspector")
+    pg.get_by_role("textbox", name="Participant code").fill(participant)
+    pg.get_by_role("textbox", name="Participant code").press("Enter")
+    wait_idle(pg)
+    pg.get_by_role("textbox", name="Join code").fill(CODE)
+    _submit(pg, "Join the room")
+    return _main(pg)
+
+
+def test_a_participant_carries_on_after_a_reload_and_cannot_see_the_verdicts(room, browser):
+    """Issue 45 items 8 and 11 at 390 px: a reload made a new session that was locked out of its own
+    participant code with no way back; and participants saw the judge, the rules and a participant-view
+    switch they could turn off."""
+    server, _, _ = room
+    ctx = browser.new_context(viewport={"width": 390, "height": 900})
+    try:
+        pg = ctx.new_page()
+        text = _start_recording(pg, server, "P45")
+        assert "Recording for participant P45 into study class45" in text, text
+        key = re.search(r"Your key is ([A-Z0-9]{8})", text).group(1)
+        # the researcher's choices are folded away, and the participant view cannot be switched off
+        assert not pg.get_by_role("combobox", name=re.compile("^Judge")).is_visible()
+        assert not pg.get_by_text("Scoring rules").is_visible()
+        switch = pg.get_by_role("switch", name=re.compile("^Participant view"))
+        assert switch.is_checked() and switch.is_disabled()
+        assert "Supported" not in text and "judge:" not in text
+        # the answer starts within the first screen and a half at 390 px
+        top = pg.locator("[data-testid=stMain] p:has-text('Query')").first.bounding_box()["y"]
+        assert top < 1.5 * 900, top
+        pg.screenshot(path=str(SHOTS / "room-participant-recording-390.png"), full_page=True)
+
+        pg.reload()
+        text = _start_recording(pg, server, "P45")
+        assert "already recording in another browser session" in text and "Recording for participant" not in text
+        pg.screenshot(path=str(SHOTS / "room-participant-locked-390.png"), full_page=True)
+        pg.get_by_role("textbox", name="Your key").fill("WRONGKEY")
+        _submit(pg, "Carry on as P45")
+        assert "not the one this participant code was recorded with" in _main(pg)
+        pg.get_by_role("textbox", name="Your key").fill(key.lower())
+        _submit(pg, "Carry on as P45")
+        text = _main(pg)
+        assert "Recording for participant P45 into study class45" in text, text
+        assert f"Your key is {key}" in text  # the same key, so a second reload works the same way
+    finally:
+        ctx.close()

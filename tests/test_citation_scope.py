@@ -14,10 +14,13 @@ from pipeline.citation_scope import (
     META_SCOPE,
     SCOPES,
     cover_paragraphs,
+    known_scope,
     scope_for_engine,
+    scope_from_text,
     scope_note,
     with_scope,
 )
+from pipeline.errors import InputError
 from pipeline.importers import IMPORTERS
 from pipeline.importers.canonical import parse_answer
 from pipeline.importers.engines import FORMATS
@@ -171,3 +174,55 @@ def test_paragraph_scope_only_adds_citations_from_its_own_paragraph(pieces):
             assert (after.citations, after.dangling) == (donor.citations, donor.dangling)
         else:
             assert not after.citations and not after.dangling
+
+
+def _read(text: str, listed=(1, 2)) -> tuple[str, str]:
+    return scope_from_text(text, split_statements("a", text, set(listed), {}))
+
+
+def test_scope_from_text_golden():
+    """Issue 45 item 1: an unknown engine's markers are read from the text. Hand-checked cases."""
+    # two paragraphs, each cited only by the marker closing it: the ChatGPT habit -> paragraph
+    assert _read("Trees cool streets. Shade lowers bills [1].\n\nCosts rise. Upkeep is dear [2].") == \
+        ("paragraph", "2 paragraphs of several sentences carry markers only at the end")
+    # one such paragraph, the other paragraph a single cited sentence -> paragraph (1 counted)
+    assert _read("Trees cool streets. Shade lowers bills [1].\n\nUpkeep is dear [2].")[0] == "paragraph"
+    # a marker inside a paragraph: the engine cites sentence by sentence
+    assert _read("Trees cool streets [1]. Shade lowers bills [2].\n\nCosts rise. Upkeep is dear [2].") == \
+        ("sentence", "a marker stands inside a paragraph, not only at its end")
+    # only one-sentence paragraphs: nothing tells the two readings apart -> sentence
+    assert _read("Trees cool streets [1].\n\nUpkeep is dear [2].") == \
+        ("sentence", "no paragraph of several sentences ends with its only markers")
+    # no markers at all
+    assert _read("Trees cool streets. Shade lowers bills.")[0] == "sentence"
+    # a dangling marker closing the paragraph counts as a marker too
+    assert _read("Trees cool streets. Shade lowers bills [7].")[0] == "paragraph"
+
+
+def test_known_scope_is_none_for_unknown_names():
+    assert known_scope("pasted") is None and known_scope("Norbridge") is None and known_scope("") is None
+    assert known_scope("ChatGPT") == "paragraph" and known_scope("openai:gpt-4o-search") == "paragraph"
+    assert scope_for_engine("pasted") == "sentence"
+
+
+def test_canonical_citation_scope_field_overrides_the_engine_name():
+    text = "Trees cool streets. Shade lowers bills [1]."
+    given = parse_answer({**_answer("Norbridge", text), "citation_scope": "paragraph"}, "w")
+    assert [s.citations for s in given.statements] == [(1,), (1,)]
+    kept = parse_answer({**_answer("ChatGPT", text), "citation_scope": "sentence"}, "w")
+    assert [s.citations for s in kept.statements] == [(), (1,)] and kept.answer.meta[META_SCOPE] == "sentence"
+    with pytest.raises(InputError) as err:
+        parse_answer({**_answer("x", text), "citation_scope": "chapter"}, "w")
+    assert err.value.field == "citation_scope"
+
+
+def test_a_saved_answer_keeps_how_its_markers_were_read():
+    """Re-score's Save writes to_canonical: the reading used on the page travels with the answer."""
+    from pipeline.importers.canonical import to_canonical
+
+    text = "Trees cool streets. Shade lowers bills [1]."
+    read = parse_answer({**_answer("pasted", text), "citation_scope": "paragraph"}, "w")
+    saved = to_canonical(read)
+    assert saved["citation_scope"] == "paragraph"
+    assert [s.citations for s in parse_answer(saved, "again").statements] == [(1,), (1,)]
+    assert "citation_scope" not in to_canonical(parse_answer(_answer("Norbridge", text), "w"))

@@ -175,6 +175,9 @@ def test_dataset_without_debate_answers_offers_one_with_them(results, tmp_path, 
     at.session_state["shared_dataset"] = "eqa"
     at.run()
     assert not at.exception, at.exception
+    # the page opens on a dataset it can show (issue 45), whatever another page had chosen
+    assert at.selectbox(key="cf_dataset").value == "stance"
+    at.selectbox(key="cf_dataset").set_value("eqa").run()  # chosen by hand: says why, offers one with sides
     assert at.selectbox(key="cf_dataset").value == "eqa"
     assert any("has no scored debate answers" in i.body for i in at.info)
     at.button(key="cf_switch_stance").click().run()

@@ -26,13 +26,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pipeline.cli import main as cli_main
 from pipeline.errors import InputError
 from pipeline.importers.engines import ImportOptions, engine_answer
 from pipeline.metrics import score_answer
+from pipeline.store import to_table
+from pipeline.tables import source_rows, statement_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "engines"
@@ -41,10 +43,16 @@ GOOD = {name: json.loads((FIXTURES / name).read_text(encoding="utf-8")) for name
 SETTINGS = dict(deadline=None, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
 
+# The edges of every integer the results tables store (int32 source and statement numbers, int64
+# counts), one step either side: a number that fits in JSON but not in a column must be met by the
+# search in every run, not now and then (issue 45: a Gemini chunk index of 2**31 - 1 became source
+# 2**31 and stopped a run).
+TABLE_INT_BOUNDS = [2**31 - 2, 2**31 - 1, 2**31, -(2**31) + 1, -(2**31), -(2**31) - 1,
+                    2**63 - 1, 2**63, -(2**63), -(2**63) - 1, 10**30]
 ODD = ["\u202e", "\u200b", "\x00", "\x1b[31m", "\n", "\r", "<script>alert(1)</script>", "javascript:alert(1)", "[1]", "[99]",
        "【2】", "é", "中", "\U0001F600", "", " ", "https://", "%s", "{}", '"', "\\"]
 odd_text = st.lists(st.one_of(st.sampled_from(ODD), st.text(max_size=5)), max_size=12).map("".join)
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**40), 2**40), st.sampled_from([0, -1, 1, 2**63, -(2**31), 10**30]),
+scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**40), 2**40), st.sampled_from([0, -1, 1, *TABLE_INT_BOUNDS]),
                     st.floats(allow_nan=False, allow_infinity=False), odd_text)
 json_values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
                                                            st.dictionaries(st.text(max_size=5), inner, max_size=3)), max_leaves=6)
@@ -91,6 +99,9 @@ def ends_cleanly(obj: Any, options: ImportOptions | None = None):
         assert set(s.citations) <= {src.index for src in annotated.answer.sources}
     for result in score_answer(annotated).values():
         assert result.value is None or math.isfinite(result.value)
+    # what a run writes must fit the tables' columns (a failure here stops `aee run` with exit 1)
+    to_table("statements", statement_rows("d", "j", [annotated]))
+    to_table("sources", source_rows("d", [annotated]))
     return annotated
 
 
@@ -118,7 +129,7 @@ def test_missing_field(obj):
     ends_cleanly(obj)
 
 
-OFFSETS = st.one_of(st.integers(-5, 400), st.sampled_from([-1, -(2**31), 2**31, 2**63, 10**20]),
+OFFSETS = st.one_of(st.integers(-5, 400), st.sampled_from([-1, 10**20, *TABLE_INT_BOUNDS]),
                     st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e6),
                     st.sampled_from(["12", "-3", "x", None, True, [], {}]))
 
@@ -234,8 +245,15 @@ def written(tmp_path_factory) -> Path:
     return base
 
 
+def _gemini_with_chunk_index(value: int) -> dict:
+    obj = copy.deepcopy(GOOD["gemini_grounding.json"])
+    obj["response"]["candidates"][0]["groundingMetadata"]["groundingSupports"][0]["groundingChunkIndices"] = [value]
+    return obj
+
+
 @settings(max_examples=10, **SETTINGS)
 @given(st.one_of(mutated("type"), mutated("missing")))
+@example(_gemini_with_chunk_index(2**31 - 1))  # issue 45: exit 1, "Value 2147483648 too large to fit in C integer type"
 def test_failing_run_keeps_written_results(tmp_path_factory, capsys, monkeypatch, written, obj):
     import shutil
 
@@ -251,6 +269,47 @@ def test_failing_run_keeps_written_results(tmp_path_factory, capsys, monkeypatch
         assert snapshot(base / "results") == before
     else:
         assert snapshot(base / "results") != before  # the new answer was added
+
+
+def test_regression_chunk_index_past_int32_is_a_dangling_citation_not_a_failed_run(tmp_path, capsys, monkeypatch):
+    """The exact input of issue 45: chunk index 2**31 - 1 names source 2**31, one past int32. The run
+    ends with 0, says so, and stores the citation as dangling at the bound; the answer's other
+    citations are kept as they were."""
+    import pandas as pd
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "big.json").write_text(json.dumps({**_gemini_with_chunk_index(2**31 - 1), "id": "big"}), encoding="utf-8")
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    code = cli_main(["run", "--dataset", "big", "--path", str(folder), "--judge", "recorded", "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "warning: 1 citation(s) name a source number past what the results tables store (2,147,483,647)" in out
+    from pipeline.store import table_path
+
+    rows = pd.read_parquet(table_path("big", "statements", "recorded", root=tmp_path / "results"))
+    first = rows.sort_values("statement_index").iloc[0]
+    assert list(first["dangling"]) == [2**31 - 1] and list(first["citations"]) == []
+    assert [list(c) for c in rows.sort_values("statement_index")["citations"]][1] == [1, 2]  # support 1 untouched
+
+
+@pytest.mark.parametrize("bound", TABLE_INT_BOUNDS)
+def test_every_integer_field_at_the_table_bounds(bound):
+    """Every integer field of every recorded response set to each bound in turn (53 fields x 11
+    values, all of them, every run): answers whose rows fit the tables, or one clear error line."""
+    cases = 0
+    for name in NAMES:
+        for path in PATHS[name]:
+            value = GOOD[name]["response"]
+            for part in path:
+                value = value[part]
+            if isinstance(value, int) and not isinstance(value, bool):
+                obj = copy.deepcopy(GOOD[name])
+                set_at(obj["response"], path, bound)
+                ends_cleanly(obj)
+                cases += 1
+    assert cases == 53  # the fixtures' integer fields (a new fixture field changes this on purpose)
 
 
 def test_regression_control_characters_in_titles_never_reach_the_terminal(tmp_path, capsys):

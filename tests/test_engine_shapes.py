@@ -168,7 +168,7 @@ def test_import_report_of_the_shapes_folder(tmp_path, capsys):
     answers = list(iter_answers(folder, None, ImportOptions(query="q?")))
     report = ImportReport().extend(answers).as_dict()
     assert report["gemini_multipart.json"] == {
-        "answers": 1, "statements": 5, "sources": 4, "by_markers": 0, "by_offsets": 3, "by_text": 1, "dropped": 1, "dangling": 0,
+        "answers": 1, "statements": 5, "sources": 4, "by_markers": 0, "by_offsets": 3, "by_text": 1, "dropped": 1, "dangling": 0, "beyond_table": 0,
         "why_dropped": {"not_answer_text": 1}, "formats": {"gemini": 1}}
     assert report["perplexity_markers.json"]["by_markers"] == 9 and report["perplexity_markers.json"]["by_offsets"] == 0
     assert report["openai_responses_early.json"]["by_text"] == 3

@@ -112,3 +112,48 @@ def test_logs_written_before_dwell_times_still_load(studies_root):
     recorder.append_events("older", [ev("shown", None), ev("dwell", None, dwell_seconds=30)])
     counts = recorder.load_study("older").counts
     assert len(counts) == 1 and counts["hovered"].iloc[0] == 1 and counts["dwell_seconds"].iloc[0] == pytest.approx(30.0)
+
+
+def _tree(root):
+    return sorted(str(p) for p in root.rglob("*")) if root.is_dir() else []
+
+
+def test_studies_go_beside_the_results_that_aee_results_dir_moves(tmp_path, monkeypatch):
+    """Issue 45 item 13: with AEE_RESULTS_DIR set (and no AEE_STUDIES_DIR) a recorded study went into the
+    checkout's data/studies; it belongs in the folder that holds the results, like the saved answers."""
+    from pipeline import paths
+
+    monkeypatch.delenv("AEE_STUDIES_DIR")
+    monkeypatch.delenv("AEE_USER_DIR", raising=False)
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "run" / "results"))
+    checkout_studies = paths.REPO_ROOT / "data" / "studies"
+    before = _tree(checkout_studies)
+    written = recorder.append_events("beside-1", [ev("displayed", 1)])
+    assert written.parent == tmp_path / "run" / "studies" / "beside-1"
+    assert recorder.list_studies() == ["beside-1"]
+    assert paths.user_data_dir() == tmp_path / "run"  # saved answers go beside too (user/)
+    assert _tree(checkout_studies) == before
+
+
+def test_an_installed_package_never_writes_a_study_inside_itself(tmp_path, monkeypatch):
+    """Installed (no checkout around it, no variable set), studies go under the working folder's
+    aee-data/, never into the package's bundled data (where data_dir() points)."""
+    from pipeline import paths
+
+    for name in ("AEE_STUDIES_DIR", "AEE_USER_DIR", "AEE_RESULTS_DIR", "AEE_DATA_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(paths, "is_checkout", lambda: False)
+    monkeypatch.setattr(paths, "_BUNDLED", tmp_path / "site-packages" / "pipeline" / "bundled_data")
+    paths._BUNDLED.mkdir(parents=True)
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    assert paths.data_dir() == paths._BUNDLED  # what the old default put the studies under
+    written = recorder.append_events("installed-1", [ev("displayed", 1)])
+    assert written.parent == tmp_path / "work" / "aee-data" / "studies" / "installed-1"
+    assert _tree(paths._BUNDLED) == []  # nothing written inside the package
+
+
+def test_aee_studies_dir_still_moves_the_studies_alone(tmp_path, monkeypatch):
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "run" / "results"))
+    monkeypatch.setenv("AEE_STUDIES_DIR", str(tmp_path / "elsewhere"))
+    assert recorder.append_events("own-1", [ev("displayed", 1)]).parent == tmp_path / "elsewhere" / "own-1"

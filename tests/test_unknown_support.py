@@ -405,3 +405,19 @@ def test_a_statement_without_a_relevance_verdict_is_not_counted_relevant():
     for name in ("relevant_statements", "n_statements", "citations_per_statement"):
         assert nothing[name].value is None, name  # an answer imported without labels is not "100% relevant"
         assert nothing[name].reason.startswith("none of 3 statements judged"), nothing[name].reason
+
+
+def test_a_null_citation_recall_names_the_statements_it_did_decide_and_why():
+    """Issue 45 item 3: "only 2 of 8 statements judged" with no source text at all: the two are the
+    statements that cite nothing (uncited counts as not supported without reading a source)."""
+    cites = [(1,), (1,), (), (2,), (1,), (2,), (), (1,)]
+    none_read = scores(answer(cites, [], (Source(1, url="https://x.example/1"), URL_ONLY_2)))
+    assert none_read["citation_recall"].value is None
+    assert none_read["citation_recall"].reason == (
+        "only 2 of 8 worthy statements (25%) judged (sources without text): statements 3 and 7 cite no source, "
+        "which counts as not supported without reading any")
+    one_read = scores(answer(cites, [support(0, 1, "none")], (WITH_TEXT_1, URL_ONLY_2)))
+    assert one_read["citation_recall"].value is None  # 3 of 8 decided: still more than half undecided
+    assert one_read["citation_recall"].reason.endswith(
+        ": statements 3 and 7 cite no source, which counts as not supported without reading any; "
+        "statement 1 had its citations judged")

@@ -1,16 +1,22 @@
 // Below SIDEBAR_COLLAPSE_BELOW px the sidebar starts closed, once per page load, so the page gets the
-// whole width (Streamlit only does this below 768 px); the reader can still open it with its arrow.
+// whole width (Streamlit itself does this below 768 px, so there is nothing to do there); the reader
+// can still open it with its arrow. The watch ends at the first sight of the sidebar, and at the
+// reader's first click or key: it closes the sidebar Streamlit opened, never one a person opened.
 (function () {
   var SIDEBAR_COLLAPSE_BELOW = 1000;
-  if (window.innerWidth >= SIDEBAR_COLLAPSE_BELOW) return;
+  var STREAMLIT_COLLAPSES_BELOW = 768;
+  if (window.innerWidth >= SIDEBAR_COLLAPSE_BELOW || window.innerWidth < STREAMLIT_COLLAPSES_BELOW) return;
   var done = false;
   var tries = 0;
+  var stop = function () { done = true; };
+  document.addEventListener('pointerdown', stop, { capture: true, once: true });
+  document.addEventListener('keydown', stop, { capture: true, once: true });
   var timer = setInterval(function () {
     tries += 1;
     var bar = document.querySelector('[data-testid=stSidebar]');
     var button = document.querySelector('[data-testid=stSidebarCollapseButton] button');
-    if (!done && bar && button && bar.getAttribute('data-collapsed') === 'false') {
-      button.click();
+    if (!done && bar && button) {
+      if (bar.getAttribute('data-collapsed') === 'false') button.click();
       done = true;
     }
     if (done || tries > 200) clearInterval(timer);

@@ -312,6 +312,39 @@ def short_cells(sample: Sample, minimum: int = MIN_LABELLED_UNITS) -> list[str]:
     return out
 
 
+def items_for_corrected_values(frame, seed: int = 0, *, dataset: str, judge: str, step: int = 10,
+                               minimum: int = MIN_LABELLED_UNITS) -> int | None:
+    """The fewest items (a multiple of `step`) whose draw from `frame` leaves no engine short of the
+    units its corrected values need (`short_cells` empty), found by bisection over the draw itself;
+    the whole population when no smaller draw does. None when nothing can be drawn. What the Audit
+    page drafts, so a sample drawn as offered can give every engine a corrected value."""
+    from pipeline.audit.sample import MAX_ITEMS, draw
+    from pipeline.errors import InputError
+
+    clusters = frame.clusters
+    if clusters.empty:
+        return None
+    total = int(clusters["n_items"].sum())
+    top = min(MAX_ITEMS, -(-total // step) * step)
+
+    def enough(n: int) -> bool:
+        try:
+            return not short_cells(draw(frame, n, seed, dataset=dataset, judge=judge), minimum)
+        except InputError:  # too few items to hold every stratum's minimum
+            return False
+
+    if not enough(top):
+        return top
+    low, high = 0, top // step  # enough(high * step) holds
+    while high - low > 1:
+        mid = (low + high) // 2
+        if enough(mid * step):
+            high = mid
+        else:
+            low = mid
+    return high * step
+
+
 def what_to_label(unit: str, domain: str, labelled: int, population: int, minimum: int = MIN_LABELLED_UNITS,
                   scope: str = "cited") -> str:
     """Why a cell shows no corrected value yet, and what to label ("" when it may show one); `scope`

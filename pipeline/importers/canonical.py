@@ -277,10 +277,22 @@ def parse_answer(obj: Any, where: str, dataset: str = "") -> AnnotatedAnswer:
         sources=sources,
         dataset=dataset or str(obj.get("dataset") or ""),
         field=str(obj.get("field") or ""),
-        meta={**{k: str(obj[k])[:500] for k in ("note",) if isinstance(obj.get(k), str)}, **_when(obj, where)},
+        meta={**{k: str(obj[k])[:500] for k in ("note",) if isinstance(obj.get(k), str)}, **_when(obj, where),
+              **_scope(obj, where)},
     )
     labels = _field(obj, "labels", dict, where, required=False, default={})
     return _apply_labels(answer, labels, where)
+
+
+def _scope(obj: dict, where: str) -> dict[str, str]:
+    """`citation_scope` (optional): how the answer's markers bind, when the file says so rather than
+    leaving it to the engine's name (`pipeline.citation_scope`)."""
+    value = obj.get("citation_scope")
+    if value is None or value == "":
+        return {}
+    if value not in SCOPES:
+        raise InputError(f"must be one of {', '.join(SCOPES)}", record=where, field="citation_scope")
+    return {META_SCOPE: str(value)}
 
 
 def _when(obj: dict, where: str) -> dict[str, str]:
@@ -522,6 +534,8 @@ def to_canonical(annotated: AnnotatedAnswer) -> dict:
              **({"text_origin": s.text_origin} if s.text_origin else {})}
             for s in a.sources
         ],
+        # how its markers were read (Re-score's choice): the saved answer scores the same when run again
+        **({"citation_scope": a.meta[META_SCOPE]} if a.meta.get(META_SCOPE) in SCOPES else {}),
     }
 
 

@@ -40,6 +40,10 @@ MAX_SNIPPET_CHARS = 20_000  # provider text kept per source (all its snippets to
 MAX_TITLE_CHARS = 1_000
 MAX_URL_CHARS = 8_000
 MAX_RAW_CHARS = 100_000  # the response kept in Answer.meta["raw_response"] for audit
+# Source numbers are int32 in the tables (pipeline.store): a span citation naming a number outside
+# that range would stop a run when its statements are written, so it is kept, dangling, at the bound.
+MAX_STORED_INDEX = 2**31 - 1
+MIN_STORED_INDEX = -(2**31)
 OPAQUE_KEYS = frozenset({"encrypted_content", "encrypted_index", "signature", "thought_signature", "thoughtSignature"})
 
 
@@ -226,7 +230,7 @@ def build_answer(parse: EngineParse, *, answer_id: str, engine: str, query: str,
     markers = [m for m in find_citation_markers(text, urls) if parse.numbered_markers or m.form == "link"]
     statements = split_statements(answer_id, text, listed, urls)
     spans = reattach_leading_markers(text, [(s.start, s.end) for s in statements], markers)
-    hits, counts = attach_spans(text, spans, parse.spans)
+    hits, counts = attach_spans(text, spans, [_storable(c, parse) for c in parse.spans])
     mstarts = [m.start for m in markers]
     made: list[Statement] = []
     marker_cites = marker_dangling = 0
@@ -255,12 +259,24 @@ def build_answer(parse: EngineParse, *, answer_id: str, engine: str, query: str,
     return AnnotatedAnswer(answer, tuple(made))
 
 
+def _storable(cit: SpanCitation, parse: EngineParse) -> SpanCitation:
+    """The citation with every source number the tables cannot hold moved to the nearest bound they
+    can (a number that large matches no listed source, so it stays a dangling citation), noted."""
+    fixed = tuple(min(max(i, MIN_STORED_INDEX), MAX_STORED_INDEX) for i in cit.indexes)
+    if fixed == cit.indexes:
+        return cit
+    parse.note("index_past_table", sum(1 for a, b in zip(fixed, cit.indexes) if a != b))
+    return SpanCitation(cit.start, cit.end, fixed, cit.how)
+
+
 _NOTE_WORDS = {
     **{f"spans_{reason}": f"citation span(s) {words}; dropped" for reason, words in DROP_REASONS.items()},
     "spans_by_text": "citation(s) had no usable offsets and were located by their text or URL instead",
     "spans_in_paragraph": "citation link(s) stood outside any sentence and were given to the sentence before them in "
                           "the same paragraph",
     "chunk_index_outside_list": "citation(s) name a source number the response does not list; kept as dangling",
+    "index_past_table": f"citation(s) name a source number beyond {MAX_STORED_INDEX:,} (the largest the results tables "
+                        f"store); kept as dangling, numbered {MAX_STORED_INDEX:,} (or {MIN_STORED_INDEX:,} below zero)",
     "search_errors": "web search call(s) in the response failed",
     "reasoning_removed": "reasoning block(s) (<think>...</think>) removed from the answer text",
     "paused_turn": "the response stopped with pause_turn: its continuation is another response (import both with "

@@ -40,6 +40,7 @@ class FileReport:
     by_text: int = 0
     dropped: int = 0
     dangling: int = 0
+    beyond_table: int = 0  # span citations whose source number the tables cannot hold (kept, dangling)
     why_dropped: dict[str, int] = field(default_factory=dict)
     formats: dict[str, int] = field(default_factory=dict)
 
@@ -59,6 +60,7 @@ class FileReport:
         placed, by_text = notes.get("spans_placed", 0), notes.get("spans_by_text", 0)
         self.by_markers += notes.get("markers_placed", 0)
         self.dangling += notes.get("markers_dangling", 0)
+        self.beyond_table += notes.get("index_past_table", 0)
         self.by_offsets += placed - by_text
         self.by_text += by_text
         for reason in DROP_REASONS:
@@ -70,7 +72,8 @@ class FileReport:
     def as_dict(self) -> dict:
         return {"answers": self.answers, "statements": self.statements, "sources": self.sources,
                 "by_markers": self.by_markers, "by_offsets": self.by_offsets, "by_text": self.by_text,
-                "dropped": self.dropped, "dangling": self.dangling, "why_dropped": dict(sorted(self.why_dropped.items())),
+                "dropped": self.dropped, "dangling": self.dangling, "beyond_table": self.beyond_table,
+                "why_dropped": dict(sorted(self.why_dropped.items())),
                 "formats": dict(sorted(self.formats.items()))}
 
 
@@ -141,5 +144,8 @@ def report_lines(report: dict[str, dict]) -> list[str]:
                      + (f", {row['dangling']} dangling markers" if row.get("dangling") else ""))
         if row.get("why_dropped"):
             lines.append(f"  dropped: {why_text(row['why_dropped'])}")
+        if row.get("beyond_table"):
+            lines.append(f"  warning: {row['beyond_table']} citation(s) name a source number past what the results tables "
+                         "store (2,147,483,647); kept as dangling at that bound")
         lines.extend(f"  refused {text}" for text in refused_text(row.get("refused") or [], limit=10_000))
     return lines

@@ -11,6 +11,8 @@ those are more than MAX_UNKNOWN_SHARE of its units.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pipeline.metrics.attribution_view import Outcome
 from pipeline.metrics.context import ScoringContext
 from pipeline.metrics.registry import MAX_UNKNOWN_SHARE, decided_mean, metric
@@ -53,8 +55,36 @@ def citation_recall(ctx: ScoringContext) -> MetricResult:
     worthy = _worthy(ctx)
     outcomes = [_union_full(ctx, s) if s.citations else False for s in worthy]
     undecided = [s for s, o in zip(worthy, outcomes) if o is None]
-    return decided_mean(outcomes, "worthy statements", "no verification-worthy statements",
-                        ctx.cause(_unknown_cited(ctx, undecided)))
+    result = decided_mean(outcomes, "worthy statements", "no verification-worthy statements",
+                          ctx.cause(_unknown_cited(ctx, undecided)))
+    decided = [s for s, o in zip(worthy, outcomes) if o is not None]
+    if result.value is None and decided:
+        # "only 2 of 8 judged" with no source text at all puzzles a reader: name the two and why they count
+        result = replace(result, reason=f"{result.reason}: {_which_decided(decided)}")
+    return result
+
+
+def _which_decided(decided: list[Statement]) -> str:
+    """Which statements a null recall did decide, and on what ground, in words."""
+    uncited = [s for s in decided if not s.citations]
+    judged = [s for s in decided if s.citations]
+    parts = []
+    if uncited:
+        parts.append(f"{_numbers(uncited)} cite{'s' if len(uncited) == 1 else ''} no source, which counts as not "
+                     "supported without reading any")
+    if judged:
+        parts.append(f"{_numbers(judged)} had {'its' if len(judged) == 1 else 'their'} citations judged")
+    return "; ".join(parts)
+
+
+def _numbers(statements: list[Statement], limit: int = 8) -> str:
+    """"statement 3", "statements 3 and 7", "statements 1, 2, 4 and 2 more" (numbered from 1, as shown)."""
+    nums = [str(s.index + 1) for s in statements]
+    if len(nums) == 1:
+        return f"statement {nums[0]}"
+    if len(nums) > limit:
+        return f"statements {', '.join(nums[:limit])} and {len(nums) - limit} more"
+    return f"statements {', '.join(nums[:-1])} and {nums[-1]}"
 
 
 def _citation_good(label: str | None, labels: list[str | None], union: Outcome) -> Outcome:

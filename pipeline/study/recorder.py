@@ -20,8 +20,9 @@ from pipeline.study.log import EVENT_COLUMNS, StudyLog, StudyLogError, counts_fr
 
 
 def studies_dir() -> Path:
-    """Root of recorded studies; AEE_STUDIES_DIR moves it (tests use a temporary folder)."""
-    return Path(os.environ.get("AEE_STUDIES_DIR", paths.data_dir() / "studies"))
+    """Root of recorded studies (`pipeline.paths.studies_dir`: beside the results, never inside an
+    installed package)."""
+    return paths.studies_dir()
 
 
 def _study_path(study_id: str) -> Path:

@@ -1,0 +1,78 @@
+"""What the "Engine vs engine" page shows: `aee compare --engines A,B` for any two engines of a
+dataset, computed by the same pipeline functions the command calls (`pipeline.consistency`: the
+values of every answer, the audit of the judge when there is one, the paired two-level bootstrap with
+Holm's adjustment, the verdicts in words). Nothing here computes a metric; it lays the result out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from dashboard import data
+from pipeline.metrics import METRICS
+
+SAMPLES = 2000  # the command's defaults, so the page and `aee compare` print the same numbers
+ALPHA = 0.05
+
+
+@st.cache_data(show_spinner="Resampling queries and repeats…", max_entries=16)
+def _comparison(root: str, dataset: str, judge: str, a: str, b: str, wave: str, stamp: tuple) -> dict[str, Any]:
+    from pipeline.consistency.differences import JUDGE_NOTE, as_json, compare_sides, judge_summary, summary_words
+    from pipeline.consistency.judge_error import Audit
+    from pipeline.consistency.summary import load_values
+    from pipeline.store import result_set
+
+    _, values = load_values(result_set(dataset, Path(root)), judge)
+    audit = Audit.load(dataset, judge, root=Path(root))
+    diffs = compare_sides(values, {"engine": a, "wave": wave}, {"engine": b, "wave": wave}, a, b,
+                          samples=SAMPLES, alpha=ALPHA, audit=audit)
+    return {"summary": summary_words(diffs), "judge_summary": judge_summary(diffs), "rows": as_json(diffs),
+            "queries": diffs[0].queries if diffs else 0, "audited": audit is not None,
+            "judge_note": JUDGE_NOTE if audit is None else ""}
+
+
+def engines_and_waves(dataset: str, judge: str) -> tuple[list[str], list[str]]:
+    """The dataset's engines (sorted) and waves (in time order), as `aee compare` names them."""
+    return _engines_and_waves(str(data.results_root()), dataset, judge, data._stamp(dataset, judge))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _engines_and_waves(root: str, dataset: str, judge: str, stamp: tuple) -> tuple[list[str], list[str]]:
+    from pipeline.consistency.captures import wave_order
+    from pipeline.consistency.summary import load_values
+    from pipeline.store import result_set
+
+    captures, _ = load_values(result_set(dataset, Path(root)), judge)
+    return sorted(captures["engine"].unique()), wave_order(captures)
+
+
+def comparison(dataset: str, judge: str, a: str, b: str, wave: str) -> dict[str, Any]:
+    """`aee compare --dataset D --judge J --engines A,B --wave W --json`'s comparison, as a dict."""
+    return _comparison(str(data.results_root()), dataset, judge, a, b, wave, data._stamp(dataset, judge))
+
+
+JUDGE_WORDS = {"corrected": "corrected by people's labels", "no_audit": "taken as given",
+               "no_judge": "no judge label enters", "not_audited": "not audited, as given",
+               "audit_unusable": "audit unusable, as given", "too_few_labels": "too few people's labels"}
+
+
+def rows_view(result: dict[str, Any]) -> list[dict[str, str]]:
+    """One row per metric in words: the verdict first (a phone shows the first columns)."""
+    out = []
+    for r in result["rows"]:
+        unit = " points" if r["unit"] == "percent" else ""
+        info = METRICS.get(r["metric"])
+        direction = {"higher_is_better": "↑ higher is better", "lower_is_better": "↓ lower is better"}.get(
+            info.direction if info else "", "neither way is better")
+        out.append({
+            "metric": r["label"],
+            "verdict": ("real difference" if r["real"] else "within noise"),
+            f"{r['a']} − {r['b']} [95% interval]": f"{r['diff']:+.1f}{unit} [{r['ci_low']:.1f}, {r['ci_high']:.1f}]",
+            "Holm p": f"{r['p_holm']:.3f}",
+            "means": f"{r['a']} {r['a_mean']:.1f} · {r['b']} {r['b_mean']:.1f}",  # self-describing on a phone card
+            "better": direction,
+            "judge": JUDGE_WORDS.get(r["judge_status"], r["judge_status"]),
+        })
+    return out
