@@ -1,6 +1,6 @@
 """What the "Engine vs engine" page shows: `aee compare --engines A,B` for any two engines of a
 dataset, computed by the same pipeline functions the command calls (`pipeline.consistency`: the
-values of every answer, the audit of the judge when there is one, the paired two-level bootstrap with
+values of every answer, the audit of the judge when there is one, the paired t over shared queries with
 Holm's adjustment, the verdicts in words). Nothing here computes a metric; it lays the result out."""
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ import streamlit as st
 from dashboard import data
 from pipeline.metrics import METRICS
 
-SAMPLES = 2000  # the command's defaults, so the page and `aee compare` print the same numbers
-ALPHA = 0.05
+ALPHA = 0.05  # the command's default, so the page and `aee compare` print the same numbers
 
 
-@st.cache_data(show_spinner="Resampling queries and repeats…", max_entries=16)
+@st.cache_data(show_spinner="Comparing the two engines query by query…", max_entries=16)
 def _comparison(root: str, dataset: str, judge: str, a: str, b: str, wave: str, stamp: tuple) -> dict[str, Any]:
-    from pipeline.consistency.differences import JUDGE_NOTE, as_json, compare_sides, judge_summary, summary_words
+    from pipeline.consistency.differences import (JUDGE_NOTE, as_json, compare_sides, judge_summary, method_words,
+                                                  summary_words)
     from pipeline.consistency.judge_error import Audit
     from pipeline.consistency.summary import load_values
     from pipeline.store import result_set
@@ -27,8 +27,9 @@ def _comparison(root: str, dataset: str, judge: str, a: str, b: str, wave: str, 
     _, values = load_values(result_set(dataset, Path(root)), judge)
     audit = Audit.load(dataset, judge, root=Path(root))
     diffs = compare_sides(values, {"engine": a, "wave": wave}, {"engine": b, "wave": wave}, a, b,
-                          samples=SAMPLES, alpha=ALPHA, audit=audit)
+                          alpha=ALPHA, audit=audit)
     return {"summary": summary_words(diffs), "judge_summary": judge_summary(diffs), "rows": as_json(diffs),
+            "method": method_words(diffs) if diffs else "",
             "queries": diffs[0].queries if diffs else 0, "audited": audit is not None,
             "judge_note": JUDGE_NOTE if audit is None else ""}
 
@@ -55,7 +56,18 @@ def comparison(dataset: str, judge: str, a: str, b: str, wave: str) -> dict[str,
 
 JUDGE_WORDS = {"corrected": "corrected by people's labels", "no_audit": "taken as given",
                "no_judge": "no judge label enters", "not_audited": "not audited, as given",
-               "audit_unusable": "audit unusable, as given", "too_few_labels": "too few people's labels"}
+               "audit_unusable": "audit unusable, as given", "too_few_labels": "too few people's labels",
+               "held_by_audit": "not corrected; held: the corrected metric on the same labels is not real"}
+
+
+def _difference_text(r: dict[str, Any], unit: str) -> str:
+    """The difference with its interval; a difference without an interval (no spread over the queries,
+    or too few of them) says so instead of printing a missing number."""
+    if r.get("diff") is None:
+        return "no value"
+    if r.get("ci_low") is None or r.get("ci_high") is None:
+        return f"{r['diff']:+.1f}{unit} (no interval: no spread over the shared queries)"
+    return f"{r['diff']:+.1f}{unit} [{r['ci_low']:.1f}, {r['ci_high']:.1f}]"
 
 
 def rows_view(result: dict[str, Any]) -> list[dict[str, str]]:
@@ -69,8 +81,8 @@ def rows_view(result: dict[str, Any]) -> list[dict[str, str]]:
         out.append({
             "metric": r["label"],
             "verdict": ("real difference" if r["real"] else "within noise"),
-            f"{r['a']} − {r['b']} [95% interval]": f"{r['diff']:+.1f}{unit} [{r['ci_low']:.1f}, {r['ci_high']:.1f}]",
-            "Holm p": f"{r['p_holm']:.3f}",
+            f"{r['a']} − {r['b']} [95% interval]": _difference_text(r, unit),
+            "Holm p": "no test (no spread to test)" if r.get("p_holm") is None else f"{r['p_holm']:.3f}",
             "means": f"{r['a']} {r['a_mean']:.1f} · {r['b']} {r['b_mean']:.1f}",  # self-describing on a phone card
             "better": direction,
             "judge": JUDGE_WORDS.get(r["judge_status"], r["judge_status"]),

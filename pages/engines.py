@@ -59,7 +59,7 @@ if rows:
 st.caption(md_escape(result["judge_summary"]) + ". " + md_escape(result["judge_note"] or
            "Where the audit has people's labels for a metric, its difference is corrected for the judge's measured "
            "error and the interval includes that estimate's error."))
-st.caption(f"Paired by query; intervals from {engine_pair.SAMPLES:,} bootstrap resamples of queries and of repeats "
-           f"within them; a difference is called real when its Holm-adjusted p is below {engine_pair.ALPHA:g}.")
+st.caption(md_escape(f"Paired by query: {result.get('method') or 'paired t over the shared queries'}; a difference "
+                     f"is called real when its Holm-adjusted p is below {engine_pair.ALPHA:g}."))
 st.code(f"aee compare --dataset {dataset} --judge {judge} --engines \"{a},{b}\""
         + (f" --wave {wave}" if len(waves) > 1 else ""), language="bash")
