@@ -111,7 +111,7 @@ def test_the_lexical_judges_figures_reach_its_reliability_line(tmp_path, monkeyp
     monkeypatch.setenv("AEE_RESULTS_DIR", str(tmp_path / "results"))
     monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
     assert list(default_data.build_agreement(judge_name="offline:lexical")) == [
-        "built agreement (offline:lexical vs experts, rand_val): n=803 AUC=0.561 balanced accuracy=0.526"]
+        "built agreement (offline:lexical vs experts, rand_val): n=803 AUC=0.563 balanced accuracy=0.535"]
     list(default_data.build_checks(judge_name="offline:lexical"))
     agreement = pd.read_parquet(tmp_path / "results" / "agreement" / "expertqa-rand_val__offline_lexical.parquet")
     checks = pd.read_parquet(checks_path("offline:lexical"))

@@ -37,7 +37,8 @@ def _captions(results: Path, monkeypatch, tmp_path, dataset: str) -> str:
 
 def test_scorecard_names_the_source_text_of_engine_answers(results, monkeypatch, tmp_path):
     text = _captions(results, monkeypatch, tmp_path, "engines")
-    assert "Source text judged: the engines' own snippets (not the pages) for 7 answer(s)." in text
+    # 20 since `aee run --path` reads a folder of folders (issue 42): the 7 top-level responses and the 13 of shapes/
+    assert "Source text judged: the engines' own snippets (not the pages) for 20 answer(s)." in text
 
 
 def test_no_source_line_for_canonical_data(results, monkeypatch, tmp_path):

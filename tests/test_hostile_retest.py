@@ -263,11 +263,14 @@ def test_a_judge_whose_key_is_rejected_stops_at_the_first_call_and_keeps_the_res
     line = one_error_line(capsys)
     assert "judge stopped at its first refused call" in line and "HTTP 401" in line and "check the API key" in line, line
     assert REJECTED_KEY not in line
-    assert len(judge_server.requests) == 1
+    # the judge sends an answer's per-source calls 4 at a time (OpenAIJudge concurrency): those already in
+    # flight when the first 401 comes back may still arrive (2 were seen once on a loaded machine); none after
+    sent = len(judge_server.requests)
+    assert 1 <= sent <= 4, sent
     assert snapshot(tmp_path / "results") == before  # the earlier result set, byte for byte
     assert cli_main(["score", str(DEMO), "--judge", "openai"]) == 2
     assert "HTTP 401" in last_error_line(capsys)
-    assert len(judge_server.requests) == 2  # score sent one call too
+    assert 1 <= len(judge_server.requests) - sent <= 4  # score stopped at its first refused call too
 
 
 def test_a_judge_all_of_whose_calls_fail_stops_the_run_with_exit_2(judge_server, tmp_path, capsys):
