@@ -18,8 +18,7 @@ ALPHA = 0.05  # the command's default, so the page and `aee compare` print the s
 
 @st.cache_data(show_spinner="Comparing the two engines query by query…", max_entries=16)
 def _comparison(root: str, dataset: str, judge: str, a: str, b: str, wave: str, stamp: tuple) -> dict[str, Any]:
-    from pipeline.consistency.differences import (JUDGE_NOTE, as_json, compare_sides, judge_summary, method_words,
-                                                  summary_words)
+    from pipeline.consistency.differences import JUDGE_NOTE, as_json, compare_sides, judge_summary, method_words, summary_words
     from pipeline.consistency.judge_error import Audit
     from pipeline.consistency.summary import load_values
     from pipeline.store import result_set
