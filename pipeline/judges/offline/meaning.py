@@ -194,3 +194,19 @@ def lexical_meaning_features(stmt_text: str, names: frozenset[str], sm: Sentence
         "soft_src": soft_share(stmt_text, sm, None),
         "missing_specific": math.log1p(missing_specific(ws, names, sm)),
     }
+
+
+def window_cosines(features: dict[str, float], candidates: Sequence[int], s_vec: np.ndarray | None, idx: object,
+                   vecs: dict[str, np.ndarray], statement: str) -> None:
+    """The embedding half of the meaning features, written into `features`: closest sentence and pair
+    by cosine among the embedded candidates of the source index `idx`, and the soft share of the
+    closest window when it states more than the best word window. `statement` has its figures in the
+    source index's written form (`normalise_figures`)."""
+    sentences = idx.sentences  # type: ignore[attr-defined]
+    cand = [i for i in candidates if sentences[i] in vecs]
+    if s_vec is None or not cand:
+        features["cos_sent"] = features["cos_pair"] = 0.0
+        return
+    best_sent, best_pair, ids = cosine_features(s_vec, cand, [vecs[sentences[i]] for i in cand])
+    features["cos_sent"], features["cos_pair"] = best_sent, best_pair
+    features["soft_win"] = max(features.get("soft_win", 0.0), soft_share(statement, meanings_of(idx), ids))

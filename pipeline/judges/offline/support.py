@@ -681,25 +681,11 @@ class FeatureBuilder:
             s_vec, p_vec, q_vec = vecs.get(p.statement), p_vecs.get(passage), vecs.get(p.question)
             row.features["cos_pass"] = float(s_vec @ p_vec) if s_vec is not None and p_vec is not None else 0.0
             row.features["q_pass"] = float(q_vec @ p_vec) if q_vec is not None and p_vec is not None else 0.0
-            meaning_window(row, s_vec, indexes[p.source], s_vecs, p.statement)
+            meaning.window_cosines(row.features, row.candidates, s_vec, indexes[p.source], s_vecs,
+                                   normalise_figures(p.statement))
         settle_term_swaps(rows, lambda ws: dict(zip(ws, embedding.embed(ws))))
 
 
 def statement_names(text: str) -> frozenset[str]:
     """The statement's words written as names, lower-cased as written (for `missing_specific`)."""
     return frozenset(w.text for w in words(normalise_figures(text)) if w.name and w.figure is None and w.text)
-
-
-def meaning_window(row: PairFeatures, s_vec: np.ndarray | None, idx: SourceIndex, vecs: dict[str, np.ndarray],
-                   statement: str) -> None:
-    """The embedding half of the meaning features (`offline_meaning`): closest sentence and pair by
-    cosine, and the soft share of the closest window when it states more than the best word window."""
-    cand = [i for i in row.candidates if idx.sentences[i] in vecs]
-    if s_vec is None or not cand:
-        row.features["cos_sent"] = row.features["cos_pair"] = 0.0
-        return
-    best_sent, best_pair, ids = meaning.cosine_features(s_vec, cand, [vecs[idx.sentences[i]] for i in cand])
-    row.features["cos_sent"], row.features["cos_pair"] = best_sent, best_pair
-    sm = meaning.meanings_of(idx)
-    row.features["soft_win"] = max(row.features.get("soft_win", 0.0),
-                                   meaning.soft_share(normalise_figures(statement), sm, ids))
