@@ -30,7 +30,7 @@ import json
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable
 
 TABLE_PATH = Path(__file__).with_name("synonyms.json.gz")
 TABLE_VERSION = "wn30-syn-v2"
@@ -190,8 +190,10 @@ def kinds_above(word: str) -> frozenset[int]:
     return frozenset().union(*(up.get(lemma, frozenset()) for lemma in lemmas(word))) if lemmas(word) else frozenset()
 
 
-def phrases_in(tokens: Sequence[str]) -> list[tuple[int, int, str]]:
-    """(start, end, phrase) of every two- or three-word phrase of the table in a token sequence."""
+@lru_cache(maxsize=100_000)
+def phrases_in(tokens: tuple[str, ...]) -> tuple[tuple[int, int, str], ...]:
+    """(start, end, phrase) of every two- or three-word phrase of the table in a token sequence
+    (remembered: a statement is looked up once per source it is judged against)."""
     same = table()[0]
     out = []
     for n in (3, 2):
@@ -199,7 +201,7 @@ def phrases_in(tokens: Sequence[str]) -> list[tuple[int, int, str]]:
             key = "_".join(tokens[i : i + n])
             if key in same:
                 out.append((i, i + n, key))
-    return out
+    return tuple(out)
 
 
 def source_meanings(words: Iterable[str]) -> tuple[frozenset[int], frozenset[int]]:
