@@ -224,3 +224,23 @@ def test_what_was_understood_reads_on_a_phone(server, browser):
         pg.screenshot(path=str(SHOTS / "rescore-understood-390.png"))
     finally:
         ctx.close()
+
+
+def test_compare_metrics_read_as_cards_on_a_phone(server, browser):
+    """Seen while checking item 6 at 390 px: Compare's metrics table pushed its note column (why a
+    value is n/a) off the right edge. On a phone each metric is a card: values named A and B, the
+    note on its own line."""
+    ctx = browser.new_context(viewport={"width": PHONE, "height": 900})
+    try:
+        pg = ctx.new_page()
+        _open(pg, f"{server}/compare?dataset=demo&judge=recorded")
+        got = _cards(pg, "cards_cmp_metrics")
+        assert got is not None and got["rows"] >= 10, got
+        assert got["right"] <= PHONE and got["lastRight"] <= PHONE, got
+        assert got["tallest"] < 160, got  # a card, not a column squeezed to a word per line
+        named = pg.evaluate("""() => [3, 4].map(k => getComputedStyle(document.querySelector(
+            `[data-testid=stMain] [class*="st-key-cards_cmp_metrics"] tbody tr td:nth-child(${k})`), '::before').content)""")
+        assert named == ['"A: "', '"B: "'], named  # each value says which answer it belongs to
+        pg.locator("[class*=st-key-cards_cmp_metrics]").first.screenshot(path=str(SHOTS / "compare-metrics-390.png"))
+    finally:
+        ctx.close()
