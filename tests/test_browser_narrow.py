@@ -244,3 +244,30 @@ def test_compare_metrics_read_as_cards_on_a_phone(server, browser):
         pg.locator("[class*=st-key-cards_cmp_metrics]").first.screenshot(path=str(SHOTS / "compare-metrics-390.png"))
     finally:
         ctx.close()
+
+
+def test_a_participant_reads_the_legend_and_a_source_on_a_phone(server, browser):
+    """Seen while re-checking items 10 and 12 at 390 px: in the participant view the one-line legend
+    ("Hover over or click a numbered marker ...") ran past the right edge, and a marker's popover
+    stuck out of the window by its padding."""
+    ctx = browser.new_context(viewport={"width": PHONE, "height": 900})
+    try:
+        pg = ctx.new_page()
+        _open(pg, f"{server}/inspector?dataset=demo&study=narrow45")
+        box = pg.get_by_role("textbox", name="Participant code", exact=True)
+        box.fill("P01")
+        box.press("Enter")
+        pg.wait_for_selector("text=Recording for participant P01", timeout=60_000)
+        wait_idle(pg)
+        legend = pg.locator("[data-testid=answer-view] .aev-legend .item").first
+        assert "Hover over or click" in legend.inner_text()
+        assert legend.evaluate("e => Math.round(e.getBoundingClientRect().right)") <= PHONE
+        assert legend.evaluate("e => e.scrollWidth <= e.clientWidth + 1")  # its whole text, wrapped
+        pg.locator("[data-testid=answer-view] button.cite").first.click()
+        pop = pg.locator("[data-testid=citation-popover]")
+        pop.wait_for(timeout=10_000)
+        right = pop.evaluate("e => Math.round(e.getBoundingClientRect().right)")
+        assert right <= PHONE, right
+        pg.locator("[data-testid=answer-view]").first.screenshot(path=str(SHOTS / "participant-popover-390.png"))
+    finally:
+        ctx.close()

@@ -106,7 +106,7 @@ export default function (component) {
   const legend = el('div', 'aev-legend');
   legend.setAttribute('aria-label', 'Legend');
   if (data.participant) {
-    legend.appendChild(el('span', 'item', 'Hover over or click a numbered marker to see the source it points to.'));
+    legend.appendChild(el('span', 'item wrap', 'Hover over or click a numbered marker to see the source it points to.'));
   }
   (data.participant ? [] : ['supported', 'unsupported', 'unchecked', 'uncited', 'filler']).forEach((k) => {
     const item = el('span', k === 'unchecked' ? 'item wrap' : 'item');
