@@ -6,12 +6,13 @@ results); this page only chooses the answer and the scoring options and displays
 
 from __future__ import annotations
 
+import secrets
 import time
 from functools import partial
 
 import streamlit as st
 
-from dashboard import answer_html, answer_model, answer_picker, askings, data, room_gate, url_state
+from dashboard import answer_html, answer_model, answer_picker, askings, data, room_gate, study_beacon, url_state
 from dashboard.answer_view import reliability_header, report_download, scoring_controls, show_report_views, shown_rows, study_rows
 from dashboard.attribution_panel import show_attribution
 from dashboard.render import engine_key, ensure_router
@@ -216,9 +217,15 @@ if not participant_view:
         for line in reliability:
             st.markdown(f"- {answer_model.md_text(line, 600)}")
 
+beacon = ""
+if study_ready and study_beacon.enabled():
+    # the time on the answer in view reaches the log even when the participant closes the tab
+    beacon = st.session_state.setdefault("ins_beacon", secrets.token_urlsafe(18))
+    study_beacon.register(beacon, study_id=study_id, participant=participant, session=session, alignment=alignment,
+                          answer_id=answer_id, context=answer_model.study_context(annotated))
 events = show_report_views(annotated, rep, sources, key="ins_answer", report_events=study_ready,
                            participant=participant_view, reliability=summary,
-                           no_text=answer_model.no_text_hint(dataset))
+                           no_text=answer_model.no_text_hint(dataset), beacon=beacon)
 if not participant_view:  # labels are what a study participant must not see
     show_attribution(annotated, key="ins_attribution")
 rows: list[dict] = []
