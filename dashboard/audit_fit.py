@@ -23,7 +23,7 @@ import streamlit as st
 from dashboard import audit_data, data, room_gate
 from dashboard.render import md_escape
 from dashboard.url_state import page_link_to
-from pipeline.audit.fitted_run import FITTED_JUDGE, fit_summary, fitted_record, precheck
+from pipeline.audit.fitted_run import FITTED_JUDGE, fit_summary, fitted_record, precheck, reasons_text
 
 FIT_TIMEOUT = 900  # seconds; a fit of ExpertQA rewrites its 666 answers' tables (~20 s on two cores)
 
@@ -88,7 +88,7 @@ def fit_panel(dataset: str) -> None:
         st.error(md_escape(f"this sample's labels cannot be read: {exc}"))
         return
     if not check.ok:
-        st.warning("**No fit yet.** " + md_escape(" ".join(check.reasons)), icon=":material/front_hand:")
+        st.warning("**No fit yet.** " + md_escape(reasons_text(check)), icon=":material/front_hand:")
     for note in check.notes:
         st.caption(md_escape(note))
     if st.button(f"Fit a judge to these labels ({judge}'s signals)", key="audit_fit_go", type="primary",

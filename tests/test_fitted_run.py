@@ -71,7 +71,9 @@ def test_fit_writes_a_judge_like_any_other(built):
     kept = [json.loads(v.raw)["provenance"] for v in support if v not in decided]
     assert all(k.startswith("the scripted judge's support label (") for k in kept)
     assert {v.label for v in decided} == {"full", "none"}
-    assert "judge fitted (fitted-logistic-v1)" in fit_summary(record) and "kappa 0.5" in fit_summary(record)
+    assert fit_summary(record).startswith(f"judge fitted (fitted-logistic-v1), fitted to 500 labels of Ana on {big} "
+                                          "(fitcorp); 1200 pairs labelled by the fit, 0 kept from scripted; held-out "
+                                          "agreement with the labels: kappa 0.5")
 
 
 def _answers(root):
@@ -140,7 +142,7 @@ def test_guard_rails_say_how_many_more(built, capsys, monkeypatch):
     assert not check.ok and check.reasons[0] == "80 labels are too few for a 5-fold fit: label 120 more (at least 40 per fold)."
     assert check.reasons[1] == "only 35 labels of the rarer kind: about 5 more of them are needed (at least 8 per fold)."
     with pytest.raises(InputError, match=r"no fit: 80 labels are too few for a 5-fold fit: label 120 more \(at least 40 "
-                                         r"per fold\)\. only 35 labels of the rarer kind: about 5 more"):
+                                         r"per fold\)\. Only 35 labels of the rarer kind: about 5 more"):
         write_fitted("fitcorp", "scripted", small, root=root)
     from pipeline.cli import main
 
@@ -196,7 +198,7 @@ def test_cli_fit_and_compare(built, capsys, monkeypatch):
     monkeypatch.setenv("AEE_RESULTS_DIR", str(root))
     assert main(["audit", "fit", "--dataset", "fitcorp", "--judge", "scripted", "--sample", big, "--compare"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("wrote judge fitted (fitted-logistic-v1): fitted-logistic v1: fitted to 500 labels of Ana")
+    assert out.startswith("wrote judge fitted (fitted-logistic-v1), fitted to 500 labels of Ana on fitcorp-scripted-pair")
     assert re.search(r"With your 500 labels the fitted judge agrees with the held-out labels at kappa 0\.\d\d \(the "
                      r"judge alone 0\.\d\d\); intervals \d+% (narrower|wider)\.", out)
     assert "aee scorecard --dataset fitcorp --judge fitted --ppi" in out

@@ -91,6 +91,11 @@ def _judge_raw(v: Verdict) -> tuple[float | None, dict[str, Any]]:
     return (float(p) if isinstance(p, (int, float)) else None), dict(raw.get("features") or {})
 
 
+def reasons_text(check: FitCheck) -> str:
+    """The guard rails' reasons as sentences (each one capitalised)."""
+    return " ".join(r[:1].upper() + r[1:] for r in check.reasons)
+
+
 def pair_table(answers: Mapping[str, AnnotatedAnswer]) -> pd.DataFrame:
     """One row per (statement, source with text) pair the judge gave a decided support label."""
     rows = []
@@ -400,7 +405,7 @@ def write_fitted(dataset: str, base_judge: str = "offline", sample_id: str | Non
     else:
         model, table, answers = fit_from_sample(dataset, base_judge, sample_id, human, root)
         if not model.check.ok:
-            raise InputError("no fit: " + " ".join(model.check.reasons), field="--sample")
+            raise InputError("no fit: " + reasons_text(model.check), field="--sample")
         labelled = fitted_labels(table, model)
     fitted = fitted_answers(answers, labelled)
     record = model.record() | {"applied_to": dataset, "applied_from": apply_from or "",
@@ -431,8 +436,9 @@ def fit_summary(record: Mapping[str, Any]) -> str:
     where = (f"fitted on {record['dataset']}, applied to {record['applied_to']}" if record.get("applied_from")
              else f"{record['pairs_fitted']} pairs labelled by the fit, {record['pairs_kept']} kept from "
                   f"{record['base_judge']}")
-    out = (f"judge {FITTED_JUDGE} ({record['version']}): {record['provenance']}; {where}; held-out agreement with the "
-           f"labels: kappa {k(record['kappa_fitted'])} (the {record['base_judge']} judge alone {k(record['kappa_judge'])})")
+    what = str(record["provenance"]).split(": ", 1)[-1]  # the provenance without the judge's id, said first here
+    out = (f"judge {FITTED_JUDGE} ({record['version']}), {what}; {where}; held-out agreement with the labels: kappa "
+           f"{k(record['kappa_fitted'])} (the {record['base_judge']} judge alone {k(record['kappa_judge'])})")
     notes = [n for n in record.get("notes") or [] if n]
     return out + ("; " + "; ".join(notes) if notes else "")
 
