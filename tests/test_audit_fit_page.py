@@ -53,3 +53,14 @@ def test_fit_a_judge_on_the_page(built, monkeypatch, tmp_path):
     assert bought["sentence"].startswith("With your 500 labels the fitted judge agrees with the held-out labels at kappa")
     assert bought["sentence"] in text
     assert f"over the {bought['cells']} engine cells that show one under both judges" in text
+    # the Scorecard under the fitted judge corrects it from the audited judge's sample
+    at = goto(at, "pages/scorecard.py", dataset="fitcorp", judge="fitted")
+    assert "This judge was fitted to people's labels over scripted's signals" in page_text(at)
+    toggle = next(t for t in at.toggle if t.key == "scorecard_ppi")
+    toggle.set_value(True).run(timeout=600)
+    assert not at.exception, at.exception
+    from pipeline.audit.scorecard import ppi_scorecard
+
+    row = next(r for r in ppi_scorecard("fitcorp", "fitted", root=root)["rows"]
+               if r["metric"] == "citation_accuracy" and r["domain"] == "A")
+    assert f"{row['ppi']:.1f}" in page_text(at)

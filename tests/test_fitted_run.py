@@ -57,7 +57,11 @@ def test_fit_writes_a_judge_like_any_other(built):
     assert record["provenance"] == f"fitted-logistic v1: fitted to 500 labels of Ana on {big} (fitcorp)"
     # the person is stricter than the judge on figures and on engine C: the fit learns it (seeded, golden)
     assert abs(record["kappa_fitted"] - 0.58) < 0.02 and abs(record["kappa_judge"] - 0.23) < 0.02
-    assert record["pairs_fitted"] == len(pair_table(_answers(root))) and record["pairs_kept"] == 0
+    # the sample asks about cited pairs only: the uncited half keeps the judge's labels, and says so
+    table = pair_table(_answers(root))
+    assert record["pairs_fitted"] == int(table["cited"].sum()) == 600 and record["pairs_kept"] == 600
+    assert ("no labelled pair is one of a source the statement does not cite: those 600 pairs keep the scripted "
+            "judge's labels") in record["notes"]
     from pipeline.judges import JudgeError, carries_labels, get_judge
     from pipeline.store import list_judges
 
@@ -70,9 +74,9 @@ def test_fit_writes_a_judge_like_any_other(built):
     assert all(record["provenance"] in json.loads(v.raw)["provenance"] for v in decided)
     kept = [json.loads(v.raw)["provenance"] for v in support if v not in decided]
     assert all(k.startswith("the scripted judge's support label (") for k in kept)
-    assert {v.label for v in decided} == {"full", "none"}
+    assert {v.label for v in decided if json.loads(v.raw)["p_fitted"] is not None} == {"full", "none"}
     assert fit_summary(record).startswith(f"judge fitted (fitted-logistic-v1), fitted to 500 labels of Ana on {big} "
-                                          "(fitcorp); 1200 pairs labelled by the fit, 0 kept from scripted; held-out "
+                                          "(fitcorp); 600 pairs labelled by the fit, 600 kept from scripted; held-out "
                                           "agreement with the labels: kappa 0.5")
 
 
@@ -91,6 +95,10 @@ def test_no_label_predicts_itself(built):
     labelled_answers = set(model.folds)
     for row, pr, f, v in zip(table.itertuples(), p, fold, _by_pair(root, table)):
         raw = json.loads(v.raw)
+        if not row.cited:  # no labelled pair is uncited: the judge's label is kept there, and said
+            assert "a source the statement does not cite: the scripted judge's label is kept" in raw["provenance"]
+            assert v.label == row.base_label and raw["p_fitted"] is None
+            continue
         if row.answer_id in labelled_answers:
             assert f == model.folds[row.answer_id] and f"fitted without this answer's fold {f + 1}" in raw["provenance"]
             # its probability is that fold's model alone: refit by hand from the kept coefficients

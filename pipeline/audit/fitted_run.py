@@ -140,6 +140,7 @@ class Fit:
     kappa_fitted: float | None
     kappa_judge: float | None
     check: FitCheck = field(default_factory=lambda: FitCheck(True))
+    cited: list[float] = field(default_factory=lambda: [0.0, 1.0])  # the `cited` values the labels hold
 
     @property
     def provenance(self) -> str:
@@ -149,14 +150,15 @@ class Fit:
         """JSON-ready: what the manifest keeps (the models included, so the fit can be applied elsewhere)."""
         out = {k: getattr(self, k) for k in ("dataset", "base_judge", "sample_id", "people", "n_labels", "columns",
                                              "engines", "kinds", "mean", "scale", "coef", "intercept", "folds",
-                                             "kappa_fitted", "kappa_judge")}
+                                             "kappa_fitted", "kappa_judge", "cited")}
         return out | {"version": FITTED_VERSION, "provenance": self.provenance, "notes": list(self.check.notes)}
 
     @classmethod
     def from_record(cls, r: Mapping[str, Any]) -> "Fit":
         keys = ("dataset", "base_judge", "sample_id", "people", "n_labels", "columns", "engines", "kinds", "mean",
                 "scale", "coef", "intercept", "folds", "kappa_fitted", "kappa_judge")
-        return cls(**{k: r[k] for k in keys}, check=FitCheck(True, [], list(r.get("notes") or [])))
+        return cls(**{k: r[k] for k in keys}, check=FitCheck(True, [], list(r.get("notes") or [])),
+                   cited=[float(v) for v in r.get("cited", [0.0, 1.0])])
 
     def design(self, table: pd.DataFrame) -> np.ndarray:
         cols = []
@@ -215,10 +217,14 @@ def fit(table: pd.DataFrame, targets: Mapping[tuple[str, int, int], float], stra
     unseen_kinds = sorted(set(table["kind"].astype(str)) - set(kinds))
     check.notes += [f"no labelled pair has a source of kind {kind!r}: its pairs keep the {base_judge} judge's labels"
                     for kind in unseen_kinds]
+    cited = sorted({float(v) for v in lab["cited"]}) if len(lab) else [0.0, 1.0]
+    if cited == [1.0] and (table["cited"] == 0.0).any():
+        check.notes.append(f"no labelled pair is one of a source the statement does not cite: those "
+                           f"{int((table['cited'] == 0.0).sum())} pairs keep the {base_judge} judge's labels")
     columns = [c for c in NUMERIC if c in table.columns and float(lab[c].std(ddof=0) if len(lab) else 0) > 0]
     columns += [f"engine={e}" for e in engines[1:]] + [f"kind={s}" for s in kinds[1:]]
     out = Fit(dataset, base_judge, sample_id, people, len(y), columns, engines, kinds, [], [], [], [], {}, None, None,
-              check)
+              check, cited)
     if not check.ok:
         return out
     raw = Fit(dataset, base_judge, sample_id, people, len(y), columns, engines, kinds, [0.0] * len(columns),
@@ -249,13 +255,15 @@ def fitted_labels(table: pd.DataFrame, model: Fit, applied_to: str | None = None
     if table.empty:
         return out.assign(label=[], p=[], why=[])
     p, fold = model.probabilities(table)
-    known = table["engine"].astype(str).isin(model.engines) & table["kind"].astype(str).isin(model.kinds)
+    known = (table["engine"].astype(str).isin(model.engines) & table["kind"].astype(str).isin(model.kinds)
+             & table["cited"].astype(float).isin(model.cited))
     elsewhere = dataset_note(model.dataset, applied_to) if applied_to else None
     base = model.provenance + (f"; {elsewhere}" if elsewhere else "")
     why = []
     for f, ok, e, s in zip(fold, known, table["engine"].astype(str), table["kind"].astype(str)):
         if not ok:
-            what = f"engine {e}" if e not in model.engines else f"a source of kind {s!r}"
+            what = (f"engine {e}" if e not in model.engines else f"a source of kind {s!r}" if s not in model.kinds
+                    else "a source the statement does not cite")
             why.append(f"{base}; the fit saw no label on {what}: the {model.base_judge} judge's label is kept")
         else:
             why.append(f"{base}; " + (f"predicted by the model fitted without this answer's fold {f + 1}" if f >= 0
