@@ -262,7 +262,7 @@ def scorecard_ppi_section(dataset: str, judge: str, query_type: str, mode: str) 
                    "values above are n/a with the share judged. The corrected values for every item are shown under "
                    f"the judge the audit checked ({md_escape(', '.join(audited)) or 'none'}): pick it above.")
         return
-    from pipeline.audit.fitted_run import FITTED_JUDGE, audited_judge
+    from pipeline.audit.fitted_record import FITTED_JUDGE, audited_judge
 
     base_judge = audited_judge(dataset, judge, data.results_root())  # a fitted judge is corrected from its base's samples
     metas = [m for m in audit_data.samples(dataset) if m.get("judge") == base_judge]

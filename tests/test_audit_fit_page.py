@@ -62,5 +62,5 @@ def test_fit_a_judge_on_the_page(built, monkeypatch, tmp_path):
     from pipeline.audit.scorecard import ppi_scorecard
 
     row = next(r for r in ppi_scorecard("fitcorp", "fitted", root=root)["rows"]
-               if r["metric"] == "citation_accuracy" and r["domain"] == "A")
+               if r["metric"] == "citation_accuracy" and r["domain"] == "all engines")
     assert f"{row['ppi']:.1f}" in page_text(at)

@@ -14,6 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from fitted_fixtures import build_fitted_corpus, corpus, label_sample  # noqa: E402
 
+from pipeline.audit.cli import write_fitted  # noqa: E402
 from pipeline.audit.fitted_run import (  # noqa: E402
     FITTED_JUDGE,
     Fit,
@@ -23,7 +24,6 @@ from pipeline.audit.fitted_run import (  # noqa: E402
     pair_table,
     precheck,
     source_kind,
-    write_fitted,
 )
 from pipeline.errors import InputError  # noqa: E402
 from pipeline.records import Source  # noqa: E402
@@ -41,7 +41,8 @@ def built(tmp_path_factory):
     small = draw_sample("fitcorp", "scripted", 80, seed=5, root=root)
     register(small, root)
     label_sample(small, root, seed=2)
-    return root, big.sample_id, small.sample_id
+    record = write_fitted("fitcorp", "scripted", big.sample_id, root=root)
+    return root, big.sample_id, small.sample_id, record
 
 
 def _support(root, dataset="fitcorp"):
@@ -51,8 +52,7 @@ def _support(root, dataset="fitcorp"):
 
 
 def test_fit_writes_a_judge_like_any_other(built):
-    root, big, _ = built
-    record = write_fitted("fitcorp", "scripted", big, root=root)
+    root, big, _, record = built
     assert record["n_labels"] == 500 and record["sample_id"] == big and record["people"] == "Ana"
     assert record["provenance"] == f"fitted-logistic v1: fitted to 500 labels of Ana on {big} (fitcorp)"
     # the person is stricter than the judge on figures and on engine C: the fit learns it (seeded, golden)
@@ -87,7 +87,7 @@ def _answers(root):
 
 
 def test_no_label_predicts_itself(built):
-    root, big, _ = built
+    root, big, _, _ = built
     record = fitted_record("fitcorp", root)
     model = Fit.from_record(record)
     table = pair_table(_answers(root))
@@ -118,7 +118,7 @@ def _by_pair(root, table):
 def test_corrected_values_through_the_fitted_judge(built):
     from pipeline.audit.scorecard import ppi_scorecard
 
-    root, big, _ = built
+    root, big, _, _ = built
     out = ppi_scorecard("fitcorp", FITTED_JUDGE, samples={"pair": big}, root=root)
     plain = ppi_scorecard("fitcorp", "scripted", samples={"pair": big}, root=root)
     rows = {(r["metric"], r["domain"]): r for r in out["rows"]}
@@ -145,7 +145,7 @@ def test_corrected_values_through_the_fitted_judge(built):
 
 
 def test_guard_rails_say_how_many_more(built, capsys, monkeypatch):
-    root, _, small = built
+    root, _, small, _ = built
     check = precheck("fitcorp", small, root=root)
     assert not check.ok and check.reasons[0] == "80 labels are too few for a 5-fold fit: label 120 more (at least 40 per fold)."
     assert check.reasons[1] == "only 35 labels of the rarer kind: about 5 more of them are needed (at least 8 per fold)."
@@ -166,7 +166,7 @@ def test_an_engine_without_labels_is_said_and_keeps_the_judges_labels(built, tmp
     from pipeline.audit.labels import LabelStore, labels_path
     from pipeline.audit.sample import load_sample
 
-    root, big, _ = built
+    root, big, _, _ = built
     sample = load_sample(big, root)
     labels = item_labels(LabelStore(labels_path(root)).labels(big))
     engine_of = dict(zip(sample.items["item_id"], sample.items["engine"]))
@@ -184,7 +184,7 @@ def test_an_engine_without_labels_is_said_and_keeps_the_judges_labels(built, tmp
 def test_applied_to_another_dataset_says_so(built, tmp_path):
     from pipeline.runner import run_dataset
 
-    root, _, _ = built
+    root, _, _, _ = built
     path = tmp_path / "other.jsonl"
     path.write_text("\n".join(json.dumps(a | {"answer_id": "o-" + a["answer_id"]}) for a in corpus(30, seed=4)) + "\n")
     run_dataset("othercorp", path, judge_name="scripted", progress=False, root=root, use_cache=False)
@@ -202,7 +202,7 @@ def test_applied_to_another_dataset_says_so(built, tmp_path):
 def test_cli_fit_and_compare(built, capsys, monkeypatch):
     from pipeline.cli import main
 
-    root, big, _ = built
+    root, big, _, _ = built
     monkeypatch.setenv("AEE_RESULTS_DIR", str(root))
     assert main(["audit", "fit", "--dataset", "fitcorp", "--judge", "scripted", "--sample", big, "--compare"]) == 0
     out = capsys.readouterr().out

@@ -174,8 +174,39 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return 0
 
 
+def write_fitted(dataset: str, base_judge: str = "offline", sample_id: str | None = None,
+                 human: str | list[str] = "all", root: Path | None = None, *, apply_from: str | None = None,
+                 progress: bool = False) -> dict[str, Any]:
+    """Fit (`pipeline.audit.fitted_run.prepare_fit`) and write the judge `fitted` of `dataset` through
+    the runner, as `publish` writes `human:audit`: its verdicts attached to each answer as it is read.
+    Returns the manifest's record plus `answers` and `seconds`."""
+    from pipeline.audit.fitted_run import prepare_fit
+    from pipeline.audit.publish import run_input
+    from pipeline.judges import JudgeError
+    from pipeline.judges.carried import FittedLabels
+    from pipeline.records import AnnotatedAnswer
+    from pipeline.runner import run_dataset
+
+    record, fitted = prepare_fit(dataset, base_judge, sample_id, human, root, apply_from=apply_from)
+
+    def attach(annotated: AnnotatedAnswer) -> AnnotatedAnswer:
+        got = fitted.get(annotated.answer.answer_id)
+        if got is None:
+            return annotated
+        return AnnotatedAnswer(annotated.answer, got.statements, annotated.verdicts + got.verdicts)
+
+    path, importer, limit = run_input(dataset, root)
+    try:
+        result = run_dataset(dataset, path, importer=importer, limit=limit, judge=FittedLabels(labels_attached=True),
+                             transform=attach, config_extra={"fitted": record}, progress=progress, root=root,
+                             use_cache=False)
+    except JudgeError as exc:
+        raise InputError(str(exc)) from exc
+    return record | {"answers": result.answers, "seconds": result.seconds}
+
+
 def cmd_fit(args: argparse.Namespace) -> int:
-    from pipeline.audit.fitted_run import fit_summary, labels_bought, write_fitted
+    from pipeline.audit.fitted_run import fit_summary, labels_bought
 
     human: str | list[str] = args.human if args.human in ("all", "experts") else [
         h.strip() for h in args.human.split(",") if h.strip()]

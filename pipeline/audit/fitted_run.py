@@ -14,7 +14,7 @@ stratified cross-PPI); this module turns an audit's labels into a judge:
    "none". A pair of a labelled answer is predicted by the model that never saw its fold; any other
    pair by the mean of the K models. A pair of an engine or a kind of source without a single label
    keeps the audited judge's label and says so in its provenance: the fit is not extrapolated there;
-4. `write_fitted` writes the judge `fitted` through the runner, like `human:audit`: the same tables
+4. `pipeline.audit.cli.write_fitted` writes the judge `fitted` through the runner, like `human:audit`: the same tables
    as every judge, so the Scorecard, the Inspector, Compare and Over time read it by name. Relevance,
    stance and confidence are the audited judge's (the fit learns support only), said in each
    verdict's `raw`; every support verdict's `raw` holds "fitted to N labels of <people> on <sample>".
@@ -53,9 +53,9 @@ from pipeline.audit.fitted_judge import (
     kappa,
     pair_covariates,
 )
+from pipeline.audit.fitted_record import FITTED_JUDGE, audited_judge, fitted_record  # noqa: F401 (re-exported)
 from pipeline.records import SUPPORT_LABELS, AnnotatedAnswer, Source, Verdict, unreadable_code
 
-FITTED_JUDGE = "fitted"  # the registry name and results folder (pipeline.judges)
 FITTED_VERSION = f"{FITTED_JUDGE_ID}-v{FITTED_JUDGE_VERSION}"
 THRESHOLD = 0.5
 SOURCE_KINDS = ("encyclopedia", "government or university", "pdf", "news", "snippet", "other web page")
@@ -363,39 +363,14 @@ def fit_from_sample(dataset: str, base_judge: str, sample_id: str | None = None,
     return model, table, answers
 
 
-def fitted_record(dataset: str, root: Path | None = None) -> dict[str, Any] | None:
-    """What the dataset's `fitted` judge was fitted on (its manifest's record), None when there is none."""
-    from pipeline.store import list_judges, table_path
-
-    if FITTED_JUDGE not in list_judges(dataset, root):
-        return None
-    try:
-        manifest = json.loads(table_path(dataset, "summary", FITTED_JUDGE, root).with_name("manifest.json").read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
-    record = (manifest.get("config") or {}).get("fitted")
-    return record if isinstance(record, dict) else None
-
-
-def audited_judge(dataset: str, judge: str, root: Path | None = None) -> str:
-    """The judge whose samples correct `judge`: itself, or for the fitted judge the one it was fitted over."""
-    if judge != FITTED_JUDGE:
-        return judge
-    record = fitted_record(dataset, root)
-    return str(record["base_judge"]) if record else judge
-
-
-def write_fitted(dataset: str, base_judge: str = "offline", sample_id: str | None = None,
-                 human: str | Sequence[str] = "all", root: Path | None = None, *, apply_from: str | None = None,
-                 progress: bool = False) -> dict[str, Any]:
-    """Fit (or, with `apply_from`, take another dataset's fit) and write the judge `fitted` of `dataset`
-    through the runner. InputError with the guard rails' sentences when the labels cannot carry a fit.
-    Returns the manifest record plus `answers` and `seconds`."""
-    from pipeline.audit.publish import run_input
+def prepare_fit(dataset: str, base_judge: str = "offline", sample_id: str | None = None,
+                human: str | Sequence[str] = "all", root: Path | None = None, *,
+                apply_from: str | None = None) -> tuple[dict[str, Any], dict[str, AnnotatedAnswer]]:
+    """Fit (or, with `apply_from`, take another dataset's fit) and label every answer: (the record the
+    judge's manifest keeps, the answers with the fitted judge's verdicts). InputError with the guard
+    rails' sentences when the labels cannot carry a fit. `pipeline.audit.cli.write_fitted` writes
+    them through the runner."""
     from pipeline.errors import InputError
-    from pipeline.judges import JudgeError
-    from pipeline.judges.carried import FittedLabels
-    from pipeline.runner import run_dataset
     from pipeline.tables import load_annotated
 
     if apply_from:
@@ -415,25 +390,10 @@ def write_fitted(dataset: str, base_judge: str = "offline", sample_id: str | Non
         if not model.check.ok:
             raise InputError("no fit: " + reasons_text(model.check), field="--sample")
         labelled = fitted_labels(table, model)
-    fitted = fitted_answers(answers, labelled)
     record = model.record() | {"applied_to": dataset, "applied_from": apply_from or "",
                                "pairs_fitted": int(labelled["p"].notna().sum()) if len(labelled) else 0,
                                "pairs_kept": int(labelled["p"].isna().sum()) if len(labelled) else 0}
-
-    def attach(annotated: AnnotatedAnswer) -> AnnotatedAnswer:
-        got = fitted.get(annotated.answer.answer_id)
-        if got is None:
-            return annotated
-        return AnnotatedAnswer(annotated.answer, got.statements, annotated.verdicts + got.verdicts)
-
-    path, importer, limit = run_input(dataset, root)
-    try:
-        result = run_dataset(dataset, path, importer=importer, limit=limit, judge=FittedLabels(labels_attached=True),
-                             transform=attach, config_extra={"fitted": record}, progress=progress, root=root,
-                             use_cache=False)
-    except JudgeError as exc:
-        raise InputError(str(exc)) from exc
-    return record | {"answers": result.answers, "seconds": result.seconds}
+    return record, fitted_answers(answers, labelled)
 
 
 def fit_summary(record: Mapping[str, Any]) -> str:

@@ -122,7 +122,7 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
     if judge not in judges:
         raise InputError(f"no results for judge {judge!r} on dataset {dataset!r}; have {', '.join(judges) or 'none'}",
                          field="--judge")
-    from pipeline.audit.fitted_run import audited_judge
+    from pipeline.audit.fitted_record import audited_judge
 
     store = LabelStore(labels_path(root)) if human != "experts" else None
     audited = audited_judge(dataset, judge, root)  # a fitted judge is corrected from its base judge's samples
