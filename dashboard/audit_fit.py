@@ -91,7 +91,10 @@ def fit_panel(dataset: str) -> None:
         st.warning("**No fit yet.** " + md_escape(reasons_text(check)), icon=":material/front_hand:")
     for note in check.notes:
         st.caption(md_escape(note))
-    if st.button(f"Fit a judge to these labels ({judge}'s signals)", key="audit_fit_go", type="primary",
+    record = fitted_record(dataset, data.results_root())
+    again = record is not None and str(record.get("sample_id")) == sample_id
+    if st.button(f"{'Fit again' if again else 'Fit a judge'} to these labels ({judge}'s signals)", key="audit_fit_go",
+                 type="secondary" if again else "primary",
                  disabled=not check.ok or not room_gate.can_write(), icon=":material/model_training:",
                  help=f"Runs `aee audit fit --dataset {dataset} --judge {judge} --sample {sample_id} --human {human}`"
                       + ("" if room_gate.can_write() else " (join the room first)")):
@@ -99,10 +102,9 @@ def fit_panel(dataset: str) -> None:
             ok, said = run_fit(dataset, judge, sample_id, human)
         st.session_state[f"audit_fitted_{dataset}"] = (ok, said)
         st.rerun()
-    record = fitted_record(dataset, data.results_root())
     if record is None:
         return
-    st.markdown(md_escape(fit_summary(record)))
+    st.subheader("What your labels bought")
     if str(record.get("sample_id")) != sample_id:
         st.caption(md_escape(f"The judge {FITTED_JUDGE} was fitted to sample {record.get('sample_id')}, not this one."))
     bought = _bought(str(data.results_root()), dataset, human, audit_data.version(), data._stamp(dataset, FITTED_JUDGE),
@@ -115,6 +117,8 @@ def fit_panel(dataset: str) -> None:
                    "pairs, each predicted by the model fitted without its answer.")
     elif bought:
         st.caption(md_escape(bought.get("why") or ""))
+    summary = fit_summary(record)
+    st.caption(md_escape(summary[:1].upper() + summary[1:]) + ".")
     page_link_to(st, "scorecard.py", f"The Scorecard under {FITTED_JUDGE}", {"dataset": dataset, "judge": FITTED_JUDGE},
                  icon=":material/table:")
     page_link_to(st, "compare.py", f"Compare: {record['base_judge']} beside {FITTED_JUDGE}, item by item",

@@ -48,7 +48,9 @@ def test_fit_a_judge_on_the_page(built, monkeypatch, tmp_path):
     at.run(timeout=600)
     assert not at.exception, at.exception
     text = page_text(at)
-    assert "judge fitted (fitted-logistic-v1), fitted to 500 labels of Ana on " + big in text
+    assert "Judge fitted (fitted-logistic-v1), fitted to 500 labels of Ana on " + big in text
+    assert "What your labels bought" in text
+    assert next(b for b in at.button if b.key == "audit_fit_go").label.startswith("Fit again to these labels")
     bought = labels_bought("fitcorp", root=root)
     assert bought["sentence"].startswith("With your 500 labels the fitted judge agrees with the held-out labels at kappa")
     assert bought["sentence"] in text

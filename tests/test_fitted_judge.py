@@ -87,6 +87,8 @@ def test_kappa_and_sentence_golden():
     assert what_labels_bought(600, 0.5, None, 0.09, 0.12) == (
         "With your 600 labels the fitted judge agrees with the held-out labels at kappa 0.50 (the judge "
         "alone not computable (one kind of label only)); intervals 25% narrower.")
+    assert what_labels_bought(611, 0.06, 0.11, 0.1002, 0.1000).endswith("; intervals about as wide as through the judge alone.")
+    assert what_labels_bought(611, 0.06, 0.11, 0.106, 0.100).endswith("; intervals 6% wider.")
     assert dataset_note("expertqa", "expertqa") is None
     assert "fitted on expertqa and is applied to webgpt" in dataset_note("expertqa", "webgpt")
 

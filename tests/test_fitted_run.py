@@ -138,7 +138,8 @@ def test_corrected_values_through_the_fitted_judge(built):
               and base[k].get("sample_id") and base[k]["ppi_low"] is not None]
     fitted_w, plain_w = np.mean([w[0] for w in widths]), np.mean([w[1] for w in widths])
     change = 100 * (1 - fitted_w / plain_w)
-    words = f"{abs(change):.0f}% {'narrower' if change >= 0 else 'wider'}"
+    words = ("about as wide as through the judge alone" if abs(change) < 0.5 else
+             f"{abs(change):.0f}% {'narrower' if change > 0 else 'wider'}")
     assert bought["sentence"] == (f"With your 500 labels the fitted judge agrees with the held-out labels at kappa "
                                   f"{bought['record']['kappa_fitted']:.2f} (the judge alone "
                                   f"{bought['record']['kappa_judge']:.2f}); intervals {words}.")
@@ -208,7 +209,7 @@ def test_cli_fit_and_compare(built, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert out.startswith("wrote judge fitted (fitted-logistic-v1), fitted to 500 labels of Ana on fitcorp-scripted-pair")
     assert re.search(r"With your 500 labels the fitted judge agrees with the held-out labels at kappa 0\.\d\d \(the "
-                     r"judge alone 0\.\d\d\); intervals \d+% (narrower|wider)\.", out)
+                     r"judge alone 0\.\d\d\); intervals (\d+% (narrower|wider)|about as wide as through the judge alone)\.", out)
     assert "aee scorecard --dataset fitcorp --judge fitted --ppi" in out
 
 

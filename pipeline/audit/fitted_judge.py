@@ -216,6 +216,7 @@ def what_labels_bought(n_labels: int, kappa_fitted: float | None, kappa_judge: f
         return "not computable (one kind of label only)" if v is None else f"{v:.2f}"
 
     narrower = 100.0 * (1.0 - width_fitted / width_plain) if width_plain > 0 else 0.0
-    how = f"{narrower:.0f}% narrower" if narrower >= 0 else f"{-narrower:.0f}% wider"
+    how = ("about as wide as through the judge alone" if abs(narrower) < 0.5 else
+           f"{narrower:.0f}% narrower" if narrower > 0 else f"{-narrower:.0f}% wider")
     return (f"With your {n_labels} labels the fitted judge agrees with the held-out labels at kappa "
             f"{k(kappa_fitted)} (the judge alone {k(kappa_judge)}); intervals {how}.")
