@@ -106,7 +106,8 @@ def fit_panel(dataset: str) -> None:
         return
     st.subheader("What your labels bought")
     if str(record.get("sample_id")) != sample_id:
-        st.caption(md_escape(f"The judge {FITTED_JUDGE} was fitted to sample {record.get('sample_id')}, not this one."))
+        st.caption(md_escape(f"The fitted judge of this dataset was fitted to sample {record.get('sample_id')}, not to "
+                             "the one chosen above."))
     bought = _bought(str(data.results_root()), dataset, human, audit_data.version(), data._stamp(dataset, FITTED_JUDGE),
                      data._stamp(dataset, str(record["base_judge"])))
     if bought and bought.get("sentence"):
