@@ -195,10 +195,15 @@ def bench_fitted(quick: bool, rate_row: Callable[..., Any], skipped: Callable[..
                              f"({c['narrower']:+.0f}% narrower: {narrow} the {GOAL_NARROWER:.0f}% goal); {met} the "
                              f"{GOAL_COVERAGE:.0f}% coverage goal; {c['fitted_shown']} of {c['draws']} draws"))
     for f in table["fits"]:
-        rows.append(rate_row(f"r. {table['dataset']} ~{f['size']} items: agreement with held-out expert labels, "
-                             "offline vs fitted", f["kappa_judge_rest"] or 0.0, f["kappa_rest"] or 0.0, "kappa",
-                             f"{f['fitted']} of {f['draws']} draws fitted; out of fold on the labelled pairs: fitted "
-                             f"{f['kappa_oof']}, offline {f['kappa_judge_oof']}"))
+        name = f"r. {table['dataset']} ~{f['size']} items: agreement with held-out labels, {table['judge']} vs fitted"
+        if not f["kappa_rest"] or not f["kappa_judge_rest"]:
+            rows.append(skipped(name, f"{f['fitted']} of {f['draws']} draws fitted (the others: too few labels for the "
+                                      f"folds, e.g. {'; '.join(f['refused'][:1]) or 'none'}); no kappa to compare"))
+            continue
+        oof = ", ".join("n/a" if v is None else f"{v:.2f}" for v in (f["kappa_oof"], f["kappa_judge_oof"]))
+        rows.append(rate_row(name, f["kappa_judge_rest"], f["kappa_rest"], "kappa",
+                             f"kappa on the pairs each draw did not label; {f['fitted']} of {f['draws']} draws fitted; "
+                             f"out of fold on the labelled pairs (fitted, {table['judge']}): {oof}"))
     return rows
 
 
