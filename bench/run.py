@@ -764,6 +764,7 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "o": ("o. the worst-case answer at four sizes", bench_worst_case),
     "p": ("p. the offline encoder alone vs batched", bench_encoder),
     "q": ("q. prediction-powered scorecard: coverage per cell on ExpertQA", bench_ppi_coverage),
+    "r": ("r. fitted judge on ExpertQA: coverage and width per cell", lambda quick: __import__("fitted_coverage").bench_fitted(quick, rate_row, skipped)),  # noqa: E501 (bench/fitted_coverage.py)
     "t": ("t. audits over time: pipeline and every page, 1k vs 20k answers", bench_over_time),
     "u": ("u. kill -9 at random moments then rerun", lambda quick: _suite_row("bench_kill_trials", quick)),
     "v": ("v. offline judge, ExpertQA: local vs Ray", lambda quick: _suite_row("bench_ray_vs_local", quick)),

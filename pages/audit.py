@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import audit_data, audit_draw, audit_publish, data, room_gate
+from dashboard import audit_data, audit_draw, audit_fit, audit_publish, data, room_gate
 from dashboard.audit_view import label_panel, who_table
 from dashboard.render import ensure_router, link_to_page, md_escape, pick_dataset
 from dashboard.url_state import full_url
@@ -38,7 +38,8 @@ if dataset is None:
 samples = audit_data.samples(dataset)
 # The mode lives in the address (?view=draw): a link reopens it. With no sample yet the page opens where
 # there is something to do (drawing one), not on an empty Label tab.
-MODES = {"label": "Label", "draw": "Draw a sample", "import": "Import a file", "classroom": "Classroom"}
+MODES = {"label": "Label", "draw": "Draw a sample", "import": "Import a file", "classroom": "Classroom",
+         "fit": "Fit a judge"}
 asked = MODES.get(str(st.query_params.get("view", "")))
 if asked and asked != st.session_state.get("_audit_view_written"):
     st.session_state["audit_mode"] = asked
@@ -232,6 +233,10 @@ if mode == "Draw a sample":
             _downloads(audit_data.sample(chosen))
         st.divider()
         audit_publish.publish_panel(dataset, "audit_draw", _audited_judge())
+    st.stop()
+
+if mode == "Fit a judge":
+    audit_fit.fit_panel(dataset)
     st.stop()
 
 if mode == "Import a file":

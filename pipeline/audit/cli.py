@@ -59,6 +59,19 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                    help="publish these people's labels only (repeat the option; default: everyone's)")
     p.set_defaults(func=cmd_publish)
 
+    p = sub.add_parser("fit", help="fit a judge to the people's labels of a pair sample (judge `fitted`: cross-fitted, "
+                                   "its corrected intervals through `aee scorecard --ppi --judge fitted`)")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--judge", default="offline", help="the audited judge whose signals the fit reads (default: offline)")
+    p.add_argument("--sample", help="the pair sample whose labels to fit to (default: the one with the most labels)")
+    p.add_argument("--human", default="all", help="whose labels: all (their majority; default), a comma list of "
+                                                  "annotators, or experts (ExpertQA's carried expert labels)")
+    p.add_argument("--from", dest="apply_from", metavar="DATASET",
+                   help="apply the fitted judge of another dataset instead of fitting (every label then says so)")
+    p.add_argument("--compare", action="store_true",
+                   help="also say what the labels bought: held-out kappa and how much narrower the corrected intervals are")
+    p.set_defaults(func=cmd_fit)
+
     p = sub.add_parser("export", help="write a sample's tasks and labelling setup for Label Studio or Argilla")
     p.add_argument("--format", required=True, choices=("label-studio", "argilla"))
     p.add_argument("--sample", help="sample id (default: the newest sample of --dataset)")
@@ -158,6 +171,52 @@ def publish(dataset: str, annotators: list[str] | None = None, root: Path | None
 
 def cmd_publish(args: argparse.Namespace) -> int:
     print(publish(args.dataset, [clean for a in args.annotator or [] if (clean := a.strip())] or None))
+    return 0
+
+
+def write_fitted(dataset: str, base_judge: str = "offline", sample_id: str | None = None,
+                 human: str | list[str] = "all", root: Path | None = None, *, apply_from: str | None = None,
+                 progress: bool = False) -> dict[str, Any]:
+    """Fit (`pipeline.audit.fitted_run.prepare_fit`) and write the judge `fitted` of `dataset` through
+    the runner, as `publish` writes `human:audit`: its verdicts attached to each answer as it is read.
+    Returns the manifest's record plus `answers` and `seconds`."""
+    from pipeline.audit.fitted_run import prepare_fit
+    from pipeline.audit.publish import run_input
+    from pipeline.judges import JudgeError
+    from pipeline.judges.carried import FittedLabels
+    from pipeline.records import AnnotatedAnswer
+    from pipeline.runner import run_dataset
+
+    record, fitted = prepare_fit(dataset, base_judge, sample_id, human, root, apply_from=apply_from)
+
+    def attach(annotated: AnnotatedAnswer) -> AnnotatedAnswer:
+        got = fitted.get(annotated.answer.answer_id)
+        if got is None:
+            return annotated
+        return AnnotatedAnswer(annotated.answer, got.statements, annotated.verdicts + got.verdicts)
+
+    path, importer, limit = run_input(dataset, root)
+    try:
+        result = run_dataset(dataset, path, importer=importer, limit=limit, judge=FittedLabels(labels_attached=True),
+                             transform=attach, config_extra={"fitted": record}, progress=progress, root=root,
+                             use_cache=False)
+    except JudgeError as exc:
+        raise InputError(str(exc)) from exc
+    return record | {"answers": result.answers, "seconds": result.seconds}
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    from pipeline.audit.fitted_run import fit_summary, labels_bought
+
+    human: str | list[str] = args.human if args.human in ("all", "experts") else [
+        h.strip() for h in args.human.split(",") if h.strip()]
+    record = write_fitted(args.dataset, args.judge, args.sample, human, apply_from=args.apply_from)
+    print(f"wrote {fit_summary(record)} ({record['answers']} answers, {record['seconds']:.1f} s)")
+    if args.compare:
+        bought = labels_bought(args.dataset, human)
+        print(bought["sentence"] if bought and bought["sentence"] else f"note: {bought['why'] if bought else 'no fit'}")
+    print(f"corrected values through it: aee scorecard --dataset {args.dataset} --judge fitted --ppi"
+          + (" --human experts" if human == "experts" else ""))
     return 0
 
 
