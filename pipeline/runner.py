@@ -39,6 +39,8 @@ from pipeline.importers.import_report import ImportReport
 from pipeline.importers.refusals import Refusals
 from pipeline.judges import Judge, get_judge, with_cache
 from pipeline.judges.base import JudgeError, call_outcomes
+from pipeline.page_records import JUDGE_RECORDS, ChunkRecords, record_path
+from pipeline.page_records import finish as finish_records
 from pipeline.records import AnnotatedAnswer, Verdict
 from pipeline.result_sets import DatasetLock, NewGeneration, sweep_leftovers
 from pipeline.similarity import SIMILARITY_JUDGE, SIMILARITY_VERSION
@@ -236,6 +238,7 @@ def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | Non
     generation = NewGeneration(out_dir)  # the new result set, invisible to readers until published
     shared = {t: TableWriter(t, table_path(name, t, base=generation.path)) for t in ("answers", "sources")}
     writers = {t: TableWriter(t, table_path(name, t, judge_id, base=generation.path)) for t in JUDGE_TABLES if t != "summary"}
+    records: ChunkRecords | None = ChunkRecords(generation.path, judge_id)  # the pages' records (pipeline/page_records)
     ids_done: set[str] = set()
     summary_values = SummaryAccumulator(summary_keys(SCHEMAS["metrics"].names))
     versions: set[str] = set()
@@ -253,6 +256,7 @@ def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | Non
             metrics = metric_rows(name, judge_id, annotated)
             writers["metrics"].append(metrics)
             summary_values.add_rows(metrics)
+            records = _add_records(records, annotated)
             ids_done.update(a.answer.answer_id for a in annotated)
             versions |= prompt_versions(annotated)
             for a in annotated:
@@ -275,6 +279,8 @@ def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | Non
     except BaseException:
         for w in (*shared.values(), *writers.values()):
             w.abort()
+        if records is not None:
+            records.abort()
         generation.discard()
         for folder in reversed(created):  # bad input leaves no trace, not even an empty folder
             if folder.is_dir() and not any(folder.iterdir()):
@@ -289,6 +295,7 @@ def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | Non
 
     try:
         summary = _finish(name, judge_id, generation, shared, writers, ids_done, summary_values)
+        _finish_records(generation.path, name, judge_id, records)
         config = {"dataset": name, "importer": info.importer, "path": str(info.path), "limit": limit,
                   "illustrative": info.illustrative, "score_configs": [vars(c) for c in SCORE_CONFIGS],
                   # input formats found, and where engine answers' source text came from (collect --sources):
@@ -305,6 +312,8 @@ def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | Non
     except BaseException:
         for w in (*shared.values(), *writers.values()):
             w.abort()
+        if records is not None:
+            records.abort()
         generation.discard()
         raise
     sweep_leftovers(out_dir)  # the set before the previous one, and results from before generations
@@ -341,6 +350,40 @@ def _finish(name: str, judge_id: str, generation: NewGeneration, shared: dict[st
     write_table("summary", summary, table_path(name, "summary", judge_id, base=generation.path))
     _write_over_time(generation.path, judge_id)
     return summary
+
+
+def _add_records(records: ChunkRecords | None, chunk: Sequence[AnnotatedAnswer]) -> ChunkRecords | None:
+    """The pages' records of one chunk; a failure costs the pages' fast first view (they build what
+    they need from the tables instead, and say so), never the run's results."""
+    if records is None:
+        return None
+    try:
+        records.add(chunk)
+        return records
+    except Exception as exc:  # noqa: BLE001 - the scores are unaffected
+        records.abort()
+        _warn_records(exc)
+        return None
+
+
+def _finish_records(base: Path, name: str, judge_id: str, records: ChunkRecords | None) -> None:
+    """The set's answer index and the judge's row locators, with the chunk records (best effort, as above)."""
+    if records is None:
+        return
+    try:
+        finish_records(base, name, [judge_id], {judge_id: records})
+    except Exception as exc:  # noqa: BLE001 - a half-written record is removed; the pages fall back
+        records.abort()
+        for path in (record_path(base, "answer_index"), *(record_path(base, n, judge_id) for n in JUDGE_RECORDS)):
+            path.unlink(missing_ok=True)
+        _warn_records(exc)
+
+
+def _warn_records(exc: Exception) -> None:
+    import sys
+
+    print(f"warning: the pages' records were not written ({type(exc).__name__}: {str(exc)[:200]}); the pages build "
+          "what they need on first use (slower); `aee records --dataset NAME` writes them later", file=sys.stderr)
 
 
 def _write_over_time(base: Path, judge_id: str) -> None:

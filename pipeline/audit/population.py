@@ -285,3 +285,66 @@ def item_asks(item: Mapping) -> str:
     (samples drawn before relevance could be asked have no `asks` column: all support)."""
     asks = item.get("asks")
     return asks if isinstance(asks, str) and asks else "support"
+
+
+# The frames an audit can draw from, by name: (unit, scope, relevance). The Audit page drafts the
+# number of items of each from its clusters alone (`cluster_rows`, written by `aee run`).
+FRAME_VARIANTS: dict[str, tuple[str, str, bool]] = {
+    "pair/cited": ("pair", "cited", False), "pair/all": ("pair", "all", False),
+    "pair/cited/relevance": ("pair", "cited", True), "pair/all/relevance": ("pair", "all", True),
+    "statement": ("statement", "all", False),
+}
+
+
+def variant_name(unit: str, scope: str, relevance: bool) -> str:
+    """The FRAME_VARIANTS key of a frame ("pair/all/relevance", "statement")."""
+    if unit == "statement":
+        return "statement"
+    return f"pair/{scope}" + ("/relevance" if relevance else "")
+
+
+def cluster_rows(answers: Mapping[str, AnnotatedAnswer], unit: str, scope: str = "cited",
+                 relevance: bool = False) -> list[dict]:
+    """The clusters of `build_frame(...)` (same rows, same order) without its items: no source text
+    is windowed, so it is cheap enough to run on every chunk of `aee run`."""
+    clusters: list[dict] = []
+    for aid in sorted(answers):
+        a = answers[aid]
+        if unit == "statement":
+            if a.statements:
+                judge_class = _answer_class(a)
+                clusters.append({"cluster_id": aid, "answer_id": aid, "engine": a.answer.engine,
+                                 "query_type": a.answer.query_type, "judge_class": judge_class,
+                                 "stratum": f"{a.answer.engine} · {a.answer.query_type} · judge: {judge_class}",
+                                 "n_items": len(a.statements)})
+            continue
+        view = label_view(a)
+        listed = {s.index: s for s in a.answer.sources}
+        pos = 0
+        for st in a.statements:
+            if not in_pair_frame(view, st, listed, scope, relevance):
+                continue
+            indexes = audited_sources(st, listed, scope)
+            if relevance:
+                pos += 1 + len(indexes)
+                continue
+            judge_class = _stratum_label([_support_label(view.support.get((st.index, i))) for i in indexes])
+            clusters.append({"cluster_id": f"{aid}#s{st.index}", "answer_id": aid, "engine": a.answer.engine,
+                             "query_type": a.answer.query_type, "judge_class": judge_class,
+                             "stratum": f"{a.answer.engine} · judge: {judge_class}", "n_items": len(indexes)})
+        if relevance and pos:
+            judge_class = _support_class(a)
+            clusters.append({"cluster_id": aid, "answer_id": aid, "engine": a.answer.engine,
+                             "query_type": a.answer.query_type, "judge_class": judge_class,
+                             "stratum": f"{a.answer.engine} · judge: {judge_class}", "n_items": pos})
+    if unit not in ("pair", "statement"):
+        raise ValueError(f"unit must be pair or statement, not {unit!r}")
+    return clusters
+
+
+def clusters_frame(unit: str, scope: str, relevance: bool, clusters: pd.DataFrame) -> Frame:
+    """A frame of clusters only (one stand-in item per cluster): enough for `draw` to choose clusters
+    and for `ppi_cells.items_for_corrected_values` to draft the number of items, not for labelling."""
+    clusters = clusters[list(CLUSTER_COLUMNS)].reset_index(drop=True)
+    items = pd.DataFrame({"cluster_id": clusters["cluster_id"], "position": 0})
+    return Frame(unit, scope, clusters, items, relevance)
