@@ -22,6 +22,7 @@ from pipeline.consistency.cli import register as register_over_time
 from pipeline.errors import InputError
 from pipeline.judges.base import JudgeError
 from pipeline.judges.cli import register as register_judges
+from pipeline.page_records import register as register_records
 from pipeline.study.cli import register as register_study
 
 EXIT_BAD_INPUT = 2
@@ -163,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_collect(sub)
     register_audit(sub)
     register_over_time(sub)
+    register_records(sub)
     return parser
 
 

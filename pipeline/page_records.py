@@ -173,7 +173,7 @@ def write_rows(base: Path, dataset: str, judge: str) -> Path:
 # ---- reading one answer -------------------------------------------------------------------------
 
 
-def _rows(path: Path, ranges: Iterable[tuple[int, int]]) -> pd.DataFrame:
+def read_rows(path: Path, ranges: Iterable[tuple[int, int]]) -> pd.DataFrame:
     """The rows of a Parquet file inside the given [first, last] ranges, reading only the row groups
     that hold them."""
     wanted = sorted((int(a), int(b)) for a, b in ranges if a >= 0 and b >= a)
@@ -200,11 +200,11 @@ def read_answers(base: Path, dataset: str, judge: str, index: pd.DataFrame, rows
     if chosen.empty:
         return {}
     mine = rows[rows["answer_id"].isin(list(ids))]
-    answers = _rows(table_path(dataset, "answers", base=base), zip(chosen["answers_row"], chosen["answers_row"]))
-    sources = _rows(table_path(dataset, "sources", base=base), zip(chosen["sources_first"], chosen["sources_last"]))
-    statements = _rows(table_path(dataset, "statements", judge, base=base),
+    answers = read_rows(table_path(dataset, "answers", base=base), zip(chosen["answers_row"], chosen["answers_row"]))
+    sources = read_rows(table_path(dataset, "sources", base=base), zip(chosen["sources_first"], chosen["sources_last"]))
+    statements = read_rows(table_path(dataset, "statements", judge, base=base),
                        zip(mine["statements_first"], mine["statements_last"]))
-    labels = _rows(table_path(dataset, "labels", judge, base=base), zip(mine["labels_first"], mine["labels_last"]))
+    labels = read_rows(table_path(dataset, "labels", judge, base=base), zip(mine["labels_first"], mine["labels_last"]))
     keep = set(chosen["answer_id"])
 
     def only(frame: pd.DataFrame, table: str) -> pd.DataFrame:
@@ -294,3 +294,24 @@ def write_records(dataset: str, root: Path | None = None, progress: bool = False
             raise
         sweep_leftovers(folder)
     return times
+
+
+# ---- `aee records` ------------------------------------------------------------------------------
+
+
+def register(subparsers) -> None:
+    """`aee records --dataset D`: write the pages' records into a set made before them."""
+    p = subparsers.add_parser("records", help="add the dashboard pages' records (answer index, sides, audit clusters) "
+                                              "to a dataset's results written before `aee run` wrote them")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_records)
+
+
+def cmd_records(args) -> int:
+    started = time.perf_counter()
+    times = write_records(args.dataset, progress=not args.no_progress)
+    parts = ", ".join(f"{what} {seconds:.1f} s" for what, seconds in times.items())
+    print(f"wrote the pages' records of {args.dataset} in {time.perf_counter() - started:.1f} s ({parts}); "
+          "the dashboard reads them on its next view")
+    return 0
