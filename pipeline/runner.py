@@ -238,7 +238,8 @@ def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | Non
     generation = NewGeneration(out_dir)  # the new result set, invisible to readers until published
     shared = {t: TableWriter(t, table_path(name, t, base=generation.path)) for t in ("answers", "sources")}
     writers = {t: TableWriter(t, table_path(name, t, judge_id, base=generation.path)) for t in JUDGE_TABLES if t != "summary"}
-    records: ChunkRecords | None = ChunkRecords(generation.path, judge_id)  # the pages' records (pipeline/page_records)
+    # the pages' records (pipeline/page_records); AEE_PAGE_RECORDS=off leaves them out (a set as written before them)
+    records = ChunkRecords(generation.path, judge_id) if os.environ.get("AEE_PAGE_RECORDS", "on") != "off" else None
     ids_done: set[str] = set()
     summary_values = SummaryAccumulator(summary_keys(SCHEMAS["metrics"].names))
     versions: set[str] = set()
