@@ -33,7 +33,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline.audit.population import CLUSTER_COLUMNS, FRAME_VARIANTS, cluster_rows
+from pipeline.audit.population import CLASS_METRICS, cluster_rows
 from pipeline.conflict import sides
 from pipeline.records import AnnotatedAnswer
 from pipeline.store import SCHEMAS, TableWriter, judge_dirname, table_path, write_table
@@ -92,13 +92,18 @@ class ChunkRecords:
         self.writers = {name: TableWriter(name, record_path(base, name, judge)) for name in ("sides", "audit_clusters")}
         self.seconds = 0.0
 
-    def add(self, chunk: Sequence[AnnotatedAnswer]) -> None:
+    def add(self, chunk: Sequence[AnnotatedAnswer], metrics: Iterable[Mapping] = ()) -> None:
+        """One chunk's records; `metrics`: its metric rows when the run scored them already (the
+        audit strata read two metrics under strict rules, exact necessity)."""
         started = time.perf_counter()
-        self.writers["sides"].append(sides.side_rows(chunk))
-        by_id = {a.answer.answer_id: a for a in chunk}
-        rows = [{"variant": name, **row} for name, (unit, scope, relevance) in FRAME_VARIANTS.items()
-                for row in cluster_rows(by_id, unit, scope, relevance)]
-        self.writers["audit_clusters"].append(pd.DataFrame(rows, columns=["variant", *CLUSTER_COLUMNS]))
+        values: dict[str, dict[str, float | None]] = {}
+        for r in metrics:
+            if r["metric"] in CLASS_METRICS and r["mode"] == "strict" and r["necessity"] == "exact":
+                values.setdefault(r["answer_id"], {})[r["metric"]] = r["value"]
+        # Arrow straight from the rows: a pandas frame per chunk would cost more than computing them
+        self.writers["sides"].append(pa.Table.from_pylist(sides.side_records(chunk), schema=SCHEMAS["sides"]))
+        rows = cluster_rows({a.answer.answer_id: a for a in chunk}, values or None)
+        self.writers["audit_clusters"].append(pa.Table.from_pylist(rows, schema=SCHEMAS["audit_clusters"]))
         self.seconds += time.perf_counter() - started
 
     def commit(self) -> None:

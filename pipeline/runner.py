@@ -257,7 +257,7 @@ def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | Non
             metrics = metric_rows(name, judge_id, annotated)
             writers["metrics"].append(metrics)
             summary_values.add_rows(metrics)
-            records = _add_records(records, annotated)
+            records = _add_records(records, annotated, metrics)
             ids_done.update(a.answer.answer_id for a in annotated)
             versions |= prompt_versions(annotated)
             for a in annotated:
@@ -353,13 +353,13 @@ def _finish(name: str, judge_id: str, generation: NewGeneration, shared: dict[st
     return summary
 
 
-def _add_records(records: ChunkRecords | None, chunk: Sequence[AnnotatedAnswer]) -> ChunkRecords | None:
+def _add_records(records: ChunkRecords | None, chunk: Sequence[AnnotatedAnswer], metrics: list[dict]) -> ChunkRecords | None:
     """The pages' records of one chunk; a failure costs the pages' fast first view (they build what
     they need from the tables instead, and say so), never the run's results."""
     if records is None:
         return None
     try:
-        records.add(chunk)
+        records.add(chunk, metrics)
         return records
     except Exception as exc:  # noqa: BLE001 - the scores are unaffected
         records.abort()

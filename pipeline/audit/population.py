@@ -95,13 +95,17 @@ def _stratum_label(labels: list[str]) -> str:
     return UNKNOWN
 
 
-def _answer_class(a: AnnotatedAnswer) -> str:
+def _answer_class(a: AnnotatedAnswer, ctx: ScoringContext | None = None) -> str:
     """What the judge says about a whole answer, for the statement unit's strata."""
-    ctx = ScoringContext(a, ScoreConfig("strict", "exact"))
+    ctx = ctx or ScoringContext(a, ScoreConfig("strict", "exact"))
+    one_sided = METRICS["one_sided"].fn(ctx).value if a.answer.query_type == "debate" else None
+    return _class_of_answer(a, ctx.view, one_sided)
+
+
+def _class_of_answer(a: AnnotatedAnswer, view: LabelView, one_sided: float | None) -> str:
     if a.answer.query_type == "debate":
-        value = METRICS["one_sided"].fn(ctx).value
-        return UNKNOWN if value is None else ("one-sided" if value == 1.0 else "two-sided")
-    relevant = len(ctx.relevant_statements)
+        return UNKNOWN if one_sided is None else ("one-sided" if one_sided == 1.0 else "two-sided")
+    relevant = sum(1 for s in a.statements if is_relevant(view, s))
     return "all relevant" if relevant == len(a.statements) else "some filler"
 
 
@@ -190,10 +194,13 @@ def pair_frame(dataset: str, answers: Mapping[str, AnnotatedAnswer], scope: str 
     return Frame("pair", scope, _frame(clusters, CLUSTER_COLUMNS), _frame(items, PAIR_COLUMNS), relevance)
 
 
-def _support_class(a: AnnotatedAnswer) -> str:
+def _support_class(a: AnnotatedAnswer, ctx: ScoringContext | None = None) -> str:
     """What the judge says of a whole answer's support, for the strata of a frame with relevance:
     by its share of unsupported statements (none, some, all, or no value)."""
-    value = METRICS["unsupported_statements"].fn(ScoringContext(a, ScoreConfig("strict", "exact"))).value
+    return _class_of_support(METRICS["unsupported_statements"].fn(ctx or ScoringContext(a, ScoreConfig("strict", "exact"))).value)
+
+
+def _class_of_support(value: float | None) -> str:
     if value is None:
         return UNKNOWN
     return "all supported" if value <= 1e-12 else "none supported" if value >= 1 - 1e-12 else "some unsupported"
@@ -303,43 +310,52 @@ def variant_name(unit: str, scope: str, relevance: bool) -> str:
     return f"pair/{scope}" + ("/relevance" if relevance else "")
 
 
-def cluster_rows(answers: Mapping[str, AnnotatedAnswer], unit: str, scope: str = "cited",
-                 relevance: bool = False) -> list[dict]:
-    """The clusters of `build_frame(...)` (same rows, same order) without its items: no source text
-    is windowed, so it is cheap enough to run on every chunk of `aee run`."""
-    clusters: list[dict] = []
+CLASS_METRICS = ("unsupported_statements", "one_sided")  # strict, exact: what the strata read of the metrics
+
+
+def cluster_rows(answers: Mapping[str, AnnotatedAnswer],
+                 values: Mapping[str, Mapping[str, float | None]] | None = None) -> list[dict]:
+    """The clusters of `build_frame(...)` of every FRAME_VARIANTS frame (same rows, same order within
+    a variant, named in `variant`), without their items: no source text is windowed and each answer's
+    labels are read once, so it is cheap enough to run on every chunk of `aee run`. `values`: {answer
+    id: {metric: value}} of CLASS_METRICS under strict rules and exact necessity, when the caller
+    scored them already (the runner); computed here otherwise."""
+    out: list[dict] = []
     for aid in sorted(answers):
         a = answers[aid]
-        if unit == "statement":
-            if a.statements:
-                judge_class = _answer_class(a)
-                clusters.append({"cluster_id": aid, "answer_id": aid, "engine": a.answer.engine,
-                                 "query_type": a.answer.query_type, "judge_class": judge_class,
-                                 "stratum": f"{a.answer.engine} · {a.answer.query_type} · judge: {judge_class}",
-                                 "n_items": len(a.statements)})
+        if not a.statements:
             continue
-        view = label_view(a)
+        engine, query_type = a.answer.engine, a.answer.query_type
+        known = (values or {}).get(aid)
+        ctx = None if known is not None else ScoringContext(a, ScoreConfig("strict", "exact"))
+        view = ctx.view if ctx is not None else label_view(a)
         listed = {s.index: s for s in a.answer.sources}
-        pos = 0
-        for st in a.statements:
-            if not in_pair_frame(view, st, listed, scope, relevance):
-                continue
-            indexes = audited_sources(st, listed, scope)
-            if relevance:
-                pos += 1 + len(indexes)
-                continue
-            judge_class = _stratum_label([_support_label(view.support.get((st.index, i))) for i in indexes])
-            clusters.append({"cluster_id": f"{aid}#s{st.index}", "answer_id": aid, "engine": a.answer.engine,
-                             "query_type": a.answer.query_type, "judge_class": judge_class,
-                             "stratum": f"{a.answer.engine} · judge: {judge_class}", "n_items": len(indexes)})
-        if relevance and pos:
-            judge_class = _support_class(a)
-            clusters.append({"cluster_id": aid, "answer_id": aid, "engine": a.answer.engine,
-                             "query_type": a.answer.query_type, "judge_class": judge_class,
-                             "stratum": f"{a.answer.engine} · judge: {judge_class}", "n_items": pos})
-    if unit not in ("pair", "statement"):
-        raise ValueError(f"unit must be pair or statement, not {unit!r}")
-    return clusters
+        if known is not None:
+            answer_class = _class_of_answer(a, view, known.get("one_sided"))
+        else:
+            answer_class = _answer_class(a, ctx)
+        out.append({"variant": "statement", "cluster_id": aid, "answer_id": aid, "engine": engine,
+                    "query_type": query_type, "judge_class": answer_class,
+                    "stratum": f"{engine} · {query_type} · judge: {answer_class}", "n_items": len(a.statements)})
+        support_class: str | None = None
+        for scope in ("cited", "all"):
+            pos = 0
+            for st in a.statements:
+                indexes = audited_sources(st, listed, scope)
+                pos += 1 + len(indexes)  # with relevance every statement is asked, then its pairs
+                if not (is_relevant(view, st) and indexes):
+                    continue
+                judge_class = _stratum_label([_support_label(view.support.get((st.index, i))) for i in indexes])
+                out.append({"variant": f"pair/{scope}", "cluster_id": f"{aid}#s{st.index}", "answer_id": aid,
+                            "engine": engine, "query_type": query_type, "judge_class": judge_class,
+                            "stratum": f"{engine} · judge: {judge_class}", "n_items": len(indexes)})
+            if support_class is None:
+                support_class = _support_class(a, ctx) if known is None else \
+                    _class_of_support(known.get("unsupported_statements"))
+            out.append({"variant": f"pair/{scope}/relevance", "cluster_id": aid, "answer_id": aid, "engine": engine,
+                        "query_type": query_type, "judge_class": support_class,
+                        "stratum": f"{engine} · judge: {support_class}", "n_items": pos})
+    return out
 
 
 def clusters_frame(unit: str, scope: str, relevance: bool, clusters: pd.DataFrame) -> Frame:
