@@ -91,6 +91,7 @@ class RunResult:
     import_report: dict[str, dict] = field(default_factory=dict)  # per input file (pipeline.importers.import_report)
     refused: list[str] = field(default_factory=list)  # one line per record the importer refused (file, line, field, why)
     executor: str = "local"  # where the annotate stage ran (pipeline.executor)
+    records_seconds: float | None = None  # spent writing the pages' records (pipeline/page_records); None: not written
 
 
 def _chunk_key(judge: Judge, chunk: Sequence[AnnotatedAnswer]) -> str:
@@ -296,7 +297,7 @@ def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | Non
 
     try:
         summary = _finish(name, judge_id, generation, shared, writers, ids_done, summary_values)
-        _finish_records(generation.path, name, judge_id, records)
+        result.records_seconds = _finish_records(generation.path, name, judge_id, records)
         config = {"dataset": name, "importer": info.importer, "path": str(info.path), "limit": limit,
                   "illustrative": info.illustrative, "score_configs": [vars(c) for c in SCORE_CONFIGS],
                   # input formats found, and where engine answers' source text came from (collect --sources):
@@ -367,17 +368,19 @@ def _add_records(records: ChunkRecords | None, chunk: Sequence[AnnotatedAnswer],
         return None
 
 
-def _finish_records(base: Path, name: str, judge_id: str, records: ChunkRecords | None) -> None:
-    """The set's answer index and the judge's row locators, with the chunk records (best effort, as above)."""
+def _finish_records(base: Path, name: str, judge_id: str, records: ChunkRecords | None) -> float | None:
+    """The set's answer index and the judge's row locators, with the chunk records (best effort, as
+    above); the seconds all of the records took, None when they were not written."""
     if records is None:
-        return
+        return None
     try:
-        finish_records(base, name, [judge_id], {judge_id: records})
+        return records.seconds + finish_records(base, name, [judge_id], {judge_id: records})
     except Exception as exc:  # noqa: BLE001 - a half-written record is removed; the pages fall back
         records.abort()
         for path in (record_path(base, "answer_index"), *(record_path(base, n, judge_id) for n in JUDGE_RECORDS)):
             path.unlink(missing_ok=True)
         _warn_records(exc)
+        return None
 
 
 def _warn_records(exc: Exception) -> None:
