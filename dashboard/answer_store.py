@@ -116,8 +116,15 @@ def clusters(dataset: str, judge: str, variant: str, root: Path) -> pd.DataFrame
     folder = judge_base(dataset, judge, root)
     if folder is None:
         return None
-    frame = _record(folder, "audit_clusters", judge)
-    return frame[frame["variant"] == variant].drop(columns=["variant"]).reset_index(drop=True)
+    path = page_records.record_path(folder, "audit_clusters", judge)
+    return _clusters(str(path), _mtime(path), variant)
+
+
+@st.cache_resource(show_spinner=False, max_entries=32)
+def _clusters(path: str, mtime: int, variant: str) -> pd.DataFrame:
+    # only this frame's rows (the file holds the five frames' clusters)
+    table = pq.read_table(path, filters=[("variant", "=", variant)])
+    return table.drop(["variant"]).to_pandas()
 
 
 def records_note(dataset: str, judge: str, root: Path) -> str:

@@ -362,5 +362,8 @@ def clusters_frame(unit: str, scope: str, relevance: bool, clusters: pd.DataFram
     """A frame of clusters only (one stand-in item per cluster): enough for `draw` to choose clusters
     and for `ppi_cells.items_for_corrected_values` to draft the number of items, not for labelling."""
     clusters = clusters[list(CLUSTER_COLUMNS)].reset_index(drop=True)
+    # plain Python strings, as `build_frame` makes: Arrow-backed ones (a Parquet read) compare and
+    # iterate an order of magnitude slower in the draws that size a sample
+    clusters = clusters.astype({c: object for c in CLUSTER_COLUMNS if c != "n_items"}).astype({"n_items": "int64"})
     items = pd.DataFrame({"cluster_id": clusters["cluster_id"], "position": 0})
     return Frame(unit, scope, clusters, items, relevance)
