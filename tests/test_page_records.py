@@ -244,3 +244,57 @@ def test_the_same_answer_shows_the_same_view_with_and_without_records(built, old
         at = _run("inspector.py", {"dataset": "demo", "judge": "offline", "answer": "parrot-q3"})
         views.append(json.loads(at.get("bidi_component")[0].proto.json))
     assert views[0] == views[1]
+
+
+def _enough_by_drawing(frame, n: int) -> bool:
+    from pipeline.audit.ppi_cells import short_cells
+    from pipeline.audit.sample import draw
+    from pipeline.errors import InputError
+
+    try:
+        return not short_cells(draw(frame, n, 0, dataset="d", judge="j"))
+    except InputError:
+        return False
+
+
+def _random_frame(seed: int):
+    import numpy as np
+
+    from pipeline.audit.population import clusters_frame
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for e in range(int(rng.integers(2, 6))):
+        for label in ("full", "partial", "none", "unknown")[: int(rng.integers(1, 5))]:
+            for k in range(int(rng.integers(1, 40))):
+                rows.append({"cluster_id": f"a{e}-{label}-{k}#s0", "answer_id": f"a{e}-{label}-{k}", "engine": f"E{e}",
+                             "query_type": "expertise", "judge_class": label, "stratum": f"E{e} · judge: {label}",
+                             "n_items": int(rng.integers(1, 6))})
+    return clusters_frame("pair", "cited", False, pd.DataFrame(rows))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_drafting_from_the_allocation_agrees_with_drawing_at_every_size(built, seed):
+    """The Audit page's drafted size (ppi_cells._allocation_enough) says what a real draw would say."""
+    from pipeline.audit import ppi_cells
+
+    if seed == 0:
+        every = load_annotated("demo", "offline", built)
+        frames = [build_frame("demo", every, u, s, r) for u, s, r in FRAME_VARIANTS.values()]
+    else:
+        frames = [_random_frame(seed)]
+    for frame in frames:
+        counts = ppi_cells._per_stratum(frame.clusters)
+        assert counts is not None
+        total = int(frame.clusters["n_items"].sum())
+        for n in list(range(1, min(total, 120) + 1)) + [total, total + 7]:
+            assert ppi_cells._allocation_enough(frame.clusters, counts, n, ppi_cells.MIN_LABELLED_UNITS) == \
+                _enough_by_drawing(frame, n), (seed, frame.unit, n)
+
+
+def test_a_stratum_across_engines_falls_back_to_drawing():
+    from pipeline.audit import ppi_cells
+
+    frame = _random_frame(3)
+    frame.clusters.loc[0, "engine"] = "another"
+    assert ppi_cells._per_stratum(frame.clusters) is None
