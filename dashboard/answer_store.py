@@ -132,8 +132,8 @@ def records_note(dataset: str, judge: str, root: Path) -> str:
     and the command that writes them."""
     if judge_base(dataset, judge, root) is not None:
         return ""
-    from dashboard.answer_model import md_text
+    from dashboard.answer_model import md_text  # a dataset name is letters, digits, . _ - (pipeline.store.dataset_dir)
 
     return (f"This result set was written before the pages' records (judge {md_text(judge, 80)}): this page built what it shows "
             f"from every answer, once per server start, which is slow on a large set. "
-            f"`aee records --dataset {md_text(dataset, 80)}` adds the records without running the pipeline again.")
+            f"`aee records --dataset {dataset.replace('`', '')[:80]}` adds the records without running the pipeline again.")

@@ -232,7 +232,7 @@ def test_a_set_without_records_still_opens_and_says_so(old, tmp_path, monkeypatc
     _env(monkeypatch, old, tmp_path)
     at = _run(page, params)
     text = _texts(at)
-    assert NOTE in text and "aee records --dataset demo" in text.replace("\\", "")
+    assert NOTE in text and "`aee records --dataset demo`" in text
     if page == "conflict.py":
         assert any("debate answers list 47 sources" in str(c.value) for c in at.caption)
 
