@@ -46,6 +46,8 @@ try:
 except KeyError:
     shown = "(no-dataset-box)"
 print("PAGE", shown, " ".join(str(x) for x in times))
+import resource
+print("MEM", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 """
 
 # the dataset selectbox of each page that has one, to check the page opened the large dataset
@@ -95,7 +97,8 @@ def time_page(script: str, dataset: str, folder: Path) -> dict:
         return {"error": tail[0][:300], "load": load}
     _, shown, *times = line.split()
     cold, *warm = (float(x) for x in times)
-    return {"cold": cold, "warm": statistics.median(warm), "warm_all": warm, "shown": shown, "load": load}
+    mem = next((float(x.split()[1]) for x in out.stdout.splitlines() if x.startswith("MEM ")), float("nan"))
+    return {"cold": cold, "warm": statistics.median(warm), "warm_all": warm, "shown": shown, "load": load, "rss_mb": mem}
 
 
 def measure_pages(label: str, folder: Path) -> dict[str, dict]:

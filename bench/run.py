@@ -765,7 +765,7 @@ BENCHES: dict[str, tuple[str, Callable[[bool], list[Row]]]] = {
     "p": ("p. the offline encoder alone vs batched", bench_encoder),
     "q": ("q. prediction-powered scorecard: coverage per cell on ExpertQA", bench_ppi_coverage),
     "r": ("r. fitted judge on ExpertQA: coverage and width per cell", lambda quick: __import__("fitted_coverage").bench_fitted(quick, rate_row, skipped)),  # noqa: E501 (bench/fitted_coverage.py)
-    "t": ("t. audits over time: pipeline and every page, 1k vs 20k answers", bench_over_time),
+    "t": ("t. audits over time: pipeline and every page, 1k vs 20k answers", lambda q: bench_over_time(q) + __import__("first_views").bench_first_views(q, cost_row, skipped)),  # noqa: E501 - t5: issue 43
     "u": ("u. kill -9 at random moments then rerun", lambda quick: _suite_row("bench_kill_trials", quick)),
     "v": ("v. offline judge, ExpertQA: local vs Ray", lambda quick: _suite_row("bench_ray_vs_local", quick)),
     "w": ("w. 20 browser users at once, full sessions", lambda quick: _suite_row("bench_crowd", quick)),

@@ -139,7 +139,7 @@ if view == "engines":
     url_state.publish(PAGE, {url_state.VIEW: view, url_state.DATASET: dataset, url_state.JUDGE: judge,
                              url_state.ANSWER: id_a, url_state.ENGINE_B: engine_b, url_state.MODE: mode,
                              url_state.NECESSITY: necessity})
-    answers = data.annotated_answers(dataset, judge)
+    answers = data.answers_of(dataset, judge, [id_a, id_b])
     rep_a = data.answer_report_cached(dataset, judge, id_a, mode, used)
     rep_b = data.answer_report_cached(dataset, judge, id_b, mode, used)
     st.markdown(f"**Query** ({answers[id_a].answer.query_type}): {answer_model.md_text(query)}")
@@ -180,11 +180,12 @@ else:
     url_state.publish(PAGE, {url_state.VIEW: view, url_state.DATASET: dataset, url_state.JUDGE: judge,
                              url_state.ANSWER: answer_id, url_state.JUDGE_B: judge_b, url_state.MODE: mode,
                              url_state.NECESSITY: necessity})
-    answers_b = data.annotated_answers(dataset, judge_b)
-    if answer_id not in answers_b:
+    ann_a, ann_b = data.annotated_answer(dataset, judge, answer_id), data.annotated_answer(dataset, judge_b, answer_id)
+    if ann_b is None or ann_a is None:
         st.warning(f"The {answer_model.md_text(judge_b)} judge has not labelled this answer.")
         st.stop()
-    ann_a, ann_b = data.annotated_answers(dataset, judge)[answer_id], answers_b[answer_id]
+    if note := data.records_note(dataset, judge_b):
+        st.caption(note)
     rep_a = data.answer_report_cached(dataset, judge, answer_id, mode, used)
     rep_b = data.answer_report_cached(dataset, judge_b, answer_id, mode, used)
     st.markdown(f"**Query** ({ann_a.answer.query_type}): {answer_model.md_text(query)} · "

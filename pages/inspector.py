@@ -183,7 +183,10 @@ if len(side) > 1 and not study_on:  # a study shows one answer at a time
     st.session_state["ins_server_seconds"] = time.perf_counter() - started
     st.stop()
 
-annotated = data.annotated_answers(dataset, judge)[answer_id]
+annotated = data.annotated_answer(dataset, judge, answer_id)
+if annotated is None:  # the set changed between the index and this read (a run finished)
+    st.warning("This answer is no longer in the results; reload the page.")
+    st.stop()
 rep = data.answer_report_cached(dataset, judge, answer_id, mode, effective_necessity(mode, necessity))
 source_rows = data.answer_source_rows(dataset, answer_id)
 sources = answer_model.source_view_rows(source_rows)
@@ -237,7 +240,7 @@ if study_ready and shown_key not in already:
                        context=answer_model.study_context(annotated))
 if events and study_ready:
     # an event sent late (after switching answers) belongs to the answer it happened on
-    answers = data.annotated_answers(dataset, judge)
+    answers = data.answers_of(dataset, judge, {e["answer_id"] for e in events})
     for aid in dict.fromkeys(e["answer_id"] for e in events):
         context = answer_model.study_context(answers.get(aid, annotated))
         rows += study_rows([e for e in events if e["answer_id"] == aid], participant=participant, session=session,

@@ -122,6 +122,7 @@ LAYERS: dict[str, int] = {
     "pipeline.consistency": 7,
     "pipeline.room": 7,  # serving a room: join codes and who may write, beside the audit's label store it guards
     "pipeline.cluster": 7,  # the annotate stage on Ray (optional extra), beside the runner it serves, never importing it
+    "pipeline.page_records": 7,  # what the dashboard's pages open, written by the runner beside the tables
     # 8 interfaces: the command lines and the shipped test doubles
     "pipeline.cli": 8, "pipeline.__main__": 8, "pipeline.judges.cli": 8, "pipeline.testing": 8, "pipeline.audit.cli": 8,
     "pipeline.consistency.cli": 8,
