@@ -62,6 +62,12 @@ def clause_words(sentence: str) -> tuple[tuple[Word, ...], ...]:
     return tuple(words(c) for c in clauses(sentence))
 
 
+@lru_cache(maxsize=50_000)
+def _names(text: str) -> frozenset[str]:
+    """The forms of a text's words written as names."""
+    return frozenset(w.form for w in words(text) if w.name)
+
+
 def _content(ws: Sequence[Word]) -> list[Word]:
     return [w for w in ws if w.form not in CUE_FORMS]
 
@@ -85,23 +91,36 @@ def statement_clauses(statement: str) -> list[tuple[Word, ...]]:
     return out
 
 
+@lru_cache(maxsize=50_000)
+def _runs(sentence: str) -> tuple[tuple[frozenset[str], int, int, int], ...]:
+    """Every run of up to MAX_RUN consecutive clauses of a sentence, in order: (its word forms, its
+    length in words, first clause, last clause). A sentence is read against many statement clauses."""
+    parts = clause_words(sentence)
+    out = []
+    for i in range(len(parts)):
+        run: tuple[Word, ...] = ()
+        for j in range(i, min(i + MAX_RUN, len(parts))):
+            run = run + parts[j]
+            out.append((frozenset(w.form for w in run), len(run), i, j))
+    return tuple(out)
+
+
 def best_run(clause: tuple[Word, ...], sentences: Sequence[str]) -> tuple[int, tuple[Word, ...], tuple[Word, ...]]:
     """The run of up to MAX_RUN consecutive clauses of one sentence sharing the most content words
     with `clause` (the shortest on ties), how many it shares, and the run with one more clause of
     its sentence on each side (where a word standing in for one of the statement's may sit)."""
     want = {w.form for w in _content(clause)}
-    best: tuple[int, int, tuple[Word, ...], tuple[Word, ...]] = (0, 0, (), ())
+    best_shared, best_len, at = 0, 0, ("", 0, 0)
     for sentence in sentences:
-        parts = clause_words(sentence)
-        for i in range(len(parts)):
-            run: tuple[Word, ...] = ()
-            for j in range(i, min(i + MAX_RUN, len(parts))):
-                run = run + parts[j]
-                shared = len(want & {w.form for w in run})
-                if shared > best[0] or (shared == best[0] and shared and -len(run) > best[1]):
-                    wide: tuple[Word, ...] = sum(parts[max(0, i - 1) : j + 2], ())
-                    best = (shared, -len(run), run, wide)
-    return best[0], best[2], best[3]
+        for forms, n, i, j in _runs(sentence):
+            shared = len(want & forms)
+            if shared > best_shared or (shared == best_shared and shared and -n > best_len):
+                best_shared, best_len, at = shared, -n, (sentence, i, j)
+    if not best_shared:
+        return 0, (), ()
+    parts = clause_words(at[0])
+    i, j = at[1], at[2]
+    return best_shared, sum(parts[i : j + 1], ()), sum(parts[max(0, i - 1) : j + 2], ())
 
 
 def _lcs_anchors(a: Sequence[str], b: Sequence[str]) -> list[tuple[int, int]]:
@@ -252,9 +271,9 @@ def clause_conflicts(statement: str, sentences: Sequence[str], source_forms: fro
         source_forms = frozenset(w.form for sentence in sentences for w in words(sentence))
     out: list[Conflict] = []
     # a word written as a name anywhere in either text is a name where it opens a sentence too
-    names = {w.form for w in words(statement) if w.name}
+    names = set(_names(statement))
     for sentence in sentences:
-        names.update(w.form for w in words(sentence) if w.name)
+        names.update(_names(sentence))
     parts = statement_clauses(statement)
     whole = tuple(w for ws in clause_words(statement) for w in ws)
     if len(parts) > 1 and len(_content(whole)) <= WHOLE_STATEMENT_WORDS:

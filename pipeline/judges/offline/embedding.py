@@ -45,6 +45,7 @@ DIM = 384
 BATCH_TOKENS = 1024  # tokens per forward call and thread: large GEMMs, activations still cache-sized
 ATTENTION_BLOCK_BYTES = 256 * 1024  # attention scores computed per slice of sequences of at most this size
 MAX_THREADS = 4  # default cap on worker threads (embed_threads)
+GELU_ROWS = 64  # rows of the intermediate activations (1,536 wide) the GELU works on at a time
 
 log = logging.getLogger(__name__)
 
@@ -114,15 +115,20 @@ _GELU_B = np.float32(-2.0 * np.sqrt(2.0 / np.pi) * 0.044715)
 def _gelu(x: np.ndarray) -> np.ndarray:
     """GELU, tanh form, in float32 (a new array). BERT uses the erf form; the two differ by < 5e-4 per
     activation and the pooled embeddings agree to ~1e-4 cosine, while the tanh form is several times
-    faster in numpy (scipy's erf is the slowest op of the forward pass)."""
-    y = x * x
-    y *= _GELU_B
-    y += _GELU_A
-    y *= x
+    faster in numpy (scipy's erf is the slowest op of the forward pass). Computed GELU_ROWS rows at a
+    time, so its seven passes run over a block that stays in cache (about a third faster than whole
+    arrays of a 1,024-token batch; every element gets the same operations either way)."""
+    y = np.empty_like(x)
     with np.errstate(over="ignore"):  # exp overflows to inf for x << 0, and x / inf = 0 is right
-        np.exp(y, out=y)
-    y += np.float32(1.0)
-    np.divide(x, y, out=y)
+        for r in range(0, len(x), GELU_ROWS):
+            xs, ys = x[r : r + GELU_ROWS], y[r : r + GELU_ROWS]
+            np.multiply(xs, xs, out=ys)
+            ys *= _GELU_B
+            ys += _GELU_A
+            ys *= xs
+            np.exp(ys, out=ys)
+            ys += np.float32(1.0)
+            np.divide(xs, ys, out=ys)
     return y
 
 
@@ -399,6 +405,43 @@ class PendingEmbeddings:
         out = np.zeros((len(self._keys), DIM), dtype=np.float32)
         for r, key in enumerate(self._keys):
             out[r] = cache[key]
+        return out
+
+
+class EmbeddingFeed:
+    """Texts handed to the encoder in rounds while the caller is still finding them: each round of
+    about `round_chars` characters of new texts goes to `embed_async` at once, so the worker threads
+    embed while the caller computes what else it needs (the offline judge's lexical pass), instead of
+    waiting for the whole list. `vectors()` waits for every round and maps each text to its vector.
+    A text's vector is the same whichever round or batch it is in (`Encoder` checks this at load),
+    so the rounds change when vectors are ready, never their values."""
+
+    def __init__(self, max_tokens: int = MAX_TOKENS, round_chars: int = 24_000) -> None:
+        self.max_tokens, self.round_chars = max_tokens, round_chars
+        self._seen: dict[str, None] = {}
+        self._buffer: list[str] = []
+        self._chars = 0
+        self._rounds: list[tuple[list[str], PendingEmbeddings]] = []
+
+    def add(self, text: str) -> None:
+        if text in self._seen:
+            return
+        self._seen[text] = None
+        self._buffer.append(text)
+        self._chars += len(text)
+        if self._chars >= self.round_chars:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._buffer:
+            self._rounds.append((self._buffer, embed_async(self._buffer, max_tokens=self.max_tokens)))
+            self._buffer, self._chars = [], 0
+
+    def vectors(self) -> dict[str, np.ndarray]:
+        self.flush()
+        out: dict[str, np.ndarray] = {}
+        for texts, pending in self._rounds:
+            out.update(zip(texts, pending.result()))
         return out
 
 

@@ -618,20 +618,21 @@ class FeatureBuilder:
         for all pairs, so one call with many pairs is much faster than many calls. With `prefilter`,
         screened pairs (`PairInput.screened`) that share almost nothing are ruled out (see
         `prefilter_reason`). Nothing reads what the statement cites."""
-        pending_short = None
+        pending_short = feed = None
         short: list[str] = []
         if mode == "embed":  # embed statements and questions on the worker threads during the lexical pass
             from pipeline.judges.offline import embedding
 
             short = list(dict.fromkeys(t for p in pairs for t in (p.statement, p.question) if t))
             pending_short = embedding.embed_async(short) if short else None
-        texts = list(dict.fromkeys(p.source for p in pairs))
-        indexes = {t: self.index(t) for t in texts}
+            # and the sentences and passages in rounds, as the lexical pass finds them
+            feed = embedding.EmbeddingFeed(max_tokens=PASSAGE_TOKENS)
+        indexes: dict[str, SourceIndex] = {}  # each made when its first pair comes, so the feed starts at once
         memo: dict[tuple[str, str], tuple[dict[str, float], tuple[int, int], list[str], str, list[TermSwap], list[int]]] = {}
         rows: list[PairFeatures] = []
         passages: list[str] = []
         for p in pairs:
-            idx = indexes[p.source]
+            idx = indexes[p.source] = indexes.get(p.source) or self.index(p.source)
             st = statement_words(p.statement)
             reason = self.first_pass(p.statement, p.source)[0] if prefilter and p.screened else ""
             if reason:
@@ -658,30 +659,30 @@ class FeatureBuilder:
             missing = missing_part(st.text, seen)
             rows.append(PairFeatures(f, evidence, tuple(found), missing, note, term_swaps=tuple(terms), candidates=cand))
             passages.append(passage_for(idx, window))
-        if mode == "embed":
-            self._embed_features(pairs, rows, passages, short, pending_short, indexes)
+            if feed is not None:
+                for i in cand:
+                    feed.add(idx.sentences[i])
+                if passages[-1]:
+                    feed.add(passages[-1])
+        if feed is not None:
+            self._embed_features(pairs, rows, passages, short, pending_short, indexes, feed.vectors())
         return rows
 
     @staticmethod
     def _embed_features(pairs: Sequence[PairInput], rows: list[PairFeatures], passages: list[str], short: list[str],
-                        pending_short: Any, indexes: dict[str, SourceIndex]) -> None:
+                        pending_short: Any, indexes: dict[str, SourceIndex], t_vecs: dict[str, np.ndarray]) -> None:
+        """The embedding features of the rows not ruled out; `t_vecs`: the vectors of their passages
+        and candidate sentences (read at PASSAGE_TOKENS word pieces)."""
         from pipeline.judges.offline import embedding
 
-        wanted = list(dict.fromkeys(x for x, r in zip(passages, rows) if x and not r.ruled_out))
-        sentences = list(dict.fromkeys(indexes[p.source].sentences[i] for p, r in zip(pairs, rows)
-                                       if not r.ruled_out for i in r.candidates))
-        pending_sent = embedding.embed_async(sentences, max_tokens=PASSAGE_TOKENS) if sentences else None
-        pending = embedding.embed_async(wanted, max_tokens=PASSAGE_TOKENS) if wanted else None
         vecs = dict(zip(short, pending_short.result())) if pending_short is not None else {}
-        p_vecs = dict(zip(wanted, pending.result())) if pending is not None else {}
-        s_vecs = dict(zip(sentences, pending_sent.result())) if pending_sent is not None else {}
         for p, row, passage in zip(pairs, rows, passages):
             if row.ruled_out:
                 continue
-            s_vec, p_vec, q_vec = vecs.get(p.statement), p_vecs.get(passage), vecs.get(p.question)
+            s_vec, p_vec, q_vec = vecs.get(p.statement), t_vecs.get(passage), vecs.get(p.question)
             row.features["cos_pass"] = float(s_vec @ p_vec) if s_vec is not None and p_vec is not None else 0.0
             row.features["q_pass"] = float(q_vec @ p_vec) if q_vec is not None and p_vec is not None else 0.0
-            meaning.window_cosines(row.features, row.candidates, s_vec, indexes[p.source], s_vecs,
+            meaning.window_cosines(row.features, row.candidates, s_vec, indexes[p.source], t_vecs,
                                    normalise_figures(p.statement))
         settle_term_swaps(rows, lambda ws: dict(zip(ws, embedding.embed(ws))))
 

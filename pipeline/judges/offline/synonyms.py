@@ -207,12 +207,8 @@ def phrases_in(tokens: tuple[str, ...]) -> tuple[tuple[int, int, str], ...]:
 def source_meanings(words: Iterable[str]) -> tuple[frozenset[int], frozenset[int]]:
     """What a source's words mean, and what they are kinds of: a statement word matches the source
     by meaning when its ids meet the first, and is a generalisation when they meet the second."""
-    m: set[int] = set()
-    k: set[int] = set()
-    for w in words:
-        m |= meanings(w)
-        k |= kinds_above(w)
-    return frozenset(m), frozenset(k)
+    ws = list(words)
+    return frozenset().union(*map(meanings, ws)), frozenset().union(*map(kinds_above, ws))
 
 
 def main(argv: list[str] | None = None) -> int:
