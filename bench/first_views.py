@@ -301,7 +301,7 @@ if __name__ == "__main__":
 
     from rows import cost_row as _cost
     from rows import skipped as _skip
-    from run import text_table
+    from table import text_table
 
     keep = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="aee-first-views-"))
     print(f"load average at the start: {os.getloadavg()}", flush=True)

@@ -162,10 +162,18 @@ def build_parser() -> argparse.ArgumentParser:
     register_judges(sub)
     register_probe(sub)
     register_collect(sub)
-    register_audit(sub)
+    register_audit(sub, _run_dataset)
     register_over_time(sub)
     register_records(sub)
     return parser
+
+
+def _run_dataset(*args: Any, **kwargs: Any) -> Any:
+    """pipeline.runner.run_dataset, imported on the first call (`aee --help` stays light). Handed to the
+    command lines of the packages below (`aee audit import/publish`), which never import the runner."""
+    from pipeline.runner import run_dataset
+
+    return run_dataset(*args, **kwargs)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -257,7 +257,7 @@ def test_study_mode_logs_hover_and_click(page, server, server_env, monkeypatch):
 
 
 def test_conflict_page_shows_a_probe_run(page, server, server_env):
-    from test_conflict_page import write_probe_run
+    from conflict_fixtures import write_probe_run
 
     write_probe_run(Path(server_env["AEE_RESULTS_DIR"]))  # the page lists runs on every script run
     _open(page, server, "Conflicting evidence")
