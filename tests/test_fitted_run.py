@@ -27,6 +27,7 @@ from pipeline.audit.fitted_run import (  # noqa: E402
 )
 from pipeline.errors import InputError  # noqa: E402
 from pipeline.records import Source  # noqa: E402
+from pipeline.runner import run_dataset  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +42,7 @@ def built(tmp_path_factory):
     small = draw_sample("fitcorp", "scripted", 80, seed=5, root=root)
     register(small, root)
     label_sample(small, root, seed=2)
-    record = write_fitted("fitcorp", "scripted", big.sample_id, root=root)
+    record = write_fitted("fitcorp", run_dataset, "scripted", big.sample_id, root=root)
     return root, big.sample_id, small.sample_id, record
 
 
@@ -152,7 +153,7 @@ def test_guard_rails_say_how_many_more(built, capsys, monkeypatch):
     assert check.reasons[1] == "only 35 labels of the rarer kind: about 5 more of them are needed (at least 8 per fold)."
     with pytest.raises(InputError, match=r"no fit: 80 labels are too few for a 5-fold fit: label 120 more \(at least 40 "
                                          r"per fold\)\. Only 35 labels of the rarer kind: about 5 more"):
-        write_fitted("fitcorp", "scripted", small, root=root)
+        write_fitted("fitcorp", run_dataset, "scripted", small, root=root)
     from pipeline.cli import main
 
     monkeypatch.setenv("AEE_RESULTS_DIR", str(root))
@@ -189,7 +190,7 @@ def test_applied_to_another_dataset_says_so(built, tmp_path):
     path = tmp_path / "other.jsonl"
     path.write_text("\n".join(json.dumps(a | {"answer_id": "o-" + a["answer_id"]}) for a in corpus(30, seed=4)) + "\n")
     run_dataset("othercorp", path, judge_name="scripted", progress=False, root=root, use_cache=False)
-    record = write_fitted("othercorp", root=root, apply_from="fitcorp")
+    record = write_fitted("othercorp", run_dataset, root=root, apply_from="fitcorp")
     assert record["applied_from"] == "fitcorp" and record["notes"][0] == (
         "this judge was fitted on fitcorp and is applied to othercorp: its labels say how fitcorp's people judge, not "
         "othercorp's.")
@@ -197,7 +198,7 @@ def test_applied_to_another_dataset_says_so(built, tmp_path):
     assert decided and all("fitted on fitcorp and is applied to othercorp" in json.loads(v.raw)["provenance"]
                            for v in decided)
     with pytest.raises(InputError, match="has no fitted judge to apply"):
-        write_fitted("fitcorp", root=root, apply_from="othercorp-nothing")
+        write_fitted("fitcorp", run_dataset, root=root, apply_from="othercorp-nothing")
 
 
 def test_cli_fit_and_compare(built, capsys, monkeypatch):

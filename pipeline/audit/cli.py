@@ -77,7 +77,7 @@ def register(subparsers: argparse._SubParsersAction, run_dataset: RunDataset) ->
                    help="apply the fitted judge of another dataset instead of fitting (every label then says so)")
     p.add_argument("--compare", action="store_true",
                    help="also say what the labels bought: held-out kappa and how much narrower the corrected intervals are")
-    p.set_defaults(func=cmd_fit)
+    p.set_defaults(func=cmd_fit, run_dataset=run_dataset)
 
     p = sub.add_parser("export", help="write a sample's tasks and labelling setup for Label Studio or Argilla")
     p.add_argument("--format", required=True, choices=("label-studio", "argilla"))
@@ -181,18 +181,17 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return 0
 
 
-def write_fitted(dataset: str, base_judge: str = "offline", sample_id: str | None = None,
+def write_fitted(dataset: str, run_dataset: RunDataset, base_judge: str = "offline", sample_id: str | None = None,
                  human: str | list[str] = "all", root: Path | None = None, *, apply_from: str | None = None,
                  progress: bool = False) -> dict[str, Any]:
     """Fit (`pipeline.audit.fitted_run.prepare_fit`) and write the judge `fitted` of `dataset` through
-    the runner, as `publish` writes `human:audit`: its verdicts attached to each answer as it is read.
-    Returns the manifest's record plus `answers` and `seconds`."""
+    the runner's `run_dataset` (handed in by the command line above, as for `publish`): its verdicts
+    attached to each answer as it is read. Returns the manifest's record plus `answers` and `seconds`."""
     from pipeline.audit.fitted_run import prepare_fit
     from pipeline.audit.publish import run_input
     from pipeline.judges import JudgeError
     from pipeline.judges.carried import FittedLabels
     from pipeline.records import AnnotatedAnswer
-    from pipeline.runner import run_dataset
 
     record, fitted = prepare_fit(dataset, base_judge, sample_id, human, root, apply_from=apply_from)
 
@@ -217,7 +216,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
     human: str | list[str] = args.human if args.human in ("all", "experts") else [
         h.strip() for h in args.human.split(",") if h.strip()]
-    record = write_fitted(args.dataset, args.judge, args.sample, human, apply_from=args.apply_from)
+    record = write_fitted(args.dataset, args.run_dataset, args.judge, args.sample, human, apply_from=args.apply_from)
     print(f"wrote {fit_summary(record)} ({record['answers']} answers, {record['seconds']:.1f} s)")
     if args.compare:
         bought = labels_bought(args.dataset, human)
