@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -302,7 +303,8 @@ def test_wal_mode_and_second_process_reads(tmp_path):
         "print(inner.calls, c.hits, c.misses)"
     )
     # the project, the shared helpers (tests/) and this file's own folder, wherever the file sits
-    out = subprocess.run([sys.executable, "-c", code, str(db), str(REPO), str(REPO / "tests"), str(Path(__file__).resolve().parent)],
+    # (os.path here: the layout script re-aims `Path(__file__)` chains at the same place when it moves a file)
+    out = subprocess.run([sys.executable, "-c", code, str(db), str(REPO), str(REPO / "tests"), os.path.dirname(os.path.abspath(__file__))],
                          capture_output=True, text=True, timeout=guard(60))
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["1", "1", "1"]  # relevance hit, confidence computed in the child
