@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Issue 44, the mechanical part (NOT YET RUN on main: written and tried on a copy on 2026-11-29; the
-moves wait for a run on a quiet main, then this file goes): pipeline/'s loose families into packages, tests/ by layer, every
+"""Issue 44, the mechanical part (NOT YET RUN on main: written and tried on a copy of main on
+2026-11-29, where it collected 2,157 tests before and after; the moves wait for a full suite run): pipeline/'s loose families into packages, tests/ by layer, every
 reference rewritten, docs/design/architecture.md's first section written from the result.
 
     python renovate.py CHECKOUT                  # move, rewrite, then check (compileall, ruff, mypy, collect)
@@ -37,9 +37,11 @@ FAMILIES: dict[str, tuple[str, list[str]]] = {
     "text": ("Answer text: statements with character spans, citation markers, abbreviations, headings, "
              "how far a citation reaches, and finding pre-split claims in their answer.",
              ["text", "abbreviations", "headings", "citation_scope", "locate"]),
-    "fetching": ("Getting a cited page safely and turning it into text: the fetcher, body-to-text, what a "
-                 "failure means, the extractor process, where keyed API calls may go, filling missing sources.",
-                 ["fetch", "fetch_text", "fetch_outcome", "extract_serve", "extract_worker", "outbound", "fill_sources"]),
+    "fetching": ("Reaching the network safely: fetching a cited page and turning it into text (what a failure "
+                 "means, the extractor process, filling missing sources), where a call with the user's API key may "
+                 "go, and keeping that key out of everything written or shown.",
+                 ["fetch", "fetch_text", "fetch_outcome", "extract_serve", "extract_worker", "outbound", "fill_sources",
+                  "redact"]),
     "storage": ("Results on disk: folders, Parquet schemas and writers, records <-> rows, result sets that "
                 "change whole, and the named crash points of the write path.",
                 ["store", "result_sets", "tables", "paths", "faults"]),
@@ -124,7 +126,7 @@ def move_sources(root: Path, dry: bool) -> list[str]:
             elif old.is_file() and new.exists():
                 say(f"WARNING: both pipeline/{mod}.py and pipeline/{pkg}/{mod}.py exist; left as they are")
             elif not new.exists():
-                say(f"WARNING: pipeline/{mod}.py is gone (removed upstream?); nothing to move")
+                say(f"note: pipeline/{mod}.py is not in this tree; nothing to move")
         present = [m for m in mods if (folder / f"{m}.py").is_file() or (dry and (root / "pipeline" / f"{m}.py").is_file())]
         text = FACE.format(job_wrapped=textwrap.fill(job, 100, initial_indent="", subsequent_indent=""), pkg=pkg, first=present[0] if present else mods[0],
                            names=", ".join(f'"{m}"' for m in present))
@@ -278,8 +280,9 @@ def candidate_files(root: Path) -> list[Path]:
 def rewrite_references(root: Path, dry: bool, extra: list[tuple[re.Pattern, str]]) -> list[str]:
     changed = []
     faces = {root / "pipeline" / pkg / "__init__.py" for pkg in FAMILIES}
+    faces.add(Path(__file__).resolve())  # this script, when it lives in the checkout (tools/renovate.py)
     for path in candidate_files(root):
-        if path in faces:
+        if path.resolve() in faces:
             continue  # written by this script, in the new names already
         try:
             text = path.read_text(encoding="utf-8")
