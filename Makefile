@@ -12,6 +12,11 @@ PIN := -c requirements.txt -c requirements-dev.txt
 # install time; Python compiles what a run imports, once, on first import. Measured on 2 cores:
 # the full install took 102 s compiled and 51 s without (docs/benchmarks.md, issue 33).
 PIP := $(PY) -m pip install --quiet --no-compile
+# The other half of --no-compile: Python must be allowed to write the bytecode it compiles. Where the
+# environment sets PYTHONDONTWRITEBYTECODE (this project's 2-core machines do), every process
+# compiled torch, numba and streamlit from source again on each import: on 2026-11-29 one test
+# worker spent over 8 minutes collecting the suite. Make's commands run without it.
+unexport PYTHONDONTWRITEBYTECODE
 
 $(VENV)/.venv-made:
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (Python 3.11)"; exit 1; }

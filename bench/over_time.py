@@ -25,8 +25,6 @@ copied to 144,144 answers in a result set, then the summaries and the page timed
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -34,10 +32,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-ROOT = Path(__file__).resolve().parent.parent
-SHAPES = {"tiny": (3, 2), "1k": (28, 2), "20k": (139, 8), "140k": (300, 26)}  # queries, waves (9 engines x 2 repeats)
-ENGINES = 9
-REPEATS = 2
+from over_time_corpus import ENGINES, REPEATS, ROOT, SHAPES, engines, make_corpus  # noqa: F401 - bench/over_time_corpus.py
+from over_time_corpus import corpus_env as _env
 
 _PAGE = """
 import sys, time
@@ -62,31 +58,6 @@ t = time.perf_counter()
 build(result_set(sys.argv[1]), "recorded", meaning="lexical")
 print("BUILD", time.perf_counter() - t)
 """
-
-
-def engines():
-    from pipeline.testing.fake_variation import Variation
-
-    return {f"Engine {k + 1}": Variation(seed=k, pool=6 + k, cited=3, statements=4, perturb=0.1 + 0.05 * k,
-                                         accuracy=0.55 + 0.04 * k) for k in range(ENGINES)}
-
-
-def make_corpus(label: str, folder: Path) -> tuple[Path, int]:
-    from pipeline.testing.fake_variation import synthetic_records
-
-    queries, waves = SHAPES[label]
-    path = folder / f"over-time-{label}.jsonl"
-    n = 0
-    with path.open("w", encoding="utf-8") as out:
-        for record in synthetic_records(engines(), queries=queries, repeats=REPEATS, waves=waves):
-            out.write(json.dumps(record) + "\n")
-            n += 1
-    return path, n
-
-
-def _env(tmp: Path) -> dict[str, str]:
-    return {**os.environ, "AEE_RESULTS_DIR": str(tmp / "results"), "AEE_CACHE_DIR": str(tmp / "cache"),
-            "AEE_OVER_TIME_MEANING": "lexical", "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
 
 
 def measure(label: str, tmp: Path, page: bool = True) -> dict:
@@ -236,7 +207,8 @@ if __name__ == "__main__":
                         help="instead: 1k through the pipeline, its tables copied to 144,144 answers; summaries and page only")
     args = parser.parse_args()
     chosen = tuple(s.strip() for s in args.sizes.split(","))
-    from run import Row, cost_row, text_table
+    from rows import Row, cost_row
+    from table import text_table
 
     if args.replicated:
         with tempfile.TemporaryDirectory(prefix="aee-over-time-rep-") as tmp:

@@ -1,6 +1,6 @@
 """Every registry page's warm view on the over-time corpora (row t4, issue 35 item 5).
 
-The corpora are bench/over_time.py's (the fake engines' controlled randomness, 9 engines x Q queries
+The corpora are bench/over_time_corpus.py's (the fake engines' controlled randomness, 9 engines x Q queries
 x 2 repeats x W weekly waves, canonical records carrying their labels) run through `aee run --judge
 recorded` in a fresh process. Each page of dashboard/pages_registry.PAGES is then run with
 Streamlit's AppTest in its own fresh process, with the address asking for that size's dataset and
@@ -46,6 +46,8 @@ try:
 except KeyError:
     shown = "(no-dataset-box)"
 print("PAGE", shown, " ".join(str(x) for x in times))
+import resource
+print("MEM", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 """
 
 # the dataset selectbox of each page that has one, to check the page opened the large dataset
@@ -57,14 +59,14 @@ DATASET_KEYS = {"scorecard.py": "scorecard_dataset", "inspector.py": "ins_datase
 def build(label: str, folder: Path) -> dict:
     """The over-time corpus of `label` through `aee run` in a fresh process, results under
     `folder`; reused (not rebuilt) when `folder` already holds a finished run of it."""
-    import over_time  # bench/over_time.py (this folder is on sys.path)
+    import over_time_corpus  # bench/over_time_corpus.py (this folder is on sys.path)
 
     folder.mkdir(parents=True, exist_ok=True)
     done = folder / "built.txt"
     if done.is_file():
         count, seconds = done.read_text().split()
         return {"label": label, "answers": int(count), "run_s": float(seconds), "reused": True}
-    path, n = over_time.make_corpus(label, folder)
+    path, n = over_time_corpus.make_corpus(label, folder)
     t = time.perf_counter()
     subprocess.run([sys.executable, "-m", "pipeline", "run", "--dataset", f"over-time-{label}", "--path", str(path),
                     "--judge", "recorded", "--no-progress"], cwd=ROOT, env=env(folder), check=True, capture_output=True,
@@ -75,9 +77,9 @@ def build(label: str, folder: Path) -> dict:
 
 
 def env(folder: Path) -> dict[str, str]:
-    import over_time
+    import over_time_corpus
 
-    return {**over_time._env(folder), "AEE_STUDIES_DIR": str(folder / "studies"), "AEE_USER_DIR": str(folder / "user"),
+    return {**over_time_corpus.corpus_env(folder), "AEE_STUDIES_DIR": str(folder / "studies"), "AEE_USER_DIR": str(folder / "user"),
             "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
 
 
@@ -95,7 +97,8 @@ def time_page(script: str, dataset: str, folder: Path) -> dict:
         return {"error": tail[0][:300], "load": load}
     _, shown, *times = line.split()
     cold, *warm = (float(x) for x in times)
-    return {"cold": cold, "warm": statistics.median(warm), "warm_all": warm, "shown": shown, "load": load}
+    mem = next((float(x.split()[1]) for x in out.stdout.splitlines() if x.startswith("MEM ")), float("nan"))
+    return {"cold": cold, "warm": statistics.median(warm), "warm_all": warm, "shown": shown, "load": load, "rss_mb": mem}
 
 
 def measure_pages(label: str, folder: Path) -> dict[str, dict]:
@@ -179,7 +182,8 @@ if __name__ == "__main__":
     parser.add_argument("--build-only", action="store_true", help="build the sizes, time no page")
     args = parser.parse_args()
     chosen = tuple(s.strip() for s in args.sizes.split(","))
-    from run import cost_row, skipped, text_table
+    from rows import cost_row, skipped
+    from table import text_table
 
     keep_dir = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="aee-pages-scale-"))
     built_sizes, timed = {}, {}

@@ -27,6 +27,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from registry import row
+from rows import cost_row, rate_row, skipped
+
 ROOT = Path(__file__).resolve().parent.parent
 LLM_LATENCY_S = 0.3
 LLM_BOUND = 8
@@ -134,3 +137,13 @@ def bench_llm_in_flight(quick: bool, rate_row: Callable, skipped: Callable) -> l
                      f"({'within' if stats['max'] <= LLM_BOUND else 'ABOVE'} the bound); whole run {seconds:.1f} s, of "
                      f"which {ideal:.1f} s is the least the requests take at {LLM_BOUND} at once; ratio 1 = the bound "
                      f"always full")]
+
+
+@row("l", "l. offline judge on Ray: one node vs two")
+def row_two_nodes(quick: bool) -> list:
+    return bench_two_nodes(quick, cost_row, skipped)
+
+
+@row("m", "m. LLM judge on Ray: requests in flight vs the bound")
+def row_llm_in_flight(quick: bool) -> list:
+    return bench_llm_in_flight(quick, rate_row, skipped)

@@ -27,6 +27,9 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from registry import row
+from rows import cost_row, skipped
+
 ROOT = Path(__file__).resolve().parent.parent
 KILL_TRIALS = 20
 RAY_ANSWERS = 200
@@ -128,3 +131,18 @@ def bench_crowd(quick: bool, cost_row: Callable, skipped: Callable) -> list:
                      f"another's text; baseline = the warm-up user's mean page-ready alone; {pages}; crowd wall "
                      f"{report['crowd_wall_seconds']:.0f} s, server CPU {report['server_cpu_seconds']} s on "
                      f"{report['cores']} cores")]
+
+
+@row("u", "u. kill -9 at random moments then rerun")
+def row_kill_trials(quick: bool) -> list:
+    return bench_kill_trials(quick, cost_row, skipped)
+
+
+@row("v", "v. offline judge, ExpertQA: local vs Ray")
+def row_ray_vs_local(quick: bool) -> list:
+    return bench_ray_vs_local(quick, cost_row, skipped)
+
+
+@row("w", "w. 20 browser users at once, full sessions")
+def row_crowd(quick: bool) -> list:
+    return bench_crowd(quick, cost_row, skipped)

@@ -52,6 +52,8 @@ def pick_dataset_and_judge(prefix: str, datasets: list[str], wanted: url_state.W
     url_state.seed(f"{prefix}_judge", judges, wanted.get(url_state.JUDGE), fallback=data.default_judge(dataset))
     judge = c2.selectbox(judge_label, judges, key=f"{prefix}_judge")
     index = data.answer_index(dataset, judge)
+    if note := data.records_note(dataset, judge):
+        st.caption(note)
     if index.empty:
         st.warning("This dataset has no answers.")
         st.stop()

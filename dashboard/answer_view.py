@@ -9,7 +9,8 @@ When `report_events` is on, hovers and clicks on citation markers are sent back 
 (batched: a click at once, hovers after a short pause) as a cumulative list with sequence
 numbers, so a rerun that arrives late never loses or repeats an event. The component also measures
 how long the answer stays visible and reports it (a "dwell" event) when the reader moves to another
-answer or hides the tab; the inspector records, besides, a "shown" row for every answer it shows.
+answer or hides the tab (as the page goes away, by a beacon: `dashboard.study_beacon`); the
+inspector records, besides, a "shown" row for every answer it shows.
 """
 
 from __future__ import annotations
@@ -401,18 +402,22 @@ def unchecked_headline(rep: dict) -> str:
 def show_report_views(annotated, rep: dict, source_rows: list[dict], *, key: str,
                       report_events: bool = False, participant: bool = False,
                       reliability: dict[str, str] | None = None, unchecked_hint: str = "",
-                      no_text: str = "") -> list[dict]:
+                      no_text: str = "", beacon: str = "") -> list[dict]:
     """The answer component, flags, metrics, matrices and graph for one answer (inspector,
     re-score). `participant` shows only what a study participant may see: the answer and its
     sources. `reliability`: the judge's reliability line and the Judges page address, for the
     verdict popovers. `unchecked_hint`: how to get pairs checked here, after the line saying some
-    were not. `no_text`: what a popover says of a source without text. Returns the component's new events."""
+    were not. `no_text`: what a popover says of a source without text. `beacon`: the recording
+    session's token (`dashboard.study_beacon`), so the time on screen is sent as the page goes away.
+    Returns the component's new events."""
     import pandas as pd
 
     from dashboard import answer_model
 
     data = answer_model.component_data(annotated, rep, source_rows, report_events=report_events,
                                        participant=participant, reliability=reliability, no_text=no_text)
+    if beacon and report_events:
+        data["beacon"] = beacon
     headline = unchecked_headline(rep)
     if headline and not participant:
         st.info(md_escape(headline + (" " + unchecked_hint if unchecked_hint else "")), icon=":material/visibility_off:")

@@ -8,11 +8,12 @@ report (nothing is computed here)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from dashboard import answer_model, data
+from dashboard import answer_model, answer_store, data
 from dashboard.answer_view import (
     CELL_CITATION,
     CELL_SUPPORT,
@@ -29,14 +30,23 @@ MAX_SIDE = 6  # askings shown side by side at once (each is a full answer with i
 PER_ROW = 2  # answers per row: two stay readable at 800 px; more wrap onto the next row
 
 
-@st.cache_data(show_spinner=False, max_entries=8)
+@st.cache_resource(show_spinner=False, max_entries=8)  # one shared frame: callers filter it, never change it
 def _captures(root: str, dataset: str, judge: str, stamp: tuple) -> pd.DataFrame:
-    answers = data.annotated_answers(dataset, judge)
-    frame = pd.DataFrame({"answer_id": [a.answer.answer_id for a in answers.values()],
-                          "engine": [a.answer.engine for a in answers.values()],
-                          "query": [a.answer.query for a in answers.values()],
-                          "meta": [json.dumps(dict(a.answer.meta), default=str) for a in answers.values()]})
-    captures = capture_frame(frame)
+    index = answer_store.index(dataset, Path(root))
+    if index is not None:  # `aee run` worked out each answer's wave and repeat (pipeline.page_records)
+        captures = index[["answer_id", "engine", "query", "wave", "repeat", "captured_at"]].copy()
+    else:
+        answers = data.annotated_answers(dataset, judge)
+        frame = pd.DataFrame({"answer_id": [a.answer.answer_id for a in answers.values()],
+                              "engine": [a.answer.engine for a in answers.values()],
+                              "query": [a.answer.query for a in answers.values()],
+                              "meta": [json.dumps(dict(a.answer.meta), default=str) for a in answers.values()]})
+        captures = capture_frame(frame)
+    return _shaped(captures)
+
+
+def _shaped(captures: pd.DataFrame) -> pd.DataFrame:
+    """Captures in engine, query, wave and repeat order, with their labels and headings."""
     if captures.empty:
         return captures.assign(label="")
     order = {w: i for i, w in enumerate(wave_order(captures))}
@@ -97,7 +107,7 @@ def show_side_by_side(dataset: str, judge: str, asked: pd.DataFrame, ids: list[s
     `askings(...)` of that query and engine, `ids` the answers chosen."""
     labels = dict(zip(asked["answer_id"], asked["label"]))
     info = asked.set_index("answer_id")
-    answers = data.annotated_answers(dataset, judge)
+    answers = data.answers_of(dataset, judge, ids[:MAX_SIDE])
     ids = [i for i in ids if i in answers][:MAX_SIDE]
     reports = [data.answer_report_cached(dataset, judge, i, mode, necessity) for i in ids]
     names = [labels.get(i, i) for i in ids]

@@ -91,7 +91,7 @@ def my_labels(sample_id: str, annotator: str) -> pd.DataFrame:
 @st.cache_data(show_spinner=False, max_entries=32)
 def _judge_labels(root: str, sample_id: str, stamp: int, results_stamp: tuple) -> tuple[dict, dict]:
     s = load_sample(sample_id, Path(root))
-    answers = data.annotated_answers(s.meta["dataset"], s.meta["judge"])
+    answers = data.answers_of(s.meta["dataset"], s.meta["judge"], set(s.items["answer_id"]))
     return judge_labels(s.items, answers, s.unit)
 
 
@@ -115,7 +115,7 @@ def _agreement(root: str, sample_id: str, field: str, labels_version: tuple, res
     if people_filter:
         people = {k: v for k, v in people.items() if k in people_filter}
     if with_experts:
-        carried = data.annotated_answers(s.meta["dataset"], "human")
+        carried = data.answers_of(s.meta["dataset"], "human", set(s.items["answer_id"]))
         experts = expert_labels(s.items, [v for a in carried.values() for v in a.verdicts])
         got = {item: labels[field] for item, labels in experts.items() if labels.get(field)}
         if got:
@@ -141,6 +141,33 @@ def ppi(dataset: str, judge: str, query_type: str, human: str = "all") -> dict[s
     """The prediction-powered rows of a dataset x judge (cached until a label, a sample or a result changes)."""
     stamps = tuple((m["sample_id"], _sample_stamp(str(m["sample_id"]))) for m in samples(dataset))
     return _ppi(str(data.results_root()), dataset, judge, query_type, human, version(), data._stamp(dataset, judge), stamps)
+
+
+def cited_only(dataset: str, judge: str) -> bool | None:
+    """True when every answer's labels cover cited pairs only (ExpertQA), False when some cover more,
+    None when the dataset has no answer; from the answer index when the set has one."""
+    from dashboard import answer_store
+
+    index = answer_store.index(dataset, data.results_root()) if data._shown(dataset) else None
+    if index is not None:
+        return None if index.empty else bool((index["support_scope"] == "cited_only").all())
+    answers = data.annotated_answers(dataset, judge)
+    return bool(answers) and all(a.answer.meta.get("support_scope") == "cited_only" for a in answers.values()) \
+        if answers else None
+
+
+def population(dataset: str, judge: str, unit: str, scope: str, relevance: bool):
+    """The audit frame a sample of these choices would be drawn from: its clusters only (what the
+    Audit page needs to draft the sample's size) from the records `aee run` wrote, else the whole
+    frame built from every answer."""
+    from dashboard import answer_store
+    from pipeline.audit.population import build_frame, clusters_frame, variant_name
+
+    found = answer_store.clusters(dataset, judge, variant_name(unit, scope, relevance), data.results_root()) \
+        if data._shown(dataset) else None
+    if found is not None:
+        return clusters_frame(unit, scope if unit == "pair" else "all", relevance and unit == "pair", found)
+    return build_frame(dataset, data.annotated_answers(dataset, judge), unit, scope, relevance and unit == "pair")
 
 
 def main_field(s: Sample) -> str:

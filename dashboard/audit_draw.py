@@ -16,6 +16,14 @@ ITEMS_FIELD = "Items (about)"  # the form's label of `aee audit sample --n`
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _items_per_answer(root: str, dataset: str, judge: str, scope: str, stamp: tuple) -> tuple[int, float] | None:
+    from pathlib import Path
+
+    from dashboard import answer_store
+    from pipeline.audit.population import variant_name
+
+    clusters = answer_store.clusters(dataset, judge, variant_name("pair", scope, True), Path(root))
+    if clusters is not None:  # the answer clusters of that frame, written by `aee run`
+        return (len(clusters), float(clusters["n_items"].mean())) if len(clusters) else None
     answers = data.annotated_answers(dataset, judge)
     # as pipeline.audit.population.pair_frame counts a whole answer asked relevance too: one item per
     # statement, one per source in scope that has text

@@ -262,7 +262,14 @@ def scorecard_ppi_section(dataset: str, judge: str, query_type: str, mode: str) 
                    "values above are n/a with the share judged. The corrected values for every item are shown under "
                    f"the judge the audit checked ({md_escape(', '.join(audited)) or 'none'}): pick it above.")
         return
-    metas = [m for m in audit_data.samples(dataset) if m.get("judge") == judge]
+    from pipeline.audit.fitted_record import FITTED_JUDGE, audited_judge
+
+    base_judge = audited_judge(dataset, judge, data.results_root())  # a fitted judge is corrected from its base's samples
+    metas = [m for m in audit_data.samples(dataset) if m.get("judge") == base_judge]
+    if judge == FITTED_JUDGE and base_judge != judge:
+        st.caption(f"This judge was fitted to people's labels over {md_escape(base_judge)}'s signals: its corrected "
+                   f"values use the same samples and labels as {md_escape(base_judge)}'s, the labelled answers predicted by "
+                   "models that never saw them (the Audit page, Fit a judge, compares the two).")
     if not metas:
         st.caption(f"No audit of judge {md_escape(judge)} on this dataset yet. Label a sample of its decisions on the "
                    "Audit the judge page and this section corrects the scorecard with your labels "

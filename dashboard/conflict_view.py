@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import data
+from dashboard import answer_store, data
 from dashboard.render import plot_escape
 from pipeline.conflict import probe_run, sides
 from pipeline.store import table_path
@@ -34,6 +34,10 @@ def _side_rows(root: str, dataset: str, judge: str, stamp: tuple) -> pd.DataFram
 def side_rows(dataset: str, judge: str) -> pd.DataFrame:
     """Per listed source of every debate answer: stance, answer side, followed (cached by file times)."""
     root = data.results_root()
+    if data._shown(dataset):
+        stored = answer_store.sides(dataset, judge, root)  # written by `aee run` (pipeline.page_records)
+        if stored is not None:
+            return stored
     files = [table_path(dataset, "sources", root=root), table_path(dataset, "statements", judge, root),
              table_path(dataset, "labels", judge, root)]
     stamp = tuple(f.stat().st_mtime_ns if f.exists() else 0 for f in files)

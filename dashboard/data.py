@@ -20,7 +20,7 @@ from typing import Any, Callable
 import pandas as pd
 import streamlit as st
 
-from dashboard import table_facts
+from dashboard import answer_store, table_facts
 from pipeline.aggregate import QUERY_TYPES, summarize
 from pipeline.importers import known_datasets
 from pipeline.metrics import GROUP_ORDER, METRICS, ScoreConfig
@@ -330,10 +330,39 @@ def _annotated(root: str, dataset: str, judge: str, stamp: tuple) -> dict[str, A
 
 def annotated_answers(dataset: str, judge: str) -> dict[str, AnnotatedAnswer]:
     """Every annotated answer of a dataset under one judge, keyed by id (cached until the files change;
-    none when the dataset's results are not a whole set)."""
+    none when the dataset's results are not a whole set). Slow and large on a big set: pages read
+    one answer (`annotated_answer`) or a few (`answers_of`) instead; this is their fallback for sets
+    written before the pages' records."""
     if not _shown(dataset):
         return {}
     return _annotated(str(results_root()), dataset, judge, _stamp(dataset, judge))
+
+
+def annotated_answer(dataset: str, judge: str, answer_id: str) -> AnnotatedAnswer | None:
+    """One annotated answer (None when the set has no such answer), read from its own rows when the
+    set has the pages' records (`pipeline.page_records`), else from every answer built once."""
+    if not _shown(dataset):
+        return None
+    present, found = answer_store.one(dataset, judge, answer_id, results_root())
+    return found if present else annotated_answers(dataset, judge).get(answer_id)
+
+
+def answers_of(dataset: str, judge: str, ids: list[str] | tuple[str, ...] | set[str]) -> dict[str, AnnotatedAnswer]:
+    """The annotated answers of `ids` that exist, keyed by id (read as `annotated_answer` reads one)."""
+    if not _shown(dataset):
+        return {}
+    got = answer_store.answers(dataset, judge, list(ids), results_root())
+    if got is None:
+        every = annotated_answers(dataset, judge)
+        got = {i: every[i] for i in ids if i in every}
+    return got
+
+
+def records_note(dataset: str, judge: str | None) -> str:
+    """The line a page shows when the set lacks the pages' records ("" when it has them)."""
+    if not judge or not _shown(dataset):
+        return ""
+    return answer_store.records_note(dataset, judge, results_root())
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -345,19 +374,29 @@ def _index(root: str, dataset: str, judge: str, stamp: tuple) -> pd.DataFrame:
 
 
 def answer_index(dataset: str, judge: str) -> pd.DataFrame:
-    """One row per answer: id, engine, query, query type, field."""
+    """One row per answer: id, engine, query, query type, field (the set's answer index when it has
+    one: a shared frame, never to be changed in place)."""
+    if _shown(dataset):
+        found = answer_store.index(dataset, results_root())
+        if found is not None:
+            return found[answer_store.INDEX_COLUMNS]
     return _index(str(results_root()), dataset, judge, _stamp(dataset, judge))
 
 
 def answer_source_rows(dataset: str, answer_id: str) -> list[dict]:
     """The exported source-analysis rows (type, injection flags, duplicate of) of one answer."""
+    found = answer_store.source_rows(dataset, answer_id, results_root()) if _shown(dataset) else None
+    if found is not None:
+        return found.drop(columns=["text"], errors="ignore").to_dict("records")
     frame = table(dataset, "sources")
     return frame.loc[frame["answer_id"] == answer_id].drop(columns=["text"], errors="ignore").to_dict("records")
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def _report(root: str, dataset: str, judge: str, answer_id: str, mode: str, necessity: str, stamp: tuple) -> dict[str, Any]:
-    annotated = _annotated(root, dataset, judge, stamp)[answer_id]
+    annotated = annotated_answer(dataset, judge, answer_id)
+    if annotated is None:
+        raise KeyError(answer_id)
     return answer_report(annotated, ScoreConfig(mode, necessity), judge)  # type: ignore[arg-type]
 
 

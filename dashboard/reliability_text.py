@@ -54,6 +54,9 @@ def reliability_summary(judge: str, agreement: pd.DataFrame | None = None, check
     if _is_audit(judge):
         return ("human:audit labels: what the people who audited a sample here said (each item's majority); "
                 "items nobody audited are unknown")
+    if base == "fitted":
+        return ("fitted judge: support labels learnt from people's audit labels over another judge's signals; what it "
+                "was fitted to and its agreement with held-out labels are on the Audit page (Fit a judge)")
     if carries_labels(judge):
         return ("human labels: the experts' own labels, the reference the judges are measured against" if base == "human"
                 else f"{judge} labels: recorded with the data; nobody re-judged them here")
@@ -99,6 +102,10 @@ def reliability_lines(judge: str, agreement: pd.DataFrame | None = None, checks:
                      "agrees with the others (Krippendorff's alpha) and with the judge. Only the audited items carry "
                      "a label here, so most of the scorecard reads n/a; the Scorecard's corrected values extend the "
                      "audit to every item.")
+        return lines
+    if base == "fitted":
+        lines.append("Its support labels are a model's reading of people's audit labels; its agreement with the labels "
+                     "it never saw, beside the audited judge's, is on the Audit page (Fit a judge).")
         return lines
     if carries_labels(judge):
         if base == "human":

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import audit_data, audit_draw, audit_publish, data, room_gate
+from dashboard import audit_data, audit_draw, audit_fit, audit_publish, data, room_gate
 from dashboard.audit_view import label_panel, who_table
 from dashboard.render import ensure_router, link_to_page, md_escape, pick_dataset
 from dashboard.url_state import full_url
@@ -38,7 +38,8 @@ if dataset is None:
 samples = audit_data.samples(dataset)
 # The mode lives in the address (?view=draw): a link reopens it. With no sample yet the page opens where
 # there is something to do (drawing one), not on an empty Label tab.
-MODES = {"label": "Label", "draw": "Draw a sample", "import": "Import a file", "classroom": "Classroom"}
+MODES = {"label": "Label", "draw": "Draw a sample", "import": "Import a file", "classroom": "Classroom",
+         "fit": "Fit a judge"}
 asked = MODES.get(str(st.query_params.get("view", "")))
 if asked and asked != st.session_state.get("_audit_view_written"):
     st.session_state["audit_mode"] = asked
@@ -51,6 +52,8 @@ st.query_params["view"] = next(k for k, v in MODES.items() if v == mode)
 illustrative = data.is_illustrative(dataset)
 if illustrative and not labelling:
     st.info("Illustrative teaching data: the engines and answers are invented.", icon=":material/school:")
+if not labelling and (records_note := data.records_note(dataset, data.default_judge(dataset))):
+    st.caption(records_note)
 labels = {str(m["sample_id"]): audit_data.sample_label(m) for m in samples}
 
 
@@ -58,9 +61,8 @@ def _default_scope() -> int:
     """Every listed source (index 1) where the judges label uncited pairs too, as on the teaching corpus: the
     unsupported-statements correction needs them; the cited ones (0) where labels cover cited pairs only (ExpertQA)."""
     judge = data.default_judge(dataset)
-    answers = data.annotated_answers(dataset, judge) if judge else {}
-    cited_only = bool(answers) and all(a.answer.meta.get("support_scope") == "cited_only" for a in answers.values())
-    return 0 if cited_only or not answers else 1
+    cited_only = audit_data.cited_only(dataset, judge) if judge else None
+    return 0 if cited_only is None or cited_only else 1
 
 
 DRAW_JUDGE = "offline"  # the toolkit's default judge (`aee run`, `aee audit sample`)
@@ -78,10 +80,9 @@ def _draw_default(judges: list[str]) -> str | None:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _suggested_items(root: str, dataset: str, judge: str, unit: str, scope: str, relevance: bool, stamp: tuple) -> int | None:
-    from pipeline.audit.population import build_frame
     from pipeline.audit.ppi_cells import items_for_corrected_values
 
-    frame = build_frame(dataset, data.annotated_answers(dataset, judge), unit, scope, relevance and unit == "pair")
+    frame = audit_data.population(dataset, judge, unit, scope, relevance)
     return items_for_corrected_values(frame, dataset=dataset, judge=judge)
 
 
@@ -232,6 +233,10 @@ if mode == "Draw a sample":
             _downloads(audit_data.sample(chosen))
         st.divider()
         audit_publish.publish_panel(dataset, "audit_draw", _audited_judge())
+    st.stop()
+
+if mode == "Fit a judge":
+    audit_fit.fit_panel(dataset)
     st.stop()
 
 if mode == "Import a file":

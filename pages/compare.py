@@ -45,9 +45,32 @@ def _can_compare(name: str) -> bool:
     return bool(judges_of) and bool(_multi_engine_queries(name, judges_of[0]))
 
 
+def _opening_rank(name: str) -> tuple:
+    """Which dataset Compare opens on when the one the other pages show has nothing to compare: each
+    engine asked each query once (with repeats one asking is one draw, the Over time page's matter),
+    real before illustrative, then the most queries two or more engines answered (never the build
+    order, nor a size that repeats inflate)."""
+    judges_of = data.judges(name)
+    idx = data.answer_index(name, judges_of[0]) if judges_of else None
+    repeats = bool(idx is not None and len(idx) and idx.groupby(["query", "engine"]).size().max() > 1)
+    return (not repeats, not data.is_illustrative(name), len(_multi_engine_queries(name, judges_of[0])) if judges_of else 0,
+            len(judges_of), name == "demo")
+
+
+shared = st.session_state.get("shared_dataset")
+showable = [n for n in datasets if _can_compare(n)]
+if wanted.source != "link" and showable and wanted.get(url_state.DATASET) not in (None, *showable):
+    # the page's memory, or the dataset another page switched to, has nothing to compare: open as fresh
+    kept = url_state.Wanted({k: v for k, v in wanted.items() if k != url_state.DATASET})
+    kept.source, wanted = wanted.source, kept
+opening = shared if shared in showable else (max(showable, key=_opening_rank) if showable else shared)
 dataset, judges, judge, index = answer_picker.pick_dataset_and_judge(
-    "cmp", datasets, wanted, fallback=data.default_dataset(datasets, prefer=_can_compare),
-    judge_label="Judge" if view == "engines" else "Judge A")
+    "cmp", datasets, wanted, fallback=opening, judge_label="Judge" if view == "engines" else "Judge A")
+if shared in datasets and shared not in showable and dataset != shared:
+    # say why this page is not on the dataset the other pages show
+    why = "no query two engines answered" if view == "engines" else "one judge's labels only"
+    st.caption(f"The other pages show {answer_model.md_text(data.dataset_label(shared))}, which has {why}: "
+               f"Compare opened on {answer_model.md_text(data.dataset_label(dataset))} instead.")
 
 linked = index[index["answer_id"] == wanted.get(url_state.ANSWER)]
 if view == "engines":
@@ -77,10 +100,13 @@ def _answer_id(engine: str) -> str:
 
 
 def _md_table(frame) -> None:
-    """A static table (wraps long notes); st.table reads Markdown, so every cell and header is escaped."""
+    """A static table (wraps long notes); st.table reads Markdown, so every cell and header is escaped.
+    On a phone each metric is a card, its values named A and B and its note on a line of its own
+    (layout.css, "cards_cmp")."""
     shown = frame.map(md_escape)
     shown.columns = [md_escape(c) for c in frame.columns]
-    st.table(shown, hide_index=True)
+    with st.container(key="cards_cmp_metrics"):
+        st.table(shown, hide_index=True)
 
 
 def _side(column, annotated, rep, title: str, key: str) -> None:
@@ -113,7 +139,7 @@ if view == "engines":
     url_state.publish(PAGE, {url_state.VIEW: view, url_state.DATASET: dataset, url_state.JUDGE: judge,
                              url_state.ANSWER: id_a, url_state.ENGINE_B: engine_b, url_state.MODE: mode,
                              url_state.NECESSITY: necessity})
-    answers = data.annotated_answers(dataset, judge)
+    answers = data.answers_of(dataset, judge, [id_a, id_b])
     rep_a = data.answer_report_cached(dataset, judge, id_a, mode, used)
     rep_b = data.answer_report_cached(dataset, judge, id_b, mode, used)
     st.markdown(f"**Query** ({answers[id_a].answer.query_type}): {answer_model.md_text(query)}")
@@ -154,11 +180,12 @@ else:
     url_state.publish(PAGE, {url_state.VIEW: view, url_state.DATASET: dataset, url_state.JUDGE: judge,
                              url_state.ANSWER: answer_id, url_state.JUDGE_B: judge_b, url_state.MODE: mode,
                              url_state.NECESSITY: necessity})
-    answers_b = data.annotated_answers(dataset, judge_b)
-    if answer_id not in answers_b:
+    ann_a, ann_b = data.annotated_answer(dataset, judge, answer_id), data.annotated_answer(dataset, judge_b, answer_id)
+    if ann_b is None or ann_a is None:
         st.warning(f"The {answer_model.md_text(judge_b)} judge has not labelled this answer.")
         st.stop()
-    ann_a, ann_b = data.annotated_answers(dataset, judge)[answer_id], answers_b[answer_id]
+    if note := data.records_note(dataset, judge_b):
+        st.caption(note)
     rep_a = data.answer_report_cached(dataset, judge, answer_id, mode, used)
     rep_b = data.answer_report_cached(dataset, judge_b, answer_id, mode, used)
     st.markdown(f"**Query** ({ann_a.answer.query_type}): {answer_model.md_text(query)} · "

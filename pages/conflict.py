@@ -56,6 +56,8 @@ def _no_side_reason(judge: str, cov: dict) -> str:
 def _show_sides(dataset: str, judge: str, by: str, wanted: dict, state: dict) -> None:
     rows = conflict_view.side_rows(dataset, judge)
     cov = sides.coverage(rows)
+    if note := data.records_note(dataset, judge):
+        st.caption(note)  # escaped where it is written (dashboard/answer_store.py)
     st.caption(md_escape(
         f"{cov['answers']} debate answers list {cov['sources']} sources; {cov['labelled']} have a known stance and "
         f"{cov['with_side']} take a side. {cov['answers_with_side']} answers lean one way; their sources with a side "

@@ -6,12 +6,13 @@ results); this page only chooses the answer and the scoring options and displays
 
 from __future__ import annotations
 
+import secrets
 import time
 from functools import partial
 
 import streamlit as st
 
-from dashboard import answer_html, answer_model, answer_picker, askings, data, room_gate, url_state
+from dashboard import answer_html, answer_model, answer_picker, askings, data, room_gate, study_beacon, url_state
 from dashboard.answer_view import reliability_header, report_download, scoring_controls, show_report_views, shown_rows, study_rows
 from dashboard.attribution_panel import show_attribution
 from dashboard.render import engine_key, ensure_router
@@ -182,7 +183,10 @@ if len(side) > 1 and not study_on:  # a study shows one answer at a time
     st.session_state["ins_server_seconds"] = time.perf_counter() - started
     st.stop()
 
-annotated = data.annotated_answers(dataset, judge)[answer_id]
+annotated = data.annotated_answer(dataset, judge, answer_id)
+if annotated is None:  # the set changed between the index and this read (a run finished)
+    st.warning("This answer is no longer in the results; reload the page.")
+    st.stop()
 rep = data.answer_report_cached(dataset, judge, answer_id, mode, effective_necessity(mode, necessity))
 source_rows = data.answer_source_rows(dataset, answer_id)
 sources = answer_model.source_view_rows(source_rows)
@@ -216,9 +220,15 @@ if not participant_view:
         for line in reliability:
             st.markdown(f"- {answer_model.md_text(line, 600)}")
 
+beacon = ""
+if study_ready and study_beacon.enabled():
+    # the time on the answer in view reaches the log even when the participant closes the tab
+    beacon = st.session_state.setdefault("ins_beacon", secrets.token_urlsafe(18))
+    study_beacon.register(beacon, study_id=study_id, participant=participant, session=session, alignment=alignment,
+                          answer_id=answer_id, context=answer_model.study_context(annotated))
 events = show_report_views(annotated, rep, sources, key="ins_answer", report_events=study_ready,
                            participant=participant_view, reliability=summary,
-                           no_text=answer_model.no_text_hint(dataset))
+                           no_text=answer_model.no_text_hint(dataset), beacon=beacon)
 if not participant_view:  # labels are what a study participant must not see
     show_attribution(annotated, key="ins_attribution")
 rows: list[dict] = []
@@ -230,7 +240,7 @@ if study_ready and shown_key not in already:
                        context=answer_model.study_context(annotated))
 if events and study_ready:
     # an event sent late (after switching answers) belongs to the answer it happened on
-    answers = data.annotated_answers(dataset, judge)
+    answers = data.answers_of(dataset, judge, {e["answer_id"] for e in events})
     for aid in dict.fromkeys(e["answer_id"] for e in events):
         context = answer_model.study_context(answers.get(aid, annotated))
         rows += study_rows([e for e in events if e["answer_id"] == aid], participant=participant, session=session,

@@ -159,6 +159,9 @@ if not icc_part.empty:
     _too_small(icc_part, "icc_note")
 
 
+FLIPS_SHOWN = 50  # rows of the flips table (a static table grows with its rows); the CSV has them all
+
+
 def _share_interval(low: object, high: object) -> str:
     """A share's 95% interval in percent, as the share is written."""
     text = fmt_ci(low, high, 2)
@@ -191,14 +194,21 @@ else:
         return page_link("inspector", {"dataset": dataset, "judge": judge, "answer": answers[0],
                                        "side": answers[:askings_shown]})
 
-    view = pd.DataFrame({"query": flips["query"].str.slice(0, 200), "ratings by repeat": flips["ratings"],
-                         f"values{unit}": flips["values"], "side by side": [_side_link(a) for a in ids]})
-    st.dataframe(view, hide_index=True, width="stretch", key="over_time_flips",
-                 column_config={"side by side": st.column_config.LinkColumn(display_text="open in the Inspector"),
-                                "query": st.column_config.TextColumn(width="large")})
+    # a static table (the query wraps, the link is a link), a card per query on a phone (layout.css,
+    # "cards_flips"): a data grid showed only the query column at 390 px
+    shown = flips.head(FLIPS_SHOWN)
+    view = pd.DataFrame({
+        "query": [md_escape(q) for q in shown["query"].str.slice(0, 200)],
+        "ratings by repeat": [md_escape(r) for r in shown["ratings"]],
+        f"values{unit}": [md_escape(v) for v in shown["values"]],
+        "side by side": [f"[open in the Inspector]({_side_link(a)})" for a in ids.head(FLIPS_SHOWN)]})
+    with st.container(key="cards_flips"):
+        st.table(view, hide_index=True)
+    more = (f" The first {FLIPS_SHOWN} are listed; the Flips CSV below has all {len(flips):,}."
+            if len(flips) > FLIPS_SHOWN else "")
     st.caption(f"{len(flips):,} queries; ratings use the metric's published bands (▲ acceptable, ● borderline, ▼ problematic). "
                "Each link opens the Answer inspector with that query's askings side by side: their metrics in one "
-               "table, each answer with its citation and support matrices.")
+               f"table, each answer with its citation and support matrices.{more}")
 
 # ---- exports ----------------------------------------------------------------------------------------
 st.subheader("Export")

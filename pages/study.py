@@ -158,7 +158,8 @@ if tab_data.open is not False:  # only the open tab is drawn (the others cost a 
             if counts["dwell_seconds"].notna().any():
                 st.subheader("Time on each answer (seconds)")
                 st.caption("How long each answer stayed on screen, measured in the browser while the tab was visible; "
-                           "rows whose time was not measured (the tab was closed first) are left out.")
+                           "the last answer's time is sent as the participant closes the tab or leaves the app. Rows whose "
+                           "time was not measured (an older log, or a browser that sent nothing) are left out.")
                 st.table(descriptive_view(study.descriptive_table(counts, measures=("dwell_seconds",))))
 
             engines_in_log = study.engine_order(counts["engine"])

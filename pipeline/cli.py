@@ -22,6 +22,7 @@ from pipeline.consistency.cli import register as register_over_time
 from pipeline.errors import InputError
 from pipeline.judges.base import JudgeError
 from pipeline.judges.cli import register as register_judges
+from pipeline.page_records import register as register_records
 from pipeline.study.cli import register as register_study
 
 EXIT_BAD_INPUT = 2
@@ -161,9 +162,18 @@ def build_parser() -> argparse.ArgumentParser:
     register_judges(sub)
     register_probe(sub)
     register_collect(sub)
-    register_audit(sub)
+    register_audit(sub, _run_dataset)
     register_over_time(sub)
+    register_records(sub)
     return parser
+
+
+def _run_dataset(*args: Any, **kwargs: Any) -> Any:
+    """pipeline.runner.run_dataset, imported on the first call (`aee --help` stays light). Handed to the
+    command lines of the packages below (`aee audit import/publish`), which never import the runner."""
+    from pipeline.runner import run_dataset
+
+    return run_dataset(*args, **kwargs)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -361,6 +371,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     where = "" if result.executor == "local" else f" on {result.executor}"
     print(f"{result.answers} answers, judge {result.judge}{where}: {result.chunks_done} chunks annotated, "
           f"{result.chunks_skipped} reused; {result.seconds:.1f} s; results in {result.out_dir}")
+    if result.records_seconds is not None:
+        print(f"pages' records: {result.records_seconds:.2f} s of the {result.seconds:.1f} s")
     if result.chunks_unsaved:
         print(f"warning: {result.chunks_unsaved} chunk(s) had a failed judge call: their labels are not saved and "
               "the next run asks those calls again (the others come from the judge cache)", file=sys.stderr)

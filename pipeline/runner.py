@@ -39,6 +39,8 @@ from pipeline.importers.import_report import ImportReport
 from pipeline.importers.refusals import Refusals
 from pipeline.judges import Judge, get_judge, with_cache
 from pipeline.judges.base import JudgeError, call_outcomes
+from pipeline.page_records import JUDGE_RECORDS, ChunkRecords, record_path
+from pipeline.page_records import finish as finish_records
 from pipeline.records import AnnotatedAnswer, Verdict
 from pipeline.result_sets import DatasetLock, NewGeneration, sweep_leftovers
 from pipeline.similarity import SIMILARITY_JUDGE, SIMILARITY_VERSION
@@ -89,6 +91,7 @@ class RunResult:
     import_report: dict[str, dict] = field(default_factory=dict)  # per input file (pipeline.importers.import_report)
     refused: list[str] = field(default_factory=list)  # one line per record the importer refused (file, line, field, why)
     executor: str = "local"  # where the annotate stage ran (pipeline.executor)
+    records_seconds: float | None = None  # spent writing the pages' records (pipeline/page_records); None: not written
 
 
 def _chunk_key(judge: Judge, chunk: Sequence[AnnotatedAnswer]) -> str:
@@ -236,6 +239,8 @@ def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | Non
     generation = NewGeneration(out_dir)  # the new result set, invisible to readers until published
     shared = {t: TableWriter(t, table_path(name, t, base=generation.path)) for t in ("answers", "sources")}
     writers = {t: TableWriter(t, table_path(name, t, judge_id, base=generation.path)) for t in JUDGE_TABLES if t != "summary"}
+    # the pages' records (pipeline/page_records); AEE_PAGE_RECORDS=off leaves them out (a set as written before them)
+    records = ChunkRecords(generation.path, judge_id) if os.environ.get("AEE_PAGE_RECORDS", "on") != "off" else None
     ids_done: set[str] = set()
     summary_values = SummaryAccumulator(summary_keys(SCHEMAS["metrics"].names))
     versions: set[str] = set()
@@ -253,6 +258,7 @@ def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | Non
             metrics = metric_rows(name, judge_id, annotated)
             writers["metrics"].append(metrics)
             summary_values.add_rows(metrics)
+            records = _add_records(records, annotated, metrics)
             ids_done.update(a.answer.answer_id for a in annotated)
             versions |= prompt_versions(annotated)
             for a in annotated:
@@ -275,6 +281,8 @@ def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | Non
     except BaseException:
         for w in (*shared.values(), *writers.values()):
             w.abort()
+        if records is not None:
+            records.abort()
         generation.discard()
         for folder in reversed(created):  # bad input leaves no trace, not even an empty folder
             if folder.is_dir() and not any(folder.iterdir()):
@@ -289,6 +297,7 @@ def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | Non
 
     try:
         summary = _finish(name, judge_id, generation, shared, writers, ids_done, summary_values)
+        result.records_seconds = _finish_records(generation.path, name, judge_id, records)
         config = {"dataset": name, "importer": info.importer, "path": str(info.path), "limit": limit,
                   "illustrative": info.illustrative, "score_configs": [vars(c) for c in SCORE_CONFIGS],
                   # input formats found, and where engine answers' source text came from (collect --sources):
@@ -305,6 +314,8 @@ def _run_locked(name: str, out_dir: Path, started: float, path: str | Path | Non
     except BaseException:
         for w in (*shared.values(), *writers.values()):
             w.abort()
+        if records is not None:
+            records.abort()
         generation.discard()
         raise
     sweep_leftovers(out_dir)  # the set before the previous one, and results from before generations
@@ -341,6 +352,42 @@ def _finish(name: str, judge_id: str, generation: NewGeneration, shared: dict[st
     write_table("summary", summary, table_path(name, "summary", judge_id, base=generation.path))
     _write_over_time(generation.path, judge_id)
     return summary
+
+
+def _add_records(records: ChunkRecords | None, chunk: Sequence[AnnotatedAnswer], metrics: list[dict]) -> ChunkRecords | None:
+    """The pages' records of one chunk; a failure costs the pages' fast first view (they build what
+    they need from the tables instead, and say so), never the run's results."""
+    if records is None:
+        return None
+    try:
+        records.add(chunk, metrics)
+        return records
+    except Exception as exc:  # noqa: BLE001 - the scores are unaffected
+        records.abort()
+        _warn_records(exc)
+        return None
+
+
+def _finish_records(base: Path, name: str, judge_id: str, records: ChunkRecords | None) -> float | None:
+    """The set's answer index and the judge's row locators, with the chunk records (best effort, as
+    above); the seconds all of the records took, None when they were not written."""
+    if records is None:
+        return None
+    try:
+        return records.seconds + finish_records(base, name, [judge_id], {judge_id: records})
+    except Exception as exc:  # noqa: BLE001 - a half-written record is removed; the pages fall back
+        records.abort()
+        for path in (record_path(base, "answer_index"), *(record_path(base, n, judge_id) for n in JUDGE_RECORDS)):
+            path.unlink(missing_ok=True)
+        _warn_records(exc)
+        return None
+
+
+def _warn_records(exc: Exception) -> None:
+    import sys
+
+    print(f"warning: the pages' records were not written ({type(exc).__name__}: {str(exc)[:200]}); the pages build "
+          "what they need on first use (slower); `aee records --dataset NAME` writes them later", file=sys.stderr)
 
 
 def _write_over_time(base: Path, judge_id: str) -> None:

@@ -241,13 +241,14 @@ def test_progress_counts_each_item_by_its_own_question(sample):
 
 def test_publishing_gives_relevance_verdicts_from_statement_items(root, sample, tmp_path, monkeypatch):
     from pipeline.audit.cli import publish
+    from pipeline.runner import run_dataset
 
     monkeypatch.setenv("AEE_RESULTS_DIR", str(root))
     monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
     store = LabelStore(labels_path(root))
     plan = _planned(sample)
     store.record_many([(sample.sample_id, i, "Eve", f, v) for i, (f, v) in plan.items()], "test")
-    summary = publish("demo", ["Eve"], root=root)
+    summary = publish("demo", run_dataset, ["Eve"], root=root)
     assert "published judge human:audit of demo" in summary
     answers = load_annotated("demo", "human:audit", root)
     items = sample.items.sort_values("order").to_dict("records")

@@ -9,7 +9,7 @@ from bench_smoke_helpers import check_shape, run_quick_bench
 
 pytestmark = pytest.mark.slow
 
-MORE_ROWS = "k,l,m,n,o,p,q,t,u,v,w"
+MORE_ROWS = "k,l,m,n,o,p,q,r,t,u,v,w"
 
 
 def test_json_shape_of_the_other_rows(tmp_path_factory):

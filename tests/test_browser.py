@@ -257,7 +257,7 @@ def test_study_mode_logs_hover_and_click(page, server, server_env, monkeypatch):
 
 
 def test_conflict_page_shows_a_probe_run(page, server, server_env):
-    from test_conflict_page import write_probe_run
+    from conflict_fixtures import write_probe_run
 
     write_probe_run(Path(server_env["AEE_RESULTS_DIR"]))  # the page lists runs on every script run
     _open(page, server, "Conflicting evidence")
@@ -324,3 +324,42 @@ def test_rescore_paste_anything_fills_the_form_then_scores(page, server):
     wait_idle(page)
     assert page.get_by_role("textbox", name="Paste anything", exact=True).input_value() == ""
     assert page.locator("text=Metrics for this answer").count() == 0
+
+
+def test_the_last_answer_is_timed_when_the_participant_closes_the_tab(browser, server, server_env, monkeypatch):
+    """Issue 45 item 12: the time on the answer a participant read last was lost when they closed the
+    tab (the component's state message needs a script run the closed page never gets). A beacon
+    (dashboard/study_beacon.py) carries it as the page goes away: closing the tab, or going to another site."""
+    monkeypatch.setenv("AEE_STUDIES_DIR", server_env["AEE_STUDIES_DIR"])
+    from pipeline.study import recorder
+
+    for study, leave in (("leave-close", "close"), ("leave-away", "away")):
+        ctx = browser.new_context(viewport={"width": 390, "height": 900})
+        pg = ctx.new_page()
+        pg.goto(f"{server}/inspector?study={study}")
+        pg.wait_for_selector("h1:has-text('Answer inspector')", timeout=90_000)
+        wait_idle(pg)
+        _fill(pg.get_by_role("textbox", name="Participant code", exact=True), "P09")
+        pg.wait_for_selector("text=Recording for participant P09", timeout=30_000)
+        wait_idle(pg)
+        pg.locator("[data-testid=answer-view]").first.wait_for(timeout=30_000)
+        started = time.monotonic()
+        time.sleep(2.0)  # reading
+        if leave == "close":
+            pg.close(run_before_unload=True)
+        else:
+            pg.goto("about:blank")
+        read = time.monotonic() - started
+        deadline = time.monotonic() + 30
+        log = recorder.load_study_log(study)
+        while time.monotonic() < deadline and "dwell" not in set(log["event"]):
+            time.sleep(0.5)
+            log = recorder.load_study_log(study)
+        ctx.close()
+        dwell = log.loc[log["event"] == "dwell", "dwell_seconds"]
+        assert len(dwell) == 1, (leave, log)  # once, though both visibilitychange and pagehide fired
+        # on screen from before the 2 s of reading until the page went: at least those 2 s, and not
+        # more than the whole visit (a hang guard's slack for a loaded machine)
+        assert 2.0 <= float(dwell.iloc[0]) <= read + 60, (leave, float(dwell.iloc[0]), read)
+        assert set(log.loc[log["event"] == "dwell", "participant"]) == {"P09"}
+        assert (log["event"] == "shown").sum() == 1

@@ -224,3 +224,50 @@ def test_what_was_understood_reads_on_a_phone(server, browser):
         pg.screenshot(path=str(SHOTS / "rescore-understood-390.png"))
     finally:
         ctx.close()
+
+
+def test_compare_metrics_read_as_cards_on_a_phone(server, browser):
+    """Seen while checking item 6 at 390 px: Compare's metrics table pushed its note column (why a
+    value is n/a) off the right edge. On a phone each metric is a card: values named A and B, the
+    note on its own line."""
+    ctx = browser.new_context(viewport={"width": PHONE, "height": 900})
+    try:
+        pg = ctx.new_page()
+        _open(pg, f"{server}/compare?dataset=demo&judge=recorded")
+        got = _cards(pg, "cards_cmp_metrics")
+        assert got is not None and got["rows"] >= 10, got
+        assert got["right"] <= PHONE and got["lastRight"] <= PHONE, got
+        assert got["tallest"] < 160, got  # a card, not a column squeezed to a word per line
+        named = pg.evaluate("""() => [3, 4].map(k => getComputedStyle(document.querySelector(
+            `[data-testid=stMain] [class*="st-key-cards_cmp_metrics"] tbody tr td:nth-child(${k})`), '::before').content)""")
+        assert named == ['"A: "', '"B: "'], named  # each value says which answer it belongs to
+        pg.locator("[class*=st-key-cards_cmp_metrics]").first.screenshot(path=str(SHOTS / "compare-metrics-390.png"))
+    finally:
+        ctx.close()
+
+
+def test_a_participant_reads_the_legend_and_a_source_on_a_phone(server, browser):
+    """Seen while re-checking items 10 and 12 at 390 px: in the participant view the one-line legend
+    ("Hover over or click a numbered marker ...") ran past the right edge, and a marker's popover
+    stuck out of the window by its padding."""
+    ctx = browser.new_context(viewport={"width": PHONE, "height": 900})
+    try:
+        pg = ctx.new_page()
+        _open(pg, f"{server}/inspector?dataset=demo&study=narrow45")
+        box = pg.get_by_role("textbox", name="Participant code", exact=True)
+        box.fill("P01")
+        box.press("Enter")
+        pg.wait_for_selector("text=Recording for participant P01", timeout=60_000)
+        wait_idle(pg)
+        legend = pg.locator("[data-testid=answer-view] .aev-legend .item").first
+        assert "Hover over or click" in legend.inner_text()
+        assert legend.evaluate("e => Math.round(e.getBoundingClientRect().right)") <= PHONE
+        assert legend.evaluate("e => e.scrollWidth <= e.clientWidth + 1")  # its whole text, wrapped
+        pg.locator("[data-testid=answer-view] button.cite").first.click()
+        pop = pg.locator("[data-testid=citation-popover]")
+        pop.wait_for(timeout=10_000)
+        right = pop.evaluate("e => Math.round(e.getBoundingClientRect().right)")
+        assert right <= PHONE, right
+        pg.locator("[data-testid=answer-view]").first.screenshot(path=str(SHOTS / "participant-popover-390.png"))
+    finally:
+        ctx.close()

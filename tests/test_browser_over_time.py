@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -56,8 +57,8 @@ def server(tmp_path_factory):
 
 
 def _side_link(results: Path) -> str:
-    """The Over time page's first flipped query's link, as the page builds it (the flips table is a
-    canvas grid, so the link is rebuilt from the same summary the page reads)."""
+    """The Over time page's first flipped query's link, as the page builds it (rebuilt from the same
+    summary the page reads)."""
     import pyarrow.parquet as pq
 
     from pipeline.consistency.summary import FLIPS_FILE
@@ -125,3 +126,37 @@ def test_a_flip_link_shows_the_askings_side_by_side(server, browser):
         assert pg.url.count("side=") == 3
 
     _at_two_widths(browser, f"{server}/{_side_link(results)}", "Answer inspector", "inspector-side-by-side", check)
+
+
+def test_the_flips_read_as_cards_on_a_phone(server, browser):
+    """Issue 45 item 7: at 390 px the flips table showed only its query column (ratings, values and
+    the Inspector link sat off to the right of a data grid). On a phone each flipped query is a card:
+    the query on its own line, its ratings and values, then the link, all on screen."""
+    server, results = server
+    ctx = browser.new_context(viewport={"width": 390, "height": 900})
+    try:
+        pg = ctx.new_page()
+        pg.goto(f"{server}/over_time?dataset=waves&judge=recorded&engine=%3Cb%3EHostile%3C%2Fb%3E+engine"
+                "&metric=citation_accuracy&wave=2026-01-05")
+        pg.wait_for_selector("h1:has-text('Over time')", timeout=guard_ms(90))  # a hang guard
+        wait_idle(pg)
+        _no_error(pg)
+        cards = pg.locator("[class*=st-key-cards_flips] tbody tr")
+        cards.first.wait_for(timeout=guard_ms(60))
+        assert cards.count() >= 1
+        edges = pg.evaluate("""() => [...document.querySelectorAll('[class*="st-key-cards_flips"] tbody td')]
+            .map(td => Math.round(td.getBoundingClientRect().right))""")
+        assert max(edges) <= 390, edges  # every cell of every card is on screen
+        first = cards.first
+        text = first.inner_text()
+        assert re.search(r"[▲●▼]{2,3}", text) and "open in the Inspector" in text, text
+        assert "Synthetic question number" in text
+        link = first.get_by_role("link", name="open in the Inspector")
+        assert link.is_visible() and link.bounding_box()["x"] + link.bounding_box()["width"] <= 390
+        assert (link.get_attribute("href") or "").count("side=") == 3
+        assert pg.locator("[class*=st-key-cards_flips]").evaluate("e => e.scrollWidth <= e.clientWidth + 1")
+        if SHOTS_ON:
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            _screenshot(pg, 390, SHOTS / "over_time-flips-390.png")
+    finally:
+        ctx.close()

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conflict_fixtures import write_probe_run
 from tolerances import close
 
 from pipeline.conflict import probe_ask, probe_run, sides
@@ -29,37 +30,6 @@ INSPECTOR = str(ROOT / "pages" / "inspector.py")
 
 pytest.importorskip("streamlit.testing.v1")
 from streamlit.testing.v1 import AppTest  # noqa: E402
-
-
-def write_probe_run(results: Path, name: str = "fake-illustrative") -> Path:
-    """A small real probe run on the bundled illustrative set against the fake server: the model
-    always answers with the first passage's side, and with the side of a passage that opens with
-    the relevance prefix."""
-    def handler(req):
-        user = req.messages[1]["content"]
-        first = user.split("Passage 2:")[0]
-        second = user.split("Passage 2:")[1]
-        from pipeline.conflict.perturb import RELEVANCE_PREFIX
-
-        prefix = RELEVANCE_PREFIX.split("{")[0]
-        chosen = second if prefix in second and prefix not in first else first
-        data = load_probe_data()
-        for q in data.questions:
-            for p in q.paragraphs:
-                if p.text[:60] in chosen:
-                    return "Yes" if p.stance == "yes" else "No"
-        return "Maybe"
-
-    data = load_probe_data()
-    # two questions keep it quick
-    small = type(data)(data.path, data.sha256, data.questions[:2], data.skipped)
-    with FakeOpenAIServer() as server:
-        server.handler = handler
-        asker = probe_ask.Asker("fake-model", server.base_url, None, max_retries=0, timeout=5)
-        probe_run.run_probe(small, asker, probe_ask.ProbeCache(results.parent / "probe-cache.sqlite"),
-                            perturbations=parse_perturbations("relevance_prefix,references"),
-                            out_dir=probe_run.probes_root(results) / name, concurrency=4, progress=False)
-    return probe_run.probes_root(results) / name
 
 
 @pytest.fixture(scope="module")

@@ -66,8 +66,8 @@ def test_guard_rails_say_how_many_more():
     check = check_fit(y, groups, ["s"] * 150, ["A"] * 150, ["A", "B"], k=5)
     assert not check.ok
     assert "150 labels are too few for a 5-fold fit: label 50 more" in check.reasons[0]
-    assert check.notes == ["engine B has no labels: the fitted judge does not predict it, the unfitted "
-                           "judge's p_full stands in there."]
+    assert check.notes == ["engine B has no labels: the fitted judge does not predict it, its pairs keep the "
+                           "unfitted judge's labels."]
     one_answer = check_fit(np.array([1.0, 0.0] * 200), [str(i // 2) for i in range(399)] + ["z"],
                            ["s"] * 399 + ["t"], ["A"] * 400, ["A"])
     assert any("stratum t has 1 labelled answer(s): label 1 more." == r for r in one_answer.reasons)
@@ -87,6 +87,8 @@ def test_kappa_and_sentence_golden():
     assert what_labels_bought(600, 0.5, None, 0.09, 0.12) == (
         "With your 600 labels the fitted judge agrees with the held-out labels at kappa 0.50 (the judge "
         "alone not computable (one kind of label only)); intervals 25% narrower.")
+    assert what_labels_bought(611, 0.06, 0.11, 0.1002, 0.1000).endswith("; intervals about as wide as through the judge alone.")
+    assert what_labels_bought(611, 0.06, 0.11, 0.106, 0.100).endswith("; intervals 6% wider.")
     assert dataset_note("expertqa", "expertqa") is None
     assert "fitted on expertqa and is applied to webgpt" in dataset_note("expertqa", "webgpt")
 

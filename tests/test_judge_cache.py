@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -294,14 +295,16 @@ def test_wal_mode_and_second_process_reads(tmp_path):
     mode = sqlite3.connect(db).execute("PRAGMA journal_mode").fetchone()[0]
     assert mode.lower() == "wal"
     code = (
-        "import sys, dataclasses; sys.path.insert(0, sys.argv[2]); sys.path.insert(0, sys.argv[3]);"
+        "import sys, dataclasses; sys.path[:0] = sys.argv[2:5];"
         "from pathlib import Path; from pipeline.judges.cache import CachingJudge;"
         "from test_judge_cache import ScriptedJudge; from openai_fixtures import sample_answer;"
         "inner = ScriptedJudge(); c = CachingJudge(inner, Path(sys.argv[1]));"
         "a, s = sample_answer(2); c.relevance(a, s); c.confidence(a);"
         "print(inner.calls, c.hits, c.misses)"
     )
-    out = subprocess.run([sys.executable, "-c", code, str(db), str(REPO), str(REPO / "tests")],
+    # the project, the shared helpers (tests/) and this file's own folder, wherever the file sits
+    # (os.path here: the layout script re-aims `Path(__file__)` chains at the same place when it moves a file)
+    out = subprocess.run([sys.executable, "-c", code, str(db), str(REPO), str(REPO / "tests"), os.path.dirname(os.path.abspath(__file__))],
                          capture_output=True, text=True, timeout=guard(60))
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["1", "1", "1"]  # relevance hit, confidence computed in the child

@@ -84,8 +84,9 @@ def test_judges_never_reach_back_into_the_stages_around_them():
 
 def test_only_the_cli_and_default_build_import_the_runner():
     users = {m for m, targets in IMPORTS.items() if "pipeline.runner" in targets} - {"pipeline.runner"}
-    # `aee audit publish` writes the people's labels as a judge through the runner: a command line too
-    assert users <= {"pipeline.cli", "pipeline.audit.cli", "pipeline.default_data"}, users
+    # `aee audit publish` writes the people's labels as a judge through the runner, which pipeline.cli
+    # hands to pipeline.audit.cli: the audit's command line does not import it
+    assert users <= {"pipeline.cli", "pipeline.default_data"}, users
 
 
 # ---- layers and circles ------------------------------------------------------------------------
@@ -122,6 +123,7 @@ LAYERS: dict[str, int] = {
     "pipeline.consistency": 7,
     "pipeline.room": 7,  # serving a room: join codes and who may write, beside the audit's label store it guards
     "pipeline.cluster": 7,  # the annotate stage on Ray (optional extra), beside the runner it serves, never importing it
+    "pipeline.page_records": 7,  # what the dashboard's pages open, written by the runner beside the tables
     # 8 interfaces: the command lines and the shipped test doubles
     "pipeline.cli": 8, "pipeline.__main__": 8, "pipeline.judges.cli": 8, "pipeline.testing": 8, "pipeline.audit.cli": 8,
     "pipeline.consistency.cli": 8,

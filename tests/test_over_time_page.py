@@ -52,8 +52,14 @@ def page(results, monkeypatch, tmp_path) -> AppTest:
 
 
 def _table(at: AppTest, column: str):
-    """The dataframe shown with this column (AppTest does not keep a dataframe's key)."""
-    return next(d.value for d in at.dataframe if column in d.value.columns)
+    """The dataframe or static table shown with this column (AppTest does not keep a dataframe's key);
+    a Markdown link cell ("[open in the Inspector](inspector?...)") reads as its address."""
+    frame = next(d.value for d in [*at.dataframe, *at.table] if column in d.value.columns).copy()
+    if "side by side" in frame.columns:
+        links = frame["side by side"].str.extract(r"^\[open in the Inspector\]\((.+)\)$")[0]
+        assert links.notna().all(), list(frame["side by side"])  # every row is a link, never a bare address
+        frame["side by side"] = links
+    return frame
 
 
 def _text(at: AppTest) -> str:

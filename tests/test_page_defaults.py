@@ -98,3 +98,57 @@ def test_the_audit_draft_is_the_default_judge_and_enough_items(audit_results, mo
     at.run()
     assert not at.exception, at.exception
     assert not any("Even labelled in full" in str(w.value) for w in at.warning)
+
+
+@pytest.fixture(scope="module")
+def compare_datasets(tmp_path_factory) -> Path:
+    """`single`: 30 answers, each query put to one engine (the largest, so the other pages' default);
+    `pair`: two engines asked 6 queries once each; `waves`: two engines asked 4 queries 3 times each,
+    built last and larger than `pair` (the size rule alone opens Compare on it)."""
+    from pipeline.runner import run_dataset
+    from pipeline.testing.fake_variation import canonical_record
+
+    def strip(r: dict) -> dict:
+        return {k: v for k, v in r.items() if k not in ("wave", "repeat", "captured_at")}
+
+    single = [strip(canonical_record(("Alpha", "Beta")[q % 2], f"Lone question {q}?", 0, Variation())) for q in range(30)]
+    pair = [strip(r) for r in synthetic_records({"Alpha": Variation(), "Beta": Variation()}, queries=6, repeats=1)]
+    waves = list(synthetic_records({"Alpha": Variation(), "Beta": Variation()}, queries=4, repeats=3))
+    base = tmp_path_factory.mktemp("compare_defaults")
+    root = base / "results"
+    for name, rows in (("single", single), ("pair", pair), ("waves", waves)):
+        path = base / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("AEE_OVER_TIME_MEANING", "lexical")
+            run_dataset(name, path, judge_name="recorded", progress=False, root=root)
+    return root
+
+
+def test_compare_opens_on_a_dataset_two_engines_answered_once_and_says_why(compare_datasets, monkeypatch, tmp_path):
+    """Item 6: Compare opened on the last dataset built (the largest one it could show, a set of
+    repeats), with no word on why it left the dataset every other page showed."""
+    from audit_fixtures import page_text
+
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(compare_datasets))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90).run()
+    assert at.session_state["shared_dataset"] == "single"  # what the other pages open on
+    at = goto(at, "pages/compare.py")
+    assert at.selectbox(key="cmp_dataset").value == "pair"
+    assert "The other pages show single, which has no query two engines answered: Compare opened on pair" \
+        in page_text(at)
+    # the size rule the page used before picks the set of repeats, built last
+    from dashboard import data
+
+    assert data.default_dataset(["pair", "waves"]) == "waves"
+    # a person's own choice stays, with no note (it is the shared dataset now)
+    at.selectbox(key="cmp_dataset").select("waves").run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="cmp_dataset").value == "waves"
+    assert "The other pages show" not in page_text(at)
+    # leaving for a page that shows `single` and coming back opens a dataset Compare can show
+    at = goto(at, "pages/scorecard.py", dataset="single")
+    at.query_params.clear()
+    at = goto(at, "pages/compare.py")
+    assert at.selectbox(key="cmp_dataset").value == "pair"

@@ -1,21 +1,33 @@
 // How long the answer in view stays on screen, for study mode's dwell time. It lives on the window,
 // which outlives the remounts a rerun causes, so one continuous view of an answer is one stretch;
 // time the tab is hidden or another page is open is not counted.
-const DWELL = window.__aevDwell || (window.__aevDwell = { answer: null, ms: 0, since: null, report: null });
+const DWELL = window.__aevDwell || (window.__aevDwell = { answer: null, ms: 0, since: null, report: null, beacon: null });
 const dwellPause = () => {
   if (DWELL.since !== null) { DWELL.ms += performance.now() - DWELL.since; DWELL.since = null; }
 };
 const dwellResume = () => {
   if (DWELL.answer !== null && DWELL.since === null && !document.hidden) { DWELL.since = performance.now(); }
 };
+const MIN_DWELL_MS = 500;  // shorter stretches are re-renders, not reading
+// The stretch so far as a beacon (dashboard/study_beacon.py): the one message a browser still sends
+// while the page is going away (closed tab, another site), which a component state value is not.
+const dwellBeacon = () => {
+  dwellPause();
+  if (!DWELL.beacon || DWELL.answer === null || DWELL.ms < MIN_DWELL_MS || !navigator.sendBeacon) { return false; }
+  const base = (window.__streamlit && window.__streamlit.BACKEND_BASE_URL) || (location.origin + '/');
+  const body = JSON.stringify({ token: DWELL.beacon, answer: DWELL.answer, ms: Math.round(DWELL.ms),
+    id: Math.random().toString(36).slice(2) + Date.now().toString(36) });
+  const sent = navigator.sendBeacon(new URL('_aee/dwell', base).href, new Blob([body], { type: 'text/plain' }));
+  if (sent) { DWELL.ms = 0; }
+  return sent;
+};
 if (!window.__aevDwellListener) {
   window.__aevDwellListener = true;
   // a hidden tab may never come back (closed, or the class moved on): report the stretch now
-  document.addEventListener('visibilitychange', () => {
-    if (document.hidden) { dwellPause(); if (DWELL.report) { DWELL.report(); } } else { dwellResume(); }
-  });
+  const away = () => { dwellPause(); if (!dwellBeacon() && DWELL.report) { DWELL.report(); } };
+  document.addEventListener('visibilitychange', () => { if (document.hidden) { away(); } else { dwellResume(); } });
+  window.addEventListener('pagehide', away);
 }
-const MIN_DWELL_MS = 500;  // shorter stretches are re-renders, not reading
 
 export default function (component) {
   const { data, parentElement, setStateValue } = component;
@@ -75,11 +87,12 @@ export default function (component) {
     if (DWELL.answer !== null && DWELL.answer !== data.answer_id) { reportDwell(); }
     if (DWELL.answer !== data.answer_id) { DWELL.answer = data.answer_id; DWELL.ms = 0; DWELL.since = null; }
     DWELL.report = reportDwell;
+    DWELL.beacon = typeof data.beacon === 'string' && data.beacon ? data.beacon : null;
     state.reportDwell = reportDwell;
     dwellResume();
   } else {
     dwellPause();
-    DWELL.answer = null; DWELL.ms = 0; DWELL.report = null;
+    DWELL.answer = null; DWELL.ms = 0; DWELL.report = null; DWELL.beacon = null;
   }
 
   const root = el('div', 'aev');
@@ -93,7 +106,7 @@ export default function (component) {
   const legend = el('div', 'aev-legend');
   legend.setAttribute('aria-label', 'Legend');
   if (data.participant) {
-    legend.appendChild(el('span', 'item', 'Hover over or click a numbered marker to see the source it points to.'));
+    legend.appendChild(el('span', 'item wrap', 'Hover over or click a numbered marker to see the source it points to.'));
   }
   (data.participant ? [] : ['supported', 'unsupported', 'unchecked', 'uncited', 'filler']).forEach((k) => {
     const item = el('span', k === 'unchecked' ? 'item wrap' : 'item');

@@ -4,6 +4,10 @@ prediction-powered rows of `aee scorecard --ppi`.
 `pipeline.cli` calls `register(subparsers)`; each subcommand sets `func(args) -> int`. Bad input is an
 InputError (one line, exit code 2); an import's bad rows are one line each on stderr, and the
 command then exits 2 even though its good rows landed.
+
+Publishing the labels as a judge runs the runner (`pipeline.runner.run_dataset`), which sits above
+this package; the top-level command line hands it in (`register(subparsers, run_dataset)`), so
+nothing here imports upward.
 """
 
 from __future__ import annotations
@@ -13,15 +17,18 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pipeline.audit import SCOPES, UNITS
 from pipeline.errors import InputError, one_line
 
 EXIT_BAD_ROWS = 2
+RunDataset = Callable[..., Any]  # pipeline.runner.run_dataset, handed in by pipeline.cli
 
 
-def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+def register(subparsers: argparse._SubParsersAction, run_dataset: RunDataset) -> argparse.ArgumentParser:
+    """`aee audit ...` under `subparsers`; `run_dataset` is the runner's entry point, which `import` and
+    `publish` use to write the people's labels as the judge human:audit."""
     parser = subparsers.add_parser("audit", help="audit the judge on your own answers: samples, human labels, agreement")
     sub = parser.add_subparsers(dest="audit_command", required=True)
 
@@ -50,14 +57,27 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--sample", help="the sample id, when the file has no sample_id column")
     p.add_argument("--no-publish", action="store_true",
                    help="do not publish the labels as the dataset's human:audit judge afterwards (aee audit publish)")
-    p.set_defaults(func=cmd_import)
+    p.set_defaults(func=cmd_import, run_dataset=run_dataset)
 
     p = sub.add_parser("publish", help="write the people's labels as the dataset's judge human:audit (one label per "
                                        "item: the majority; everything not audited unknown)")
     p.add_argument("--dataset", required=True)
     p.add_argument("--annotator", action="append",
                    help="publish these people's labels only (repeat the option; default: everyone's)")
-    p.set_defaults(func=cmd_publish)
+    p.set_defaults(func=cmd_publish, run_dataset=run_dataset)
+
+    p = sub.add_parser("fit", help="fit a judge to the people's labels of a pair sample (judge `fitted`: cross-fitted, "
+                                   "its corrected intervals through `aee scorecard --ppi --judge fitted`)")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--judge", default="offline", help="the audited judge whose signals the fit reads (default: offline)")
+    p.add_argument("--sample", help="the pair sample whose labels to fit to (default: the one with the most labels)")
+    p.add_argument("--human", default="all", help="whose labels: all (their majority; default), a comma list of "
+                                                  "annotators, or experts (ExpertQA's carried expert labels)")
+    p.add_argument("--from", dest="apply_from", metavar="DATASET",
+                   help="apply the fitted judge of another dataset instead of fitting (every label then says so)")
+    p.add_argument("--compare", action="store_true",
+                   help="also say what the labels bought: held-out kappa and how much narrower the corrected intervals are")
+    p.set_defaults(func=cmd_fit, run_dataset=run_dataset)
 
     p = sub.add_parser("export", help="write a sample's tasks and labelling setup for Label Studio or Argilla")
     p.add_argument("--format", required=True, choices=("label-studio", "argilla"))
@@ -130,20 +150,20 @@ def cmd_import(args: argparse.Namespace) -> int:
     print(report.summary())
     if report.written and not args.no_publish:
         try:
-            print(publish(args.dataset))
+            print(publish(args.dataset, args.run_dataset))
         except InputError as exc:  # the labels landed; only the judge view of them could not be written
             print(f"note: not published as judge human:audit ({one_line(str(exc), 300)}); "
                   f"run `aee audit publish --dataset {args.dataset}` later")
     return EXIT_BAD_ROWS if report.errors else 0
 
 
-def publish(dataset: str, annotators: list[str] | None = None, root: Path | None = None, progress: bool = False) -> str:
-    """Write the dataset's `human:audit` judge through the runner (pipeline.audit.publish); returns
-    what it holds in words."""
+def publish(dataset: str, run_dataset: RunDataset, annotators: list[str] | None = None, root: Path | None = None,
+            progress: bool = False) -> str:
+    """Write the dataset's `human:audit` judge through the runner's `run_dataset` (handed in by the
+    layer above; the publication itself is pipeline.audit.publish); returns what it holds in words."""
     from pipeline.audit.publish import collect, run_input
     from pipeline.judges import JudgeError
     from pipeline.judges.carried import AuditLabels
-    from pipeline.runner import run_dataset
 
     publication = collect(dataset, annotators=annotators, root=root)
     path, importer, limit = run_input(dataset, root)
@@ -157,7 +177,52 @@ def publish(dataset: str, annotators: list[str] | None = None, root: Path | None
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    print(publish(args.dataset, [clean for a in args.annotator or [] if (clean := a.strip())] or None))
+    print(publish(args.dataset, args.run_dataset, [clean for a in args.annotator or [] if (clean := a.strip())] or None))
+    return 0
+
+
+def write_fitted(dataset: str, run_dataset: RunDataset, base_judge: str = "offline", sample_id: str | None = None,
+                 human: str | list[str] = "all", root: Path | None = None, *, apply_from: str | None = None,
+                 progress: bool = False) -> dict[str, Any]:
+    """Fit (`pipeline.audit.fitted_run.prepare_fit`) and write the judge `fitted` of `dataset` through
+    the runner's `run_dataset` (handed in by the command line above, as for `publish`): its verdicts
+    attached to each answer as it is read. Returns the manifest's record plus `answers` and `seconds`."""
+    from pipeline.audit.fitted_run import prepare_fit
+    from pipeline.audit.publish import run_input
+    from pipeline.judges import JudgeError
+    from pipeline.judges.carried import FittedLabels
+    from pipeline.records import AnnotatedAnswer
+
+    record, fitted = prepare_fit(dataset, base_judge, sample_id, human, root, apply_from=apply_from)
+
+    def attach(annotated: AnnotatedAnswer) -> AnnotatedAnswer:
+        got = fitted.get(annotated.answer.answer_id)
+        if got is None:
+            return annotated
+        return AnnotatedAnswer(annotated.answer, got.statements, annotated.verdicts + got.verdicts)
+
+    path, importer, limit = run_input(dataset, root)
+    try:
+        result = run_dataset(dataset, path, importer=importer, limit=limit, judge=FittedLabels(labels_attached=True),
+                             transform=attach, config_extra={"fitted": record}, progress=progress, root=root,
+                             use_cache=False)
+    except JudgeError as exc:
+        raise InputError(str(exc)) from exc
+    return record | {"answers": result.answers, "seconds": result.seconds}
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    from pipeline.audit.fitted_run import fit_summary, labels_bought
+
+    human: str | list[str] = args.human if args.human in ("all", "experts") else [
+        h.strip() for h in args.human.split(",") if h.strip()]
+    record = write_fitted(args.dataset, args.run_dataset, args.judge, args.sample, human, apply_from=args.apply_from)
+    print(f"wrote {fit_summary(record)} ({record['answers']} answers, {record['seconds']:.1f} s)")
+    if args.compare:
+        bought = labels_bought(args.dataset, human)
+        print(bought["sentence"] if bought and bought["sentence"] else f"note: {bought['why'] if bought else 'no fit'}")
+    print(f"corrected values through it: aee scorecard --dataset {args.dataset} --judge fitted --ppi"
+          + (" --human experts" if human == "experts" else ""))
     return 0
 
 

@@ -72,7 +72,7 @@ class FitCheck:
 
 
 def check_fit(y: np.ndarray, groups: Sequence[str], strata: Sequence[str], engines: Sequence[str],
-              population_engines: Sequence[str], k: int = DEFAULT_FOLDS) -> FitCheck:
+              population_engines: Sequence[str], k: int = DEFAULT_FOLDS, base_judge: str = "unfitted") -> FitCheck:
     """Guard rails before any fit: enough labels and of both kinds for every fold, enough labelled
     answers in every stratum; engines the fit never saw are said (`notes`), not extrapolated."""
     y = np.asarray(y, dtype=float)
@@ -97,8 +97,8 @@ def check_fit(y: np.ndarray, groups: Sequence[str], strata: Sequence[str], engin
     if len(set(map(str, groups))) < k:
         reasons.append(f"{len(set(map(str, groups)))} labelled answers cannot make {k} folds.")
     unseen = sorted(set(map(str, population_engines)) - set(map(str, engines)))
-    notes = [f"engine {e} has no labels: the fitted judge does not predict it, the unfitted judge's "
-             "p_full stands in there." for e in unseen]
+    notes = [f"engine {e} has no labels: the fitted judge does not predict it, its pairs keep the {base_judge} "
+             "judge's labels." for e in unseen]
     return FitCheck(not reasons, reasons, notes)
 
 
@@ -216,6 +216,7 @@ def what_labels_bought(n_labels: int, kappa_fitted: float | None, kappa_judge: f
         return "not computable (one kind of label only)" if v is None else f"{v:.2f}"
 
     narrower = 100.0 * (1.0 - width_fitted / width_plain) if width_plain > 0 else 0.0
-    how = f"{narrower:.0f}% narrower" if narrower >= 0 else f"{-narrower:.0f}% wider"
+    how = ("about as wide as through the judge alone" if abs(narrower) < 0.5 else
+           f"{narrower:.0f}% narrower" if narrower > 0 else f"{-narrower:.0f}% wider")
     return (f"With your {n_labels} labels the fitted judge agrees with the held-out labels at kappa "
             f"{k(kappa_fitted)} (the judge alone {k(kappa_judge)}); intervals {how}.")

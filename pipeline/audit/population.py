@@ -95,13 +95,17 @@ def _stratum_label(labels: list[str]) -> str:
     return UNKNOWN
 
 
-def _answer_class(a: AnnotatedAnswer) -> str:
+def _answer_class(a: AnnotatedAnswer, ctx: ScoringContext | None = None) -> str:
     """What the judge says about a whole answer, for the statement unit's strata."""
-    ctx = ScoringContext(a, ScoreConfig("strict", "exact"))
+    ctx = ctx or ScoringContext(a, ScoreConfig("strict", "exact"))
+    one_sided = METRICS["one_sided"].fn(ctx).value if a.answer.query_type == "debate" else None
+    return _class_of_answer(a, ctx.view, one_sided)
+
+
+def _class_of_answer(a: AnnotatedAnswer, view: LabelView, one_sided: float | None) -> str:
     if a.answer.query_type == "debate":
-        value = METRICS["one_sided"].fn(ctx).value
-        return UNKNOWN if value is None else ("one-sided" if value == 1.0 else "two-sided")
-    relevant = len(ctx.relevant_statements)
+        return UNKNOWN if one_sided is None else ("one-sided" if one_sided == 1.0 else "two-sided")
+    relevant = sum(1 for s in a.statements if is_relevant(view, s))
     return "all relevant" if relevant == len(a.statements) else "some filler"
 
 
@@ -190,10 +194,13 @@ def pair_frame(dataset: str, answers: Mapping[str, AnnotatedAnswer], scope: str 
     return Frame("pair", scope, _frame(clusters, CLUSTER_COLUMNS), _frame(items, PAIR_COLUMNS), relevance)
 
 
-def _support_class(a: AnnotatedAnswer) -> str:
+def _support_class(a: AnnotatedAnswer, ctx: ScoringContext | None = None) -> str:
     """What the judge says of a whole answer's support, for the strata of a frame with relevance:
     by its share of unsupported statements (none, some, all, or no value)."""
-    value = METRICS["unsupported_statements"].fn(ScoringContext(a, ScoreConfig("strict", "exact"))).value
+    return _class_of_support(METRICS["unsupported_statements"].fn(ctx or ScoringContext(a, ScoreConfig("strict", "exact"))).value)
+
+
+def _class_of_support(value: float | None) -> str:
     if value is None:
         return UNKNOWN
     return "all supported" if value <= 1e-12 else "none supported" if value >= 1 - 1e-12 else "some unsupported"
@@ -285,3 +292,78 @@ def item_asks(item: Mapping) -> str:
     (samples drawn before relevance could be asked have no `asks` column: all support)."""
     asks = item.get("asks")
     return asks if isinstance(asks, str) and asks else "support"
+
+
+# The frames an audit can draw from, by name: (unit, scope, relevance). The Audit page drafts the
+# number of items of each from its clusters alone (`cluster_rows`, written by `aee run`).
+FRAME_VARIANTS: dict[str, tuple[str, str, bool]] = {
+    "pair/cited": ("pair", "cited", False), "pair/all": ("pair", "all", False),
+    "pair/cited/relevance": ("pair", "cited", True), "pair/all/relevance": ("pair", "all", True),
+    "statement": ("statement", "all", False),
+}
+
+
+def variant_name(unit: str, scope: str, relevance: bool) -> str:
+    """The FRAME_VARIANTS key of a frame ("pair/all/relevance", "statement")."""
+    if unit == "statement":
+        return "statement"
+    return f"pair/{scope}" + ("/relevance" if relevance else "")
+
+
+CLASS_METRICS = ("unsupported_statements", "one_sided")  # strict, exact: what the strata read of the metrics
+
+
+def cluster_rows(answers: Mapping[str, AnnotatedAnswer],
+                 values: Mapping[str, Mapping[str, float | None]] | None = None) -> list[dict]:
+    """The clusters of `build_frame(...)` of every FRAME_VARIANTS frame (same rows, same order within
+    a variant, named in `variant`), without their items: no source text is windowed and each answer's
+    labels are read once, so it is cheap enough to run on every chunk of `aee run`. `values`: {answer
+    id: {metric: value}} of CLASS_METRICS under strict rules and exact necessity, when the caller
+    scored them already (the runner); computed here otherwise."""
+    out: list[dict] = []
+    for aid in sorted(answers):
+        a = answers[aid]
+        if not a.statements:
+            continue
+        engine, query_type = a.answer.engine, a.answer.query_type
+        known = (values or {}).get(aid)
+        ctx = None if known is not None else ScoringContext(a, ScoreConfig("strict", "exact"))
+        view = ctx.view if ctx is not None else label_view(a)
+        listed = {s.index: s for s in a.answer.sources}
+        if known is not None:
+            answer_class = _class_of_answer(a, view, known.get("one_sided"))
+        else:
+            answer_class = _answer_class(a, ctx)
+        out.append({"variant": "statement", "cluster_id": aid, "answer_id": aid, "engine": engine,
+                    "query_type": query_type, "judge_class": answer_class,
+                    "stratum": f"{engine} · {query_type} · judge: {answer_class}", "n_items": len(a.statements)})
+        support_class: str | None = None
+        for scope in ("cited", "all"):
+            pos = 0
+            for st in a.statements:
+                indexes = audited_sources(st, listed, scope)
+                pos += 1 + len(indexes)  # with relevance every statement is asked, then its pairs
+                if not (is_relevant(view, st) and indexes):
+                    continue
+                judge_class = _stratum_label([_support_label(view.support.get((st.index, i))) for i in indexes])
+                out.append({"variant": f"pair/{scope}", "cluster_id": f"{aid}#s{st.index}", "answer_id": aid,
+                            "engine": engine, "query_type": query_type, "judge_class": judge_class,
+                            "stratum": f"{engine} · judge: {judge_class}", "n_items": len(indexes)})
+            if support_class is None:
+                support_class = _support_class(a, ctx) if known is None else \
+                    _class_of_support(known.get("unsupported_statements"))
+            out.append({"variant": f"pair/{scope}/relevance", "cluster_id": aid, "answer_id": aid, "engine": engine,
+                        "query_type": query_type, "judge_class": support_class,
+                        "stratum": f"{engine} · judge: {support_class}", "n_items": pos})
+    return out
+
+
+def clusters_frame(unit: str, scope: str, relevance: bool, clusters: pd.DataFrame) -> Frame:
+    """A frame of clusters only (one stand-in item per cluster): enough for `draw` to choose clusters
+    and for `ppi_cells.items_for_corrected_values` to draft the number of items, not for labelling."""
+    clusters = clusters[list(CLUSTER_COLUMNS)].reset_index(drop=True)
+    # plain Python strings, as `build_frame` makes: Arrow-backed ones (a Parquet read) compare and
+    # iterate an order of magnitude slower in the draws that size a sample
+    clusters = clusters.astype({c: object for c in CLUSTER_COLUMNS if c != "n_items"}).astype({"n_items": "int64"})
+    items = pd.DataFrame({"cluster_id": clusters["cluster_id"], "position": 0})
+    return Frame(unit, scope, clusters, items, relevance)

@@ -327,7 +327,11 @@ def items_for_corrected_values(frame, seed: int = 0, *, dataset: str, judge: str
     total = int(clusters["n_items"].sum())
     top = min(MAX_ITEMS, -(-total // step) * step)
 
+    counts = _per_stratum(clusters)
+
     def enough(n: int) -> bool:
+        if counts is not None:  # what the draw would leave short depends on its allocation alone
+            return _allocation_enough(clusters, counts, n, minimum)
         try:
             return not short_cells(draw(frame, n, seed, dataset=dataset, judge=judge), minimum)
         except InputError:  # too few items to hold every stratum's minimum
@@ -343,6 +347,40 @@ def items_for_corrected_values(frame, seed: int = 0, *, dataset: str, judge: str
         else:
             low = mid
     return high * step
+
+
+def _per_stratum(clusters) -> dict[str, tuple[str, int]] | None:
+    """{stratum: (its engine, its clusters)} when every stratum lies within one engine (as the audit
+    frames' strata do: engine · what the judge said), else None."""
+    engines = clusters.groupby("stratum", sort=False)["engine"].agg(["nunique", "first", "size"])
+    if (engines["nunique"] > 1).any():
+        return None
+    return {str(h): (str(row["first"]), int(row["size"])) for h, row in engines.iterrows()}
+
+
+def _allocation_enough(clusters, counts: dict[str, tuple[str, int]], n: int, minimum: int) -> bool:
+    """`not short_cells(draw(frame, n, ...))` without drawing: a draw takes `allocate`'s number of
+    clusters from each stratum, all distinct, so an engine gets the sum over its strata whatever
+    the seed (tests/test_page_records.py checks it against the draw itself)."""
+    from pipeline.audit.sample import MAX_ITEMS, MIN_PER_STRATUM, allocate
+    from pipeline.errors import InputError
+
+    if n < 1 or n > MAX_ITEMS:
+        return False
+    wanted = max(1, round(n / float(clusters["n_items"].mean())))
+    sizes = {h: size for h, (_, size) in counts.items()}
+    if wanted < sum(min(size, MIN_PER_STRATUM) for size in sizes.values()) and wanted < len(clusters):
+        return False
+    try:
+        alloc = allocate(sizes, wanted, MIN_PER_STRATUM)
+    except InputError:
+        return False
+    drawn: dict[str, int] = {}
+    population: dict[str, int] = {}
+    for h, (engine, size) in counts.items():
+        drawn[engine] = drawn.get(engine, 0) + alloc.get(h, 0)
+        population[engine] = population.get(engine, 0) + size
+    return all(drawn[e] >= min(minimum, population[e]) for e in population)
 
 
 def what_to_label(unit: str, domain: str, labelled: int, population: int, minimum: int = MIN_LABELLED_UNITS,

@@ -122,8 +122,11 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
     if judge not in judges:
         raise InputError(f"no results for judge {judge!r} on dataset {dataset!r}; have {', '.join(judges) or 'none'}",
                          field="--judge")
+    from pipeline.audit.fitted_record import audited_judge
+
     store = LabelStore(labels_path(root)) if human != "experts" else None
-    chosen = dict(samples) if samples else pick_samples(dataset, judge, store, root)
+    audited = audited_judge(dataset, judge, root)  # a fitted judge is corrected from its base judge's samples
+    chosen = dict(samples) if samples else pick_samples(dataset, audited, store, root)
     answers = load_annotated(dataset, judge, root)
     values = judge_values(dataset, judge, root)
     engines = sorted(values["engine"].dropna().unique())
@@ -152,13 +155,13 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
             if candidate and load_sample(candidate, root).meta.get("relevance"):
                 sample_id, view_of_pairs = candidate, True
         if sample_id is None:
-            rows += [_missing_row(metric, name, per_metric, mask, f"no {unit} sample drawn under judge {judge}: "
-                                  f"`aee audit sample --dataset {dataset} --judge {judge} --unit {unit}`")
+            rows += [_missing_row(metric, name, per_metric, mask, f"no {unit} sample drawn under judge {audited}: "
+                                  f"`aee audit sample --dataset {dataset} --judge {audited} --unit {unit}`")
                      for name, mask in masks.items()]
             continue
         sample = load_sample(sample_id, root)
-        if sample.meta.get("judge") != judge:
-            raise InputError(f"sample {sample_id!r} was drawn under judge {sample.meta.get('judge')!r}, not {judge!r}")
+        if sample.meta.get("judge") != audited:
+            raise InputError(f"sample {sample_id!r} was drawn under judge {sample.meta.get('judge')!r}, not {audited!r}")
         if human == "experts" and metric in EXPERTS_NEVER_LABELLED:
             rows += [_missing_row(metric, name, per_metric, mask, "ExpertQA's experts labelled support and relevance, "
                                   "not stance or confidence") for name, mask in masks.items()]

@@ -26,6 +26,11 @@ SUMMARY_COLUMNS = ["engine", "group", "sources_with_side", "on_answer_side", "sh
 
 def side_rows(answers: Iterable[AnnotatedAnswer]) -> pd.DataFrame:
     """One row per listed source of every debate answer (stance None when unlabelled)."""
+    return pd.DataFrame(side_records(answers), columns=ROW_COLUMNS)
+
+
+def side_records(answers: Iterable[AnnotatedAnswer]) -> list[dict]:
+    """`side_rows` as a list of dicts (what `aee run` writes chunk by chunk, pipeline/page_records)."""
     rows = []
     for a in answers:
         if a.answer.query_type != "debate":
@@ -35,7 +40,7 @@ def side_rows(answers: Iterable[AnnotatedAnswer]) -> pd.DataFrame:
                          "source_index": r["source_index"], "url": r["url"], "domain": r["domain"] or "(no address)",
                          "source_type": r["source_type"], "stance": r["stance"], "answer_side": r["answer_side"],
                          "on_answer_side": r["on_answer_side"], "follows": r["follows"], "cited": bool(r["cited_by"])})
-    return pd.DataFrame(rows, columns=ROW_COLUMNS)
+    return rows
 
 
 def side_summary(rows: pd.DataFrame, by: str = "source_type", min_sources: int = 1) -> pd.DataFrame:

@@ -65,6 +65,11 @@ JUDGES: dict[str, JudgeInfo] = {
                   "label per item: the majority of the people who labelled it. Items nobody audited, ties and "
                   "\"can't tell\" are unknown, so most metrics are n/a with the judged share. Written by "
                   "`aee audit publish`.", carried=True),
+        JudgeInfo("fitted", "pipeline.judges.carried:FittedLabels",
+                  "A judge fitted to the people's labels of an audit sample (cross-fitted logistic model over the audited "
+                  "judge's signals, the engine, the kind and length of source, figures, citation): support labels learnt "
+                  "from the people, relevance, stance and confidence the audited judge's. Every label says what it was "
+                  "fitted to. Written by `aee audit fit`.", carried=True),
         JudgeInfo("scripted", "pipeline.judges.scripted:ScriptedJudge",
                   "Deterministic rules for tests and demos (word overlap); its labels mean nothing."),
     )

@@ -62,3 +62,18 @@ class AuditLabels(CarriedLabels):
             raise JudgeError(f"judge {name!r} holds the labels people gave in audits; it is written by "
                              "`aee audit publish --dataset NAME` (or the Audit the judge page), not by `aee run`")
         super().__init__(name)
+
+
+FITTED_JUDGE = "fitted"
+
+
+class FittedLabels(CarriedLabels):
+    """`fitted`: the judge an audit's labels fitted over the audited judge's signals
+    (pipeline.audit.fitted_run). Its labels are computed once from the fit and attached by `aee audit
+    fit`; built any other way it would hold nothing, so the factory refuses it with the command."""
+
+    def __init__(self, name: str = FITTED_JUDGE, *, labels_attached: bool = False) -> None:
+        if not labels_attached:
+            raise JudgeError(f"judge {name!r} is fitted to people's audit labels; it is written by "
+                             "`aee audit fit --dataset NAME` (or the Audit page's \"Fit a judge\"), not by `aee run`")
+        super().__init__(name)

@@ -1,0 +1,322 @@
+"""What the dashboard's pages open, written by `aee run` into the result set beside the tables.
+
+A page that shows one answer, one engine or one summary reads only that, never every answer of the
+set (HELM's rule: the front end reads precomputed summaries, it never re-runs the pipeline). So each
+run writes, into the new generation before it is published (listed in SET.json with checksums,
+switched with the set, carried over with a judge's folder like its other tables):
+
+    answer_index.parquet           one row per answer: id, engine, query, query type, field, the
+                                   support scope its labels cover, its wave, repeat and capture time
+                                   (`pipeline.consistency.captures`), and where its rows are in
+                                   answers.parquet and sources.parquet
+    <judge>/answer_rows.parquet    where each answer's rows are in the judge's statements and labels
+    <judge>/sides.parquet          the Conflicting evidence page's rows (`pipeline.conflict.sides`)
+    <judge>/audit_clusters.parquet the clusters of every audit frame (`pipeline.audit.population`),
+                                   from which the Audit page drafts a sample's size
+
+`read_answers` rebuilds the annotated answers of a few ids from the row groups that hold them (a
+row group is about 5,000 rows), with the same `answers_from_tables` as `load_annotated`, so a page
+gets the very record it got before. Sets written before these records still open: `missing`
+says which are absent, and `aee records --dataset D` (`write_records`) adds them to the current
+set as a new generation without running the pipeline again.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline.audit.population import CLASS_METRICS, cluster_rows
+from pipeline.conflict import sides
+from pipeline.records import AnnotatedAnswer
+from pipeline.store import SCHEMAS, TableWriter, judge_dirname, table_path, write_table
+from pipeline.tables import answers_from_tables
+
+SET_RECORDS = ("answer_index",)
+JUDGE_RECORDS = ("answer_rows", "sides", "audit_clusters")
+RECORD_FILES = tuple(f"{name}.parquet" for name in JUDGE_RECORDS)
+_i64 = pa.int64()
+
+SCHEMAS.update({
+    "answer_index": pa.schema([
+        ("answer_id", pa.string()), ("engine", pa.string()), ("query", pa.string()), ("query_type", pa.string()),
+        ("field", pa.string()), ("support_scope", pa.string()), ("wave", pa.string()), ("repeat", pa.int32()),
+        ("captured_at", pa.timestamp("us", tz="UTC")), ("marked", pa.bool_()),
+        ("answers_row", _i64), ("sources_first", _i64), ("sources_last", _i64),
+    ]),
+    "answer_rows": pa.schema([
+        ("answer_id", pa.string()), ("statements_first", _i64), ("statements_last", _i64),
+        ("labels_first", _i64), ("labels_last", _i64),
+    ]),
+    "sides": pa.schema([
+        ("answer_id", pa.string()), ("engine", pa.string()), ("query", pa.string()), ("source_index", pa.int32()),
+        ("url", pa.string()), ("domain", pa.string()), ("source_type", pa.string()), ("stance", pa.string()),
+        ("answer_side", pa.string()), ("on_answer_side", pa.bool_()), ("follows", pa.bool_()), ("cited", pa.bool_()),
+    ]),
+    "audit_clusters": pa.schema([
+        ("variant", pa.string()), ("cluster_id", pa.string()), ("answer_id", pa.string()), ("engine", pa.string()),
+        ("query_type", pa.string()), ("judge_class", pa.string()), ("stratum", pa.string()), ("n_items", _i64),
+    ]),
+})
+
+
+def record_path(base: Path, name: str, judge: str | None = None) -> Path:
+    """Where one page record lives in a result set (`base`)."""
+    if name in JUDGE_RECORDS:
+        if judge is None:
+            raise ValueError(f"record {name!r} belongs to a judge")
+        return base / judge_dirname(judge) / f"{name}.parquet"
+    return base / f"{name}.parquet"
+
+
+def missing(base: Path, judge: str) -> list[str]:
+    """The page records a result set lacks for this judge (empty when the pages can open from them)."""
+    return [name for name in (*SET_RECORDS, *JUDGE_RECORDS) if not record_path(base, name, judge).is_file()]
+
+
+# ---- written chunk by chunk during `aee run` ----------------------------------------------------
+
+
+class ChunkRecords:
+    """The records computed from each annotated chunk (sides, audit clusters), streamed to files of
+    the new generation; `commit` puts them in place, `abort` drops them."""
+
+    def __init__(self, base: Path, judge: str) -> None:
+        self.writers = {name: TableWriter(name, record_path(base, name, judge)) for name in ("sides", "audit_clusters")}
+        self.seconds = 0.0
+
+    def add(self, chunk: Sequence[AnnotatedAnswer], metrics: Iterable[Mapping] = ()) -> None:
+        """One chunk's records; `metrics`: its metric rows when the run scored them already (the
+        audit strata read two metrics under strict rules, exact necessity)."""
+        started = time.perf_counter()
+        values: dict[str, dict[str, float | None]] = {}
+        for r in metrics:
+            if r["metric"] in CLASS_METRICS and r["mode"] == "strict" and r["necessity"] == "exact":
+                values.setdefault(r["answer_id"], {})[r["metric"]] = r["value"]
+        # Arrow straight from the rows: a pandas frame per chunk would cost more than computing them
+        self.writers["sides"].append(pa.Table.from_pylist(sides.side_records(chunk), schema=SCHEMAS["sides"]))
+        rows = cluster_rows({a.answer.answer_id: a for a in chunk}, values or None)
+        self.writers["audit_clusters"].append(pa.Table.from_pylist(rows, schema=SCHEMAS["audit_clusters"]))
+        self.seconds += time.perf_counter() - started
+
+    def commit(self) -> None:
+        for w in self.writers.values():
+            w.commit()
+
+    def abort(self) -> None:
+        for w in self.writers.values():
+            w.abort()
+
+
+def _row_ranges(path: Path, key: str = "answer_id") -> pd.DataFrame:
+    """First and last row of each answer in a table (answer_id, first, last), read from one column."""
+    if not path.is_file():
+        return pd.DataFrame({"answer_id": pd.Series(dtype=object), "first": pd.Series(dtype="int64"),
+                             "last": pd.Series(dtype="int64")})
+    ids = pq.read_table(path, columns=[key]).column(key).to_pandas()
+    frame = pd.DataFrame({"answer_id": ids, "row": np.arange(len(ids), dtype=np.int64)})
+    out = frame.groupby("answer_id", sort=False)["row"].agg(["min", "max"]).reset_index()
+    return out.rename(columns={"min": "first", "max": "last"})
+
+
+def _support_scope(meta: pd.Series) -> pd.Series:
+    def one(text: object) -> str:
+        try:
+            value = json.loads(text or "{}").get("support_scope") if isinstance(text, str) else None
+        except (ValueError, AttributeError):
+            value = None
+        return str(value) if value else ""
+
+    return meta.map(one)
+
+
+def write_index(base: Path, dataset: str) -> Path:
+    """answer_index.parquet of a result set, from its answers and sources tables as written."""
+    from pipeline.consistency.captures import capture_frame
+
+    answers_path = table_path(dataset, "answers", base=base)
+    columns = ["answer_id", "engine", "query", "query_type", "field", "meta"]
+    answers = pq.read_table(answers_path, columns=columns).to_pandas() if answers_path.is_file() else \
+        pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    answers["answers_row"] = np.arange(len(answers), dtype=np.int64)
+    answers["support_scope"] = _support_scope(answers["meta"])
+    captures = capture_frame(answers[["answer_id", "engine", "query", "meta"]])
+    captures = captures[["answer_id", "wave", "repeat", "captured_at", "marked"]] if len(captures) else \
+        pd.DataFrame(columns=["answer_id", "wave", "repeat", "captured_at", "marked"])
+    frame = answers.drop(columns=["meta"]).merge(captures, on="answer_id", how="left")
+    ranges = _row_ranges(table_path(dataset, "sources", base=base)).rename(
+        columns={"first": "sources_first", "last": "sources_last"})
+    frame = frame.merge(ranges, on="answer_id", how="left")
+    for col in ("sources_first", "sources_last"):
+        frame[col] = frame[col].fillna(-1).astype("int64")
+    frame["repeat"] = frame["repeat"].fillna(-1).astype("int32")
+    frame["marked"] = frame["marked"].fillna(False).astype(bool)
+    frame["captured_at"] = pd.to_datetime(frame["captured_at"], utc=True)
+    frame = frame.sort_values("answers_row", kind="stable")
+    return write_table("answer_index", frame, record_path(base, "answer_index"))
+
+
+def write_rows(base: Path, dataset: str, judge: str) -> Path:
+    """<judge>/answer_rows.parquet: where each answer's rows are in the judge's statements and labels."""
+    statements = _row_ranges(table_path(dataset, "statements", judge, base=base)).rename(
+        columns={"first": "statements_first", "last": "statements_last"})
+    labels = _row_ranges(table_path(dataset, "labels", judge, base=base)).rename(
+        columns={"first": "labels_first", "last": "labels_last"})
+    frame = statements.merge(labels, on="answer_id", how="outer")
+    for col in ("statements_first", "statements_last", "labels_first", "labels_last"):
+        frame[col] = frame[col].fillna(-1).astype("int64")
+    return write_table("answer_rows", frame.sort_values("answer_id"), record_path(base, "answer_rows", judge))
+
+
+# ---- reading one answer -------------------------------------------------------------------------
+
+
+def read_rows(path: Path, ranges: Iterable[tuple[int, int]]) -> pd.DataFrame:
+    """The rows of a Parquet file inside the given [first, last] ranges, reading only the row groups
+    that hold them."""
+    wanted = sorted((int(a), int(b)) for a, b in ranges if a >= 0 and b >= a)
+    if not wanted or not path.is_file():
+        return pq.read_schema(path).empty_table().to_pandas() if path.is_file() else pd.DataFrame()
+    pf = pq.ParquetFile(path)
+    starts = np.cumsum([0] + [pf.metadata.row_group(i).num_rows for i in range(pf.num_row_groups)])
+    groups = sorted({g for a, b in wanted for g in range(int(np.searchsorted(starts, a, "right")) - 1,
+                                                          int(np.searchsorted(starts, b, "right")))})
+    table = pf.read_row_groups(groups)
+    offsets = {g: int(starts[g]) for g in groups}
+    position = np.concatenate([np.arange(offsets[g], offsets[g] + pf.metadata.row_group(g).num_rows) for g in groups])
+    keep = np.zeros(len(position), dtype=bool)
+    for a, b in wanted:
+        keep |= (position >= a) & (position <= b)
+    return table.filter(pa.array(keep)).to_pandas()
+
+
+def read_answers(base: Path, dataset: str, judge: str, index: pd.DataFrame, rows: pd.DataFrame,
+                 ids: Sequence[str]) -> dict[str, AnnotatedAnswer]:
+    """The annotated answers of `ids` (those that exist) rebuilt from only their rows: `index` is the
+    set's answer_index, `rows` the judge's answer_rows, both as read from their files."""
+    chosen = index[index["answer_id"].isin(list(ids))]
+    if chosen.empty:
+        return {}
+    mine = rows[rows["answer_id"].isin(list(ids))]
+    answers = read_rows(table_path(dataset, "answers", base=base), zip(chosen["answers_row"], chosen["answers_row"]))
+    sources = read_rows(table_path(dataset, "sources", base=base), zip(chosen["sources_first"], chosen["sources_last"]))
+    statements = read_rows(table_path(dataset, "statements", judge, base=base),
+                       zip(mine["statements_first"], mine["statements_last"]))
+    labels = read_rows(table_path(dataset, "labels", judge, base=base), zip(mine["labels_first"], mine["labels_last"]))
+    keep = set(chosen["answer_id"])
+
+    def only(frame: pd.DataFrame, table: str) -> pd.DataFrame:
+        if frame.empty:
+            return SCHEMAS[table].empty_table().to_pandas()
+        return frame[frame["answer_id"].isin(keep)]
+
+    return answers_from_tables(only(answers, "answers"), only(sources, "sources"), only(statements, "statements"),
+                               only(labels, "labels"))
+
+
+def iter_answers(base: Path, dataset: str, judge: str, batch: int = 500) -> Iterator[list[AnnotatedAnswer]]:
+    """Every answer of a set in batches, read through the records (bounded memory whatever the size)."""
+    index = pq.read_table(record_path(base, "answer_index")).to_pandas()
+    rows = pq.read_table(record_path(base, "answer_rows", judge)).to_pandas()
+    ids = list(index["answer_id"])
+    for start in range(0, len(ids), batch):
+        part = ids[start:start + batch]
+        got = read_answers(base, dataset, judge, index, rows, part)
+        yield [got[i] for i in part if i in got]
+
+
+# ---- the whole step, for a run and for sets written before it -----------------------------------
+
+
+def finish(base: Path, dataset: str, judges: Iterable[str], chunked: Mapping[str, ChunkRecords] | None = None) -> float:
+    """Write the set's index and each judge's row locators (after the tables are committed); commit
+    the chunk records of the judges that have them. Returns the seconds it took."""
+    started = time.perf_counter()
+    write_index(base, dataset)
+    for judge in judges:
+        write_rows(base, dataset, judge)
+    for records in (chunked or {}).values():
+        records.commit()
+    return time.perf_counter() - started
+
+
+def write_records(dataset: str, root: Path | None = None, progress: bool = False) -> dict[str, float]:
+    """Add the page records to a dataset's current result set: a new generation holding the same
+    files (hard links) and the records of every judge, published like a run's (`aee records`).
+    Returns {what: seconds}."""
+    import os
+    import shutil
+
+    from pipeline.result_sets import SET_FILE, DatasetLock, NewGeneration, is_our_temporary, sweep_leftovers
+    from pipeline.store import check_results, dataset_dir, list_judges, results_dir
+
+    check_results(dataset, root)
+    judges = list_judges(dataset, root)
+    folder = dataset_dir(dataset, root)
+    with DatasetLock(root or results_dir(), dataset, 0.0):
+        sweep_leftovers(folder)
+        generation = NewGeneration(folder)
+        previous = generation.previous
+        try:
+            if previous is None:
+                raise ValueError(f"dataset {dataset!r} has no results")
+            for src in sorted(previous.rglob("*")):
+                rel = src.relative_to(previous)
+                if (not src.is_file() or src.name == SET_FILE or is_our_temporary(src.name) or src.name == "CURRENT"
+                        or any(part.startswith(("gen-", ".")) or part == "parts" for part in rel.parts)
+                        or src.name in RECORD_FILES or rel.as_posix() == "answer_index.parquet"):
+                    continue
+                dst = generation.path / rel
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    os.link(src, dst)
+                except OSError:
+                    shutil.copy2(src, dst)
+            times: dict[str, float] = {}
+            started = time.perf_counter()
+            write_index(generation.path, dataset)
+            times["index"] = time.perf_counter() - started
+            for judge in judges:
+                started = time.perf_counter()
+                write_rows(generation.path, dataset, judge)
+                records = ChunkRecords(generation.path, judge)
+                for chunk in iter_answers(generation.path, dataset, judge):
+                    records.add(chunk)
+                    if progress:
+                        print(f"... {judge}: {records.writers['sides'].rows:,} source rows", flush=True)
+                records.commit()
+                times[judge] = time.perf_counter() - started
+            generation.publish()
+        except BaseException:
+            generation.discard()
+            raise
+        sweep_leftovers(folder)
+    return times
+
+
+# ---- `aee records` ------------------------------------------------------------------------------
+
+
+def register(subparsers) -> None:
+    """`aee records --dataset D`: write the pages' records into a set made before them."""
+    p = subparsers.add_parser("records", help="add the dashboard pages' records (answer index, sides, audit clusters) "
+                                              "to a dataset's results written before `aee run` wrote them")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_records)
+
+
+def cmd_records(args) -> int:
+    started = time.perf_counter()
+    times = write_records(args.dataset, progress=not args.no_progress)
+    parts = ", ".join(f"{what} {seconds:.1f} s" for what, seconds in times.items())
+    print(f"wrote the pages' records of {args.dataset} in {time.perf_counter() - started:.1f} s ({parts}); "
+          "the dashboard reads them on its next view")
+    return 0
