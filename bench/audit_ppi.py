@@ -59,7 +59,7 @@ def _census(dataset: str, judge: str, truth_judge: str, root: Path) -> tuple[Any
     from pipeline.audit.sample import draw
     from pipeline.matrices import label_view
     from pipeline.records import SUPPORT_LABELS
-    from pipeline.tables import load_annotated
+    from pipeline.storage.tables import load_annotated
 
     answers = load_annotated(dataset, judge, root)
     truth = load_annotated(dataset, truth_judge, root)

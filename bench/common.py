@@ -25,7 +25,7 @@ EXPERTQA_FILES = ("domain_test", "domain_val", "rand_val")
 def expertqa_answers(split: str, limit: int | None = None) -> list[Any]:
     """ExpertQA answers of one file (sorted by id, like the runner), or RuntimeError when absent."""
     from pipeline.importers.expertqa import load_expertqa
-    from pipeline.paths import expertqa_dir
+    from pipeline.storage.paths import expertqa_dir
 
     folder = expertqa_dir()
     if folder is None or not (folder / f"{split}.jsonl").is_file():

@@ -22,7 +22,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 def _largest_dataset() -> str | None:
-    from pipeline.store import list_datasets, list_judges, table_path
+    from pipeline.storage.store import list_datasets, list_judges, table_path
 
     best, size = None, -1
     for name in list_datasets():
@@ -65,7 +65,7 @@ def main() -> int:
     if dataset is None:
         print("no results on disk: run `python -m pipeline run --dataset demo` (or expertqa) first")
         return 1
-    from pipeline.store import list_judges, read_table, table_path
+    from pipeline.storage.store import list_judges, read_table, table_path
 
     judge = list_judges(dataset)[0]
     metrics = read_table(table_path(dataset, "metrics", judge))

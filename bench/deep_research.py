@@ -33,7 +33,7 @@ TARGET_S = 10.0
 
 def _claims_and_passages(limit: int) -> tuple[list[tuple[str, list[str]]], list[str], str]:
     """(claim text, cited passage texts) in a fixed order, every passage seen, and where they came from."""
-    from pipeline.paths import expertqa_dir
+    from pipeline.storage.paths import expertqa_dir
 
     folder = expertqa_dir()
     claims: list[tuple[str, list[str]]] = []
@@ -45,7 +45,7 @@ def _claims_and_passages(limit: int) -> tuple[list[tuple[str, list[str]]], list[
         origin = "ExpertQA passages"
     else:
         from pipeline.importers.canonical import load_canonical
-        from pipeline.paths import data_dir
+        from pipeline.storage.paths import data_dir
 
         answers = load_canonical(data_dir() / "demo" / "answers.jsonl")
         origin = "teaching corpus"
@@ -62,7 +62,7 @@ def _claims_and_passages(limit: int) -> tuple[list[tuple[str, list[str]]], list[
 def make_answer(n_sources: int = N_SOURCES, n_statements: int = N_STATEMENTS, seed: int = 11) -> tuple[Any, str]:
     """One synthetic deep-research answer (see the module doc) and a line saying what it is made of."""
     from pipeline.records import AnnotatedAnswer, Answer, Source, Statement
-    from pipeline.text import find_citation_markers, strip_citation_markers
+    from pipeline.text.text import find_citation_markers, strip_citation_markers
 
     rng = random.Random(seed)
     claims, passages, origin = _claims_and_passages(n_statements)
@@ -120,7 +120,7 @@ def expertqa_agreement(prefilter: bool) -> dict[str, Any] | None:
     from pipeline.importers.expertqa import load_expertqa
     from pipeline.judges.measure.agreement import evaluate_support
     from pipeline.judges.offline.judge import OfflineJudge
-    from pipeline.paths import expertqa_dir
+    from pipeline.storage.paths import expertqa_dir
 
     folder = expertqa_dir()
     if folder is None or not (folder / "rand_val.jsonl").is_file():

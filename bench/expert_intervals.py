@@ -61,7 +61,7 @@ def main() -> None:
     parser.add_argument("--split", default="rand_val", help="ExpertQA split (rand_val is the held-out one)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    from pipeline.paths import expertqa_dir
+    from pipeline.storage.paths import expertqa_dir
 
     folder = expertqa_dir()
     split_file = folder / f"{args.split}.jsonl" if folder else None

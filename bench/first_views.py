@@ -88,7 +88,7 @@ def build(label: str, base: Path, records: bool) -> dict:
         done.write_text(f"{n} {time.perf_counter() - t} {load} {inside[0]} {inside[1]}\n")
     count, seconds, load, *inside = (done.read_text().split() + ["nan"] * 4)[:5]
     from pipeline.page_records import RECORD_FILES
-    from pipeline.store import result_set
+    from pipeline.storage.store import result_set
 
     current = result_set(name, folder / "results")
     record_bytes = sum(p.stat().st_size for p in current.rglob("*.parquet")

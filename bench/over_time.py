@@ -53,7 +53,7 @@ print("PAGE", times[0], sorted(times[1:])[1])
 _BUILD = """
 import sys, time
 from pipeline.consistency.summary import build
-from pipeline.store import result_set
+from pipeline.storage.store import result_set
 t = time.perf_counter()
 build(result_set(sys.argv[1]), "recorded", meaning="lexical")
 print("BUILD", time.perf_counter() - t)
@@ -84,7 +84,7 @@ def bench_over_time(quick: bool, cost_row: Callable[..., Any], Row: Callable[...
     """Rows t1..t4 (see the module docstring); `cost_row` is run.py's. --quick: one skipped row."""
     if quick and sizes is None:
         # three fresh processes take half a minute on a loaded 2-core machine, too much of the quick
-        # run's budget; the code path is tested by tests/test_compare_over_time.py and the page tests
+        # run's budget; the code path is tested by tests/pipeline/consistency/test_compare_over_time.py and the page tests
         return [Row("t. audits over time", None, None, None, "", "SKIPPED: full sizes only (bench/over_time.py; "
                     "python bench/over_time.py --sizes tiny,1k for a small run)")]
     sizes = sizes or ("1k", "20k")
@@ -127,8 +127,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 import pyarrow as pa, pyarrow.compute as pc, pyarrow.parquet as pq
 from pipeline.consistency import summary as ot
-from pipeline.result_sets import NewGeneration
-from pipeline.store import dataset_dir, judge_dirname, result_set
+from pipeline.storage.result_sets import NewGeneration
+from pipeline.storage.store import dataset_dir, judge_dirname, result_set
 
 src, name, q_copies, w_copies = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 base = result_set(src)

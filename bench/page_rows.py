@@ -21,7 +21,7 @@ from rows import Row, cost_row, skipped
 def _metric_rows(root: Path, name: str) -> int:
     import pyarrow.parquet as pq
 
-    from pipeline.store import list_judges, table_path
+    from pipeline.storage.store import list_judges, table_path
 
     rows = 0
     for judge in list_judges(name):
@@ -37,8 +37,8 @@ def bench_scorecard(quick: bool) -> list[Row]:
     page = ROOT / "pages" / "scorecard.py"
     if not page.is_file():
         return [skipped(name, "pages/scorecard.py does not exist yet")]
-    from pipeline.paths import expertqa_dir
     from pipeline.runner import run_dataset
+    from pipeline.storage.paths import expertqa_dir
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "results"
@@ -115,7 +115,7 @@ def bench_pages(quick: bool) -> list[Row]:
     except ImportError:
         return [skipped(title, "the playwright package is not installed")]
     from pipeline.default_data import build_default
-    from pipeline.paths import expertqa_dir
+    from pipeline.storage.paths import expertqa_dir
 
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ)

@@ -55,7 +55,7 @@ def _same_labels(a: Path, b: Path, dataset: str, judge: str) -> str:
     import numpy as np
     import pyarrow.parquet as pq
 
-    from pipeline.store import table_path  # a run's tables live in its dataset's current result set
+    from pipeline.storage.store import table_path  # a run's tables live in its dataset's current result set
 
     notes = []
     for table in ("labels", "metrics"):
@@ -76,7 +76,7 @@ def _same_labels(a: Path, b: Path, dataset: str, judge: str) -> str:
 
 def bench_two_nodes(quick: bool, cost_row: Callable, skipped: Callable) -> list:
     name = "l. offline judge on all ExpertQA: one node (1 CPU) vs two nodes (1 CPU each)"
-    from pipeline.paths import expertqa_dir
+    from pipeline.storage.paths import expertqa_dir
     from pipeline.testing.ray_cluster import LoopbackCluster, ray_installed
 
     if not ray_installed():
@@ -103,7 +103,7 @@ def bench_two_nodes(quick: bool, cost_row: Callable, skipped: Callable) -> list:
 
 def bench_llm_in_flight(quick: bool, rate_row: Callable, skipped: Callable) -> list:
     name = f"m. LLM judge on Ray, {LLM_LATENCY_S * 1000:.0f} ms per reply: requests in flight vs the bound"
-    from pipeline.paths import expertqa_dir
+    from pipeline.storage.paths import expertqa_dir
     from pipeline.testing.fake_openai import FakeResponse
     from pipeline.testing.ray_cluster import LoopbackCluster, ray_installed
 

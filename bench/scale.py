@@ -53,7 +53,7 @@ sys.exit(code)
 
 def make_corpus(size: int, folder: Path, seed: int = 7) -> tuple[Path, str, str]:
     """Write a corpus of at least `size` answers; returns (path, format, judge with labels)."""
-    from pipeline.paths import data_dir, expertqa_dir
+    from pipeline.storage.paths import data_dir, expertqa_dir
 
     rng = random.Random(seed)
     folder.mkdir(parents=True, exist_ok=True)

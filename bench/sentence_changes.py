@@ -21,18 +21,18 @@ from pathlib import Path
 from types import ModuleType
 from typing import Iterator
 
-from pipeline import text as current
 from pipeline.importers import IMPORTERS
 from pipeline.importers.paste import parse_paste
-from pipeline.paths import expertqa_dir
+from pipeline.storage.paths import expertqa_dir
+from pipeline.text import text as current
 
 ROOT = Path(__file__).resolve().parents[1]
 BEFORE_REF = "ea9c845"
 
 
 def splitter_at(ref: str) -> ModuleType:
-    """pipeline/text.py as it was at `ref`, imported under another name."""
-    code = subprocess.run(["git", "show", f"{ref}:pipeline/text.py"], cwd=ROOT, check=True,
+    """pipeline/text/text.py as it was at `ref`, imported under another name."""
+    code = subprocess.run(["git", "show", f"{ref}:pipeline/text/text.py"], cwd=ROOT, check=True,
                           capture_output=True, text=True).stdout
     folder = Path(tempfile.mkdtemp(prefix="aee-splitter-"))
     path = folder / "text_before.py"

@@ -5,7 +5,7 @@
 Each golden case is a short answer text and the statements a careful reader finds in it (headings
 are not statements; a citation marker after a full stop belongs to the sentence before it). Scored:
 
-* ours: `pipeline.text.split_statements`, exact statement texts (markers and offsets included), and
+* ours: `pipeline.text.text.split_statements`, exact statement texts (markers and offsets included), and
   the same after the normalisation used for the others;
 * pysbd, whole text: pysbd (rule-based, offline, `pip install pysbd`) over the raw text;
 * pysbd in our blocks: pysbd inside the paragraphs, list items and table rows our Markdown reader
@@ -27,8 +27,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable
 
-from pipeline.headings import is_bold_heading
-from pipeline.text import _blocks, _Layout, split_statements
+from pipeline.text.headings import is_bold_heading
+from pipeline.text.text import _blocks, _Layout, split_statements
 
 GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "sentences_golden.jsonl"
 LISTED = set(range(1, 10))

@@ -2,14 +2,14 @@
 
 - u: kill -9 at 20 uniform random moments of `aee run --dataset demo --judge scripted` (chunks of
   3, 20 ms per support call), then run again (pipeline/testing/crash_trials.py). The test
-  (tests/test_kill_resume.py) kills 5 runs, one in each fifth of the run. Clean run seconds vs the
+  (tests/pipeline/test_kill_resume.py) kills 5 runs, one in each fifth of the run. Clean run seconds vs the
   median rerun after a kill; the note counts reruns identical to the clean run, bit for bit, and
   cache rows kept.
 - v: the offline judge on the first 200 ExpertQA answers, locally vs on a loopback Ray cluster with
-  2 CPUs and 2 workers; the same rows both ways. The test (tests/test_ray_executor.py) runs 12
+  2 CPUs and 2 workers; the same rows both ways. The test (tests/pipeline/cluster/test_ray_executor.py) runs 12
   answers whose labels hold every kind.
 - w: 20 people at once in a real browser, full sessions (Scorecard, Answer inspector, Re-score and
-  a score): tests/test_concurrency.py run with AEE_CROWD_SESSION=full, its page-ready figures read
+  a score): tests/browser/test_concurrency.py run with AEE_CROWD_SESSION=full, its page-ready figures read
   back from tests/artifacts/concurrency.json. The test opens Re-score straight away.
 
     .venv/bin/python bench/run.py --only u,v,w
@@ -41,7 +41,7 @@ def bench_kill_trials(quick: bool, cost_row: Callable, skipped: Callable) -> lis
     import pandas as pd
     import pyarrow.parquet as pq
 
-    from pipeline.store import table_path
+    from pipeline.storage.store import table_path
     from pipeline.testing.crash_trials import ForkedRuns, kill_then_rerun
 
     def env_for(where: Path) -> dict[str, str]:
@@ -75,7 +75,7 @@ def bench_kill_trials(quick: bool, cost_row: Callable, skipped: Callable) -> lis
 
 def bench_ray_vs_local(quick: bool, cost_row: Callable, skipped: Callable) -> list:
     name = f"v. offline judge on the first {RAY_ANSWERS} ExpertQA answers: local vs Ray"
-    from pipeline.paths import expertqa_dir
+    from pipeline.storage.paths import expertqa_dir
     from pipeline.testing.ray_cluster import LoopbackCluster, ray_installed
 
     if not ray_installed():
@@ -115,7 +115,7 @@ def bench_crowd(quick: bool, cost_row: Callable, skipped: Callable) -> list:
         return [skipped(name, "no /usr/bin/chromium")]
     env = {**os.environ, "AEE_CROWD_SESSION": "full"}
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "-n", "0",
-                           "tests/test_concurrency.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=7200)
+                           "tests/browser/test_concurrency.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=7200)
     report_path = ROOT / "tests" / "artifacts" / "concurrency.json"
     if proc.returncode != 0 or not report_path.exists():
         return [skipped(name, f"the test failed (exit {proc.returncode}): {proc.stdout.strip()[-300:]}")]
@@ -126,7 +126,7 @@ def bench_crowd(quick: bool, cost_row: Callable, skipped: Callable) -> list:
     pages = "; ".join(f"{page} p50 {s['p50']:.1f} s, p95 {s['p95']:.1f} s, max {s['max']:.1f} s"
                       for page, s in report["pages"].items())
     return [cost_row(name, alone / len(report["warmup_seconds"]), report["all"]["p50"], "s",
-                     f"tests/test_concurrency.py with AEE_CROWD_SESSION=full: each of 20 browser contexts opens the "
+                     f"tests/browser/test_concurrency.py with AEE_CROWD_SESSION=full: each of 20 browser contexts opens the "
                      f"Scorecard, the Answer inspector, Re-score, and scores its own answer; all 20 succeeded, none saw "
                      f"another's text; baseline = the warm-up user's mean page-ready alone; {pages}; crowd wall "
                      f"{report['crowd_wall_seconds']:.0f} s, server CPU {report['server_cpu_seconds']} s on "

@@ -7,7 +7,7 @@ forbids scripts and remote loads, so even a slip in escaping could not run code 
 Source URLs become links only when they are http(s) (`rel="noopener noreferrer"`), and are shown
 in full as text beside the link.
 
-Numbers come from the pipeline's report (`pipeline.scoring.answer_report`) and the exported
+Numbers come from the pipeline's report (`pipeline.report.scoring.answer_report`) and the exported
 agreement / check tables; this module only lays them out.
 """
 
@@ -28,9 +28,9 @@ from dashboard.answer_view import (
     unchecked_headline,
 )
 from pipeline import __version__
-from pipeline.citation_scope import scope_note
 from pipeline.metrics import MODE_LABELS
 from pipeline.records import AnnotatedAnswer, unchecked_text
+from pipeline.text.citation_scope import scope_note
 
 CHIP_UNCERTAIN = "uncertain support label: the judge's score is close to its cut point"
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none'; form-action 'none'"

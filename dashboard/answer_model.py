@@ -1,6 +1,6 @@
 """What the answer view shows, shaped from one answer's report (inspector and re-score).
 
-Loading lives in `dashboard.data`. Every number shown comes from `pipeline.scoring.answer_report`
+Loading lives in `dashboard.data`. Every number shown comes from `pipeline.report.scoring.answer_report`
 (metrics, matrices, necessary sources) or from the exported tables (source type, duplicates,
 injection flags); this module only reshapes them for display: statement statuses, citation-marker
 positions, the per-pair judge output, flags and the study context.
@@ -16,13 +16,13 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from pipeline import paths
-from pipeline.headings import is_heading_line
 from pipeline.judges.measure.reliability import uncertain_note, verdict_uncertain
 from pipeline.matrices import unknown_verdict_code
 from pipeline.records import SUPPORT_LABELS, SUPPORT_UNKNOWN, AnnotatedAnswer, unchecked_text
-from pipeline.tables import source_rows
-from pipeline.text import find_citation_markers
+from pipeline.storage import paths
+from pipeline.storage.tables import source_rows
+from pipeline.text.headings import is_heading_line
+from pipeline.text.text import find_citation_markers
 
 # Statement statuses shown by the answer component (the key is what the JS reads).
 STATUS_LABELS: dict[str, str] = {
@@ -114,7 +114,7 @@ def _unchecked_pair(reason: str, judge: str, prompt: str, raw: str) -> dict:
 
 
 def statement_statuses(rep: dict) -> dict[int, str]:
-    """Status of each statement, as the report gives it (`pipeline.scoring.statement_status`):
+    """Status of each statement, as the report gives it (`pipeline.report.scoring.statement_status`):
     filler, uncited, supported, unchecked (cited, no cited source supports it, and one of them
     was not checked) or unsupported (every cited source judged, none supports it)."""
     return {s["index"]: s["status"] for s in rep["statements"]}
@@ -219,7 +219,7 @@ NO_TEXT_PARTICIPANT = "(no text of this source is available here)"
 def no_text_hint(dataset: str) -> str:
     """What the popover says about a source without text in a stored dataset: why, the command
     that fetches it, and what that changes."""
-    from pipeline.fill_sources import WHAT_IT_CHANGES, fetch_command
+    from pipeline.fetching.fill_sources import WHAT_IT_CHANGES, fetch_command
 
     return (f"No text: the dataset carries none for this source, so a computed judge cannot check it here. "
             f"`{fetch_command(dataset)}` fetches the page; {WHAT_IT_CHANGES}.")

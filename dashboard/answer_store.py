@@ -17,7 +17,7 @@ import streamlit as st
 
 from pipeline import page_records
 from pipeline.records import AnnotatedAnswer
-from pipeline.store import result_set
+from pipeline.storage.store import result_set
 
 INDEX_COLUMNS = ["answer_id", "engine", "query", "query_type", "field"]
 
@@ -61,7 +61,7 @@ def index(dataset: str, root: Path) -> pd.DataFrame | None:
 
 @st.cache_data(show_spinner=False, max_entries=256)
 def _source_rows(folder: str, dataset: str, answer_id: str, stamp: int) -> pd.DataFrame:
-    from pipeline.store import table_path
+    from pipeline.storage.store import table_path
 
     found = _record(Path(folder), "answer_index")
     rows = found.loc[found["answer_id"] == answer_id, ["sources_first", "sources_last"]]
@@ -132,7 +132,7 @@ def records_note(dataset: str, judge: str, root: Path) -> str:
     and the command that writes them."""
     if judge_base(dataset, judge, root) is not None:
         return ""
-    from dashboard.answer_model import md_text  # a dataset name is letters, digits, . _ - (pipeline.store.dataset_dir)
+    from dashboard.answer_model import md_text  # a dataset name is letters, digits, . _ - (pipeline.storage.store.dataset_dir)
 
     return (f"This result set was written before the pages' records (judge {md_text(judge, 80)}): this page built what it shows "
             f"from every answer, once per server start, which is slow on a large set. "

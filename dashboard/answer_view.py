@@ -22,9 +22,9 @@ from typing import Any, Callable
 import streamlit as st
 
 from dashboard.render import md_escape
-from pipeline.citation_scope import scope_note
 from pipeline.metrics import MODE_LABELS
 from pipeline.study.log import MAX_DWELL_SECONDS
+from pipeline.text.citation_scope import scope_note
 
 # The component's code lives in static files (no build step); it is a constant, never formatted
 # with answer or source text.

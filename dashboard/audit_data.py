@@ -18,7 +18,7 @@ from pipeline.audit.humans import EXPERTS, expert_labels
 from pipeline.audit.labels import LabelStore, labels_path, seat_items
 from pipeline.audit.population import item_asks, judge_labels
 from pipeline.audit.sample import Sample, asks_relevance, list_samples, load_sample, samples_dir
-from pipeline.store import list_judges
+from pipeline.storage.store import list_judges
 
 
 def store() -> LabelStore:

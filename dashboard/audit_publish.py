@@ -25,7 +25,7 @@ from pipeline.audit.labels import LabelStore, labels_path
 from pipeline.audit.publish import labels_since, published
 from pipeline.audit.sample import list_samples
 from pipeline.judges.carried import AUDIT_JUDGE
-from pipeline.store import table_path
+from pipeline.storage.store import table_path
 
 PUBLISH_TIMEOUT = 900  # seconds; ExpertQA's 666 answers take ~15 s on two cores
 AUTO_PUBLISH_MAX_ANSWERS = 2_000  # an import publishes by itself up to this size; beyond, a button does

@@ -18,7 +18,7 @@ import streamlit as st
 from dashboard import answer_store, data
 from dashboard.render import plot_escape
 from pipeline.conflict import probe_run, sides
-from pipeline.store import table_path
+from pipeline.storage.store import table_path
 
 STANCE_COLOURS = {"yes": "#1f77b4", "no": "#d62728"}
 

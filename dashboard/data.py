@@ -2,10 +2,10 @@
 
 Every loader is keyed by the file's path and modification time, so a pipeline run that rewrites a
 Parquet file is picked up on the next rerun without clearing any cache. Tables are read from each
-dataset's current result set (`pipeline.result_sets`); a dataset whose set does not match the list
+dataset's current result set (`pipeline.storage.result_sets`); a dataset whose set does not match the list
 its run wrote is not shown at all: it is missing from `datasets()`, its tables read as empty, and
 `broken_datasets()` gives the reason the sidebar shows. The results folder is
-`pipeline.paths.results_dir()` (env `AEE_RESULTS_DIR`), read on every call so tests can point it
+`pipeline.storage.paths.results_dir()` (env `AEE_RESULTS_DIR`), read on every call so tests can point it
 at fixture Parquet. Nothing here computes a metric: corpus values come from the exported summary
 table or from `pipeline.aggregate.summarize`, ratings from the registry's `rate()`.
 """
@@ -24,12 +24,12 @@ from dashboard import answer_store, table_facts
 from pipeline.aggregate import QUERY_TYPES, summarize
 from pipeline.importers import known_datasets
 from pipeline.metrics import GROUP_ORDER, METRICS, ScoreConfig
-from pipeline.paths import reference_dir, results_dir
 from pipeline.records import CONFIDENCE_NAMES, AnnotatedAnswer
-from pipeline.scoring import answer_report
-from pipeline.store import broken_datasets as store_broken_datasets
-from pipeline.store import list_datasets, list_judges, read_table, result_set, table_path
-from pipeline.tables import load_annotated
+from pipeline.report.scoring import answer_report
+from pipeline.storage.paths import reference_dir, results_dir
+from pipeline.storage.store import broken_datasets as store_broken_datasets
+from pipeline.storage.store import list_datasets, list_judges, read_table, result_set, table_path
+from pipeline.storage.tables import load_annotated
 
 # Columns of the published confidence table (data/reference/aee_confidence_counts.csv), level order.
 CONFIDENCE_COLUMNS = tuple(name.lower().replace(" ", "_") for name in CONFIDENCE_NAMES)
@@ -92,8 +92,8 @@ def broken_datasets() -> dict[str, str]:
 
 def _shown(dataset: str) -> bool:
     """False when the dataset's current result set does not match the list its run wrote."""
-    from pipeline.result_sets import set_problem
-    from pipeline.store import dataset_dir
+    from pipeline.storage.result_sets import set_problem
+    from pipeline.storage.store import dataset_dir
 
     try:
         return set_problem(dataset_dir(dataset, results_root())) is None

@@ -21,7 +21,7 @@ def _comparison(root: str, dataset: str, judge: str, a: str, b: str, wave: str, 
     from pipeline.consistency.differences import JUDGE_NOTE, as_json, compare_sides, judge_summary, method_words, summary_words
     from pipeline.consistency.judge_error import Audit
     from pipeline.consistency.summary import load_values
-    from pipeline.store import result_set
+    from pipeline.storage.store import result_set
 
     _, values = load_values(result_set(dataset, Path(root)), judge)
     audit = Audit.load(dataset, judge, root=Path(root))
@@ -42,7 +42,7 @@ def engines_and_waves(dataset: str, judge: str) -> tuple[list[str], list[str]]:
 def _engines_and_waves(root: str, dataset: str, judge: str, stamp: tuple) -> tuple[list[str], list[str]]:
     from pipeline.consistency.captures import wave_order
     from pipeline.consistency.summary import load_values
-    from pipeline.store import result_set
+    from pipeline.storage.store import result_set
 
     captures, _ = load_values(result_set(dataset, Path(root)), judge)
     return sorted(captures["engine"].unique()), wave_order(captures)

@@ -14,7 +14,7 @@ import streamlit as st
 
 from dashboard import data
 from pipeline.consistency.summary import FLIPS_FILE, SUMMARY_FILE
-from pipeline.store import table_path
+from pipeline.storage.store import table_path
 
 FLIP_COLUMNS = ["engine", "wave", "query", "metric", "ratings", "answer_ids", "values"]
 

@@ -12,7 +12,7 @@ import pandas as pd
 
 from pipeline.judges import JUDGES, carries_labels, registry_entry
 from pipeline.judges.carried import AUDIT_JUDGE
-from pipeline.store import judge_dirname
+from pipeline.storage.store import judge_dirname
 
 __all__ = ["reliability_summary", "reliability_lines"]
 

@@ -4,7 +4,7 @@ Which judges can give one here (`judge_choices`: offline and offline:lexical alw
 nothing; nli, minicheck and openai only when configured, otherwise one line saying why), running it
 (the pipeline's `annotate_answer`,
 cached per answer and judge in the session, a bounded number kept), and the side-by-side tables
-(`pipeline.second_opinion.compare_judges` computes every number; this module lays them out).
+(`pipeline.report.second_opinion.compare_judges` computes every number; this module lays them out).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pipeline.annotate import annotate_answer
 from pipeline.judges import JUDGES, JudgeError, get_judge, registry_entry
 from pipeline.metrics import ScoreConfig
 from pipeline.records import AnnotatedAnswer
-from pipeline.second_opinion import compare_judges
+from pipeline.report.second_opinion import compare_judges
 
 # Registry names, in the order offered: the two that need nothing first, so that on a fresh clone
 # the other one of them is the default choice and a second opinion is one click away.

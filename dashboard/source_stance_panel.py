@@ -2,7 +2,7 @@
 take, which ones the answer's statements follow, and the source-stance metrics of this answer.
 
 Self-contained: the inspector calls `show_source_stance_panel(annotated, report, key=...)`. Values
-come from the report (`pipeline.scoring.answer_report`) and the per-source detail from
+come from the report (`pipeline.report.scoring.answer_report`) and the per-source detail from
 `pipeline.metrics.source_stance.source_stance_rows`; nothing is computed here. All text goes into
 `st.dataframe` cells or through `md_escape`, so titles and evidence never render as markup.
 """

@@ -14,19 +14,19 @@ import streamlit as st
 from dashboard import answer_html, answer_model, data, reliability_text, room_gate, second_opinion_view
 from dashboard.answer_view import reliability_header, report_download, scoring_controls, show_report_views
 from dashboard.render import ensure_router
-from pipeline import paths
 from pipeline.annotate import annotate_answer
-from pipeline.citation_scope import PARAGRAPH, SCOPES, SENTENCE, known_scope, scope_from_text
 from pipeline.errors import InputError
-from pipeline.fetch import fetch_source
-from pipeline.fill_sources import fetch_by_default, fill_missing_texts
+from pipeline.fetching.fetch import fetch_source
+from pipeline.fetching.fill_sources import fetch_by_default, fill_missing_texts
 from pipeline.importers.canonical import load_canonical, parse_answer, to_canonical
 from pipeline.importers.paste import Pasted, parse_paste, parse_upload
 from pipeline.judges import JudgeError, get_judge
 from pipeline.metrics import ScoreConfig, effective_necessity
 from pipeline.records import AnnotatedAnswer
-from pipeline.scoring import answer_report
-from pipeline.text import split_statements
+from pipeline.report.scoring import answer_report
+from pipeline.storage import paths
+from pipeline.text.citation_scope import PARAGRAPH, SCOPES, SENTENCE, known_scope, scope_from_text
+from pipeline.text.text import split_statements
 
 MAX_SOURCES = 20
 OFFLINE, LLM = "Offline judge (no network, a few seconds)", "LLM judge (OpenAI-compatible endpoint)"
@@ -267,7 +267,7 @@ def _field_name(exc: InputError) -> str:
 def _fetch_missing(annotated: AnnotatedAnswer, status) -> tuple[AnnotatedAnswer, list[str]]:
     """Fetch text for sources with a web address and no text, through the safe fetcher (nothing
     written to disk: pasted URLs leave no trace); a source this machine could not reach stays not
-    checked, never dead (pipeline.fetch_outcome). Returns the answer and one note per source."""
+    checked, never dead (pipeline.fetching.fetch_outcome). Returns the answer and one note per source."""
     notes: list[str] = []
     wanted = {s.url: s.index for s in annotated.answer.sources}
 

@@ -9,7 +9,7 @@ could not be fetched gets an `unknown` support verdict saying so (`unchecked_sup
 each listed source's own stance on the question (sources with text only).
 
 Whatever the judge, an answer that carries gold answers also gets its BERTScore-style similarity
-with each of them (`pipeline.similarity`): a measurement by a fixed model, not a judge's label,
+with each of them (`pipeline.gold.similarity`): a measurement by a fixed model, not a judge's label,
 taken here because metrics never run models.
 """
 
@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import Callable, Iterable, Sequence
 
+from pipeline.gold.similarity import gold_similarity_verdicts
 from pipeline.judges import Judge
 from pipeline.records import SUPPORT_UNKNOWN, AnnotatedAnswer, Answer, Statement, Verdict, unchecked_text, unreadable_code
 from pipeline.set_support import leave_one_out_groups, union_groups
-from pipeline.similarity import gold_similarity_verdicts
-from pipeline.text import statements_for
+from pipeline.text.text import statements_for
 
 SUPPORT_SLICE = 50  # sources per support_many call (progress within an answer with hundreds of sources)
 

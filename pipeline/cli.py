@@ -233,7 +233,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     from pipeline.importers.engine_common import citation_warnings
     from pipeline.judges import get_judge
     from pipeline.metrics import ScoreConfig
-    from pipeline.scoring import answer_report
+    from pipeline.report.scoring import answer_report
 
     config = ScoreConfig(args.mode, args.necessity)
     fmt = args.importer or "auto"
@@ -297,7 +297,7 @@ def _fetch_for_score(answers: list, judge: Any, wanted: bool | None) -> list:
     """`aee score`: fill missing source text through the safe fetcher (fill_sources), by default when a
     computed judge will read it; one line per fetched source on stderr."""
     from pipeline.errors import one_line
-    from pipeline.fill_sources import fetch_by_default, fill_missing_texts
+    from pipeline.fetching.fill_sources import fetch_by_default, fill_missing_texts
     from pipeline.judges.carried import CarriedLabels
 
     if wanted is False or (wanted is None and (isinstance(judge, CarriedLabels) or not fetch_by_default())):
@@ -352,7 +352,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     extra = {}
     transform = None
     if getattr(args, "fetch_missing", False):
-        from pipeline.fill_sources import fill_missing_texts
+        from pipeline.fetching.fill_sources import fill_missing_texts
 
         transform, extra = fill_missing_texts, {"fetch_missing": True}
     result = run_dataset(args.dataset, args.path, judge_name=args.judge, importer=args.importer,
@@ -457,12 +457,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     path: str | Path = args.path
     if args.format == "expertqa" and str(path).startswith(("http://", "https://")):
         from pipeline.importers.expertqa import download_expertqa
-        from pipeline.paths import cache_dir
+        from pipeline.storage.paths import cache_dir
 
         path = download_expertqa(cache_dir() / "expertqa")
     elif args.format == "hagrid" and str(path).startswith(("http://", "https://")):
         from pipeline.importers.hagrid import HAGRID_REPO, HAGRID_REVISION, download_hagrid
-        from pipeline.paths import cache_dir
+        from pipeline.storage.paths import cache_dir
 
         print(f"using the pinned HAGRID release ({HAGRID_REPO} at {HAGRID_REVISION[:12]}), cached in "
               f"{cache_dir() / 'hagrid'}", file=sys.stderr)
@@ -512,7 +512,7 @@ def _scorecard_text(summary, mode: str, necessity: str, query_type: str, aggrega
 
 
 def cmd_compare_gold(args: argparse.Namespace) -> int:
-    from pipeline.compare_gold import comparison_table, default_name, is_hagrid, plan_gold, published_reference, report_json
+    from pipeline.gold.compare_gold import comparison_table, default_name, is_hagrid, plan_gold, published_reference, report_json
     from pipeline.runner import run_dataset
 
     plan = plan_gold(args.gold, args.answers, answers_format=args.answers_format, gold_path=args.gold_path,
@@ -539,7 +539,7 @@ def cmd_compare_gold(args: argparse.Namespace) -> int:
 
 
 def cmd_scorecard(args: argparse.Namespace) -> int:
-    from pipeline.store import check_results, list_judges, read_table, results_unverified, table_path
+    from pipeline.storage.store import check_results, list_judges, read_table, results_unverified, table_path
 
     check_results(args.dataset)  # a set that does not match its list is an error, never a scorecard
     judges = list_judges(args.dataset)
@@ -571,7 +571,7 @@ def cmd_scorecard(args: argparse.Namespace) -> int:
 
 def cmd_datasets(args: argparse.Namespace) -> int:
     from pipeline.importers import known_datasets
-    from pipeline.store import broken_datasets, list_datasets, list_judges
+    from pipeline.storage.store import broken_datasets, list_datasets, list_judges
 
     for name, info in known_datasets().items():
         where = str(info.path) if info.path else f"not found ({info.how_to_get})"
@@ -602,7 +602,7 @@ def cmd_build_default(args: argparse.Namespace) -> int:
 def cmd_app(args: argparse.Namespace) -> int:
     import subprocess
 
-    from pipeline.paths import REPO_ROOT, is_checkout
+    from pipeline.storage.paths import REPO_ROOT, is_checkout
 
     # dashboard/serve.py: Streamlit's ASGI app running the router (the checkout's app.py, or the
     # wheel's dashboard/app.py), plus the middleware that spares a directly opened page two 404s.

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from pipeline.importers import known_datasets
 from pipeline.judges import JUDGES
-from pipeline.store import broken_datasets, built_prompt_versions, list_judges, results_unverified
+from pipeline.storage.store import broken_datasets, built_prompt_versions, list_judges, results_unverified
 
 # Judges measured by the default build (against the experts on rand_val, and on the check suite) so
 # the Judges page and every reliability line have their figures on a fresh clone: both need nothing.
@@ -86,7 +86,7 @@ def stale_metrics(dataset: str, judge: str) -> list[str]:
     import pyarrow.parquet as pq
 
     from pipeline.metrics import METRICS
-    from pipeline.store import table_path
+    from pipeline.storage.store import table_path
 
     # "openai" covers "openai:<model>"; a registered variant ("human:audit", "offline:lexical") is another judge
     have = [j for j in list_judges(dataset) if j == judge or (j.startswith(judge + ":") and j not in JUDGES)]

@@ -36,8 +36,8 @@ import pyarrow.parquet as pq
 from pipeline.audit.population import CLASS_METRICS, cluster_rows
 from pipeline.conflict import sides
 from pipeline.records import AnnotatedAnswer
-from pipeline.store import SCHEMAS, TableWriter, judge_dirname, table_path, write_table
-from pipeline.tables import answers_from_tables
+from pipeline.storage.store import SCHEMAS, TableWriter, judge_dirname, table_path, write_table
+from pipeline.storage.tables import answers_from_tables
 
 SET_RECORDS = ("answer_index",)
 JUDGE_RECORDS = ("answer_rows", "sides", "audit_clusters")
@@ -254,8 +254,8 @@ def write_records(dataset: str, root: Path | None = None, progress: bool = False
     import os
     import shutil
 
-    from pipeline.result_sets import SET_FILE, DatasetLock, NewGeneration, is_our_temporary, sweep_leftovers
-    from pipeline.store import check_results, dataset_dir, list_judges, results_dir
+    from pipeline.storage.result_sets import SET_FILE, DatasetLock, NewGeneration, is_our_temporary, sweep_leftovers
+    from pipeline.storage.store import check_results, dataset_dir, list_judges, results_dir
 
     check_results(dataset, root)
     judges = list_judges(dataset, root)

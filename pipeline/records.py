@@ -16,10 +16,10 @@ Support = Literal["full", "partial", "none", "unknown"]
 Stance = Literal["agree", "disagree", "neutral", "unknown"]
 VerdictError = Literal["", "call", "parse"]
 # gold_similarity is a measurement, not a judge's opinion: the BERTScore-style similarity of an
-# answer with one of its gold answers, taken by the annotate stage (pipeline/similarity.py)
+# answer with one of its gold answers, taken by the annotate stage (pipeline/gold/similarity.py)
 LabelKind = Literal["relevance", "stance", "confidence", "support", "worthiness", "reliability", "source_stance", "gold_similarity"]
 
-# "unreachable" and "unfetched" mark a source whose fetch got no text, and why (pipeline/fetch_outcome.py)
+# "unreachable" and "unfetched" mark a source whose fetch got no text, and why (pipeline/fetching/fetch_outcome.py)
 TEXT_ORIGINS: tuple[str, ...] = ("", "page", "snippet", "unreachable", "unfetched")
 SUPPORT_LABELS: tuple[str, ...] = ("full", "partial", "none")  # the decided support labels
 RELEVANCE_LABELS: tuple[str, ...] = ("relevant", "filler")  # the decided relevance labels ("unknown" decides nothing)
@@ -45,7 +45,7 @@ CONFIDENCE_NAMES: tuple[str, ...] = tuple(CONFIDENCE_LEVELS.values())
 UNCHECKED: dict[str, tuple[str, str]] = {
     "no_text": ("not checked: no text", "sources without text"),
     "dead": ("not checked: the page could not be fetched", "pages that could not be fetched"),
-    # a fetch that failed through no fault of the source (pipeline.fetch_outcome): never a dead source
+    # a fetch that failed through no fault of the source (pipeline.fetching.fetch_outcome): never a dead source
     "unreachable": ("not checked: this machine could not reach the web", "sources not reached: this machine had no network"),
     "unfetched": ("not checked: the page was not fetched, not known to be gone", "pages not fetched, not known to be gone"),
     "call_failed": ("not checked: the judge could not be asked", "judge calls that failed"),
@@ -92,7 +92,7 @@ class Source:
     # where `text` came from: "page" (fetched by the toolkit), "snippet" (the engine's own excerpt
     # or cited text, not the page), "" (carried by the dataset; origin not recorded); for a source
     # without text, why a fetch got none: "unreachable" (no network here), "unfetched" (the site
-    # did not give the page; see pipeline/fetch_outcome.py)
+    # did not give the page; see pipeline/fetching/fetch_outcome.py)
     text_origin: str = ""
 
 
@@ -116,7 +116,7 @@ class GoldAnswer:
     compared to."""
 
     text: str  # the reference text, citation markers included
-    # identity keys (`pipeline.gold.source_key`) of the sources this reference answer cites
+    # identity keys (`pipeline.gold.gold.source_key`) of the sources this reference answer cites
     cited: tuple[str, ...] = ()
     attributable: bool | None = None  # the dataset's answer-level human labels, None when unlabelled
     informative: bool | None = None

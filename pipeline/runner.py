@@ -5,7 +5,7 @@ annotated, scored and appended to every table, so memory stays flat whatever the
 Annotation is the slow, costly stage, so a computed judge's labels are also saved per chunk
 (`<judge>/parts/labels-<hash>.parquet`, written atomically); a rerun or a run restarted after a
 crash skips every chunk already on disk, and the judge cache skips every call already answered.
-The tables go into a new result set (a generation folder, `pipeline.result_sets`) that readers
+The tables go into a new result set (a generation folder, `pipeline.storage.result_sets`) that readers
 see only when the run succeeded: its files are listed with their checksums and the dataset's
 pointer is switched in one rename, so a crash at any moment leaves the old set or the new one, never
 a mix, and bad input never damages results already written. One run at a time writes a dataset
@@ -34,6 +34,7 @@ from pipeline.aggregate import SummaryAccumulator, summary_keys
 from pipeline.annotate import prompt_versions
 from pipeline.errors import InputError, one_line
 from pipeline.executor import ChunkTask, Executor, JudgeSpec, LocalExecutor
+from pipeline.gold.similarity import SIMILARITY_JUDGE, SIMILARITY_VERSION
 from pipeline.importers import IMPORTERS, resolve_dataset
 from pipeline.importers.import_report import ImportReport
 from pipeline.importers.refusals import Refusals
@@ -42,9 +43,8 @@ from pipeline.judges.base import JudgeError, call_outcomes
 from pipeline.page_records import JUDGE_RECORDS, ChunkRecords, record_path
 from pipeline.page_records import finish as finish_records
 from pipeline.records import AnnotatedAnswer, Verdict
-from pipeline.result_sets import DatasetLock, NewGeneration, sweep_leftovers
-from pipeline.similarity import SIMILARITY_JUDGE, SIMILARITY_VERSION
-from pipeline.store import (
+from pipeline.storage.result_sets import DatasetLock, NewGeneration, sweep_leftovers
+from pipeline.storage.store import (
     JUDGE_TABLES,
     SCHEMAS,
     TableWriter,
@@ -58,17 +58,8 @@ from pipeline.store import (
     write_json_atomic,
     write_table,
 )
-from pipeline.tables import (
-    SCORE_CONFIGS,
-    answer_rows,
-    label_rows,
-    metric_rows,
-    pair_rows,
-    row_verdict,
-    source_rows,
-    statement_rows,
-)
-from pipeline.text import statements_for
+from pipeline.storage.tables import SCORE_CONFIGS, answer_rows, label_rows, metric_rows, pair_rows, row_verdict, source_rows, statement_rows
+from pipeline.text.text import statements_for
 
 CHUNK_SIZE = int(os.environ.get("AEE_CHUNK_SIZE", "25"))  # answers per chunk (and per saved annotation part)
 

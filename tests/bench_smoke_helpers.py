@@ -1,4 +1,4 @@
-"""Shared by the two benchmark smoke tests (tests/test_bench_smoke.py, tests/test_bench_smoke_more.py):
+"""Shared by the two benchmark smoke tests (tests/bench/test_bench_smoke.py, tests/bench/test_bench_smoke_more.py):
 run some rows of `bench/run.py --quick --json` and check the shape of what it prints."""
 
 from __future__ import annotations

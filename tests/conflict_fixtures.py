@@ -1,5 +1,5 @@
-"""A small real conflict-probe run for the tests that need one on disk (tests/test_conflict_page.py,
-tests/test_browser.py): the bundled illustrative set against the fake OpenAI server."""
+"""A small real conflict-probe run for the tests that need one on disk (tests/pages/test_conflict_page.py,
+tests/browser/test_browser.py): the bundled illustrative set against the fake OpenAI server."""
 
 from __future__ import annotations
 

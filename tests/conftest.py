@@ -50,7 +50,7 @@ def results_root(tmp_path, monkeypatch) -> Path:
 @pytest.fixture
 def expertqa_path() -> Path:
     """The ExpertQA folder, or skip with the reason when it is not on this machine."""
-    from pipeline.paths import expertqa_dir
+    from pipeline.storage.paths import expertqa_dir
 
     path = expertqa_dir()
     if path is None:

@@ -1,4 +1,4 @@
-"""Runs `aee` with a crash hook on the write path's named points (pipeline/faults.py).
+"""Runs `aee` with a crash hook on the write path's named points (pipeline/storage/faults.py).
 
     python tests/crash_driver.py LOG KILL_AT -- run --dataset ... (any `aee` arguments)
 
@@ -32,8 +32,8 @@ def run_in_child(log_path: str, kill_at: int, argv: list[str], env: dict[str, st
 
 
 def run(log_path: str, kill_at: int, argv: list[str]) -> int:
-    from pipeline import faults
     from pipeline.cli import main as aee
+    from pipeline.storage import faults
 
     seen = 0
     log = open(log_path, "a", encoding="utf-8")  # noqa: SIM115 - open until the process ends or is killed

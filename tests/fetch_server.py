@@ -1,4 +1,4 @@
-"""The local web server tests/test_fetch.py and tests/test_fetch_more.py fetch from (127.0.0.1, and
+"""The local web server tests/pipeline/fetching/test_fetch.py and tests/pipeline/fetching/test_fetch_more.py fetch from (127.0.0.1, and
 ::1 when available), its pages, and their shared fixtures: the server, a cache folder of one's own,
 and `connects`, which records every address the fetcher opens and fails a test that reaches beyond
 loopback."""
@@ -17,8 +17,8 @@ from collections import Counter
 import pytest
 from timing import guard
 
-from pipeline import extract_worker, fetch, fetch_text
-from pipeline.fetch import FetchResult, fetch_many, fetch_source
+from pipeline.fetching import extract_worker, fetch, fetch_text
+from pipeline.fetching.fetch import FetchResult, fetch_many, fetch_source
 
 ARTICLE_SENTENCES = [
     "The municipal water board reported that reservoir levels rose by twelve percent in March.",

@@ -1,4 +1,4 @@
-"""What the hostile-input tests share (tests/test_hostile_inputs.py, tests/test_hostile_regressions.py):
+"""What the hostile-input tests share (tests/pipeline/importers/test_hostile_inputs.py, tests/pipeline/importers/test_hostile_regressions.py):
 the teaching corpus as the good input, a deep copy of its first answer, a snapshot of a results folder
 by checksums, the command line run in process, and the object the re-score page builds."""
 

@@ -3,11 +3,11 @@
 conftest.py applies them at collection, by what a test uses, so a new test is grouped without
 remembering a decorator:
 
-- `browser`: a test in tests/test_browser*.py or tests/test_concurrency.py, or one that takes the
+- `browser`: a test in tests/browser/test_browser*.py or tests/browser/test_concurrency.py, or one that takes the
   `browser` fixture (Debian's chromium through Playwright);
-- `ray`: a test in tests/test_ray_executor.py, one that takes the loopback `cluster` fixture, or one
+- `ray`: a test in tests/pipeline/cluster/test_ray_executor.py, one that takes the loopback `cluster` fixture, or one
   whose name says ray (it imports Ray, seconds on its own);
-- `nli`: a test in tests/test_nli_judge.py or one whose name says nli (torch and transformers);
+- `nli`: a test in tests/pipeline/judges/test_nli_judge.py or one whose name says nli (torch and transformers);
 - `slow`: the tests that took 4 s or more in a two-worker run (SLOW_TESTS below), besides those
   marked `slow` in their files.
 

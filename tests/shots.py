@@ -4,9 +4,9 @@ A full-page screenshot costs a resize, a settle and an encode (1-2 s a page on t
 browser tests took ~50 of them per run, most of a minute of CI that no one looked at. They are for
 the review a UI change needs (the team guide), so they are opt-in:
 
-    AEE_SHOTS=1 make test            # or: AEE_SHOTS=1 .venv/bin/python -m pytest tests/test_browser*.py
+    AEE_SHOTS=1 make test            # or: AEE_SHOTS=1 .venv/bin/python -m pytest tests/browser/test_browser*.py
 
-tests/test_browser.py writes to tests/artifacts/ (gitignored), tests/test_browser_widths.py to
+tests/browser/test_browser.py writes to tests/artifacts/ (gitignored), tests/browser/test_browser_widths.py to
 AEE_WIDTH_SHOTS (default /tmp/aee-width-shots/). What the tests assert does not depend on them.
 """
 

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pytest
 
 from pipeline.runner import run_dataset
-from pipeline.store import JUDGE_TABLES, read_arrow, table_path
+from pipeline.storage.store import JUDGE_TABLES, read_arrow, table_path
 
 pytestmark = pytest.mark.slow
 

@@ -45,13 +45,13 @@ def test_pipeline_never_imports_the_dashboard():
     assert not _offenders("pipeline", ("dashboard", "streamlit"))
 
 
-METRICS_NEVER_IMPORT = ("pipeline.judges", "pipeline.importers", "pipeline.store", "pipeline.runner", "pipeline.annotate",
-                        "pipeline.fetch", "pipeline.tables", "pipeline.similarity")
+METRICS_NEVER_IMPORT = ("pipeline.judges", "pipeline.importers", "pipeline.storage.store", "pipeline.runner", "pipeline.annotate",
+                        "pipeline.fetching.fetch", "pipeline.storage.tables", "pipeline.gold.similarity")
 
 
 def test_metrics_are_pure():
     # no exception: the BERTScore-style correctness metric reads similarities the annotate stage
-    # measured (pipeline/similarity.py), it never runs the encoder itself
+    # measured (pipeline/gold/similarity.py), it never runs the encoder itself
     assert not _offenders("pipeline.metrics", METRICS_NEVER_IMPORT)
 
 
@@ -74,10 +74,10 @@ def test_metrics_do_not_reach_judges_through_other_modules():
 
 
 def test_judges_never_reach_back_into_the_stages_around_them():
-    assert not _offenders("pipeline.judges", ("pipeline.annotate", "pipeline.runner", "pipeline.metrics", "pipeline.tables"))
+    assert not _offenders("pipeline.judges", ("pipeline.annotate", "pipeline.runner", "pipeline.metrics", "pipeline.storage.tables"))
     # the judges proper never touch the result store; measuring them (pipeline.judges.measure) saves
     # its reports there (behavioural checks, agreement), like any other result
-    bad = {m: hits for m, hits in _offenders("pipeline.judges", ("pipeline.store",)).items()
+    bad = {m: hits for m, hits in _offenders("pipeline.judges", ("pipeline.storage.store",)).items()
            if not m.startswith("pipeline.judges.measure")}
     assert not bad
 
@@ -96,23 +96,25 @@ def test_only_the_cli_and_default_build_import_the_runner():
 # stages, the orchestration, the command line and the dashboard. Longest prefix wins.
 LAYERS: dict[str, int] = {
     # 0 core: records, text, small shared helpers
-    "pipeline": 0, "pipeline.__init__": 0, "pipeline.records": 0, "pipeline.errors": 0, "pipeline.paths": 0,
-    "pipeline.redact": 0, "pipeline.text": 0, "pipeline.locate": 0, "pipeline.matrices": 0, "pipeline.sources": 0,
-    "pipeline.injection": 0, "pipeline.injection_variants": 0, "pipeline.gold": 0, "pipeline.set_support": 0, "pipeline.prompts": 0,
-    "pipeline.faults": 0,
+    "pipeline": 0, "pipeline.__init__": 0, "pipeline.records": 0, "pipeline.errors": 0, "pipeline.storage.paths": 0,
+    "pipeline.fetching.redact": 0, "pipeline.text.text": 0, "pipeline.text.locate": 0, "pipeline.matrices": 0, "pipeline.sources": 0,
+    "pipeline.injection.injection": 0, "pipeline.injection.injection_variants": 0, "pipeline.gold.gold": 0, "pipeline.set_support": 0,
+    "pipeline.prompts": 0,
+    "pipeline.storage.faults": 0,
     # 1 input and storage
-    "pipeline.importers": 1, "pipeline.fetch": 1, "pipeline.fetch_text": 1, "pipeline.store": 1, "pipeline.fill_sources": 1,
-    "pipeline.fetch_outcome": 1,
-    "pipeline.result_sets": 1,
+    "pipeline.importers": 1, "pipeline.fetching.fetch": 1, "pipeline.fetching.fetch_text": 1, "pipeline.storage.store": 1,
+    "pipeline.fetching.fill_sources": 1,
+    "pipeline.fetching.fetch_outcome": 1,
+    "pipeline.storage.result_sets": 1,
     # where a keyed API call may go (collect, the LLM judges, the probe), and the extractor process
-    "pipeline.outbound": 1, "pipeline.extract_worker": 1, "pipeline.extract_serve": 1,
+    "pipeline.fetching.outbound": 1, "pipeline.fetching.extract_worker": 1, "pipeline.fetching.extract_serve": 1,
     # 2-5 judges: the factory, protocol and cache; the offline judge; model backends; measuring judges
     "pipeline.judges": 2, "pipeline.judges.offline": 3, "pipeline.judges.backends": 4, "pipeline.judges.measure": 5,
     # 2 metrics: pure, beside the judges' top (test_metrics_are_pure keeps them away from judges)
     "pipeline.metrics": 2,
     # 6 stages around the judges and metrics
-    "pipeline.annotate": 6, "pipeline.similarity": 6, "pipeline.scoring": 6, "pipeline.second_opinion": 6,
-    "pipeline.tables": 6, "pipeline.aggregate": 6, "pipeline.compare_gold": 6,
+    "pipeline.annotate": 6, "pipeline.gold.similarity": 6, "pipeline.report.scoring": 6, "pipeline.report.second_opinion": 6,
+    "pipeline.storage.tables": 6, "pipeline.aggregate": 6, "pipeline.gold.compare_gold": 6,
     "pipeline.executor": 6,  # where the annotate stage runs: the local executor and the seam the runner hands chunks to
     # 7 orchestration and workflows
     "pipeline.runner": 7, "pipeline.collect": 7, "pipeline.conflict": 7, "pipeline.study": 7, "pipeline.default_data": 7,

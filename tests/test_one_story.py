@@ -15,7 +15,7 @@ from pipeline.cli import main
 from pipeline.importers.canonical import parse_answer
 from pipeline.metrics import ScoreConfig
 from pipeline.metrics.context import ScoringContext
-from pipeline.paths import REPO_ROOT
+from pipeline.storage.paths import REPO_ROOT
 
 RESCORE = str(REPO_ROOT / "pages" / "rescore.py")
 QUERY = "How did the town's population and schools change?"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.paths import results_dir
+from pipeline.storage.paths import results_dir
 
 UNITS: tuple[str, ...] = ("pair", "statement")
 SCOPES: tuple[str, ...] = ("cited", "all")

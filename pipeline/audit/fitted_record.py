@@ -13,7 +13,7 @@ from pipeline.judges.carried import FITTED_JUDGE  # noqa: F401 (the registry nam
 
 def fitted_record(dataset: str, root: Path | None = None) -> dict[str, Any] | None:
     """What the dataset's `fitted` judge was fitted on (its manifest's record), None when there is none."""
-    from pipeline.store import list_judges, table_path
+    from pipeline.storage.store import list_judges, table_path
 
     if FITTED_JUDGE not in list_judges(dataset, root):
         return None

@@ -336,7 +336,7 @@ def fit_from_sample(dataset: str, base_judge: str, sample_id: str | None = None,
     from pipeline.audit.sample import load_sample
     from pipeline.audit.scorecard import human_labels, pick_samples
     from pipeline.errors import InputError
-    from pipeline.tables import load_annotated
+    from pipeline.storage.tables import load_annotated
 
     if sample_id is None:
         sample_id = pick_samples(dataset, base_judge, root=root).get("pair")
@@ -371,7 +371,7 @@ def prepare_fit(dataset: str, base_judge: str = "offline", sample_id: str | None
     rails' sentences when the labels cannot carry a fit. `pipeline.audit.cli.write_fitted` writes
     them through the runner."""
     from pipeline.errors import InputError
-    from pipeline.tables import load_annotated
+    from pipeline.storage.tables import load_annotated
 
     if apply_from:
         record = fitted_record(apply_from, root)

@@ -361,7 +361,7 @@ def _per_stratum(clusters) -> dict[str, tuple[str, int]] | None:
 def _allocation_enough(clusters, counts: dict[str, tuple[str, int]], n: int, minimum: int) -> bool:
     """`not short_cells(draw(frame, n, ...))` without drawing: a draw takes `allocate`'s number of
     clusters from each stratum, all distinct, so an engine gets the sum over its strata whatever
-    the seed (tests/test_page_records.py checks it against the draw itself)."""
+    the seed (tests/pages/test_page_records.py checks it against the draw itself)."""
     from pipeline.audit.sample import MAX_ITEMS, MIN_PER_STRATUM, allocate
     from pipeline.errors import InputError
 

@@ -18,7 +18,7 @@ bootstrap-t within strata (random, slow over row q's 200 draws x cells, and erra
 and over raising the floor for large corrections (it would widen every cell, skewed or not). What no
 method that reads the sample can do is see a large correction the sample never met: where a stratum
 of n units usually holds none (n x their rate well under 1), only the floor speaks for them
-(tests/test_audit_ppi_skew.py has the world with known truth).
+(tests/pipeline/audit/test_audit_ppi_skew.py has the world with known truth).
 """
 
 from __future__ import annotations

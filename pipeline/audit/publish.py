@@ -42,8 +42,8 @@ from pipeline.audit.sample import list_samples, load_sample
 from pipeline.errors import InputError
 from pipeline.judges.carried import AUDIT_JUDGE
 from pipeline.records import AnnotatedAnswer, LabelKind, Verdict, unchecked_text, unreadable_code
-from pipeline.store import list_judges, table_path
-from pipeline.text import statements_for
+from pipeline.storage.store import list_judges, table_path
+from pipeline.text.text import statements_for
 
 # why a statement's relevance or stance is unknown under this judge (support uses records.UNCHECKED)
 STATEMENT_WORDS = {

@@ -35,8 +35,8 @@ from pipeline.audit import SCOPES, UNITS, audit_dir
 from pipeline.audit.population import Frame, build_frame, item_asks
 from pipeline.errors import InputError
 from pipeline.judges.carried import AUDIT_JUDGE
-from pipeline.store import judge_dirname, list_judges, write_atomic, write_json_atomic
-from pipeline.tables import load_annotated
+from pipeline.storage.store import judge_dirname, list_judges, write_atomic, write_json_atomic
+from pipeline.storage.tables import load_annotated
 
 MIN_PER_STRATUM = 2
 MAX_ITEMS = 20_000

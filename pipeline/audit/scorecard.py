@@ -25,8 +25,8 @@ from pipeline.audit.sample import Sample, list_samples, load_sample
 from pipeline.errors import InputError
 from pipeline.metrics import METRICS
 from pipeline.records import AnnotatedAnswer
-from pipeline.store import list_judges, read_table, table_path
-from pipeline.tables import load_annotated
+from pipeline.storage.store import list_judges, read_table, table_path
+from pipeline.storage.tables import load_annotated
 
 ALL_ENGINES = "all engines"
 EXPERTS_NEVER_LABELLED = ("one_sided", "overconfident")  # ExpertQA's experts gave no stance nor confidence

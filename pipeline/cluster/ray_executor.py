@@ -34,8 +34,8 @@ from pipeline.executor import ChunkTask, JudgeSpec
 from pipeline.judges import Judge
 from pipeline.judges.cache import CachingJudge
 from pipeline.records import AnnotatedAnswer, Verdict
-from pipeline.tables import row_verdict
-from pipeline.text import statements_for
+from pipeline.storage.tables import row_verdict
+from pipeline.text.text import statements_for
 
 __all__ = ["RayExecutor"]
 

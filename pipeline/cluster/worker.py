@@ -27,8 +27,8 @@ import pyarrow as pa
 
 from pipeline.executor import JudgeSpec, annotate_chunk_answers
 from pipeline.records import AnnotatedAnswer
-from pipeline.store import to_table
-from pipeline.tables import label_rows
+from pipeline.storage.store import to_table
+from pipeline.storage.tables import label_rows
 
 __all__ = ["CHUNK_SCHEMA", "RESULT_SCHEMA", "ChunkAnnotator", "WorkerSetup", "chunk_row", "read_labels"]
 

@@ -66,7 +66,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
         raise InputError("must be 0 or more", field="--limit")
     if not 1 <= args.concurrency <= 32:
         raise InputError("must be from 1 to 32", field="--concurrency")
-    from pipeline.fetch import parse_allow_entry
+    from pipeline.fetching.fetch import parse_allow_entry
 
     for entry in args.fetch_allow_host:
         try:

@@ -16,8 +16,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.outbound import Deadline, RedirectRefused, guarded_opener
-from pipeline.redact import redact, redact_clip
+from pipeline.fetching.outbound import Deadline, RedirectRefused, guarded_opener
+from pipeline.fetching.redact import redact, redact_clip
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
 FATAL_STATUSES = frozenset({401, 403})  # the key is missing, wrong or not allowed: stop the whole run

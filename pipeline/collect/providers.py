@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import quote
 
-from pipeline.paths import REPO_ROOT
+from pipeline.storage.paths import REPO_ROOT
 
 # Rough list prices in USD per answer (request or search fee plus typical tokens for a one-question
 # answer), as published by the providers in late 2025. For planning only: check the provider's

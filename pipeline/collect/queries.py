@@ -27,7 +27,7 @@ from pathlib import Path
 from pipeline.errors import InputError
 from pipeline.importers.canonical import MAX_QUERY_CHARS
 from pipeline.importers.input_files import bounded_lines, open_input, read_document
-from pipeline.paths import cache_dir, shared_dir
+from pipeline.storage.paths import cache_dir, shared_dir
 
 MAX_QUERIES = 100_000
 LIU_COMMIT = "2c6b485ae1c2bd296ad7d5e0eee4da4065535e57"

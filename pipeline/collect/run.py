@@ -38,10 +38,10 @@ from pipeline.collect.client import Backoff, RateGate, post_json
 from pipeline.collect.providers import PRICES_NOTE, PROVIDERS, Endpoint, resolve
 from pipeline.collect.queries import Query, load_queries, load_query_set
 from pipeline.errors import InputError
+from pipeline.fetching.redact import redact
 from pipeline.importers.canonical import MAX_SOURCE_CHARS
 from pipeline.importers.engine_common import digest_id
 from pipeline.importers.engines import FORMATS
-from pipeline.redact import redact
 
 SUMMARY_FILE = "_collect.json"
 REJECTED_DIR = "_rejected"
@@ -397,7 +397,7 @@ def _printable(value: Any, depth: int = 0) -> Any:
 
 def _fetch_pages(urls: list[str], config: CollectConfig) -> tuple[dict[str, dict], int, int]:
     """The listed sources' pages through the safe fetcher (failures recorded: they become dead sources)."""
-    from pipeline.fetch import fetch_many
+    from pipeline.fetching.fetch import fetch_many
 
     unique = [u for u in dict.fromkeys(urls) if u]
     web = [u for u in unique if u.lower().startswith(("http://", "https://"))]

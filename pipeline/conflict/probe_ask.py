@@ -24,9 +24,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.outbound import EndpointLatch, RedirectRefused, guarded_openai, refusal_in
+from pipeline.fetching.outbound import EndpointLatch, RedirectRefused, guarded_openai, refusal_in
+from pipeline.fetching.redact import redact
 from pipeline.prompts import load_prompt, render_prompt, split_prompt
-from pipeline.redact import redact
 
 PROMPT_NAME = "conflict_probe"
 TOP_LOGPROBS = 10

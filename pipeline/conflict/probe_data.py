@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pipeline.errors import InputError
 from pipeline.importers.input_files import read_document
-from pipeline.paths import data_dir
+from pipeline.storage.paths import data_dir
 
 MAX_FILE_BYTES = 50_000_000
 MAX_QUESTIONS = 5_000

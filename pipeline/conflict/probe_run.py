@@ -29,8 +29,8 @@ from pipeline.conflict import probe_ask, probe_stats
 from pipeline.conflict.perturb import ORIGINAL, PERTURBATIONS
 from pipeline.conflict.probe_data import ProbeData, Question
 from pipeline.errors import InputError
-from pipeline.paths import cache_dir, results_dir
-from pipeline.store import git_sha, write_atomic, write_json_atomic
+from pipeline.storage.paths import cache_dir, results_dir
+from pipeline.storage.store import git_sha, write_atomic, write_json_atomic
 
 OUTPUT_TOKENS_PER_CALL = 2  # "Yes" / "No" and an end token
 MAX_CALLS = 1_000_000  # a plan larger than this is refused (pairs grow with the square of paragraphs)

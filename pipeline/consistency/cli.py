@@ -42,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _base_and_judge(dataset: str, judge: str | None):
-    from pipeline.store import check_results, list_judges, result_set
+    from pipeline.storage.store import check_results, list_judges, result_set
 
     check_results(dataset)
     judges = list_judges(dataset)
@@ -156,7 +156,7 @@ def _judge_word(d) -> str:
 
 def cmd_consistency(args: argparse.Namespace) -> int:
     from pipeline.consistency.summary import read_summary
-    from pipeline.store import judge_dirname
+    from pipeline.storage.store import judge_dirname
 
     base, judge = _base_and_judge(args.dataset, args.judge)
     summary = read_summary(base / judge_dirname(judge))

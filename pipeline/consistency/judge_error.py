@@ -138,7 +138,7 @@ class Audit:
         from pipeline.audit.ppi import PPI_METRICS, unit_values
         from pipeline.audit.sample import load_sample
         from pipeline.audit.scorecard import human_labels
-        from pipeline.tables import load_annotated
+        from pipeline.storage.tables import load_annotated
 
         store = LabelStore(labels_path(root))
         answers = load_annotated(dataset, judge, root)

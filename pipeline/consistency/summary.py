@@ -29,7 +29,7 @@ from pipeline.consistency.change import MEASURE_LABELS, MIN_QUERIES, engine_stab
 from pipeline.consistency.differences import ALPHA, JUDGE_NOTE, METHOD, as_json, compare_sides
 from pipeline.consistency.spread import icc_table, rating_flips, variance_shares
 from pipeline.metrics import METRICS
-from pipeline.store import judge_dirname, write_json_atomic
+from pipeline.storage.store import judge_dirname, write_json_atomic
 
 SUMMARY_FILE = "over_time.json"
 FLIPS_FILE = "over_time_flips.parquet"
@@ -147,7 +147,7 @@ def write(base: Path, judge: str, meaning: str | None = None) -> bool:
 def write_table_any(frame: pd.DataFrame, path: Path) -> None:
     import pyarrow as pa
 
-    from pipeline.store import write_atomic
+    from pipeline.storage.store import write_atomic
 
     write_atomic(path, pa.Table.from_pandas(frame.astype({c: str for c in frame.columns}), preserve_index=False))
 

@@ -12,8 +12,8 @@ from pipeline.errors import InputError
 from pipeline.importers.engines import FORMATS as ENGINE_FORMATS
 from pipeline.importers.engines import first_format
 from pipeline.importers.refusals import Refusals, refuse_or_raise
-from pipeline.paths import data_dir, expertqa_dir, hagrid_dir
 from pipeline.records import AnnotatedAnswer
+from pipeline.storage.paths import data_dir, expertqa_dir, hagrid_dir
 
 
 @dataclass(frozen=True)

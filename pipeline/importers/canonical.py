@@ -34,7 +34,6 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from pipeline.citation_scope import META_SCOPE, SCOPES, SENTENCE, scope_for_engine, with_scope
 from pipeline.errors import InputError
 from pipeline.importers.input_files import bounded_lines, open_input, read_document
 from pipeline.importers.refusals import Refusals, refuse_or_raise
@@ -50,7 +49,8 @@ from pipeline.records import (
     Verdict,
     unchecked_text,
 )
-from pipeline.text import find_citation_markers, split_statements, statements_for
+from pipeline.text.citation_scope import META_SCOPE, SCOPES, SENTENCE, scope_for_engine, with_scope
+from pipeline.text.text import find_citation_markers, split_statements, statements_for
 
 RECORDED = "recorded"
 CANONICAL_PROMPT = "canonical-labels-v1"
@@ -286,7 +286,7 @@ def parse_answer(obj: Any, where: str, dataset: str = "") -> AnnotatedAnswer:
 
 def _scope(obj: dict, where: str) -> dict[str, str]:
     """`citation_scope` (optional): how the answer's markers bind, when the file says so rather than
-    leaving it to the engine's name (`pipeline.citation_scope`)."""
+    leaving it to the engine's name (`pipeline.text.citation_scope`)."""
     value = obj.get("citation_scope")
     if value is None or value == "":
         return {}

@@ -4,7 +4,7 @@ list, character and UTF-8 byte spans mapped onto statements, and the raw respons
 A provider mapper (perplexity.py, openai_search.py, anthropic_search.py, gemini.py, you_exa.py)
 turns one response into an `EngineParse`: the answer text, the sources in the order the engine
 listed them, and the citations that come as spans rather than as markers in the text. `build_answer`
-then makes the canonical record: statements come from the splitter (`pipeline.text`), numbered
+then makes the canonical record: statements come from the splitter (`pipeline.text.text`), numbered
 markers keep working as for any answer, and each span-based citation goes to every statement whose
 words it touches (a span straddling two statements belongs to both).
 """
@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from pipeline.citation_scope import scope_note
 from pipeline.errors import InputError
 from pipeline.importers.canonical import MAX_ANSWER_CHARS, MAX_SOURCE_CHARS, MAX_SOURCES
 from pipeline.importers.placement import (  # noqa: F401 - re-exported: the mappers' one import
@@ -33,14 +32,15 @@ from pipeline.importers.placement import (  # noqa: F401 - re-exported: the mapp
     squash,
 )
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement
-from pipeline.text import find_citation_markers, split_statements
+from pipeline.text.citation_scope import scope_note
+from pipeline.text.text import find_citation_markers, split_statements
 
 MAX_SPANS = 20_000  # span citations per answer; more is not a real response
 MAX_SNIPPET_CHARS = 20_000  # provider text kept per source (all its snippets together)
 MAX_TITLE_CHARS = 1_000
 MAX_URL_CHARS = 8_000
 MAX_RAW_CHARS = 100_000  # the response kept in Answer.meta["raw_response"] for audit
-# Source numbers are int32 in the tables (pipeline.store): a span citation naming a number outside
+# Source numbers are int32 in the tables (pipeline.storage.store): a span citation naming a number outside
 # that range would stop a run when its statements are written, so it is kept, dangling, at the bound.
 MAX_STORED_INDEX = 2**31 - 1
 MIN_STORED_INDEX = -(2**31)

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from pipeline.citation_scope import ANSWER, PARAGRAPH, SENTENCE, SPAN, with_scope
 from pipeline.errors import InputError
+from pipeline.fetching.redact import redact
 from pipeline.importers.anthropic_search import join_conversation, parse_anthropic
 from pipeline.importers.canonical import MAX_ID_CHARS, MAX_QUERY_CHARS, check_values, parse_answer, read_objects
 from pipeline.importers.engine_common import EngineParse, as_dict, build_answer, digest_id, raw_for_audit
@@ -36,7 +36,7 @@ from pipeline.importers.refusals import Refusals, refuse_or_raise
 from pipeline.importers.streams import assemble, event_kind, looks_like_sse, parse_sse, stream_format
 from pipeline.importers.you_exa import parse_exa, parse_you
 from pipeline.records import AnnotatedAnswer
-from pipeline.redact import redact
+from pipeline.text.citation_scope import ANSWER, PARAGRAPH, SENTENCE, SPAN, with_scope
 
 log = logging.getLogger(__name__)
 _WARNED: set[tuple[str, tuple[str, ...]]] = set()
@@ -47,7 +47,7 @@ DEFAULT_QUERY_TYPE = "expertise"
 @dataclass(frozen=True)
 class EngineFormat:
     """One provider response shape: its parser, the engine name answers get by default, and how far
-    its citations reach (`pipeline.citation_scope`: sentence, paragraph, span or answer)."""
+    its citations reach (`pipeline.text.citation_scope`: sentence, paragraph, span or answer)."""
 
     name: str
     parse: Callable[[dict, str], EngineParse]

@@ -17,7 +17,7 @@ Mapping (documented in docs/data/expertqa.md):
   claim labelled the source "N/A" (link broken / not viewable) and no claim got a real support label
   against it.
 * statements are the claims in order. Their character spans in the answer text are found by
-  `pipeline.locate.locate_spans` (word sequences, tolerant of the whitespace, bullets, bold markers
+  `pipeline.text.locate.locate_spans` (word sequences, tolerant of the whitespace, bullets, bold markers
   and citation markers the claim splitter changed); a claim not found keeps start/end -1. Citations are the markers in the
   claim text that point to listed sources, then any index the claim has an evidence entry for but no
   marker (rare); marker indexes that match no listed source are `dangling`.
@@ -55,10 +55,10 @@ from typing import Any, Iterator
 from pipeline.errors import InputError
 from pipeline.importers.dataset_files import download_splits, jsonl_files, read_jsonl
 from pipeline.importers.refusals import Refusals, refuse_or_raise
-from pipeline.locate import locate_spans
-from pipeline.paths import cache_dir
 from pipeline.records import SUPPORT_UNKNOWN, AnnotatedAnswer, Answer, Source, Statement, Verdict, unchecked_text
-from pipeline.text import find_citation_markers
+from pipeline.storage.paths import cache_dir
+from pipeline.text.locate import locate_spans
+from pipeline.text.text import find_citation_markers
 
 __all__ = [
     "load_expertqa",

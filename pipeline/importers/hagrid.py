@@ -43,9 +43,9 @@ from typing import Any, Iterator
 from pipeline.errors import InputError
 from pipeline.importers.dataset_files import download_splits, jsonl_files, read_jsonl
 from pipeline.importers.refusals import Refusals, refuse_or_raise
-from pipeline.paths import cache_dir
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
-from pipeline.text import find_citation_markers, split_statements
+from pipeline.storage.paths import cache_dir
+from pipeline.text.text import find_citation_markers, split_statements
 
 __all__ = ["iter_hagrid", "load_hagrid", "download_hagrid", "HUMAN_JUDGE", "PROMPT_VERSION", "ENGINE", "SPLITS",
            "HAGRID_REVISION"]

@@ -38,7 +38,7 @@ from pipeline.importers.canonical import MAX_ANSWER_CHARS, parse_answer
 from pipeline.importers.engines import ImportOptions, detect, engine_answer, one_stream
 from pipeline.importers.streams import stream_format
 from pipeline.records import AnnotatedAnswer
-from pipeline.text import find_citation_markers
+from pipeline.text.text import find_citation_markers
 
 MAX_PASTE_CHARS = MAX_ANSWER_CHARS
 MAX_PASTED_SOURCES = 200

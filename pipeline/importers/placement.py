@@ -17,7 +17,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from typing import Iterable
 
-from pipeline.text import CitationMarker
+from pipeline.text.text import CitationMarker
 
 # How a span citation was placed: "offsets" (the provider's positions, checked), "text" (located by
 # the segment text, cited text or URL after the offsets failed or were absent), "link" (located by

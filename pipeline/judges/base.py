@@ -12,7 +12,7 @@ Key material: the cache (`pipeline.judges.cache`) stores a judge's verdicts unde
 judge says its verdicts depend on (`cache_material`). `BaseJudge` gives the widest answer (every
 input of the call except the answer's id and provenance), so a judge that says nothing is cached
 safely, only less often; a judge narrows it by declaring its own material, which its tests check
-against cold calls (tests/test_cache_material.py).
+against cold calls (tests/pipeline/judges/test_cache_material.py).
 """
 
 from __future__ import annotations

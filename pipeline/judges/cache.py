@@ -10,7 +10,7 @@ it scores: the statement without markers, the source's text, whether the stateme
 source (an uncited pair may be ruled out by the first pass) and the texts of all the statements'
 cited sources. A judge that declares nothing gets `base.full_view_material`, every input of the
 call. So two sources with the same text in one answer, one cited and one not, are two entries, and
-a hit returns what a cold call would (tests/test_cache_material.py). A hit returns the stored
+a hit returns what a cold call would (tests/pipeline/judges/test_cache_material.py). A hit returns the stored
 verdicts rebuilt field by field with the ids of the call that asked, so a rerun of the same data
 makes no judge calls at all.
 
@@ -62,8 +62,8 @@ CREATE TABLE IF NOT EXISTS verdicts (
 
 
 def default_cache_path() -> Path:
-    """`pipeline.paths.cache_dir()/judges.sqlite` (moved with $AEE_CACHE_DIR)."""
-    from pipeline.paths import cache_dir
+    """`pipeline.storage.paths.cache_dir()/judges.sqlite` (moved with $AEE_CACHE_DIR)."""
+    from pipeline.storage.paths import cache_dir
 
     return cache_dir() / "judges.sqlite"
 

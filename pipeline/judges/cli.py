@@ -106,7 +106,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from pipeline.importers.hagrid import load_hagrid
     from pipeline.judges.measure.agreement import evaluate_support, save_agreement
     from pipeline.judges.measure.agreement_hagrid import evaluate_hagrid
-    from pipeline.paths import expertqa_dir, hagrid_dir
+    from pipeline.storage.paths import expertqa_dir, hagrid_dir
 
     hagrid = args.dataset == "hagrid"
     path = args.path or (hagrid_dir() if hagrid else expertqa_dir())

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 from pipeline.judges.base import BaseJudge, text_digest, unchecked_verdicts
 from pipeline.records import Answer, Source, Statement, Verdict
-from pipeline.text import find_citation_markers, strip_citation_markers
+from pipeline.text.text import find_citation_markers, strip_citation_markers
 
 _WORD = re.compile(r"[a-z0-9]+")
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.gold import cited_keys, preferred_gold
+from pipeline.gold.gold import cited_keys, preferred_gold
 from pipeline.matrices import is_relevant, label_view
 from pipeline.metrics.attribution_view import AttributionView, Outcome, any_supports
 from pipeline.metrics.context import CITED_ONLY_REASON, ScoringContext

@@ -9,12 +9,12 @@ from typing import Iterable
 
 import numpy as np
 
-from pipeline.gold import GoldSimilarities, read_gold_similarity
+from pipeline.gold.gold import GoldSimilarities, read_gold_similarity
 from pipeline.matrices import LabelView, Matrices, Mode, build_matrices, is_relevant, label_view, unknown_pairs
 from pipeline.metrics.attribution_view import AttributionView, Outcome
 from pipeline.metrics.necessity import NECESSITY_METHODS
 from pipeline.records import AnnotatedAnswer, Statement, unchecked_cause, unreadable_code
-from pipeline.text import all_cited_indexes
+from pipeline.text.text import all_cited_indexes
 
 MODES: tuple[str, ...] = ("strict", "parity")  # the two rule sets (docs/design/decisions.md)
 MODE_LABELS: dict[str, str] = {"strict": "Strict", "parity": "Paper parity"}  # as every page names them

@@ -20,7 +20,7 @@ for BLEU, the highest BLEU.
   with a gold piece, recall = the same from the gold side, F = harmonic mean. NOT the original
   BERTScore: another, much smaller model, no idf weighting and no baseline rescaling, so values sit
   on their own scale (near 1 for any fluent English pair). Metrics run no model: the annotate stage
-  measures the three numbers for every gold answer (`pipeline.similarity`) and stores them as
+  measures the three numbers for every gold answer (`pipeline.gold.similarity`) and stores them as
   `gold_similarity` verdicts, which these metrics read through `ScoringContext.gold_similarity`.
   Null with the reason when the model was not installed at annotation, or when the verdicts are
   missing (results annotated before the measurement existed, or for other texts).
@@ -37,7 +37,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import Sequence
 
-from pipeline.gold import comparable_text
+from pipeline.gold.gold import comparable_text
 from pipeline.metrics.attribution import NO_GOLD
 from pipeline.metrics.context import ScoringContext
 from pipeline.metrics.registry import metric

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from pipeline import paths
+from pipeline.storage import paths
 from pipeline.study.log import ALL_ENGINES_LABEL, ANSWER_ENGINES, BASELINE
 from pipeline.study.stats import t_from_stats
 

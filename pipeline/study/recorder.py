@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from pipeline import paths
+from pipeline.storage import paths
 from pipeline.study.log import EVENT_COLUMNS, StudyLog, StudyLogError, counts_from_events, is_safe_code, validate_events
 
 
 def studies_dir() -> Path:
-    """Root of recorded studies (`pipeline.paths.studies_dir`: beside the results, never inside an
+    """Root of recorded studies (`pipeline.storage.paths.studies_dir`: beside the results, never inside an
     installed package)."""
     return paths.studies_dir()
 

@@ -1,5 +1,5 @@
-"""The dashboard served on 127.0.0.1 for browser tests and benchmarks (`tests/test_browser*.py`,
-`tests/test_concurrency.py`, `bench/page_ready.py`): start the dashboard from a checkout as `aee app`
+"""The dashboard served on 127.0.0.1 for browser tests and benchmarks (`tests/browser/test_browser*.py`,
+`tests/browser/test_concurrency.py`, `bench/page_ready.py`): start the dashboard from a checkout as `aee app`
 does (`streamlit run dashboard/serve.py`: the app plus the page-address middleware)
 on a free port and wait until it answers, stop it, and wait until a Playwright page has finished
 its script run. Debian's chromium and the flags every run gives it are named here once.

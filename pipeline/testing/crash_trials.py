@@ -1,5 +1,5 @@
 """Kill -9 `aee run` at random moments and run it again: the crash-safety trials of
-tests/test_kill_resume.py (a few, spread over the run) and of bench row u (many, at random).
+tests/pipeline/test_kill_resume.py (a few, spread over the run) and of bench row u (many, at random).
 
 Every run is a process forked from one multiprocessing fork server that imported the pipeline
 once, so a trial costs the run itself, not Python's start-up and the imports (seconds each on two

@@ -16,10 +16,10 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline.fetching.outbound import guarded_openai
+from pipeline.fetching.redact import redact
 from pipeline.judges.backends.llm_retry import RetryingChat
 from pipeline.judges.base import JudgeError
-from pipeline.outbound import guarded_openai
-from pipeline.redact import redact
 
 __all__ = ["ChatCaller", "ChatReply", "TokenChoice"]
 

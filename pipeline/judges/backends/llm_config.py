@@ -8,7 +8,7 @@ up in the working directory and then in the repository root. `json_mode` (send
 since many local servers reject it.
 
 The API key never reaches a verdict, a log line, an exception message or a returned dict: the
-judge passes everything it keeps or logs through `pipeline.redact.redact`, and `EndpointConfig` does not show the
+judge passes everything it keeps or logs through `pipeline.fetching.redact.redact`, and `EndpointConfig` does not show the
 key in its repr.
 """
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from pipeline.paths import REPO_ROOT
+from pipeline.storage.paths import REPO_ROOT
 
 __all__ = ["DEFAULT_MODEL", "EndpointConfig", "resolve_endpoint"]
 

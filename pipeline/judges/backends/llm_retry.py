@@ -21,9 +21,9 @@ import threading
 import time
 from typing import Any, Callable, ClassVar, TypeVar
 
+from pipeline.fetching.outbound import EndpointLatch, RedirectRefused, refusal_in
+from pipeline.fetching.redact import redact, redact_clip
 from pipeline.judges.base import JudgeError
-from pipeline.outbound import EndpointLatch, RedirectRefused, refusal_in
-from pipeline.redact import redact, redact_clip
 
 __all__ = ["EndpointRefused", "Gate", "RetryingChat"]
 

@@ -38,6 +38,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from pipeline.fetching.outbound import guarded_openai
+from pipeline.fetching.redact import redact
 from pipeline.judges.backends.fencing import FENCE_ID
 from pipeline.judges.backends.llm_config import resolve_endpoint
 from pipeline.judges.backends.llm_output import (
@@ -63,10 +65,8 @@ from pipeline.judges.backends.llm_retry import RetryingChat
 from pipeline.judges.backends.passages import Passage, locate_quote
 from pipeline.judges.backends.source_stance_llm import plan_source_stance
 from pipeline.judges.base import BaseJudge, JudgeError, text_digest, unchecked_verdicts
-from pipeline.outbound import guarded_openai
 from pipeline.prompts import load_prompt
 from pipeline.records import Answer, Source, Statement, Verdict
-from pipeline.redact import redact
 
 __all__ = ["OpenAIJudge", "PairwiseReferenceJudge"]
 

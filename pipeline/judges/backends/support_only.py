@@ -19,7 +19,7 @@ from typing import Any, Sequence
 from pipeline.judges.base import BaseJudge, JudgeError, text_digest
 from pipeline.judges.source_sets import joined_source
 from pipeline.records import Answer, Source, Statement, Verdict
-from pipeline.text import find_citation_markers, strip_citation_markers
+from pipeline.text.text import find_citation_markers, strip_citation_markers
 
 __all__ = ["SupportOnlyJudge", "SupportThresholds", "statement_text", "DELEGATED_TO"]
 

@@ -36,8 +36,8 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from pipeline.judges.base import Judge
-from pipeline.paths import results_dir
 from pipeline.records import AnnotatedAnswer
+from pipeline.storage.paths import results_dir
 
 HUMAN_JUDGE = "human:expertqa"
 SUPPORT_ORDER = ("full", "partial", "none")

@@ -69,7 +69,7 @@ from pipeline.judges.offline.support import (
     PairInput,
     apply_rules,
 )
-from pipeline.paths import expertqa_dir
+from pipeline.storage.paths import expertqa_dir
 
 FIT_SPLITS = ("domain_val", "domain_test")
 EVAL_SPLIT = "rand_val"
@@ -91,7 +91,7 @@ VERSION = "cal7"
 # rand_val): (uncited weight, synthetic weight, q_pass and the context features free in sign, L2).
 # The shipped constants are the best by grouped-CV AUC among the configurations that keep the
 # judge's guarantees: at least DECIDABLE_FLOOR of the check suite's decidable support cases passed
-# (tests/test_offline_checks.py holds it) and AUC above plain coverage on the check suite and the
+# (tests/pipeline/judges/test_offline_checks.py holds it) and AUC above plain coverage on the check suite and the
 # teaching corpus. cal6 = (0.3, 0.3, signed, 10): grouped CV AUC 0.6453 against 0.6385 for cal5's
 # (1.0, 0.3, signed, 10). The free configurations rank higher on ExpertQA (up to 0.6545) and fail the
 # check floor: their length priors turn short-sentence support into partial.

@@ -33,8 +33,8 @@ import pandas as pd
 
 from pipeline.errors import InputError
 from pipeline.judges.base import Judge
-from pipeline.paths import data_dir, results_dir
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict
+from pipeline.storage.paths import data_dir, results_dir
 
 KINDS = ("support", "relevance", "stance", "confidence")
 ABSTAIN = "unknown"
@@ -171,7 +171,7 @@ def summarize_checks(results: pd.DataFrame) -> pd.DataFrame:
 
 def checks_path(judge_name: str, root: Path | None = None) -> Path:
     """Where a judge's check results are saved (read by the Judges page)."""
-    from pipeline.store import judge_dirname
+    from pipeline.storage.store import judge_dirname
 
     return (root or results_dir()) / "judge_checks" / f"{judge_dirname(judge_name)}.parquet"
 
@@ -180,7 +180,7 @@ def save_checks(results: pd.DataFrame, root: Path | None = None) -> Path:
     """Write one judge's check results atomically."""
     import pyarrow as pa
 
-    from pipeline.store import write_atomic
+    from pipeline.storage.store import write_atomic
 
     judge = str(results["judge"].iloc[0]) if len(results) else "judge"
     return write_atomic(checks_path(judge, root), pa.Table.from_pandas(results, preserve_index=False))

@@ -61,7 +61,7 @@ def check_pairs(cases: Iterable[Any]) -> list[LabelledPair]:
 def teaching_pairs(path: Path | None = None) -> list[LabelledPair]:
     """Every statement x source with text of the teaching corpus, with its hand label."""
     from pipeline.importers.canonical import load_canonical
-    from pipeline.paths import data_dir
+    from pipeline.storage.paths import data_dir
 
     out = []
     for a in load_canonical(path or data_dir() / "demo" / "answers.jsonl"):

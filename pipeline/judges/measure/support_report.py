@@ -126,7 +126,7 @@ def print_report(r: dict[str, Any]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from pipeline.judges.measure.wice import wice_dir
-    from pipeline.paths import expertqa_dir
+    from pipeline.storage.paths import expertqa_dir
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--judge", default="offline")

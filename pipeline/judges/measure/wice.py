@@ -46,7 +46,7 @@ SHA256 = {
 def wice_dir() -> Path | None:
     """Where the WiCE claim files are: $WICE_DIR, else ../shared/data/wice beside the project, else
     the download cache (`download_wice`)."""
-    from pipeline.paths import cache_dir
+    from pipeline.storage.paths import cache_dir
 
     env = os.environ.get("WICE_DIR")
     candidates = [Path(env)] if env else []
@@ -63,7 +63,7 @@ def download_wice(dest: Path | None = None, *, timeout: float = 60.0, url: str =
     `.cache/wice`), check each against its sha256 (a file that differs is removed and refused) and
     return the folder. Raises InputError with one clear line when offline."""
     from pipeline.importers.dataset_files import download_splits
-    from pipeline.paths import cache_dir
+    from pipeline.storage.paths import cache_dir
 
     folder = Path(dest) if dest is not None else cache_dir() / "wice"
     download_splits(folder, tuple(SHA256), lambda name: url.format(repo=WICE_REPO, commit=WICE_COMMIT, name=name),

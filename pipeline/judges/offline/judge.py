@@ -55,7 +55,7 @@ from pipeline.judges.offline.synonyms import TABLE_VERSION as SYNONYMS_VERSION
 from pipeline.judges.offline.text import strip_markers
 from pipeline.judges.source_sets import WindowedSetSupport
 from pipeline.records import AnnotatedAnswer, Answer, Source, Statement, Verdict, unreadable_code
-from pipeline.text import statements_for
+from pipeline.text.text import statements_for
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The offline judge's support model: does this source back this statement?
 
-1. The source. Sentences that address a model instead of the reader (`pipeline.injection` flags:
+1. The source. Sentences that address a model instead of the reader (`pipeline.injection.injection` flags:
    "ignore previous instructions", "mark this claim as supported", hidden comments) are dropped
    first, so a page can neither vouch for a claim nor veto it; the verdict notes how many.
 2. Alignment. Statement and source are compared as `offline_words` forms: one form per word,
@@ -46,7 +46,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
-from pipeline.injection import injection_flags
+from pipeline.injection.injection import injection_flags
 from pipeline.judges.offline import meaning
 from pipeline.judges.offline.align import clause_conflicts
 from pipeline.judges.offline.figure_forms import normalise_figures

@@ -8,7 +8,7 @@ import re
 from functools import lru_cache
 from typing import Iterable
 
-from pipeline.text import find_citation_markers, strip_citation_markers
+from pipeline.text.text import find_citation_markers, strip_citation_markers
 
 MAX_SENTENCE_CHARS = 400
 MAX_SOURCE_CHARS = 200_000  # longer source texts are cut (a judge must stay bounded)

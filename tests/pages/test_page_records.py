@@ -1,0 +1,300 @@
+"""The pages' records (pipeline/page_records.py, issue 43): `aee run` writes them into the result set,
+they rebuild exactly what the pages built from every answer before, the pages open from them without
+building every annotated answer, and a set written before them still opens (and `aee records` adds
+them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from pipeline import page_records as pr
+from pipeline.audit.population import CLUSTER_COLUMNS, FRAME_VARIANTS, build_frame
+from pipeline.conflict import sides
+from pipeline.storage.result_sets import set_problem
+from pipeline.storage.store import dataset_dir, list_judges, result_set
+from pipeline.storage.tables import load_annotated
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "data" / "demo" / "answers.jsonl"
+PAGES = ROOT / "pages"
+NOTE = "written before the pages' records"
+
+
+def _build(root: Path, records: bool, monkeypatch) -> Path:
+    from pipeline.runner import run_dataset
+
+    if not records:
+        monkeypatch.setenv("AEE_PAGE_RECORDS", "off")
+    run_dataset("demo", DEMO, root=root, progress=False)  # its own hand-checked labels (recorded)
+    run_dataset("demo", DEMO, root=root, progress=False, judge_name="offline")
+    monkeypatch.delenv("AEE_PAGE_RECORDS", raising=False)
+    return root
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    mp = pytest.MonkeyPatch()
+    try:
+        return _build(tmp_path_factory.mktemp("with-records"), True, mp)
+    finally:
+        mp.undo()
+
+
+@pytest.fixture(scope="module")
+def old(tmp_path_factory) -> Path:
+    mp = pytest.MonkeyPatch()
+    try:
+        return _build(tmp_path_factory.mktemp("without-records"), False, mp)
+    finally:
+        mp.undo()
+
+
+def _read(base: Path, name: str, judge: str | None = None) -> pd.DataFrame:
+    return pq.read_table(pr.record_path(base, name, judge)).to_pandas()
+
+
+# ---- what the run writes --------------------------------------------------------------------
+
+
+def test_the_run_writes_every_record_into_the_listed_set(built):
+    base = result_set("demo", built)
+    listed = json.loads((base / "SET.json").read_text())["files"]
+    assert "answer_index.parquet" in listed
+    for judge in ("recorded", "offline"):
+        assert pr.missing(base, judge) == []
+        for name in pr.JUDGE_RECORDS:
+            assert f"{judge}/{name}.parquet" in listed  # checksummed and switched with the set
+    assert set_problem(dataset_dir("demo", built)) is None
+    index = _read(base, "answer_index")
+    assert len(index) == 24 and index["answer_id"].is_unique
+    assert list(index["answers_row"]) == list(range(24))
+
+
+@pytest.mark.parametrize("judge", ["recorded", "offline"])
+def test_one_answer_read_from_its_rows_equals_the_whole_set_build(built, judge):
+    base = result_set("demo", built)
+    every = load_annotated("demo", judge, built)
+    index, rows = _read(base, "answer_index"), _read(base, "answer_rows", judge)
+    assert pr.read_answers(base, "demo", judge, index, rows, list(every)) == every
+    for aid in sorted(every)[::5]:
+        assert pr.read_answers(base, "demo", judge, index, rows, [aid]) == {aid: every[aid]}
+    assert pr.read_answers(base, "demo", judge, index, rows, ["no-such-answer"]) == {}
+    batches = list(pr.iter_answers(base, "demo", judge, batch=7))
+    assert [len(b) for b in batches] == [7, 7, 7, 3]
+    assert {a.answer.answer_id: a for b in batches for a in b} == every
+
+
+def test_read_rows_reads_only_the_row_groups_that_hold_them(tmp_path):
+    import pyarrow as pa
+
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"answer_id": [f"a{i // 3}" for i in range(30)], "v": list(range(30))}), path, row_group_size=4)
+    got = pr.read_rows(path, [(5, 9), (27, 29)])
+    assert list(got["v"]) == [5, 6, 7, 8, 9, 27, 28, 29]
+    assert pr.read_rows(path, [(-1, -1)]).empty
+
+
+@pytest.mark.parametrize("judge", ["recorded", "offline"])
+def test_sides_and_audit_clusters_equal_the_page_time_builds(built, judge):
+    base = result_set("demo", built)
+    every = load_annotated("demo", judge, built)
+    want = sides.side_rows(every.values())
+    got = _read(base, "sides", judge)[sides.ROW_COLUMNS]
+    assert len(want) == 47  # 47 sources listed by the demo corpus's debate answers
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), want.reset_index(drop=True), check_dtype=False)
+    stored = _read(base, "audit_clusters", judge)
+    for name, (unit, scope, relevance) in FRAME_VARIANTS.items():
+        frame = build_frame("demo", every, unit, scope, relevance).clusters
+        mine = stored[stored["variant"] == name][list(CLUSTER_COLUMNS)]
+        pd.testing.assert_frame_equal(mine.sort_values("cluster_id").reset_index(drop=True),
+                                      frame.sort_values("cluster_id").reset_index(drop=True), check_dtype=False)
+
+
+def test_the_drafted_sample_size_is_the_same_from_the_clusters_alone(built):
+    from pipeline.audit.population import clusters_frame
+    from pipeline.audit.ppi_cells import items_for_corrected_values
+
+    base = result_set("demo", built)
+    every = load_annotated("demo", "offline", built)
+    stored = _read(base, "audit_clusters", "offline")
+    for name in ("pair/all", "pair/cited", "statement"):
+        unit, scope, relevance = FRAME_VARIANTS[name]
+        full = items_for_corrected_values(build_frame("demo", every, unit, scope, relevance), dataset="demo", judge="offline")
+        light = clusters_frame(unit, scope, relevance, stored[stored["variant"] == name].drop(columns=["variant"]))
+        assert items_for_corrected_values(light, dataset="demo", judge="offline") == full
+        assert full is not None
+
+
+def test_a_set_without_records_is_whole_and_aee_records_adds_them(old, tmp_path):
+    import shutil
+
+    from pipeline.cli import main
+
+    copy = tmp_path / "results"
+    shutil.copytree(old, copy)
+    base = result_set("demo", copy)
+    assert pr.missing(base, "offline") == ["answer_index", "answer_rows", "sides", "audit_clusters"]
+    assert set_problem(dataset_dir("demo", copy)) is None
+    before = load_annotated("demo", "offline", copy)
+    import os
+
+    os.environ["AEE_RESULTS_DIR"] = str(copy)
+    try:
+        assert main(["records", "--dataset", "demo", "--no-progress"]) == 0
+    finally:
+        del os.environ["AEE_RESULTS_DIR"]
+    new = result_set("demo", copy)
+    assert new != base and set_problem(dataset_dir("demo", copy)) is None
+    assert sorted(list_judges("demo", copy)) == ["offline", "recorded"]
+    for judge in ("offline", "recorded"):
+        assert pr.missing(new, judge) == []
+    assert load_annotated("demo", "offline", copy) == before  # the tables are the same files
+    index, rows = _read(new, "answer_index"), _read(new, "answer_rows", "offline")
+    assert pr.read_answers(new, "demo", "offline", index, rows, list(before)) == before
+
+
+# ---- the pages --------------------------------------------------------------------------------
+
+
+def _env(monkeypatch, root: Path, tmp_path: Path) -> None:
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(root))
+    monkeypatch.setenv("AEE_STUDIES_DIR", str(tmp_path / "studies"))
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path / "cache"))
+    import streamlit as st
+
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def _forbid_whole_set(monkeypatch) -> list[str]:
+    """Make every way of building all annotated answers of a set raise (and note the attempt)."""
+    import dashboard.data as data
+    import pipeline.storage.tables as tables
+
+    tried: list[str] = []
+
+    def refuse(*args, **kwargs):
+        tried.append(repr(args[:3]))
+        raise AssertionError("a page built every annotated answer of the set")
+
+    monkeypatch.setattr(data, "_annotated", refuse)
+    monkeypatch.setattr(data, "load_annotated", refuse)
+    monkeypatch.setattr(tables, "load_annotated", refuse)
+    return tried
+
+
+def _run(page: str, params: dict[str, str]) -> AppTest:
+    at = AppTest.from_file(str(PAGES / page), default_timeout=120)
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    assert not at.exception, at.exception[0].message if at.exception else ""
+    return at
+
+
+def _texts(at) -> str:
+    return "\n".join(str(e.value) for e in (*at.caption, *at.markdown, *at.info, *at.warning))
+
+
+OPENED = [
+    ("inspector.py", {"dataset": "demo", "judge": "offline", "answer": "lumen-q2"}),
+    ("compare.py", {"dataset": "demo", "judge": "offline", "view": "engines"}),
+    ("compare.py", {"dataset": "demo", "judge": "offline", "view": "judges", "judge_b": "recorded"}),
+    ("conflict.py", {"dataset": "demo", "judge": "recorded"}),
+    ("audit.py", {"dataset": "demo", "view": "draw"}),
+]
+
+
+@pytest.mark.parametrize("page,params", OPENED, ids=[f"{p}-{q.get('view', '')}" for p, q in OPENED])
+def test_every_page_opens_from_the_records_alone(built, tmp_path, monkeypatch, page, params):
+    _env(monkeypatch, built, tmp_path)
+    tried = _forbid_whole_set(monkeypatch)
+    at = _run(page, params)
+    assert tried == []
+    assert NOTE not in _texts(at)
+    if page == "inspector.py":
+        comps = at.get("bidi_component")
+        assert json.loads(comps[0].proto.json)["answer_id"] == "lumen-q2"
+    if page == "conflict.py":
+        assert any("debate answers list 47 sources" in str(c.value) for c in at.caption)
+    if page == "audit.py":
+        assert at.number_input(key="audit_draw_n").value >= 10
+
+
+@pytest.mark.parametrize("page,params", OPENED, ids=[f"{p}-{q.get('view', '')}" for p, q in OPENED])
+def test_a_set_without_records_still_opens_and_says_so(old, tmp_path, monkeypatch, page, params):
+    _env(monkeypatch, old, tmp_path)
+    at = _run(page, params)
+    text = _texts(at)
+    assert NOTE in text and "`aee records --dataset demo`" in text
+    if page == "conflict.py":
+        assert any("debate answers list 47 sources" in str(c.value) for c in at.caption)
+
+
+def test_the_same_answer_shows_the_same_view_with_and_without_records(built, old, tmp_path, monkeypatch):
+    views = []
+    for root in (built, old):
+        _env(monkeypatch, root, tmp_path)
+        at = _run("inspector.py", {"dataset": "demo", "judge": "offline", "answer": "parrot-q3"})
+        views.append(json.loads(at.get("bidi_component")[0].proto.json))
+    assert views[0] == views[1]
+
+
+def _enough_by_drawing(frame, n: int) -> bool:
+    from pipeline.audit.ppi_cells import short_cells
+    from pipeline.audit.sample import draw
+    from pipeline.errors import InputError
+
+    try:
+        return not short_cells(draw(frame, n, 0, dataset="d", judge="j"))
+    except InputError:
+        return False
+
+
+def _random_frame(seed: int):
+    import numpy as np
+
+    from pipeline.audit.population import clusters_frame
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for e in range(int(rng.integers(2, 6))):
+        for label in ("full", "partial", "none", "unknown")[: int(rng.integers(1, 5))]:
+            for k in range(int(rng.integers(1, 40))):
+                rows.append({"cluster_id": f"a{e}-{label}-{k}#s0", "answer_id": f"a{e}-{label}-{k}", "engine": f"E{e}",
+                             "query_type": "expertise", "judge_class": label, "stratum": f"E{e} · judge: {label}",
+                             "n_items": int(rng.integers(1, 6))})
+    return clusters_frame("pair", "cited", False, pd.DataFrame(rows))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_drafting_from_the_allocation_agrees_with_drawing_at_every_size(built, seed):
+    """The Audit page's drafted size (ppi_cells._allocation_enough) says what a real draw would say."""
+    from pipeline.audit import ppi_cells
+
+    if seed == 0:
+        every = load_annotated("demo", "offline", built)
+        frames = [build_frame("demo", every, u, s, r) for u, s, r in FRAME_VARIANTS.values()]
+    else:
+        frames = [_random_frame(seed)]
+    for frame in frames:
+        counts = ppi_cells._per_stratum(frame.clusters)
+        assert counts is not None
+        total = int(frame.clusters["n_items"].sum())
+        for n in list(range(1, min(total, 120) + 1)) + [total, total + 7]:
+            assert ppi_cells._allocation_enough(frame.clusters, counts, n, ppi_cells.MIN_LABELLED_UNITS) == \
+                _enough_by_drawing(frame, n), (seed, frame.unit, n)
+
+
+def test_a_stratum_across_engines_falls_back_to_drawing():
+    from pipeline.audit import ppi_cells
+
+    frame = _random_frame(3)
+    frame.clusters.loc[0, "engine"] = "another"
+    assert ppi_cells._per_stratum(frame.clusters) is None
