@@ -51,4 +51,8 @@ def run(log_path: str, kill_at: int, argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    # Run as a script, Python puts tests/ first on sys.path, and tests/pipeline/ (the pipeline's tests,
+    # a folder without __init__) would then be taken for the `pipeline` package when the package is
+    # installed in editable mode (its finder comes after the path's). The checkout's root goes first.
+    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     sys.exit(main())
