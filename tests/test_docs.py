@@ -66,3 +66,17 @@ def test_overview_table_matches_registry(methodology):
 def test_every_judge_is_described(methodology):
     judges = _table(methodology, "how it works")
     assert set(judges["judge"]) == set(JUDGES)
+
+
+def test_the_start_here_page_names_every_package_and_top_module():
+    """docs/design/architecture.md's first section is the newcomer's map of pipeline/: a package or a
+    top-level module added (or moved) later must appear there, and nothing it names may be gone."""
+    import re
+
+    text = (ROOT / "docs" / "design" / "architecture.md").read_text(encoding="utf-8")
+    start = text.split("<!-- /start-here -->", 1)[0]
+    named = set(re.findall(r"\| `(pipeline/[a-z_]+(?:/|\.py))` \|", start))
+    packages = {f"pipeline/{p.name}/" for p in (ROOT / "pipeline").iterdir() if (p / "__init__.py").is_file()}
+    modules = {f"pipeline/{p.name}" for p in (ROOT / "pipeline").glob("*.py")}
+    assert packages | modules == named, {"missing": sorted((packages | modules) - named),
+                                         "gone": sorted(named - (packages | modules))}
