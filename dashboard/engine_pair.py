@@ -69,6 +69,11 @@ def _difference_text(r: dict[str, Any], unit: str) -> str:
     return f"{r['diff']:+.1f}{unit} [{r['ci_low']:.1f}, {r['ci_high']:.1f}]"
 
 
+def _p_text(p: float) -> str:
+    """A p-value as a reader takes it: "< 0.001" rather than a rounded "0.000" that reads as zero."""
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
 def rows_view(result: dict[str, Any]) -> list[dict[str, str]]:
     """One row per metric in words: the verdict first (a phone shows the first columns)."""
     out = []
@@ -81,7 +86,7 @@ def rows_view(result: dict[str, Any]) -> list[dict[str, str]]:
             "metric": r["label"],
             "verdict": ("real difference" if r["real"] else "within noise"),
             f"{r['a']} − {r['b']} [95% interval]": _difference_text(r, unit),
-            "Holm p": "no test (no spread to test)" if r.get("p_holm") is None else f"{r['p_holm']:.3f}",
+            "Holm p": "no test (no spread to test)" if r.get("p_holm") is None else _p_text(r["p_holm"]),
             "means": f"{r['a']} {r['a_mean']:.1f} · {r['b']} {r['b_mean']:.1f}",  # self-describing on a phone card
             "better": direction,
             "judge": JUDGE_WORDS.get(r["judge_status"], r["judge_status"]),
