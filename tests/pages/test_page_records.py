@@ -175,6 +175,8 @@ def _env(monkeypatch, root: Path, tmp_path: Path) -> None:
 def _forbid_whole_set(monkeypatch) -> list[str]:
     """Make every way of building all annotated answers of a set raise (and note the attempt)."""
     import dashboard.data as data
+    import pipeline.audit.sample as sample
+    import pipeline.audit.scorecard as scorecard
     import pipeline.consistency.summary as summary
     import pipeline.storage.tables as tables
 
@@ -187,6 +189,9 @@ def _forbid_whole_set(monkeypatch) -> list[str]:
     monkeypatch.setattr(data, "_annotated", refuse)
     monkeypatch.setattr(data, "load_annotated", refuse)
     monkeypatch.setattr(tables, "load_annotated", refuse)
+    # the modules that bound it by name (imported first, so they never keep the refusal)
+    monkeypatch.setattr(sample, "load_annotated", refuse)
+    monkeypatch.setattr(scorecard, "load_annotated", refuse)
     monkeypatch.setattr(summary, "load_values", refuse)  # every metric value of the set (Engine vs engine)
     return tried
 
@@ -412,3 +417,59 @@ def test_compare_and_engine_vs_engine_open_without_importing_scipy_stats(built, 
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["compare.py", "False", "engines.py", "False"]
+
+
+# ---- the Audit page's draw ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n,seed", [(20, 0), (90, 3), (140, 1), (330, 7)])
+def test_a_draw_from_the_recorded_clusters_is_the_draw_from_every_answer(built, n, seed):
+    """The same sample (items, frame, meta but its time), reading the chosen answers only; a size too
+    small for a frame is refused with the same words."""
+    from pipeline.audit.sample import draw_sample
+    from pipeline.errors import InputError
+
+    base = result_set("demo", built)
+    stored, index, rows = _read(base, "audit_clusters", "offline"), _read(base, "answer_index"), _read(base, "answer_rows", "offline")
+    read: list[int] = []
+
+    def answers_of(ids):
+        read.append(len(ids))
+        return pr.read_answers(base, "demo", "offline", index, rows, ids)
+
+    drawn = 0
+    for name, (unit, scope, relevance) in FRAME_VARIANTS.items():
+        clusters = stored[stored["variant"] == name].drop(columns=["variant"])
+        args = ("demo", "offline", n, seed, unit, scope)
+        try:
+            whole = draw_sample(*args, root=built, relevance=relevance)
+        except InputError as exc:
+            with pytest.raises(InputError) as light_exc:
+                draw_sample(*args, root=built, relevance=relevance, clusters=clusters, answers_of=answers_of)
+            assert str(light_exc.value) == str(exc)
+            continue
+        light = draw_sample(*args, root=built, relevance=relevance, clusters=clusters, answers_of=answers_of)
+        assert {k: v for k, v in light.meta.items() if k != "created"} == {k: v for k, v in whole.meta.items() if k != "created"}
+        pd.testing.assert_frame_equal(light.items, whole.items)
+        pd.testing.assert_frame_equal(light.frame, whole.frame)
+        assert read[-1] == whole.items["answer_id"].nunique()  # only the answers it drew
+        drawn += 1
+    assert drawn == {20: 1, 90: 3, 140: 4, 330: 5}[n]  # the others are refused: too few items for their strata
+
+
+def test_the_audit_page_draws_a_sample_from_the_records_alone(built, tmp_path, monkeypatch):
+    import shutil
+
+    copy = tmp_path / "results"
+    shutil.copytree(built, copy)  # the draw registers its sample under the results folder
+    _env(monkeypatch, copy, tmp_path)
+    tried = _forbid_whole_set(monkeypatch)
+    at = _run("audit.py", {"dataset": "demo", "view": "draw"})
+    at.selectbox(key=next(b.key for b in at.selectbox if b.label == "Judge to audit")).set_value("offline")
+    at.number_input(key="audit_draw_n").set_value(90)
+    at.number_input[1].set_value(3)
+    next(b for b in at.button if "Draw and register" in str(b.label)).click()
+    at.run()
+    assert not at.exception and tried == []
+    # the demo's judges label uncited pairs too: every listed source is the default scope
+    assert [str(s.value) for s in at.success] == [r"Sample demo\-offline\-pair\-all\-n90\-s3: 92 items. Switch to Label to start."]
