@@ -205,7 +205,7 @@ def draw_from_clusters(dataset: str, judge: str, clusters: pd.DataFrame,
     # in build_frame's order (answer by answer, sorted; within an answer as recorded), and built as
     # it builds them (from rows: the same column types whatever pandas makes of a Parquet read)
     ordered = clusters.sort_values("answer_id", kind="stable")[list(CLUSTER_COLUMNS)]
-    rows = pd.DataFrame(ordered.to_dict("records"), columns=list(CLUSTER_COLUMNS))
+    rows = pd.DataFrame({c: ordered[c].tolist() for c in CLUSTER_COLUMNS})
     light = Frame(unit, scope if unit == "pair" else "all", rows, pd.DataFrame(columns=["cluster_id"]), relevance)
 
     def items_of(ids: list[str]) -> pd.DataFrame:
