@@ -340,7 +340,7 @@ def write_records(dataset: str, root: Path | None = None, progress: bool = False
 
 def register(subparsers) -> None:
     """`aee records --dataset D`: write the pages' records into a set made before them."""
-    p = subparsers.add_parser("records", help="add the dashboard pages' records (answer index, sides, audit clusters) "
+    p = subparsers.add_parser("records", help="add the dashboard pages' records (answer index, sides, audit clusters, values) "
                                               "to a dataset's results written before `aee run` wrote them")
     p.add_argument("--dataset", required=True)
     p.add_argument("--no-progress", action="store_true")
