@@ -100,7 +100,7 @@ def draw(frame: Frame, n_items: int, seed: int, *, dataset: str, judge: str, sam
          minimum: int = MIN_PER_STRATUM, items_of: Callable[[list[str]], pd.DataFrame] | None = None) -> Sample:
     """Draw a stratified cluster sample of about `n_items` items (see the module doc). `items_of`:
     the items of the chosen clusters (their answer ids given), for a frame of clusters only
-    (`population.clusters_frame`); by default the frame's own items."""
+    (`draw_from_clusters`); by default the frame's own items."""
     if n_items < 1:
         raise InputError("must be at least 1", field="--n")
     if n_items > MAX_ITEMS:
