@@ -35,10 +35,11 @@ def base(dataset: str, root: Path) -> Path | None:
     return folder if page_records.record_path(folder, "answer_index").is_file() else None
 
 
-def judge_base(dataset: str, judge: str, root: Path) -> Path | None:
-    """The current result set when it holds every record of this judge, else None."""
+def judge_base(dataset: str, judge: str, root: Path, names: tuple[str, ...] = page_records.ANSWER_RECORDS) -> Path | None:
+    """The current result set when it holds these records of this judge (by default those the answer,
+    sides and audit loaders read), else None."""
     folder = result_set(dataset, root)
-    return None if page_records.missing(folder, judge) else folder
+    return None if page_records.missing(folder, judge, names) else folder
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
@@ -127,10 +128,37 @@ def _clusters(path: str, mtime: int, variant: str) -> pd.DataFrame:
     return table.drop(["variant"]).to_pandas()
 
 
-def records_note(dataset: str, judge: str, root: Path) -> str:
-    """"" when the set has this judge's records; else the line a page shows: what it did instead,
-    and the command that writes them."""
-    if judge_base(dataset, judge, root) is not None:
+def captures(dataset: str, root: Path) -> pd.DataFrame | None:
+    """Each answer's engine, wave and capture time (answer_id, engine, wave, captured_at), from the
+    set's answer index; None for a set without it."""
+    folder = base(dataset, root)
+    return None if folder is None else _record(folder, "answer_index")[["answer_id", "engine", "wave", "captured_at"]]
+
+
+def values(dataset: str, judge: str, engines: tuple[str, ...], wave: str, root: Path) -> pd.DataFrame | None:
+    """The metric values `aee compare` compares (`pipeline.consistency.summary.load_values`' frame)
+    of these engines in this wave, read from their row groups of the judge's values record; None
+    for a set without it."""
+    folder = judge_base(dataset, judge, root, ("values",))
+    if folder is None:
+        return None
+    path = page_records.record_path(folder, "values", judge)
+    return _values(str(path), _mtime(path), tuple(sorted(engines)), wave)
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _values(path: str, mtime: int, engines: tuple[str, ...], wave: str) -> pd.DataFrame:
+    table = pq.read_table(path, filters=[("wave", "=", wave), ("engine", "in", list(engines))])
+    frame = table.to_pandas()
+    for column in ("engine", "wave", "query", "metric"):  # as load_values gives them
+        frame[column] = frame[column].astype("category")
+    return frame
+
+
+def records_note(dataset: str, judge: str, root: Path, names: tuple[str, ...] = page_records.ANSWER_RECORDS) -> str:
+    """"" when the set has these records of this judge; else the line a page shows: what it did
+    instead, and the command that writes them."""
+    if judge_base(dataset, judge, root, names) is not None:
         return ""
     from dashboard.answer_model import md_text  # a dataset name is letters, digits, . _ - (pipeline.storage.store.dataset_dir)
 

@@ -71,3 +71,19 @@ def items_error(message: str) -> str:
     text = re.sub(r"from each of the (\d+) strata", r"of each of the \1 groups (engine and the judge's label)", text)
     text = re.sub(r"; ask for at least (\d+) items", rf": set {ITEMS_FIELD} to \1 or more", text)
     return f"{ITEMS_FIELD}: {text}"
+
+
+def from_records(dataset: str, judge: str, unit: str, scope: str, relevance: bool) -> dict:
+    """What `pipeline.audit.sample.draw_sample` needs to draw from the set's records: the frame's
+    clusters as `aee run` wrote them and a reader of the chosen answers' rows (so a draw reads the
+    answers it picked, not every answer); {} for a set without them (the draw reads every answer)."""
+    from dashboard import answer_store
+    from pipeline.audit.population import variant_name
+
+    if not data._shown(dataset):
+        return {}
+    clusters = answer_store.clusters(dataset, judge, variant_name(unit, scope, relevance and unit == "pair"),
+                                     data.results_root())
+    if clusters is None:
+        return {}
+    return {"clusters": clusters, "answers_of": lambda ids: data.answers_of(dataset, judge, ids)}

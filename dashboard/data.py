@@ -358,11 +358,14 @@ def answers_of(dataset: str, judge: str, ids: list[str] | tuple[str, ...] | set[
     return got
 
 
-def records_note(dataset: str, judge: str | None) -> str:
-    """The line a page shows when the set lacks the pages' records ("" when it has them)."""
+def records_note(dataset: str, judge: str | None, names: tuple[str, ...] | None = None) -> str:
+    """The line a page shows when the set lacks the pages' records it reads (`names`, default those
+    of the answer pages; "" when it has them)."""
     if not judge or not _shown(dataset):
         return ""
-    return answer_store.records_note(dataset, judge, results_root())
+    if names is None:
+        return answer_store.records_note(dataset, judge, results_root())
+    return answer_store.records_note(dataset, judge, results_root(), names)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

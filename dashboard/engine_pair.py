@@ -1,7 +1,10 @@
 """What the "Engine vs engine" page shows: `aee compare --engines A,B` for any two engines of a
 dataset, computed by the same pipeline functions the command calls (`pipeline.consistency`: the
-values of every answer, the audit of the judge when there is one, the paired t over shared queries with
-Holm's adjustment, the verdicts in words). Nothing here computes a metric; it lays the result out."""
+metric values of the two engines, the audit of the judge when there is one, the paired t over shared
+queries with Holm's adjustment, the verdicts in words). Nothing here computes a metric; it lays the
+result out. The values are read from the two engines' row groups of the judge's values record, which
+`aee run` writes (`pipeline.page_records`); a set written before it is read whole, once per server
+process, and the page says so with the command that adds the record."""
 
 from __future__ import annotations
 
@@ -10,20 +13,37 @@ from typing import Any
 
 import streamlit as st
 
-from dashboard import data
+from dashboard import answer_store, data
 from pipeline.metrics import METRICS
 
 ALPHA = 0.05  # the command's default, so the page and `aee compare` print the same numbers
+
+
+@st.cache_resource(show_spinner="Reading every metric value of the set (written before its values record)…", max_entries=4)
+def _every_value(root: str, dataset: str, judge: str, stamp: tuple) -> Any:
+    # a set without the values record: every value read once per server process (cache_resource:
+    # one shared frame, never changed in place)
+    from pipeline.consistency.summary import load_values
+    from pipeline.storage.store import result_set
+
+    return load_values(result_set(dataset, Path(root)), judge)
+
+
+def _values(root: Path, dataset: str, judge: str, engines: tuple[str, str], wave: str) -> Any:
+    """The values `compare_sides` reads for two engines in one wave: from their row groups of the
+    judge's values record, else from every value of the set."""
+    found = answer_store.values(dataset, judge, engines, wave, root)
+    if found is not None:
+        return found
+    return _every_value(str(root), dataset, judge, data._stamp(dataset, judge))[1]
 
 
 @st.cache_data(show_spinner="Comparing the two engines query by query…", max_entries=16)
 def _comparison(root: str, dataset: str, judge: str, a: str, b: str, wave: str, stamp: tuple) -> dict[str, Any]:
     from pipeline.consistency.differences import JUDGE_NOTE, as_json, compare_sides, judge_summary, method_words, summary_words
     from pipeline.consistency.judge_error import Audit
-    from pipeline.consistency.summary import load_values
-    from pipeline.storage.store import result_set
 
-    _, values = load_values(result_set(dataset, Path(root)), judge)
+    values = _values(Path(root), dataset, judge, (a, b), wave)
     audit = Audit.load(dataset, judge, root=Path(root))
     diffs = compare_sides(values, {"engine": a, "wave": wave}, {"engine": b, "wave": wave}, a, b,
                           alpha=ALPHA, audit=audit)
@@ -40,17 +60,23 @@ def engines_and_waves(dataset: str, judge: str) -> tuple[list[str], list[str]]:
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _engines_and_waves(root: str, dataset: str, judge: str, stamp: tuple) -> tuple[list[str], list[str]]:
+    # from the set's answer index; a set written before it: from every value of the set
     from pipeline.consistency.captures import wave_order
-    from pipeline.consistency.summary import load_values
-    from pipeline.storage.store import result_set
 
-    captures, _ = load_values(result_set(dataset, Path(root)), judge)
+    captures = answer_store.captures(dataset, Path(root))
+    if captures is None:
+        captures = _every_value(root, dataset, judge, stamp)[0]
     return sorted(captures["engine"].unique()), wave_order(captures)
 
 
 def comparison(dataset: str, judge: str, a: str, b: str, wave: str) -> dict[str, Any]:
     """`aee compare --dataset D --judge J --engines A,B --wave W --json`'s comparison, as a dict."""
     return _comparison(str(data.results_root()), dataset, judge, a, b, wave, data._stamp(dataset, judge))
+
+
+def records_note(dataset: str, judge: str) -> str:
+    """The line the page shows when the set was written before its values record ("" when it has it)."""
+    return data.records_note(dataset, judge, ("answer_index", "values"))
 
 
 JUDGE_WORDS = {"corrected": "corrected by people's labels", "no_audit": "taken as given",

@@ -143,8 +143,9 @@ def _draw_form() -> None:
         go = st.form_submit_button("Draw and register the sample", type="primary")
     if go:
         try:
+            ask_relevance = bool(relevance) and unit == "pair"
             drawn = draw_sample(dataset, judge, int(n), seed=int(seed), unit=unit, scope=scope, root=data.results_root(),
-                                relevance=bool(relevance) and unit == "pair")
+                                relevance=ask_relevance, **audit_draw.from_records(dataset, judge, unit, scope, ask_relevance))
             _, new = register(drawn, data.results_root())
         except InputError as exc:
             st.error(md_escape(audit_draw.items_error(str(exc))))

@@ -139,7 +139,8 @@ if view == "engines":
     url_state.publish(PAGE, {url_state.VIEW: view, url_state.DATASET: dataset, url_state.JUDGE: judge,
                              url_state.ANSWER: id_a, url_state.ENGINE_B: engine_b, url_state.MODE: mode,
                              url_state.NECESSITY: necessity})
-    answers = data.answers_of(dataset, judge, [id_a, id_b])
+    # one at a time, as the reports below read them: each answer's rows are read once, not as a pair and again alone
+    answers = {i: data.annotated_answer(dataset, judge, i) for i in (id_a, id_b)}
     rep_a = data.answer_report_cached(dataset, judge, id_a, mode, used)
     rep_b = data.answer_report_cached(dataset, judge, id_b, mode, used)
     st.markdown(f"**Query** ({answers[id_a].answer.query_type}): {answer_model.md_text(query)}")

@@ -21,6 +21,8 @@ st.caption("Whether one engine does better than another over a whole dataset, no
 cols = st.columns([1.2, 1])
 dataset, judge = pick_dataset_and_judge("pair", cols[0], cols[1], prefer=lambda n: len(data.engines(n)) >= 2)
 engines, waves = engine_pair.engines_and_waves(dataset, judge)
+if note := engine_pair.records_note(dataset, judge):
+    st.caption(note)
 if len(engines) < 2:
     st.info(f"{md_escape(data.dataset_label(dataset))} has one engine: choose a dataset with two or more.",
             icon=":material/info:")

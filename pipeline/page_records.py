@@ -13,6 +13,9 @@ switched with the set, carried over with a judge's folder like its other tables)
     <judge>/sides.parquet          the Conflicting evidence page's rows (`pipeline.conflict.sides`)
     <judge>/audit_clusters.parquet the clusters of every audit frame (`pipeline.audit.population`),
                                    from which the Audit page drafts a sample's size
+    <judge>/values.parquet         the metric values `aee compare` compares (`pipeline.consistency.
+                                   summary.load_values`), grouped by wave and engine: the Engine vs
+                                   engine page reads two engines of one wave from their row groups
 
 `read_answers` rebuilds the annotated answers of a few ids from the row groups that hold them (a
 row group is about 5,000 rows), with the same `answers_from_tables` as `load_annotated`, so a page
@@ -36,11 +39,15 @@ import pyarrow.parquet as pq
 from pipeline.audit.population import CLASS_METRICS, cluster_rows
 from pipeline.conflict import sides
 from pipeline.records import AnnotatedAnswer
-from pipeline.storage.store import SCHEMAS, TableWriter, judge_dirname, table_path, write_table
+from pipeline.storage.store import SCHEMAS, TableWriter, judge_dirname, table_path, to_table, write_atomic, write_table
 from pipeline.storage.tables import answers_from_tables
 
 SET_RECORDS = ("answer_index",)
-JUDGE_RECORDS = ("answer_rows", "sides", "audit_clusters")
+JUDGE_RECORDS = ("answer_rows", "sides", "audit_clusters", "values")
+# what the pages that show answers, sides and audit frames open from (a set written before the
+# values record still opens them from their records)
+ANSWER_RECORDS = ("answer_index", "answer_rows", "sides", "audit_clusters")
+VALUES_ROW_GROUP = 10_000  # rows per row group of values.parquet (two engines of a wave: a few groups)
 RECORD_FILES = tuple(f"{name}.parquet" for name in JUDGE_RECORDS)
 _i64 = pa.int64()
 
@@ -64,6 +71,10 @@ SCHEMAS.update({
         ("variant", pa.string()), ("cluster_id", pa.string()), ("answer_id", pa.string()), ("engine", pa.string()),
         ("query_type", pa.string()), ("judge_class", pa.string()), ("stratum", pa.string()), ("n_items", _i64),
     ]),
+    "values": pa.schema([
+        ("answer_id", pa.string()), ("metric", pa.string()), ("value", pa.float64()), ("engine", pa.string()),
+        ("wave", pa.string()), ("query", pa.string()), ("repeat", _i64),
+    ]),
 })
 
 
@@ -76,9 +87,10 @@ def record_path(base: Path, name: str, judge: str | None = None) -> Path:
     return base / f"{name}.parquet"
 
 
-def missing(base: Path, judge: str) -> list[str]:
-    """The page records a result set lacks for this judge (empty when the pages can open from them)."""
-    return [name for name in (*SET_RECORDS, *JUDGE_RECORDS) if not record_path(base, name, judge).is_file()]
+def missing(base: Path, judge: str, names: Sequence[str] | None = None) -> list[str]:
+    """The page records (of `names`, default all) a result set lacks for this judge (empty when the
+    pages can open from them)."""
+    return [name for name in (names or (*SET_RECORDS, *JUDGE_RECORDS)) if not record_path(base, name, judge).is_file()]
 
 
 # ---- written chunk by chunk during `aee run` ----------------------------------------------------
@@ -175,6 +187,26 @@ def write_rows(base: Path, dataset: str, judge: str) -> Path:
     return write_table("answer_rows", frame.sort_values("answer_id"), record_path(base, "answer_rows", judge))
 
 
+def write_values(base: Path, judge: str) -> Path:
+    """<judge>/values.parquet: `load_values`' rows (default scoring configuration, display scale,
+    finite values; answer_id, metric, value, engine, wave, query, repeat) in its order within each
+    wave and engine, the waves and engines one after the other, so a reader filtering on them reads
+    only their row groups. The captures come from the set's answer index when it is written."""
+    from pipeline.consistency.summary import load_values
+
+    index = record_path(base, "answer_index")
+    captures = pq.read_table(index, columns=["answer_id", "engine", "wave", "query", "repeat"]).to_pandas() \
+        if index.is_file() else None
+    path = record_path(base, "values", judge)
+    if not (base / judge_dirname(judge) / "metrics.parquet").is_file():
+        return write_table("values", SCHEMAS["values"].empty_table().to_pandas(), path)
+    _, values = load_values(base, judge, captures)
+    frame = values.sort_values(["wave", "engine"], kind="stable")
+    frame = frame.astype({c: object for c in ("engine", "wave", "query", "metric")})
+    frame = frame.astype({"repeat": "int64"})
+    return write_atomic(path, to_table("values", frame), row_group_size=VALUES_ROW_GROUP)
+
+
 # ---- reading one answer -------------------------------------------------------------------------
 
 
@@ -242,6 +274,7 @@ def finish(base: Path, dataset: str, judges: Iterable[str], chunked: Mapping[str
     write_index(base, dataset)
     for judge in judges:
         write_rows(base, dataset, judge)
+        write_values(base, judge)
     for records in (chunked or {}).values():
         records.commit()
     return time.perf_counter() - started
@@ -286,6 +319,7 @@ def write_records(dataset: str, root: Path | None = None, progress: bool = False
             for judge in judges:
                 started = time.perf_counter()
                 write_rows(generation.path, dataset, judge)
+                write_values(generation.path, judge)
                 records = ChunkRecords(generation.path, judge)
                 for chunk in iter_answers(generation.path, dataset, judge):
                     records.add(chunk)
@@ -306,7 +340,7 @@ def write_records(dataset: str, root: Path | None = None, progress: bool = False
 
 def register(subparsers) -> None:
     """`aee records --dataset D`: write the pages' records into a set made before them."""
-    p = subparsers.add_parser("records", help="add the dashboard pages' records (answer index, sides, audit clusters) "
+    p = subparsers.add_parser("records", help="add the dashboard pages' records (answer index, sides, audit clusters, values) "
                                               "to a dataset's results written before `aee run` wrote them")
     p.add_argument("--dataset", required=True)
     p.add_argument("--no-progress", action="store_true")

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -35,6 +35,7 @@ from pipeline.audit import SCOPES, UNITS, audit_dir
 from pipeline.audit.population import Frame, build_frame, item_asks
 from pipeline.errors import InputError
 from pipeline.judges.carried import AUDIT_JUDGE
+from pipeline.records import AnnotatedAnswer
 from pipeline.storage.store import judge_dirname, list_judges, write_atomic, write_json_atomic
 from pipeline.storage.tables import load_annotated
 
@@ -96,8 +97,10 @@ def allocate(sizes: Mapping[str, int], clusters: int, minimum: int = MIN_PER_STR
 
 
 def draw(frame: Frame, n_items: int, seed: int, *, dataset: str, judge: str, sample_id: str | None = None,
-         minimum: int = MIN_PER_STRATUM) -> Sample:
-    """Draw a stratified cluster sample of about `n_items` items (see the module doc)."""
+         minimum: int = MIN_PER_STRATUM, items_of: Callable[[list[str]], pd.DataFrame] | None = None) -> Sample:
+    """Draw a stratified cluster sample of about `n_items` items (see the module doc). `items_of`:
+    the items of the chosen clusters (their answer ids given), for a frame of clusters only
+    (`draw_from_clusters`); by default the frame's own items."""
     if n_items < 1:
         raise InputError("must be at least 1", field="--n")
     if n_items > MAX_ITEMS:
@@ -127,7 +130,8 @@ def draw(frame: Frame, n_items: int, seed: int, *, dataset: str, judge: str, sam
     design = clusters[["cluster_id", "stratum"]].copy()
     design["stratum_size"] = design["stratum"].map(sizes).astype(int)
     design["stratum_drawn"] = design["stratum"].map(alloc).astype(int)
-    items = frame.items[frame.items["cluster_id"].isin(rank)].merge(design, on="cluster_id", how="left")
+    pool = frame.items if items_of is None else items_of(sorted(set(clusters.loc[clusters["cluster_id"].isin(rank), "answer_id"])))
+    items = pool[pool["cluster_id"].isin(rank)].merge(design, on="cluster_id", how="left")
     items["weight"] = items["stratum_size"] / items["stratum_drawn"]
     items["cluster_order"] = items["cluster_id"].map(rank)
     items = items.sort_values(["cluster_order", "position"], kind="mergesort").reset_index(drop=True)
@@ -164,8 +168,12 @@ def check_sample_id(sample_id: str) -> str:
 
 
 def draw_sample(dataset: str, judge: str, n_items: int, seed: int = 0, unit: str = "pair", scope: str = "cited",
-                sample_id: str | None = None, root: Path | None = None, relevance: bool = False) -> Sample:
-    """Read a dataset's results under a judge and draw a sample from them."""
+                sample_id: str | None = None, root: Path | None = None, relevance: bool = False,
+                clusters: pd.DataFrame | None = None,
+                answers_of: Callable[[list[str]], Mapping[str, AnnotatedAnswer]] | None = None) -> Sample:
+    """Read a dataset's results under a judge and draw a sample from them: from every annotated
+    answer, or, given the frame's recorded `clusters` and `answers_of`, from the chosen ones only
+    (`draw_from_clusters`)."""
     if unit not in UNITS:
         raise InputError(f"must be one of {', '.join(UNITS)}", field="--unit")
     if scope not in SCOPES:
@@ -177,9 +185,33 @@ def draw_sample(dataset: str, judge: str, n_items: int, seed: int = 0, unit: str
     if judge not in judges:
         raise InputError(f"no results for judge {judge!r} on dataset {dataset!r}; have {', '.join(judges) or 'none'} "
                          f"(run `aee run --dataset {dataset} --judge {judge}` first)", field="--judge")
+    if clusters is not None and answers_of is not None:
+        return draw_from_clusters(dataset, judge, clusters, answers_of, n_items, seed, unit, scope, relevance, sample_id)
     answers = load_annotated(dataset, judge, root)
     frame = build_frame(dataset, answers, unit, scope, relevance and unit == "pair")
     return draw(frame, n_items, seed, dataset=dataset, judge=judge, sample_id=sample_id)
+
+
+def draw_from_clusters(dataset: str, judge: str, clusters: pd.DataFrame,
+                       answers_of: Callable[[list[str]], Mapping[str, AnnotatedAnswer]], n_items: int, seed: int,
+                       unit: str, scope: str, relevance: bool, sample_id: str | None = None) -> Sample:
+    """`draw_sample` from the frame's clusters as `aee run` recorded them (`pipeline.page_records`,
+    the population's `CLUSTER_COLUMNS`) and the annotated answers of the chosen clusters only
+    (`answers_of(ids)`): the same sample as drawing from every answer, since a cluster's items are
+    built from its own answer."""
+    from pipeline.audit.population import CLUSTER_COLUMNS
+
+    relevance = relevance and unit == "pair"
+    # in build_frame's order (answer by answer, sorted; within an answer as recorded), and built as
+    # it builds them (from rows: the same column types whatever pandas makes of a Parquet read)
+    ordered = clusters.sort_values("answer_id", kind="stable")[list(CLUSTER_COLUMNS)]
+    rows = pd.DataFrame({c: ordered[c].tolist() for c in CLUSTER_COLUMNS})
+    light = Frame(unit, scope if unit == "pair" else "all", rows, pd.DataFrame(columns=["cluster_id"]), relevance)
+
+    def items_of(ids: list[str]) -> pd.DataFrame:
+        return build_frame(dataset, answers_of(ids), unit, scope, relevance).items
+
+    return draw(light, n_items, seed, dataset=dataset, judge=judge, sample_id=sample_id, items_of=items_of)
 
 
 # ---- the registry of samples ---------------------------------------------------------------------

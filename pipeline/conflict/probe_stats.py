@@ -18,7 +18,6 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from pipeline.conflict.perturb import CONTROL, ORIGINAL
 
@@ -101,6 +100,7 @@ def mean_interval(values: np.ndarray) -> tuple[float | None, float | None]:
     if len(values) < 2:
         return None, None
     mean = float(values.mean())
+    from scipy import stats  # here, not at the top: scipy costs a page's first view a second
     half = float(stats.t.ppf(0.975, len(values) - 1) * values.std(ddof=1) / math.sqrt(len(values)))
     return mean - half, mean + half
 

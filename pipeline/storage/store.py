@@ -164,11 +164,12 @@ def _replace_atomically(path: Path, write: Callable[[int, str], None]) -> Path:
     return path
 
 
-def write_atomic(path: Path, table: pa.Table) -> Path:
-    """Write a Parquet file via a temporary file and a rename in the same folder."""
+def write_atomic(path: Path, table: pa.Table, row_group_size: int | None = None) -> Path:
+    """Write a Parquet file via a temporary file and a rename in the same folder (`row_group_size`:
+    rows per row group, for files read a few row groups at a time; default pyarrow's)."""
     def write(fd: int, tmp: str) -> None:
         os.close(fd)
-        pq.write_table(table, tmp, compression="zstd")
+        pq.write_table(table, tmp, compression="zstd", row_group_size=row_group_size)
 
     return _replace_atomically(path, write)
 

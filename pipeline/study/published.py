@@ -16,7 +16,6 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from pipeline.storage import paths
 from pipeline.study.log import ALL_ENGINES_LABEL, ANSWER_ENGINES, BASELINE
@@ -98,6 +97,7 @@ def _p_rounding(p: float) -> float:
 
 
 def _log_p_two_sided(t: float, df: float) -> float:
+    from scipy import stats  # here, not at the top: scipy costs a page's first view a second
     return float(stats.t.logsf(abs(t), df) + math.log(2))
 
 
@@ -170,11 +170,13 @@ def _student_grid(vals: Sequence[float], n1: np.ndarray, n2: np.ndarray) -> tupl
 
 
 def _log_p_grid(t: np.ndarray | float, df: np.ndarray) -> np.ndarray:
+    from scipy import stats  # here, not at the top: scipy costs a page's first view a second
     return stats.t.logsf(np.abs(t), df) + math.log(2)
 
 
 def _dlogp_dt_grid(t: np.ndarray | float, df: np.ndarray) -> np.ndarray:
     # d/dt log(2 sf(t)) = -pdf(t) / sf(t), computed in logs so tiny p values do not underflow.
+    from scipy import stats  # here, not at the top: scipy costs a page's first view a second
     return -np.exp(stats.t.logpdf(np.abs(t), df) - stats.t.logsf(np.abs(t), df))
 
 

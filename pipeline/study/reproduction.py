@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 
 import pandas as pd
-from scipy import stats
 
 from pipeline.study.log import ALL_ENGINES_LABEL, ANSWER_ENGINES, BASELINE
 from pipeline.study.published import (
@@ -96,6 +95,8 @@ def _test_row(table: str, comp: str, measure: str, t_pub: float | None, p_pub: f
     st = t_from_stats(m1, s1, n1, m2, s2, n2, equal_var=True)
     we = t_from_stats(m1, s1, n1, m2, s2, n2, equal_var=False)
     es = cohens_d_from_stats(m1, s1, n1, m2, s2, n2)
+    from scipy import stats  # here, not at the top: scipy costs a page's first view a second
+
     row = {
         "table": table, "comparison": comp, "measure": measure,
         "n1": n1, "n2": n2, "mean1": m1, "sd1": s1, "mean2": m2, "sd2": s2,

@@ -13,7 +13,6 @@ from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from pipeline.study.log import ALL_ENGINES_LABEL, ANSWER_ENGINES, BASELINE
 
@@ -106,6 +105,7 @@ def t_from_stats(m1: float, s1: float, n1: int, m2: float, s2: float, n2: int, e
     if se == 0:
         return TTest(math.nan, df, math.nan, m1 - m2)
     t = (m1 - m2) / se
+    from scipy import stats  # here, not at the top: scipy costs a page's first view a second
     return TTest(t, df, float(2 * stats.t.sf(abs(t), df)), m1 - m2)
 
 
@@ -134,6 +134,7 @@ def mann_whitney(x: Sequence[float], y: Sequence[float]) -> MannWhitney:
         return MannWhitney(math.nan, math.nan, "none")
     ties = np.unique(np.concatenate([a, b])).size < a.size + b.size
     method = "asymptotic" if ties or a.size + b.size > 50 else "exact"
+    from scipy import stats  # here, not at the top: scipy costs a page's first view a second
     res = stats.mannwhitneyu(a, b, alternative="two-sided", method=method, use_continuity=True)
     return MannWhitney(float(res.statistic), float(res.pvalue), method)
 
@@ -156,6 +157,7 @@ def cohens_d_from_stats(m1: float, s1: float, n1: int, m2: float, s2: float, n2:
         return EffectSize(math.nan, math.nan, math.nan, confidence)
     d = (m1 - m2) / pooled
     se = math.sqrt((n1 + n2) / (n1 * n2) + d * d / (2 * (n1 + n2)))
+    from scipy import stats  # here, not at the top: scipy costs a page's first view a second
     z = stats.norm.ppf(0.5 + confidence / 2)
     return EffectSize(d, d - z * se, d + z * se, confidence)
 

@@ -139,7 +139,7 @@ def test_a_set_without_records_is_whole_and_aee_records_adds_them(old, tmp_path)
     copy = tmp_path / "results"
     shutil.copytree(old, copy)
     base = result_set("demo", copy)
-    assert pr.missing(base, "offline") == ["answer_index", "answer_rows", "sides", "audit_clusters"]
+    assert pr.missing(base, "offline") == ["answer_index", "answer_rows", "sides", "audit_clusters", "values"]
     assert set_problem(dataset_dir("demo", copy)) is None
     before = load_annotated("demo", "offline", copy)
     import os
@@ -175,6 +175,9 @@ def _env(monkeypatch, root: Path, tmp_path: Path) -> None:
 def _forbid_whole_set(monkeypatch) -> list[str]:
     """Make every way of building all annotated answers of a set raise (and note the attempt)."""
     import dashboard.data as data
+    import pipeline.audit.sample as sample
+    import pipeline.audit.scorecard as scorecard
+    import pipeline.consistency.summary as summary
     import pipeline.storage.tables as tables
 
     tried: list[str] = []
@@ -186,6 +189,10 @@ def _forbid_whole_set(monkeypatch) -> list[str]:
     monkeypatch.setattr(data, "_annotated", refuse)
     monkeypatch.setattr(data, "load_annotated", refuse)
     monkeypatch.setattr(tables, "load_annotated", refuse)
+    # the modules that bound it by name (imported first, so they never keep the refusal)
+    monkeypatch.setattr(sample, "load_annotated", refuse)
+    monkeypatch.setattr(scorecard, "load_annotated", refuse)
+    monkeypatch.setattr(summary, "load_values", refuse)  # every metric value of the set (Engine vs engine)
     return tried
 
 
@@ -208,6 +215,7 @@ OPENED = [
     ("compare.py", {"dataset": "demo", "judge": "offline", "view": "judges", "judge_b": "recorded"}),
     ("conflict.py", {"dataset": "demo", "judge": "recorded"}),
     ("audit.py", {"dataset": "demo", "view": "draw"}),
+    ("engines.py", {"dataset": "demo", "judge": "offline"}),
 ]
 
 
@@ -298,3 +306,170 @@ def test_a_stratum_across_engines_falls_back_to_drawing():
     frame = _random_frame(3)
     frame.clusters.loc[0, "engine"] = "another"
     assert ppi_cells._per_stratum(frame.clusters) is None
+
+
+# ---- Engine vs engine: the values record ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def no_values(tmp_path_factory) -> Path:
+    """A set written with the answer pages' records but before the values record (the previous run)."""
+    mp = pytest.MonkeyPatch()
+    try:
+        mp.setattr(pr, "write_values", lambda *args, **kwargs: None)
+        return _build(tmp_path_factory.mktemp("no-values"), True, mp)
+    finally:
+        mp.undo()
+
+
+@pytest.mark.parametrize("judge,rows", [("recorded", 587), ("offline", 522)])
+def test_the_values_record_holds_what_aee_compare_reads(built, judge, rows):
+    from pipeline.consistency.summary import load_values
+
+    base = result_set("demo", built)
+    _, every = load_values(base, judge)
+    stored = _read(base, "values", judge)
+    assert len(stored) == len(every) == rows  # 24 answers x the metrics with a value under strict rules, exact necessity
+    key = ["answer_id", "metric"]
+    want = every.astype({c: object for c in ("engine", "wave", "query", "metric")}).sort_values(key)
+    pd.testing.assert_frame_equal(stored[list(want.columns)].sort_values(key).reset_index(drop=True),
+                                  want.reset_index(drop=True), check_dtype=False, rtol=1e-12)
+
+
+def test_the_values_are_grouped_so_two_engines_read_few_row_groups(built, tmp_path, monkeypatch):
+    import shutil
+
+    copy = tmp_path / "set"
+    shutil.copytree(result_set("demo", built), copy)
+    monkeypatch.setattr(pr, "VALUES_ROW_GROUP", 50)
+    f = pq.ParquetFile(pr.write_values(copy, "offline"))
+    assert f.num_row_groups == 11  # 522 rows in groups of 50
+    engines = f.read(columns=["engine"]).column("engine").to_pylist()
+    assert engines == sorted(engines)  # the demo has one wave: its engines one after the other
+    column = f.schema_arrow.get_field_index("engine")
+    spans = [(f.metadata.row_group(g).column(column).statistics.min, f.metadata.row_group(g).column(column).statistics.max)
+             for g in range(f.num_row_groups)]
+    # Lumen's 176 rows come first (0-175: groups 0-3), Parrot's 170 next, Quarry's 176 last (346-521: groups 6-10)
+    assert [i for i, (lo, hi) in enumerate(spans) if lo <= "Lumen" <= hi] == [0, 1, 2, 3]
+    assert [i for i, (lo, hi) in enumerate(spans) if lo <= "Quarry" <= hi] == [6, 7, 8, 9, 10]
+
+
+def test_engine_vs_engine_shows_the_same_comparison_from_the_values_record(built, old, tmp_path, monkeypatch):
+    shown = []
+    for root in (built, old):
+        _env(monkeypatch, root, tmp_path)
+        at = _run("engines.py", {"dataset": "demo", "judge": "offline", "engine": "Quarry", "engine_b": "Lumen"})
+        shown.append((at.markdown[0].value, at.table[0].value.to_dict()))
+    assert shown[0] == shown[1]
+    assert shown[0][0].startswith("**Quarry vs Lumen** on the 8 queries both answered")
+
+
+def test_a_set_without_the_values_record_opens_engine_vs_engine_and_says_so(no_values, tmp_path, monkeypatch):
+    import os
+    import shutil
+
+    from pipeline.cli import main
+
+    copy = tmp_path / "results"
+    shutil.copytree(no_values, copy)
+    base = result_set("demo", copy)
+    assert pr.missing(base, "offline") == ["values"] and set_problem(dataset_dir("demo", copy)) is None
+    _env(monkeypatch, copy, tmp_path)
+    at = _run("engines.py", {"dataset": "demo", "judge": "offline"})
+    assert NOTE in _texts(at) and "`aee records --dataset demo`" in _texts(at)
+    assert at.markdown[0].value.startswith("**Lumen vs Parrot** on the 8 queries both answered")
+    tried = _forbid_whole_set(monkeypatch)  # the answer pages still open from their records, without the line
+    at = _run("inspector.py", {"dataset": "demo", "judge": "offline", "answer": "lumen-q2"})
+    assert tried == [] and NOTE not in _texts(at)
+    monkeypatch.undo()
+    os.environ["AEE_RESULTS_DIR"] = str(copy)
+    try:
+        assert main(["records", "--dataset", "demo", "--no-progress"]) == 0
+    finally:
+        del os.environ["AEE_RESULTS_DIR"]
+    assert pr.missing(result_set("demo", copy), "offline") == []
+    _env(monkeypatch, copy, tmp_path)
+    _forbid_whole_set(monkeypatch)
+    assert NOTE not in _texts(_run("engines.py", {"dataset": "demo", "judge": "offline"}))
+
+
+_NO_SCIPY_STATS = """
+import sys
+from streamlit.testing.v1 import AppTest
+for page in sys.argv[1:]:
+    at = AppTest.from_file(page, default_timeout=120)
+    at.query_params["dataset"], at.query_params["judge"] = "demo", "offline"
+    at.run()
+    assert not at.exception, at.exception[0].message
+    print(page.rsplit("/", 1)[-1], "scipy.stats" in sys.modules)
+"""
+
+
+def test_compare_and_engine_vs_engine_open_without_importing_scipy_stats(built, tmp_path):
+    """scipy.stats took these pages' first view 1-3 s to import (a fresh process, as a server starts)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "AEE_RESULTS_DIR": str(built), "AEE_STUDIES_DIR": str(tmp_path / "s"),
+           "AEE_CACHE_DIR": str(tmp_path / "c"), "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", _NO_SCIPY_STATS, str(PAGES / "compare.py"), str(PAGES / "engines.py")],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["compare.py", "False", "engines.py", "False"]
+
+
+# ---- the Audit page's draw ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n,seed", [(20, 0), (90, 3), (140, 1), (330, 7)])
+def test_a_draw_from_the_recorded_clusters_is_the_draw_from_every_answer(built, n, seed):
+    """The same sample (items, frame, meta but its time), reading the chosen answers only; a size too
+    small for a frame is refused with the same words."""
+    from pipeline.audit.sample import draw_sample
+    from pipeline.errors import InputError
+
+    base = result_set("demo", built)
+    stored, index, rows = _read(base, "audit_clusters", "offline"), _read(base, "answer_index"), _read(base, "answer_rows", "offline")
+    read: list[int] = []
+
+    def answers_of(ids):
+        read.append(len(ids))
+        return pr.read_answers(base, "demo", "offline", index, rows, ids)
+
+    drawn = 0
+    for name, (unit, scope, relevance) in FRAME_VARIANTS.items():
+        clusters = stored[stored["variant"] == name].drop(columns=["variant"])
+        args = ("demo", "offline", n, seed, unit, scope)
+        try:
+            whole = draw_sample(*args, root=built, relevance=relevance)
+        except InputError as exc:
+            with pytest.raises(InputError) as light_exc:
+                draw_sample(*args, root=built, relevance=relevance, clusters=clusters, answers_of=answers_of)
+            assert str(light_exc.value) == str(exc)
+            continue
+        light = draw_sample(*args, root=built, relevance=relevance, clusters=clusters, answers_of=answers_of)
+        assert {k: v for k, v in light.meta.items() if k != "created"} == {k: v for k, v in whole.meta.items() if k != "created"}
+        pd.testing.assert_frame_equal(light.items, whole.items)
+        pd.testing.assert_frame_equal(light.frame, whole.frame)
+        assert read[-1] == whole.items["answer_id"].nunique()  # only the answers it drew
+        drawn += 1
+    assert drawn == {20: 1, 90: 3, 140: 4, 330: 5}[n]  # the others are refused: too few items for their strata
+
+
+def test_the_audit_page_draws_a_sample_from_the_records_alone(built, tmp_path, monkeypatch):
+    import shutil
+
+    copy = tmp_path / "results"
+    shutil.copytree(built, copy)  # the draw registers its sample under the results folder
+    _env(monkeypatch, copy, tmp_path)
+    tried = _forbid_whole_set(monkeypatch)
+    at = _run("audit.py", {"dataset": "demo", "view": "draw"})
+    at.selectbox(key=next(b.key for b in at.selectbox if b.label == "Judge to audit")).set_value("offline")
+    at.number_input(key="audit_draw_n").set_value(90)
+    at.number_input[1].set_value(3)
+    next(b for b in at.button if "Draw and register" in str(b.label)).click()
+    at.run()
+    assert not at.exception and tried == []
+    # the demo's judges label uncited pairs too: every listed source is the default scope
+    assert [str(s.value) for s in at.success] == [r"Sample demo\-offline\-pair\-all\-n90\-s3: 92 items. Switch to Label to start."]
