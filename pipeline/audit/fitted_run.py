@@ -48,6 +48,7 @@ from pipeline.audit.fitted_judge import (
     FitCheck,
     answer_folds,
     check_fit,
+    choose_c,
     dataset_note,
     fit_provenance,
     kappa,
@@ -141,6 +142,7 @@ class Fit:
     kappa_judge: float | None
     check: FitCheck = field(default_factory=lambda: FitCheck(True))
     cited: list[float] = field(default_factory=lambda: [0.0, 1.0])  # the `cited` values the labels hold
+    c_values: list[float] = field(default_factory=list)  # each fold model's L2 strength (`choose_c`)
 
     @property
     def provenance(self) -> str:
@@ -150,7 +152,7 @@ class Fit:
         """JSON-ready: what the manifest keeps (the models included, so the fit can be applied elsewhere)."""
         out = {k: getattr(self, k) for k in ("dataset", "base_judge", "sample_id", "people", "n_labels", "columns",
                                              "engines", "kinds", "mean", "scale", "coef", "intercept", "folds",
-                                             "kappa_fitted", "kappa_judge", "cited")}
+                                             "kappa_fitted", "kappa_judge", "cited", "c_values")}
         return out | {"version": FITTED_VERSION, "provenance": self.provenance, "notes": list(self.check.notes)}
 
     @classmethod
@@ -158,7 +160,7 @@ class Fit:
         keys = ("dataset", "base_judge", "sample_id", "people", "n_labels", "columns", "engines", "kinds", "mean",
                 "scale", "coef", "intercept", "folds", "kappa_fitted", "kappa_judge")
         return cls(**{k: r[k] for k in keys}, check=FitCheck(True, [], list(r.get("notes") or [])),
-                   cited=[float(v) for v in r.get("cited", [0.0, 1.0])])
+                   cited=[float(v) for v in r.get("cited", [0.0, 1.0])], c_values=[float(v) for v in r.get("c_values", [])])
 
     def design(self, table: pd.DataFrame) -> np.ndarray:
         cols = []
@@ -167,6 +169,9 @@ class Fit:
                 cols.append((table["engine"] == c[7:]).to_numpy(float))
             elif c.startswith("kind="):
                 cols.append((table["kind"] == c[5:]).to_numpy(float))
+            elif c.startswith("stratum="):
+                engine, label = c[8:].rsplit("|", 1)
+                cols.append(((table["engine"] == engine) & (table["base_label"] == label)).to_numpy(float))
             else:
                 cols.append(table[c].to_numpy(float))
         x = np.column_stack(cols) if cols else np.zeros((len(table), 0))
@@ -197,10 +202,11 @@ def support_targets(sample_items: pd.DataFrame, labels: Mapping[str, Mapping[str
 
 def fit(table: pd.DataFrame, targets: Mapping[tuple[str, int, int], float], strata: Mapping[tuple[str, int], str], *,
         dataset: str, base_judge: str, sample_id: str, people: str, k: int = DEFAULT_FOLDS, seed: int = 0,
-        c_value: float = 1.0) -> Fit:
+        c_value: float | None = None) -> Fit:
     """Cross-fitted logistic models from the labelled pairs (see the module doc). `strata`: (answer
     id, statement index) -> the sample stratum of the statement's cluster (the guard rail wants two
-    labelled answers in each).
+    labelled answers in each). Each fold's L2 strength is chosen on that fold's training labels
+    (`fitted_judge.choose_c`) unless `c_value` fixes it.
     A fit that the guard rails refuse is returned with `check.ok` False and no models."""
     from sklearn.linear_model import LogisticRegression
 
@@ -223,6 +229,10 @@ def fit(table: pd.DataFrame, targets: Mapping[tuple[str, int, int], float], stra
                            f"{int((table['cited'] == 0.0).sum())} pairs keep the {base_judge} judge's labels")
     columns = [c for c in NUMERIC if c in table.columns and float(lab[c].std(ddof=0) if len(lab) else 0) > 0]
     columns += [f"engine={e}" for e in engines[1:]] + [f"kind={s}" for s in kinds[1:]]
+    # every engine x judge label the labels hold (the sample's strata, at the pair's level), so the fit can
+    # match each stratum's rate of full support; a level off in a stratum adds its error to every rectifier there
+    columns += [f"stratum={e}|{b}" for e in engines for b in ("full", "partial")
+                if ((lab["engine"] == e) & (lab["base_label"] == b)).any() and ((lab["engine"] == e) & (lab["base_label"] != b)).any()]
     out = Fit(dataset, base_judge, sample_id, people, len(y), columns, engines, kinds, [], [], [], [], {}, None, None,
               check, cited)
     if not check.ok:
@@ -235,9 +245,13 @@ def fit(table: pd.DataFrame, targets: Mapping[tuple[str, int, int], float], stra
     folds = answer_folds(groups, k, seed)
     yhat = np.empty(len(y))
     coef, intercept = [], []
+    y01 = (y >= 0.5).astype(int)
     for j in range(k):
         train = folds != j
-        model = LogisticRegression(C=c_value, max_iter=1000).fit(x[train], (y[train] >= 0.5).astype(int))
+        c_j = c_value if c_value is not None else choose_c(x[train], y01[train], [g for g, t in zip(groups, train) if t],
+                                                           seed=seed + j)
+        out.c_values.append(float(c_j))
+        model = LogisticRegression(C=c_j, max_iter=1000).fit(x[train], y01[train])
         yhat[~train] = model.predict_proba(x[~train])[:, 1]
         coef.append([float(v) for v in model.coef_[0]])
         intercept.append(float(model.intercept_[0]))
