@@ -9,7 +9,10 @@ stratified cross-PPI); this module turns an audit's labels into a judge:
    whether the statement cites the source;
 2. the people's support labels on the sample's pairs (full = 1, partial or none = 0: the strict
    rules count only full support; "can't tell" is no label) fit K logistic models, the answers split
-   into K folds so that no answer's labels predict it (`fit`);
+   into K folds so that no answer's labels predict it (`fit`); each fold's L2 penalty is chosen on
+   its own training labels by held-out log loss (`fitted_judge.choose_c`), and the columns include
+   every engine x judge label the labels hold (the sample's strata), so the probabilities can match
+   each stratum's rate;
 3. every pair gets the fitted judge's label: "full" when its probability is at least 0.5, else
    "none". A pair of a labelled answer is predicted by the model that never saw its fold; any other
    pair by the mean of the K models. A pair of an engine or a kind of source without a single label
@@ -19,9 +22,11 @@ stratified cross-PPI); this module turns an audit's labels into a judge:
    stance and confidence are the audited judge's (the fit learns support only), said in each
    verdict's `raw`; every support verdict's `raw` holds "fitted to N labels of <people> on <sample>".
 
-The corrected values through it are the scorecard's prediction-powered rows with this judge as the
-prediction, from the same sample and labels (`pipeline.audit.scorecard.ppi_scorecard`, which takes a
-fitted judge's sample from the judge it was fitted over): the design's strata, whole clusters and a
+The corrected values through it are the scorecard's prediction-powered rows with this judge's
+probabilities as the prediction (each unit's expected value under them, `pipeline.audit.ppi_soft`:
+its 0/1 labels widened the intervals on ExpertQA, bench row r), from the same sample and labels
+(`pipeline.audit.scorecard.ppi_scorecard`, which takes a fitted judge's sample from the judge it was
+fitted over): the design's strata, whole clusters and a
 pair sample's relevance items are honoured by the same code as for any judge, and the labelled units'
 predictions are out of fold, which is what cross-prediction-powered inference asks.
 The fit's coefficients are kept in the run's manifest, so a fitted judge can be applied to another

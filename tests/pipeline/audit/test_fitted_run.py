@@ -57,7 +57,7 @@ def test_fit_writes_a_judge_like_any_other(built):
     assert record["n_labels"] == 500 and record["sample_id"] == big and record["people"] == "Ana"
     assert record["provenance"] == f"fitted-logistic v1: fitted to 500 labels of Ana on {big} (fitcorp)"
     # the person is stricter than the judge on figures and on engine C: the fit learns it (seeded, golden)
-    assert abs(record["kappa_fitted"] - 0.58) < 0.02 and abs(record["kappa_judge"] - 0.23) < 0.02
+    assert abs(record["kappa_fitted"] - 0.56) < 0.02 and abs(record["kappa_judge"] - 0.23) < 0.02
     # the sample asks about cited pairs only: the uncited half keeps the judge's labels, and says so
     table = pair_table(_answers(root))
     assert record["pairs_fitted"] == int(table["cited"].sum()) == 600 and record["pairs_kept"] == 600
@@ -235,7 +235,8 @@ def test_fitted_units_are_predicted_by_their_probabilities(built):
     from pipeline.storage.tables import load_annotated
 
     root, big, _, record = built
-    assert len(record["c_values"]) == 5 and all(c in (0.01, 0.03, 0.1, 0.3, 1.0, 3.0) for c in record["c_values"])
+    # the person follows the covariates closely here: weak penalties chosen (golden, seeded)
+    assert record["c_values"] == pytest.approx([1.0, 0.3, 1.0, 0.3, 3.0], abs=1e-12)
     sample = load_sample(big, root)
     answers = load_annotated("fitcorp", FITTED_JUDGE, root)
     labels = item_labels(LabelStore(labels_path(root)).labels(big), None)
