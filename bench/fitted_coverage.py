@@ -79,8 +79,9 @@ def _kappas(ctx: dict[str, Any], model: Any, lab: dict, fitted: Any) -> tuple[fl
     return kappa(y, ours), kappa(y, theirs)
 
 
-def one_draw(ctx: dict[str, Any], n: int, seed: int) -> dict[str, Any]:
-    """Both corrected values of every cell for one draw, and the fit's agreement figures."""
+def one_draw(ctx: dict[str, Any], n: int, seed: int, hard: bool = False) -> dict[str, Any]:
+    """Both corrected values of every cell for one draw, and the fit's agreement figures; with `hard`
+    a third, the fitted judge's thresholded labels as the prediction (the first version's)."""
     from pipeline.audit.fitted_run import fit, fitted_answers, fitted_labels, sample_strata, support_targets
     from pipeline.audit.ppi import unit_values
     from pipeline.audit.ppi_cells import ppi_rows
@@ -94,8 +95,8 @@ def one_draw(ctx: dict[str, Any], n: int, seed: int) -> dict[str, Any]:
     model = fit(ctx["table"], targets, sample_strata(sample), dataset=ctx["dataset"], base_judge=ctx["judge"],
                 sample_id=f"draw-{seed}", people="the experts", seed=seed)
     out: dict[str, Any] = {"items": len(s.items), "labels": len(targets), "ok": model.check.ok,
-                           "reasons": model.check.reasons, "cells": {}}
-    fitted_units = {}
+                           "reasons": model.check.reasons, "cells": {}, "c_values": list(model.c_values)}
+    fitted_units, hard_units = {}, {}
     if model.check.ok:
         labelled = fitted_labels(ctx["table"], model)
         out["kappa_oof"], out["kappa_judge_oof"] = model.kappa_fitted, model.kappa_judge
@@ -104,9 +105,12 @@ def one_draw(ctx: dict[str, Any], n: int, seed: int) -> dict[str, Any]:
         # the drawn items only: every unit's prediction, and the people's value where a unit was drawn (the
         # same numbers as on the census for those, without computing the undrawn units' human values)
         fitted_units = {m: unit_values(m, sample, answers_f, ctx["labels"]) for m in METRICS}
+        if hard:
+            hard_units = {m: unit_values(m, sample, answers_f, ctx["labels"], soft=False) for m in METRICS}
     for metric in METRICS:
         per_metric = values[values["metric"] == metric]
-        for kind, units in (("judge", ctx["units"][metric]), ("fitted", fitted_units.get(metric))):
+        for kind, units in (("judge", ctx["units"][metric]), ("fitted", fitted_units.get(metric)),
+                            ("hard", hard_units.get(metric))):
             if units is None or isinstance(units, str):
                 continue
             c = units.clusters.copy()
@@ -118,7 +122,8 @@ def one_draw(ctx: dict[str, Any], n: int, seed: int) -> dict[str, Any]:
 
 
 def fitted_table(quick: bool = False, draws: int | None = None, sizes: tuple[int, ...] | None = None,
-                 results: Path | None = None, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+                 results: Path | None = None, progress: Callable[[str], None] | None = None,
+                 hard: bool = True) -> dict[str, Any]:
     sizes = sizes or ((300,) if quick else SIZES)
     draws = draws or (4 if quick else DRAWS)
     started = time.perf_counter()
@@ -128,11 +133,12 @@ def fitted_table(quick: bool = False, draws: int | None = None, sizes: tuple[int
     for n in sizes:
         runs = []
         for k in range(draws):
-            runs.append(one_draw(ctx, n, 50_000 * n + k))
+            runs.append(one_draw(ctx, n, 50_000 * n + k, hard=hard))
             if progress and (k + 1) % 5 == 0:
                 progress(f"r: {n} items, {k + 1} draws, {time.perf_counter() - started:.0f} s")
         ok = [r for r in runs if r["ok"]]
         fits.append({"size": n, "items": float(np.mean([r["items"] for r in runs])), "draws": draws, "fitted": len(ok),
+                     "c_median": _median([c for r in ok for c in r.get("c_values", [])]),
                      "refused": sorted({x for r in runs for x in r["reasons"]})[:3],
                      **{key: _mean([r.get(key) for r in ok]) for key in
                         ("kappa_oof", "kappa_judge_oof", "kappa_rest", "kappa_judge_rest")}})
@@ -140,7 +146,7 @@ def fitted_table(quick: bool = False, draws: int | None = None, sizes: tuple[int
             for name in ctx["masks"]:
                 truth = ctx["truths"].get((metric, name))
                 row: dict[str, Any] = {"metric": metric, "domain": name, "size": n, "truth": truth, "draws": draws}
-                for kind in ("judge", "fitted"):
+                for kind in ("judge", "fitted", "hard"):
                     got = [r["cells"][(kind, metric, name)] for r in runs if (kind, metric, name) in r["cells"]]
                     row[f"{kind}_shown"] = len(got)
                     row[f"{kind}_coverage"] = (100 * float(np.mean([lo - 1e-9 <= truth <= hi + 1e-9 for lo, hi in got]))
@@ -150,9 +156,17 @@ def fitted_table(quick: bool = False, draws: int | None = None, sizes: tuple[int
                         if ("fitted", metric, name) in r["cells"] and ("judge", metric, name) in r["cells"]]
                 row["narrower"] = (100 * (1 - np.mean([f[1] - f[0] for f, _ in both]) / np.mean([j[1] - j[0] for _, j in both]))
                                    if both and np.mean([j[1] - j[0] for _, j in both]) > 0 else None)
+                both = [(r["cells"][("hard", metric, name)], r["cells"][("judge", metric, name)]) for r in runs
+                        if ("hard", metric, name) in r["cells"] and ("judge", metric, name) in r["cells"]]
+                row["hard_narrower"] = (100 * (1 - np.mean([f[1] - f[0] for f, _ in both]) / np.mean([j[1] - j[0] for _, j in both]))
+                                        if both and np.mean([j[1] - j[0] for _, j in both]) > 0 else None)
                 cells.append(row)
     return {"dataset": ctx["dataset"], "judge": ctx["judge"], "cells": cells, "fits": fits,
             "seconds": time.perf_counter() - started}
+
+
+def _median(values: list[Any]) -> float | None:
+    return float(np.median(values)) if values else None
 
 
 def _mean(values: list[Any]) -> float | None:
@@ -162,19 +176,22 @@ def _mean(values: list[Any]) -> float | None:
 
 def markdown(table: dict[str, Any]) -> str:
     num = lambda v, fmt="{:.1f}": "n/a" if v is None else fmt.format(v)  # noqa: E731
-    out = ["| size (items) | draws fitted | kappa fitted, out of fold | kappa offline, same pairs | kappa fitted, unlabelled "
-           "pairs | kappa offline, unlabelled pairs |", "|---|---:|---:|---:|---:|---:|"]
+    out = ["| size (items) | draws fitted | median C | kappa fitted, out of fold | kappa offline, same pairs | kappa fitted, "
+           "unlabelled pairs | kappa offline, unlabelled pairs |", "|---|---:|---:|---:|---:|---:|---:|"]
     for f in table["fits"]:
-        out.append(f"| ~{f['size']} ({f['items']:.0f}) | {f['fitted']} of {f['draws']} | {num(f['kappa_oof'], '{:.2f}')} | "
-                   f"{num(f['kappa_judge_oof'], '{:.2f}')} | {num(f['kappa_rest'], '{:.2f}')} | "
+        out.append(f"| ~{f['size']} ({f['items']:.0f}) | {f['fitted']} of {f['draws']} | {num(f.get('c_median'), '{:g}')} | "
+                   f"{num(f['kappa_oof'], '{:.2f}')} | {num(f['kappa_judge_oof'], '{:.2f}')} | {num(f['kappa_rest'], '{:.2f}')} | "
                    f"{num(f['kappa_judge_rest'], '{:.2f}')} |")
-    out += ["", "| metric | cell | size | truth | coverage today | coverage fitted | width today | width fitted | narrower |",
-            "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    out += ["", "| metric | cell | size | truth | coverage today | coverage fitted p | coverage fitted 0/1 | width today | "
+            "width fitted p | width fitted 0/1 | narrower, p | narrower, 0/1 |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for c in table["cells"]:
         out.append(f"| {c['metric'].replace('_', ' ')} | {c['domain']} | ~{c['size']} | {num(c['truth'])} | "
                    f"{num(c['judge_coverage'], '{:.0f}%')} ({c['judge_shown']}) | "
-                   f"{num(c['fitted_coverage'], '{:.0f}%')} ({c['fitted_shown']}) | {num(c['judge_width'])} | "
-                   f"{num(c['fitted_width'])} | {num(c['narrower'], '{:+.0f}%')} |")
+                   f"{num(c['fitted_coverage'], '{:.0f}%')} ({c['fitted_shown']}) | "
+                   f"{num(c.get('hard_coverage'), '{:.0f}%')} | {num(c['judge_width'])} | "
+                   f"{num(c['fitted_width'])} | {num(c.get('hard_width'))} | {num(c['narrower'], '{:+.0f}%')} | "
+                   f"{num(c.get('hard_narrower'), '{:+.0f}%')} |")
     return "\n".join(out)
 
 
@@ -217,9 +234,11 @@ def main() -> None:
     parser.add_argument("--sizes", help="comma list, e.g. 300,600")
     parser.add_argument("--json", metavar="FILE")
     parser.add_argument("--results", type=Path, help="a results folder already holding expertqa under human and offline")
+    parser.add_argument("--no-hard", action="store_true", help="skip the fitted judge's 0/1 labels as a third prediction")
     args = parser.parse_args()
     sizes = tuple(int(x) for x in args.sizes.split(",")) if args.sizes else None
-    table = fitted_table(args.quick, args.draws, sizes, args.results, progress=lambda m: print(m, file=sys.stderr, flush=True))
+    table = fitted_table(args.quick, args.draws, sizes, args.results, progress=lambda m: print(m, file=sys.stderr, flush=True),
+                         hard=not args.no_hard)
     if args.json:
         Path(args.json).write_text(json.dumps(table, indent=2, default=str))
     print(markdown(table))

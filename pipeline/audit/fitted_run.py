@@ -9,7 +9,10 @@ stratified cross-PPI); this module turns an audit's labels into a judge:
    whether the statement cites the source;
 2. the people's support labels on the sample's pairs (full = 1, partial or none = 0: the strict
    rules count only full support; "can't tell" is no label) fit K logistic models, the answers split
-   into K folds so that no answer's labels predict it (`fit`);
+   into K folds so that no answer's labels predict it (`fit`); each fold's L2 penalty is chosen on
+   its own training labels by held-out log loss (`fitted_judge.choose_c`), and the columns include
+   every engine x judge label the labels hold (the sample's strata), so the probabilities can match
+   each stratum's rate;
 3. every pair gets the fitted judge's label: "full" when its probability is at least 0.5, else
    "none". A pair of a labelled answer is predicted by the model that never saw its fold; any other
    pair by the mean of the K models. A pair of an engine or a kind of source without a single label
@@ -19,9 +22,11 @@ stratified cross-PPI); this module turns an audit's labels into a judge:
    stance and confidence are the audited judge's (the fit learns support only), said in each
    verdict's `raw`; every support verdict's `raw` holds "fitted to N labels of <people> on <sample>".
 
-The corrected values through it are the scorecard's prediction-powered rows with this judge as the
-prediction, from the same sample and labels (`pipeline.audit.scorecard.ppi_scorecard`, which takes a
-fitted judge's sample from the judge it was fitted over): the design's strata, whole clusters and a
+The corrected values through it are the scorecard's prediction-powered rows with this judge's
+probabilities as the prediction (each unit's expected value under them, `pipeline.audit.ppi_soft`:
+its 0/1 labels widened the intervals on ExpertQA, bench row r), from the same sample and labels
+(`pipeline.audit.scorecard.ppi_scorecard`, which takes a fitted judge's sample from the judge it was
+fitted over): the design's strata, whole clusters and a
 pair sample's relevance items are honoured by the same code as for any judge, and the labelled units'
 predictions are out of fold, which is what cross-prediction-powered inference asks.
 The fit's coefficients are kept in the run's manifest, so a fitted judge can be applied to another
@@ -48,6 +53,7 @@ from pipeline.audit.fitted_judge import (
     FitCheck,
     answer_folds,
     check_fit,
+    choose_c,
     dataset_note,
     fit_provenance,
     kappa,
@@ -141,6 +147,7 @@ class Fit:
     kappa_judge: float | None
     check: FitCheck = field(default_factory=lambda: FitCheck(True))
     cited: list[float] = field(default_factory=lambda: [0.0, 1.0])  # the `cited` values the labels hold
+    c_values: list[float] = field(default_factory=list)  # each fold model's L2 strength (`choose_c`)
 
     @property
     def provenance(self) -> str:
@@ -150,7 +157,7 @@ class Fit:
         """JSON-ready: what the manifest keeps (the models included, so the fit can be applied elsewhere)."""
         out = {k: getattr(self, k) for k in ("dataset", "base_judge", "sample_id", "people", "n_labels", "columns",
                                              "engines", "kinds", "mean", "scale", "coef", "intercept", "folds",
-                                             "kappa_fitted", "kappa_judge", "cited")}
+                                             "kappa_fitted", "kappa_judge", "cited", "c_values")}
         return out | {"version": FITTED_VERSION, "provenance": self.provenance, "notes": list(self.check.notes)}
 
     @classmethod
@@ -158,7 +165,7 @@ class Fit:
         keys = ("dataset", "base_judge", "sample_id", "people", "n_labels", "columns", "engines", "kinds", "mean",
                 "scale", "coef", "intercept", "folds", "kappa_fitted", "kappa_judge")
         return cls(**{k: r[k] for k in keys}, check=FitCheck(True, [], list(r.get("notes") or [])),
-                   cited=[float(v) for v in r.get("cited", [0.0, 1.0])])
+                   cited=[float(v) for v in r.get("cited", [0.0, 1.0])], c_values=[float(v) for v in r.get("c_values", [])])
 
     def design(self, table: pd.DataFrame) -> np.ndarray:
         cols = []
@@ -167,6 +174,9 @@ class Fit:
                 cols.append((table["engine"] == c[7:]).to_numpy(float))
             elif c.startswith("kind="):
                 cols.append((table["kind"] == c[5:]).to_numpy(float))
+            elif c.startswith("stratum="):
+                engine, label = c[8:].rsplit("|", 1)
+                cols.append(((table["engine"] == engine) & (table["base_label"] == label)).to_numpy(float))
             else:
                 cols.append(table[c].to_numpy(float))
         x = np.column_stack(cols) if cols else np.zeros((len(table), 0))
@@ -197,10 +207,11 @@ def support_targets(sample_items: pd.DataFrame, labels: Mapping[str, Mapping[str
 
 def fit(table: pd.DataFrame, targets: Mapping[tuple[str, int, int], float], strata: Mapping[tuple[str, int], str], *,
         dataset: str, base_judge: str, sample_id: str, people: str, k: int = DEFAULT_FOLDS, seed: int = 0,
-        c_value: float = 1.0) -> Fit:
+        c_value: float | None = None) -> Fit:
     """Cross-fitted logistic models from the labelled pairs (see the module doc). `strata`: (answer
     id, statement index) -> the sample stratum of the statement's cluster (the guard rail wants two
-    labelled answers in each).
+    labelled answers in each). Each fold's L2 strength is chosen on that fold's training labels
+    (`fitted_judge.choose_c`) unless `c_value` fixes it.
     A fit that the guard rails refuse is returned with `check.ok` False and no models."""
     from sklearn.linear_model import LogisticRegression
 
@@ -223,6 +234,10 @@ def fit(table: pd.DataFrame, targets: Mapping[tuple[str, int, int], float], stra
                            f"{int((table['cited'] == 0.0).sum())} pairs keep the {base_judge} judge's labels")
     columns = [c for c in NUMERIC if c in table.columns and float(lab[c].std(ddof=0) if len(lab) else 0) > 0]
     columns += [f"engine={e}" for e in engines[1:]] + [f"kind={s}" for s in kinds[1:]]
+    # every engine x judge label the labels hold (the sample's strata, at the pair's level), so the fit can
+    # match each stratum's rate of full support; a level off in a stratum adds its error to every rectifier there
+    columns += [f"stratum={e}|{b}" for e in engines for b in ("full", "partial")
+                if ((lab["engine"] == e) & (lab["base_label"] == b)).any() and ((lab["engine"] == e) & (lab["base_label"] != b)).any()]
     out = Fit(dataset, base_judge, sample_id, people, len(y), columns, engines, kinds, [], [], [], [], {}, None, None,
               check, cited)
     if not check.ok:
@@ -235,9 +250,13 @@ def fit(table: pd.DataFrame, targets: Mapping[tuple[str, int, int], float], stra
     folds = answer_folds(groups, k, seed)
     yhat = np.empty(len(y))
     coef, intercept = [], []
+    y01 = (y >= 0.5).astype(int)
     for j in range(k):
         train = folds != j
-        model = LogisticRegression(C=c_value, max_iter=1000).fit(x[train], (y[train] >= 0.5).astype(int))
+        c_j = c_value if c_value is not None else choose_c(x[train], y01[train], [g for g, t in zip(groups, train) if t],
+                                                           seed=seed + j)
+        out.c_values.append(float(c_j))
+        model = LogisticRegression(C=c_j, max_iter=1000).fit(x[train], y01[train])
         yhat[~train] = model.predict_proba(x[~train])[:, 1]
         coef.append([float(v) for v in model.coef_[0]])
         intercept.append(float(model.intercept_[0]))

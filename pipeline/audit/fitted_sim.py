@@ -29,7 +29,9 @@ class Population:
     engine: np.ndarray
 
 
-def population(seed: int = 0, answers_per_engine: int = 500) -> Population:
+def population(seed: int = 0, answers_per_engine: int = 500, strength: float = 1.0) -> Population:
+    """`strength` scales how much the people's labels follow the signals (1: as described; 0.35: about
+    as loosely as ExpertQA's experts follow the offline judge, kappa near 0.15)."""
     rng = np.random.default_rng(seed)
     xs, ps, ys, ans, eng = [], [], [], [], []
     for e_i, e in enumerate(ENGINES):
@@ -40,7 +42,7 @@ def population(seed: int = 0, answers_per_engine: int = 500) -> Population:
             figures = rng.random(k) < 0.3
             p_full = 1 / (1 + np.exp(-(signal + rng.normal(0, 1.0, k))))
             # The people: stricter on figures and long statements, engine C's sources count less.
-            logit = 1.2 * signal - 1.5 * figures - 0.03 * (words - 30) - 0.8 * (e == "C") + 0.3
+            logit = strength * (1.2 * signal - 1.5 * figures - 0.03 * (words - 30) - 0.8 * (e == "C")) + 0.3
             y = (rng.random(k) < 1 / (1 + np.exp(-logit))).astype(float)
             onehot = np.zeros((k, len(ENGINES)))
             onehot[:, e_i] = 1
@@ -82,8 +84,11 @@ def one_draw(pop: Population, n_items: int, seed: int, make_model: Callable[[], 
         kw = dict(lab_strata=[e] * int(lab_e.sum()), lab_answers=pop.answer[lab_e], pop_strata=[e] * int(in_e.sum()),
                   answers_in_stratum={e: m_all})
         fit = crossppi_stratified(pop.y[lab_e], cf.yhat[where], pop_pred=cf.population[in_e], **kw)
+        # the fitted model's labels (probability >= 0.5) as the prediction, as the first version on ExpertQA
+        hard = crossppi_stratified(pop.y[lab_e], (cf.yhat[where] >= 0.5).astype(float),
+                                   pop_pred=(cf.population[in_e] >= 0.5).astype(float), **kw)
         plain = crossppi_stratified(pop.y[lab_e], pop.p_full[lab_e], pop_pred=pop.p_full[in_e][:, None], **kw)
-        out[e] = {"truth": truth, "fit": fit, "plain": plain}
+        out[e] = {"truth": truth, "fit": fit, "hard": hard, "plain": plain}
     return out
 
 

@@ -62,6 +62,7 @@ that way (too few readable pairs) is outside the metric's population, as it is o
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 from statistics import NormalDist
 from typing import Any, Mapping, Sequence
 
@@ -73,6 +74,7 @@ from pipeline.audit.humans import audit_judge_id, human_verdicts
 from pipeline.audit.population import audited_sources, pair_cluster_ids
 from pipeline.audit.ppi_relevance import relevance_units
 from pipeline.audit.ppi_skew import skewed_interval
+from pipeline.audit.ppi_soft import expected_change, pair_probabilities
 from pipeline.audit.ppi_units import (  # noqa: F401 (re-exported: callers import them from here)
     NO_PREDICTION_JUDGE,
     STRICT,
@@ -403,11 +405,13 @@ Labels = Mapping[str, Mapping[str, "str | None"]]  # item id -> field -> one per
 
 
 def unit_values(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnswer],
-                labels: Labels | Sequence[Labels]) -> UnitValues | str:
+                labels: Labels | Sequence[Labels], *, soft: bool = True) -> UnitValues | str:
     """Every cluster's numbers for one metric, or the reason they cannot be computed. `labels` is
     one person's labels, or several people's: a unit's human value is then the mean of the values
     of the people who labelled all of it (so two people who disagree give the average of their two
-    readings, where a majority vote would have to drop the unit)."""
+    readings, where a majority vote would have to drop the unit). A judge whose support verdicts
+    carry probabilities (the fitted judge's) predicts a statement unit by its expected value under
+    them (`pipeline.audit.ppi_soft`) unless `soft` is False (its thresholded labels, as before)."""
     unit = PPI_METRICS.get(metric)
     if unit is None:
         return "this metric reads no judge label"
@@ -415,12 +419,12 @@ def unit_values(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
         return f"needs a sample of {unit}s (this one holds {sample.unit}s)"
     people: list[Labels] = [labels] if isinstance(labels, Mapping) else list(labels)
     if unit == "pair":
-        return _pair_units(metric, sample, answers, people)
+        return _pair_units(metric, sample, answers, people, pair_probabilities(answers) if soft else {})
     return _answer_units(metric, sample, answers, people)
 
 
 def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnswer],
-                people: Sequence[Labels]) -> UnitValues | str:
+                people: Sequence[Labels], probabilities: Mapping[str, Mapping[tuple[int, int], float]]) -> UnitValues | str:
     frame, items = sample.frame, sample.items
     scope = sample.meta.get("scope", "cited")
     if metric == "unsupported_statements" and scope != "all" and any(
@@ -473,8 +477,13 @@ def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
             continue
         consts.append(_const(a, 0.0, g_h))
         share = g_j / len(cids)
+        probs = probabilities.get(aid) or {}
         for cid in cids:
-            row = {"cluster_id": cid, "yhat": share, "y": np.nan, "c": np.nan, "complete": False, "in_population": True}
+            soft = None
+            if probs:
+                si = int(cid.rsplit("#s", 1)[1])
+                soft = expected_change(partial(_value_with, metric, base_j), g_j, [p for p in frame_pairs if p[0] == si], probs)
+            row = {"cluster_id": cid, "yhat": share + (soft or 0.0), "y": np.nan, "c": np.nan, "complete": False, "in_population": True}
             pairs = drawn.get(cid) or []
             deltas = []
             for labels in people if pairs else ():
@@ -493,6 +502,11 @@ def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
                         "complete": True}
             rows.append(row)
     return replace(_finish(sample, rows, consts), judged=pd.DataFrame(judged))
+
+
+def _value_with(metric: str, a: AnnotatedAnswer, labels: Mapping[tuple[int, int], object]) -> float | None:
+    """The metric's value of the answer with these support labels in place of the judge's."""
+    return METRICS[metric].fn(ScoringContext(_relabelled(a, labels), STRICT)).value
 
 
 def _left_out(before: int, after: int) -> float:
