@@ -287,7 +287,12 @@ def test_after_a_citation_marker_the_first_click_on_the_query_box_counts(room, b
     where a finger would land and chooses another query, ROUNDS times: every time the list opens at the
     first click, the page shows the chosen query's answer, and the study log records that answer as
     shown. Half the rounds click the Query box while the run the marker's click started may still be
-    going, half once the page is idle (a reader who read the popover first)."""
+    going, half once the page is idle (a reader who read the popover first).
+
+    Known, not fixed yet: now and then at 390 px (3 rounds of ~230 there) the list opens at the first
+    click and closes again while the Query box is re-rendered ~10 times (aria-expanded false, true x5,
+    false x5), i.e. the script run that the marker's click started (the component's events are sent with
+    setStateValue, which reruns the page) redraws the box under the opening list."""
     server, _, results = room
     monkeypatch.setenv("AEE_STUDIES_DIR", str(results.parent / "studies"))
     from pipeline.study import recorder
