@@ -289,7 +289,7 @@ def test_after_a_citation_marker_the_first_click_on_the_query_box_counts(room, b
     shown. Half the rounds click the Query box while the run the marker's click started may still be
     going, half once the page is idle (a reader who read the popover first).
 
-    Known, not fixed yet: now and then at 390 px (3 rounds of ~230 there) the list opens at the first
+    Known, not fixed yet: now and then at 390 px (4 of ~220 rounds there in 44 runs) the list opens at the first
     click and closes again while the Query box is re-rendered ~10 times (aria-expanded false, true x5,
     false x5), i.e. the script run that the marker's click started (the component's events are sent with
     setStateValue, which reruns the page) redraws the box under the opening list."""
