@@ -56,24 +56,37 @@ def answer_view(data: dict[str, Any], *, key: str) -> list[dict]:
 
 
 def new_events(payload: Any, key: str) -> list[dict]:
-    """The events of a cumulative payload that this session has not returned yet."""
+    """The events of a cumulative payload that this session has not stored yet (`mark_stored`). An
+    event stays new until the run that read it has written it: a run cut short by a rerun (a participant
+    choosing the next query at once) leaves it to the next run, which reads the same payload again."""
     if not isinstance(payload, dict):
         return []
     mount = str(payload.get("mount") or "")[:64]
     events = payload.get("events")
     if not mount or not isinstance(events, list):
         return []
-    seen: dict[str, int] = st.session_state.setdefault(f"_aev_seen_{key}", {})
-    last = seen.get(mount, 0)
+    last = stored_marks(key).get(mount, 0)
     out = []
     for ev in events:
         parsed = _parse_event(ev)
         if parsed is None or parsed["seq"] <= last:
             continue
-        out.append(parsed)
-    if out:
-        seen[mount] = max(e["seq"] for e in out)
+        out.append({**parsed, "mount": mount})
     return out
+
+
+def stored_marks(key: str) -> dict[str, int]:
+    """This session's record of the component `key`'s stored events: each mount's last sequence number.
+    Fetch it before writing, so that marking needs no Streamlit call after the write (`mark_stored`)."""
+    return st.session_state.setdefault(f"_aev_seen_{key}", {})
+
+
+def mark_stored(marks: dict[str, int], events: list[dict]) -> None:
+    """Record `events` (from `new_events`) as written. Plain dictionary work: Streamlit stops a run for a
+    rerun only inside one of its own calls, so done right after the write, nothing can cut in between
+    and an event is neither written twice nor marked without being written."""
+    for e in events:
+        marks[e["mount"]] = max(marks.get(e["mount"], 0), int(e["seq"]))
 
 
 def _parse_event(ev: Any) -> dict | None:

@@ -13,7 +13,16 @@ from functools import partial
 import streamlit as st
 
 from dashboard import answer_html, answer_model, answer_picker, askings, data, room_gate, study_beacon, url_state
-from dashboard.answer_view import reliability_header, report_download, scoring_controls, show_report_views, shown_rows, study_rows
+from dashboard.answer_view import (
+    mark_stored,
+    reliability_header,
+    report_download,
+    scoring_controls,
+    show_report_views,
+    shown_rows,
+    stored_marks,
+    study_rows,
+)
 from dashboard.attribution_panel import show_attribution
 from dashboard.render import engine_key, ensure_router
 from dashboard.source_stance_panel import show_source_stance_panel
@@ -232,7 +241,12 @@ events = show_report_views(annotated, rep, sources, key="ins_answer", report_eve
 if not participant_view:  # labels are what a study participant must not see
     show_attribution(annotated, key="ins_attribution")
 rows: list[dict] = []
+# what this session has written, fetched before the write: the marks after it are plain Python, so a
+# rerun (the participant choosing the next query while this run is going) cannot stop the run between
+# the write and its marks, which wrote an answer's "shown" row twice or lost the events read
 already: set = st.session_state.setdefault("ins_shown", set())
+marks = stored_marks("ins_answer")
+tally: dict[str, int] = st.session_state.setdefault("ins_tally", {"events": 0})
 shown_key = (study_id, participant, session, dataset, answer_id)
 if study_ready and shown_key not in already:
     # every answer shown is a participant x query row, touched or not: a zero-hover answer is data
@@ -248,13 +262,14 @@ if events and study_ready:
 if rows:
     try:
         _study_log.append_events(study_id, rows)
-        st.session_state["ins_logged"] = st.session_state.get("ins_logged", 0) + len(rows)
-        already.add(shown_key)  # only once written: a failed write is tried again on the next run
     except (_study.StudyLogError, OSError) as exc:
         st.error(f"Could not record the events: {exc}")
+    else:  # only once written (a failed write is tried again on the next run), with no Streamlit call
+        already.add(shown_key)
+        mark_stored(marks, events)
+        tally["events"] += len(rows)
 if study_ready:
-    st.caption(f"Recorded in this browser session: {len(already)} answer(s) shown, "
-               f"{st.session_state.get('ins_logged', 0)} event(s) in all.")
+    st.caption(f"Recorded in this browser session: {len(already)} answer(s) shown, {tally['events']} event(s) in all.")
 if not participant_view:
     show_source_stance_panel(annotated, rep, key="ins_source_stance")
 

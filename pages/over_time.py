@@ -79,6 +79,24 @@ for change in summary.get("model_changes") or []:
     st.warning(md_escape(model_change_words(change)) + ".",
                icon=":material/swap_horiz:")
 
+def _num(value: object, decimals: int) -> str:
+    """A number as a phone card shows it; n/a where there is none (the caption below says why)."""
+    return "n/a" if value is None or pd.isna(value) else f"{float(value):.{decimals}f}"  # type: ignore[arg-type]
+
+
+def _grid_or_cards(grid: pd.DataFrame, cards: pd.DataFrame, key: str, column_config: dict) -> None:
+    """The data grid from 641 px up; on a phone, where the grid showed only its first column or two and
+    hid the rest off to the right, a card per engine whose every cell names what it holds (layout.css,
+    "phone_hidden_" and "cards_phone_"). Each card's cells are Markdown, escaped here."""
+    with st.container(key=f"phone_hidden_{key}"):
+        st.dataframe(grid, hide_index=True, width="stretch", key=key, column_config=column_config)
+    with st.container(key=f"cards_phone_{key}"):
+        st.table(cards, hide_index=True)
+
+
+WAVE_LABEL_PX = 72  # room a wave's date ("2026-01-05") needs on the chart's axis to stand level
+
+
 def _too_small(rows: pd.DataFrame, column: str = "note") -> None:
     """Say once where a design is too small for an interval (the rows carry why)."""
     notes = sorted({str(n) for n in rows.get(column, pd.Series(dtype=str)).fillna("") if n})
@@ -100,8 +118,11 @@ else:
         "queries": part["queries"]})
     wide = table.pivot_table(index="engine", columns="measure", values="value", aggfunc="first").reindex(
         columns=[labels[m] for m in labels if labels[m] in set(table["measure"])])
-    st.dataframe(wide.reset_index(), hide_index=True, width="stretch", key="over_time_stability",
-                 column_config={c: st.column_config.NumberColumn(c, format="%.2f") for c in wide.columns})
+    measures = list(wide.columns)
+    cards = pd.DataFrame({"engine": [f"**{md_escape(e)}**" for e in wide.index],
+                          **{md_escape(m): [f"{md_escape(m)} **{_num(v, 2)}**" for v in wide[m]] for m in measures}})
+    _grid_or_cards(wide.reset_index(), cards, "over_time_stability",
+                   {c: st.column_config.NumberColumn(c, format="%.2f") for c in measures})
     st.caption(f"1 = the same every time, 0 = nothing kept. Means over queries of every pair of repeats in wave {md_escape(wave)}; "
                f"meaning similarity by the {md_escape(summary['meaning_method'])} method "
                "(encoder: the offline model's embeddings; lexical: word counts, when the model is absent or the corpus is "
@@ -116,8 +137,12 @@ if series.empty:
 else:
     series["wave"] = pd.Categorical(series["wave"], categories=waves, ordered=True)
     colour = alt.Color("engine:N", title="engine", scale=alt.Scale(scheme="category10"))
-    base = alt.Chart(series).encode(x=alt.X("wave:O", sort=waves, title="wave", axis=alt.Axis(labelAngle=0, labelLimit=120)),
-                                    color=colour)
+    # a wave's date level where there is room for it, slanted where the dates would print over each other
+    # (a phone: the legend leaves the plot ~170 px, two dates need ~140 side by side)
+    crowded = f"width / {max(1, len(waves))} < {WAVE_LABEL_PX}"
+    axis = alt.Axis(labelAngle=alt.ExprRef(f"{crowded} ? -40 : 0"), labelAlign=alt.ExprRef(f"{crowded} ? 'right' : 'center'"),
+                    labelLimit=120)
+    base = alt.Chart(series).encode(x=alt.X("wave:O", sort=waves, title="wave", axis=axis), color=colour)
     chart = (base.mark_rule().encode(y=alt.Y("ci_low:Q", title=f"{metric_label(metric)}{unit}"), y2="ci_high:Q")
              + base.mark_line(point=True).encode(y="value:Q", tooltip=["engine", "wave", alt.Tooltip("value:Q", format=".1f"),
                                                                        alt.Tooltip("ci_low:Q", format=".1f"),
@@ -144,14 +169,21 @@ st.subheader("Repeats against queries and engines")
 icc, shares = tables["icc"], tables["shares"]
 icc_part = icc[(icc["metric"] == metric) & (icc["wave"] == wave)] if not icc.empty else icc
 if not icc_part.empty:
-    st.dataframe(pd.DataFrame({
-        "engine": icc_part["engine"], "ICC": icc_part["icc"],
-        "95% interval": [fmt_ci(lo, hi) for lo, hi in zip(icc_part["icc_low"], icc_part["icc_high"])],
-        f"spread between repeats{unit}": icc_part["within_sd"], f"spread between queries{unit}": icc_part["between_sd"],
-        "queries": icc_part["queries"]}), hide_index=True, width="stretch", key="over_time_icc",
-        column_config={"ICC": st.column_config.NumberColumn(format="%.2f"),
-                       f"spread between repeats{unit}": st.column_config.NumberColumn(format="%.1f"),
-                       f"spread between queries{unit}": st.column_config.NumberColumn(format="%.1f")})
+    within, between = f"spread between repeats{unit}", f"spread between queries{unit}"
+    intervals = [fmt_ci(lo, hi) for lo, hi in zip(icc_part["icc_low"], icc_part["icc_high"])]
+    cards = pd.DataFrame({
+        "engine": [f"**{md_escape(e)}**" for e in icc_part["engine"]],
+        "ICC": [f"ICC **{_num(v, 2)}**" for v in icc_part["icc"]],
+        "95% interval": [f"95% interval {i}" if i.startswith("[") else i for i in intervals],
+        within: [f"{within} **{_num(v, 1)}**" for v in icc_part["within_sd"]],
+        between: [f"{between} **{_num(v, 1)}**" for v in icc_part["between_sd"]],
+        "queries": [f"**{_num(q, 0)}** queries" for q in icc_part["queries"]]})
+    _grid_or_cards(pd.DataFrame({
+        "engine": icc_part["engine"], "ICC": icc_part["icc"], "95% interval": intervals,
+        within: icc_part["within_sd"], between: icc_part["between_sd"], "queries": icc_part["queries"]}),
+        cards, "over_time_icc",
+        {"ICC": st.column_config.NumberColumn(format="%.2f"), within: st.column_config.NumberColumn(format="%.1f"),
+         between: st.column_config.NumberColumn(format="%.1f")})
     st.caption("ICC: the share of the variation that lies between queries rather than between repeats of one query "
                "(1: every asking scores the same; 0: repeats differ as much as different queries). The estimate can "
                "fall below 0 when repeats of a query differ more than the queries do; read it as 0. The interval is "

@@ -160,3 +160,94 @@ def test_the_flips_read_as_cards_on_a_phone(server, browser):
             _screenshot(pg, 390, SHOTS / "over_time-flips-390.png")
     finally:
         ctx.close()
+
+
+# Every piece of text a person can see in the part of the page from the heading `h` to the next
+# heading: its text and where it lies. A data grid draws its cells on a canvas, so a column that sits
+# off to the right is not there at all; text hidden by the layout (display: none) has no box.
+_SECTION_TEXT = """(h) => {
+  const heading = [...document.querySelectorAll('[data-testid=stMain] h3')].find(e => e.innerText.includes(h));
+  const blocks = [];
+  let block = heading.closest('[data-testid=stElementContainer]');
+  for (block = block.nextElementSibling; block && !block.querySelector('h3'); block = block.nextElementSibling) blocks.push(block);
+  const out = {text: blocks.map(b => b.innerText).join('\\n'), pieces: [], scrolls: []};
+  for (const b of blocks) {
+    for (const el of b.querySelectorAll('*')) {
+      if (el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX !== 'visible' && el.clientWidth > 0)
+        out.scrolls.push(`${el.tagName} ${el.getAttribute('data-testid') || ''} ${el.scrollWidth} > ${el.clientWidth}`);
+    }
+    const walk = document.createTreeWalker(b, NodeFilter.SHOW_TEXT);
+    for (let node = walk.nextNode(); node; node = walk.nextNode()) {
+      if (!node.textContent.trim()) continue;
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      const r = range.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) continue;  // not shown
+      out.pieces.push({text: node.textContent.trim(), left: r.left, right: r.right});
+    }
+  }
+  return out;
+}"""
+
+
+def _summary(results: Path) -> dict:
+    from pipeline.consistency.summary import SUMMARY_FILE
+    from pipeline.storage.store import judge_dirname, result_set
+
+    return json.loads((result_set("waves", results) / judge_dirname("recorded") / SUMMARY_FILE).read_text(encoding="utf-8"))
+
+
+def test_the_stability_and_icc_tables_fit_a_phone(server, browser):
+    """Issue 45: at 390 px the stability and ICC data grids scrolled sideways inside their box, so a
+    phone showed the engine and one or two numbers, the rest off to the right. Every column must be
+    read on screen: each column's name next to each engine's value for it, all within the 390 px
+    viewport, nothing scrolling sideways. The values are the run's own (its over-time summary)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    server, results = server
+    summary, wave, width = _summary(results), "2026-01-05", 390
+    engines = summary["engines"]
+    stability = {(r["engine"], summary["measures"][r["measure"]]): f"{r['value']:.2f}"
+                 for r in summary["stability"] if r["wave"] == wave}
+    icc = {r["engine"]: r for r in summary["icc"] if r["wave"] == wave and r["metric"] == "citation_accuracy"}
+    assert len(stability) == 5 * len(engines) and set(icc) == set(engines)  # the fixture's design
+    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    try:
+        pg = ctx.new_page()
+        pg.goto(f"{server}/over_time?dataset=waves&judge=recorded&engine=%3Cb%3EHostile%3C%2Fb%3E+engine"
+                f"&metric=citation_accuracy&wave={wave}")
+        pg.wait_for_selector("h1:has-text('Over time')", timeout=guard_ms(90))  # a hang guard
+        wait_idle(pg)
+        _no_error(pg)
+        headings = ("How much answers and sources change between repeats", "Repeats against queries and engines")
+        try:  # the page has drawn both tables when each section names every engine (a hang guard, not a check)
+            pg.wait_for_function(f"""() => {json.dumps(list(headings))}.every(h => {{
+                try {{ const t = ({_SECTION_TEXT})(h).text; return {json.dumps(engines)}.every(e => t.includes(e)); }}
+                catch (err) {{ return false; }} }})""", timeout=guard_ms(30))
+        except PlaywrightTimeout:
+            pass  # what is missing is said below
+        sections = {"stability": pg.evaluate(_SECTION_TEXT, headings[0]), "icc": pg.evaluate(_SECTION_TEXT, headings[1])}
+        for name, seen in sections.items():
+            off = [p for p in seen["pieces"] if p["left"] < 0 or p["right"] > width + 0.5]
+            assert not off, (name, off)  # every word shown lies on screen
+            assert not seen["scrolls"], (name, seen["scrolls"])  # and no box scrolls sideways
+        for name, expected in (
+                ("stability", {e: [f"{label} {value}" for (engine, label), value in stability.items() if engine == e]
+                               for e in engines}),
+                ("icc", {e: [f"ICC {icc[e]['icc']:.2f}", f"95% interval [{icc[e]['icc_low']:.2f}, {icc[e]['icc_high']:.2f}]",
+                             f"spread between repeats (points) {icc[e]['within_sd']:.1f}",
+                             f"spread between queries (points) {icc[e]['between_sd']:.1f}", f"{icc[e]['queries']} queries"]
+                         for e in engines})):
+            text = sections[name]["text"]
+            assert all(e in text for e in engines), (name, text)
+            starts = sorted((text.index(e), e) for e in engines)  # each engine's card: its name, then its values
+            for k, (start, engine) in enumerate(starts):
+                card = text[start:starts[k + 1][0] if k + 1 < len(starts) else len(text)]
+                missing = [want for want in expected[engine] if want not in card]
+                assert not missing, (name, engine, missing, card)
+        assert not pg.evaluate(_PROBE)["overflow"]
+        if SHOTS_ON:
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            _screenshot(pg, width, SHOTS / "over_time-tables-390.png")
+    finally:
+        ctx.close()

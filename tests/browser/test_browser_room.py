@@ -18,10 +18,14 @@ from pathlib import Path
 
 import pytest
 from test_browser import ROOT, _no_error  # noqa: F401  (skips the module without chromium/playwright)
+from timing import guard_ms
 
 from pipeline.testing.app_server import free_port, wait_idle
 
 pytestmark = pytest.mark.browser
+
+from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402  (test_browser skipped the module if it is missing)
+from playwright.sync_api import expect  # noqa: E402
 
 CODE = "K7QX2M"
 HOST = "127.0.0.2"
@@ -244,3 +248,118 @@ def test_a_participant_carries_on_after_a_reload_and_cannot_see_the_verdicts(roo
         assert f"Your key is {key}" in text  # the same key, so a second reload works the same way
     finally:
         ctx.close()
+
+
+ROUNDS = 5  # per width; the reported loss was one click in two (14 answers recorded of ~25)
+# what the Query box did after the click: each value its aria-expanded took, and what has the focus
+_WATCH = """() => { const c = document.querySelector('[role=combobox][aria-label^="Query"]');
+  window.__aeeQuery = [c.getAttribute('aria-expanded')];
+  new MutationObserver(() => window.__aeeQuery.push(c.getAttribute('aria-expanded')))
+    .observe(c, {attributes: true, attributeFilter: ['aria-expanded']}); }"""
+_WATCHED = """() => ({expanded: window.__aeeQuery, focus: document.activeElement && document.activeElement.getAttribute('aria-label'),
+  running: !!document.querySelector('[data-testid=stStatusWidget]')})"""
+_UNDER = """([x, y]) => { const e = document.elementFromPoint(x, y);
+  const box = e && e.closest('[data-testid=stSelectbox]');
+  return box ? (box.querySelector('[data-testid=stWidgetLabel]') || box).innerText : (e ? e.outerHTML.slice(0, 120) : ''); }"""
+
+
+def _demo_queries() -> list[str]:
+    import json
+
+    rows = [json.loads(line) for line in (ROOT / "data" / "demo" / "answers.jsonl").read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+    return sorted({r["query"] for r in rows})
+
+
+def _query_id(query: str) -> str:
+    """The study log's id of a query, by the page's own function."""
+    from types import SimpleNamespace
+
+    from dashboard.answer_model import query_id
+
+    return query_id(SimpleNamespace(answer=SimpleNamespace(meta={}, query=query)))  # type: ignore[arg-type]
+
+
+def test_after_a_citation_marker_the_first_click_on_the_query_box_counts(room, browser, monkeypatch):
+    """Issue 45 item 10: a scripted class recorded 14 answers instead of ~25; the report was that after
+    clicking a citation marker, the first click on the Query box did nothing. A participant in the room,
+    at 1280 and at 390 px, opens an answer, clicks a marker (its popover opens), clicks the Query box once
+    where a finger would land and chooses another query, ROUNDS times: every time the list opens at the
+    first click, the page shows the chosen query's answer, and the study log records that answer as
+    shown. Half the rounds click the Query box while the run the marker's click started may still be
+    going, half once the page is idle (a reader who read the popover first).
+
+    Known, not fixed yet: now and then at 390 px (4 of ~220 rounds there in 44 runs) the list opens at the first
+    click and closes again while the Query box is re-rendered ~10 times (aria-expanded false, true x5,
+    false x5), i.e. the script run that the marker's click started (the component's events are sent with
+    setStateValue, which reruns the page) redraws the box under the opening list."""
+    server, _, results = room
+    monkeypatch.setenv("AEE_STUDIES_DIR", str(results.parent / "studies"))
+    from pipeline.study import recorder
+
+    study, queries = "item10", _demo_queries()
+    assert len(queries) > ROUNDS  # a new query every round: each one's "shown" row is new
+    lost: list[str] = []
+    for width, participant in ((1280, "P10WIDE"), (390, "P10PHONE")):
+        ctx = browser.new_context(viewport={"width": width, "height": 900})
+        try:
+            pg = ctx.new_page()
+            _open(pg, f"{server}/inspector?dataset=demo&study={study}", "Answer inspector")
+            pg.get_by_role("textbox", name="Participant code").fill(participant)
+            pg.get_by_role("textbox", name="Participant code").press("Enter")
+            wait_idle(pg)
+            pg.get_by_role("textbox", name="Join code").fill(CODE)
+            _submit(pg, "Join the room")
+            assert f"Recording for participant {participant} into study {study}" in _main(pg)
+            combo = pg.get_by_role("combobox", name=re.compile(r"^Query \("))
+            for k in range(ROUNDS):
+                where = f"round {k + 1} at {width} px"
+                target = queries[k + 1]
+                marker = pg.locator("[data-testid=answer-view] button.cite").first
+                marker.wait_for(timeout=guard_ms(30))  # a hang guard
+                marker.scroll_into_view_if_needed()
+                marker.click()
+                expect(pg.locator("[data-testid=citation-popover]")).to_be_visible(timeout=guard_ms(10))
+                if k % 2:
+                    wait_idle(pg)
+                # one click where a finger lands on the Query box (a locator click would wait for
+                # whatever covers it to go away, which a person's click does not)
+                combo.scroll_into_view_if_needed()
+                box = combo.bounding_box()
+                point = [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2]
+                under = pg.evaluate(_UNDER, point)
+                assert under.startswith("Query ("), (where, under)  # nothing lies over the box
+                pg.evaluate(_WATCH)
+                pg.mouse.click(*point)
+                listbox = pg.get_by_role("listbox")
+                try:
+                    listbox.wait_for(state="visible", timeout=guard_ms(10))  # a hang guard: it opens at once
+                except PlaywrightTimeout:
+                    lost.append(f"{where}: the first click on the Query box opened no list ({pg.evaluate(_WATCHED)})")
+                    pg.keyboard.press("Escape")
+                    combo.click()  # carry on, so the later rounds are tried too
+                    listbox.wait_for(state="visible", timeout=guard_ms(10))
+                listbox.get_by_role("option", name=target, exact=True).click()
+                shown = pg.locator("[data-testid=stMain] p").filter(has_text=re.compile(r"^Query \(\w+\): "))
+                expect(shown).to_have_text(re.compile(r"^Query \(\w+\): " + re.escape(target) + "$"),
+                                           timeout=guard_ms(30))
+                expect(pg.locator("[data-testid=answer-view]")).to_have_count(1, timeout=guard_ms(30))
+                wait_idle(pg)
+                deadline = time.monotonic() + guard_ms(30) / 1000  # a hang guard on the log's write
+                while True:
+                    log = recorder.load_study_log(study)
+                    mine = log[(log["participant"] == participant) & (log["event"] == "shown")]
+                    if _query_id(target) in set(mine["query_id"]) or time.monotonic() > deadline:
+                        break
+                    time.sleep(0.3)
+                if _query_id(target) not in set(mine["query_id"]):
+                    lost.append(f"{where}: the page shows {target!r} but the log has no 'shown' row for it")
+            log = recorder.load_study_log(study)
+            mine = log[log["participant"] == participant]
+            # the first answer and one per round, each once; and each round's marker click
+            assert list(mine.loc[mine["event"] == "shown", "query_id"]) == [_query_id(q) for q in queries[:ROUNDS + 1]], \
+                (width, list(mine.loc[mine["event"] == "shown", "query_id"]))
+            assert (mine["event"] == "click").sum() == ROUNDS, (width, mine["event"].value_counts().to_dict())
+        finally:
+            ctx.close()
+    assert not lost, "\n".join(lost)

@@ -199,6 +199,29 @@ def test_study_rows_fit_the_log(tmp_path):
     assert counts["dwell_seconds"].iloc[0] == pytest.approx(12.3, abs=1e-9)
 
 
+def test_an_event_stays_new_until_it_is_stored():
+    """Issue 45 item 10: a run that read the component's events marked them as seen at once; a rerun
+    cutting that run short before the study log's write (a participant choosing the next query while
+    the run the marker's click started was going) lost them. They stay new until `mark_stored`, so the
+    next run, reading the same cumulative payload, writes them; once stored they are not returned again."""
+    from dashboard.answer_view import mark_stored, new_events, stored_marks
+
+    key = "test_stays_new"
+    click = {"seq": 1, "type": "click", "statement": 0, "source": 2, "ts": 1_700_000_000_000, "answer": "a"}
+    hover = {"seq": 2, "type": "hover", "statement": 1, "source": 3, "ts": 1_700_000_001_000, "answer": "a"}
+    payload = {"mount": "m1", "events": [click]}
+    first = new_events(payload, key)
+    assert [(e["event"], e["source"]) for e in first] == [("click", 2)]
+    assert new_events(payload, key) == first  # the run that read it was cut short: the next one reads it again
+    marks = stored_marks(key)
+    mark_stored(marks, first)
+    assert new_events(payload, key) == []  # written once, never twice
+    later = new_events({"mount": "m1", "events": [click, hover]}, key)  # cumulative: only the hover is new
+    assert [(e["event"], e["source"]) for e in later] == [("hover", 3)]
+    assert [e["event"] for e in new_events({"mount": "m2", "events": [click]}, key)] == ["click"]  # another mount
+    assert stored_marks(key) == {"m1": 1}
+
+
 def test_every_answer_shown_is_recorded_with_its_sources(tmp_path):
     """shown_rows: the answer, each listed source as displayed and each cited one as cited, so a
     participant who never hovers still leaves a row of zeros."""
