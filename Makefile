@@ -89,12 +89,12 @@ lint: setup-dev
 # suite (1,901 tests): -n 2 735.6 s, -n 3 571.6 s; fresh clone, 1,924 tests: -n 3 664.1 s, -n 4
 # 627.0 s (docs/benchmarks.md, "The test suite's time"). Hang guards scale with the measured slowdown.
 test: setup-all browser lint
-	$(PY) -m pytest -q -n 4 --dist loadfile --no-loadscope-reorder
+	$(PY) -m pytest -q -n 4 --dist loadfile
 
 # The inner loop, under 3 minutes: every test but the browser, Ray, nli and slow ones (markers
 # applied in tests/markers.py); `make test` runs them all.
 test-quick: setup-dev
-	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder -m "not (browser or ray or nli or slow)"
+	$(PY) -m pytest -q -n 2 --dist loadfile -m "not (browser or ray or nli or slow)"
 
 bench: setup-dev
 	$(PY) bench/run.py

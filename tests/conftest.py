@@ -32,13 +32,10 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Group markers (browser, ray, nli, slow) by what each test uses (tests/markers.py), and the
-    long files first (tests/schedule.py: how the workers finish together)."""
+    """Group markers (browser, ray, nli, slow) by what each test uses (tests/markers.py)."""
     from markers import apply_markers
-    from schedule import long_files_first
 
     apply_markers(items)
-    long_files_first(items)
 
 
 @pytest.fixture

@@ -207,23 +207,3 @@ def test_no_module_over_the_limit():
                   if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES)
     assert not long, long
 
-
-def test_the_long_files_first_are_files_that_exist():
-    from schedule import LONG_FILES
-
-    missing = [path for path in LONG_FILES if not (ROOT / path).is_file()]
-    assert not missing, f"tests/schedule.py names files that are not there (moved or renamed?): {missing}"
-    assert len(set(LONG_FILES)) == len(LONG_FILES)
-
-
-def test_long_files_go_first_and_each_file_keeps_its_order():
-    from types import SimpleNamespace
-
-    from schedule import LONG_FILES, long_files_first
-
-    ids = ["tests/a.py::one", "tests/a.py::two", f"{LONG_FILES[1]}::x", "tests/b.py::one",
-           f"{LONG_FILES[0]}::y", f"{LONG_FILES[1]}::z"]
-    items = [SimpleNamespace(nodeid=i) for i in ids]
-    long_files_first(items)  # type: ignore[arg-type]
-    assert [i.nodeid for i in items] == [f"{LONG_FILES[0]}::y", f"{LONG_FILES[1]}::x", f"{LONG_FILES[1]}::z",
-                                         "tests/a.py::one", "tests/a.py::two", "tests/b.py::one"]

@@ -249,7 +249,11 @@ def test_an_llm_endpoint_keeps_one_bound_across_workers(cluster, tmp_path):
     assert stats["max"] == 3, stats  # two workers, one bound of 3: never more, and it was reached
     assert stats["mean"] > 2.0, stats  # requests from many answers at once keep the bound nearly full
     assert requests > 40, requests
-    # Retry-After held off every worker: after the refusal, only requests already admitted arrive
-    # (within a moment), then none until the second has passed
-    held = [t - refused[0] for t in arrivals if 0.3 < t - refused[0] < 0.95]
-    assert not held, held
+    # Retry-After held off every worker: after the refusal the requests arrive about every 0.07 s
+    # without a hold (three in flight, 0.2 s each); with it, a pause of nearly the whole second follows
+    # the few already admitted. How late those few arrive depends on how busy the machine is (one came
+    # 0.45 s after the refusal in a loaded run), so the check is the pause, not a fixed window.
+    after = sorted(t - refused[0] for t in arrivals if 0 < t - refused[0] < 5.0)
+    points = [0.0, *after]
+    longest = max(b - a for a, b in zip(points, points[1:]))
+    assert longest >= 0.5, [round(t, 2) for t in points[:15]]
