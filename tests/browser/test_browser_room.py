@@ -201,9 +201,9 @@ def test_the_class_page_hands_out_the_room_address(room, browser):
         ctx.close()
 
 
-def _start_recording(pg, server: str, participant: str) -> str:
+def _start_recording(pg, server: str, participant: str, study: str = "class45") -> str:
     """Open the study link at the room's address, type a participant code and the join code."""
-    _open(pg, f"{server}/inspector?dataset=demo&study=class45", "Answer inspector")
+    _open(pg, f"{server}/inspector?dataset=demo&study={study}", "Answer inspector")
     pg.get_by_role("textbox", name="Participant code").fill(participant)
     pg.get_by_role("textbox", name="Participant code").press("Enter")
     wait_idle(pg)
@@ -305,13 +305,7 @@ def test_after_a_citation_marker_the_first_click_on_the_query_box_counts(room, b
         ctx = browser.new_context(viewport={"width": width, "height": 900})
         try:
             pg = ctx.new_page()
-            _open(pg, f"{server}/inspector?dataset=demo&study={study}", "Answer inspector")
-            pg.get_by_role("textbox", name="Participant code").fill(participant)
-            pg.get_by_role("textbox", name="Participant code").press("Enter")
-            wait_idle(pg)
-            pg.get_by_role("textbox", name="Join code").fill(CODE)
-            _submit(pg, "Join the room")
-            assert f"Recording for participant {participant} into study {study}" in _main(pg)
+            assert f"Recording for participant {participant} into study {study}" in _start_recording(pg, server, participant, study)
             combo = pg.get_by_role("combobox", name=re.compile(r"^Query \("))
             for k in range(ROUNDS):
                 where = f"round {k + 1} at {width} px"
