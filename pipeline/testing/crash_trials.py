@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-PRELOAD = ["pipeline.cli", "pipeline.runner", "pipeline.importers.canonical", "pipeline.testing.crash_trials"]
+PRELOAD = ["pipeline.cli", "pipeline.runner", "pipeline.importers.canonical", "pipeline.testing.crash_trials",
+           "pipeline.consistency.summary", "pipeline.metrics.necessity", "networkx.algorithms.bipartite"]
 
 
 def apply_env(env: Mapping[str, str]) -> None:

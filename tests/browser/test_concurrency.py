@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from timing import guard, guard_ms
 
-from pipeline.testing.app_server import CHROMIUM, CHROMIUM_ARGS, free_port, start_app, stop_app
+from pipeline.testing.app_server import CHROMIUM, CHROMIUM_ARGS, IDLE_CHECK, free_port, idle_key, start_app, stop_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -43,6 +43,7 @@ WAIT_MS = guard_ms(100)
 if not CHROMIUM.exists():
     pytest.skip("no /usr/bin/chromium (apt-get install -y chromium chromium-driver)", allow_module_level=True)
 try:
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
     from playwright.async_api import async_playwright
 except ImportError:
     pytest.skip("the playwright Python package is not installed", allow_module_level=True)
@@ -76,17 +77,11 @@ def server(tmp_path_factory):
 
 
 async def _idle(page, timeout: float | None = None) -> None:
-    """Wait until no script run is in progress for ~1 s."""
-    deadline = time.monotonic() + (timeout or guard(40))
-    quiet = 0
-    while time.monotonic() < deadline:
-        running = await page.locator("[data-testid=stStatusWidget]").count() > 0 or \
-            await page.locator("[data-testid=stApp][data-test-script-state=running]").count() > 0
-        quiet = 0 if running else quiet + 1
-        if quiet >= 3:
-            return
-        await asyncio.sleep(0.35)
-    raise TimeoutError("the page kept running for too long")
+    """Wait until no script run is in progress for ~1 s (three quiet looks inside the page)."""
+    try:
+        await page.wait_for_function(IDLE_CHECK, arg=[3, idle_key()], polling=350, timeout=(timeout or guard(40)) * 1000)
+    except PlaywrightTimeout:
+        raise TimeoutError("the page kept running for too long") from None
 
 
 async def _fill(page, label: str, value: str) -> None:

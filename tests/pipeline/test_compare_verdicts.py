@@ -119,3 +119,44 @@ def test_t_verdict_is_scipy_stats_t_without_importing_it(seed):
             want_p = float(min(1.0, 2 * student_t.sf(abs(diff) / se, df)))
             assert (low, high) == approx((diff - half, diff + half), rel=1e-12, abs=1e-12)
             assert p == approx(want_p, rel=1e-12, abs=1e-300)
+
+
+def test_the_icc_interval_is_scipy_stats_f_without_importing_it():
+    """icc_interval takes the F quantiles from scipy.special (fdtri): the interval written out by hand
+    with scipy.stats.f.ppf, on unequal repeats."""
+    import numpy as np
+    from scipy.stats import f as f_dist
+
+    from pipeline.consistency.spread import icc_interval
+
+    rng = np.random.default_rng(3)
+    n = rng.integers(2, 6, 14).astype(float)
+    values = [rng.normal(q % 4, 1.0, int(k)) for q, k in enumerate(n)]
+    s = np.array([v.sum() for v in values])
+    sq = np.array([(v ** 2).sum() for v in values])
+    groups, total = n.size, n.sum()
+    df_b, df_w = groups - 1, total - groups
+    means = s / n
+    msb = (n * (means - s.sum() / total) ** 2).sum() / df_b
+    msw = (sq - s * means).sum() / df_w
+    k0 = (total - (n ** 2).sum() / total) / df_b
+    low_f = msb / msw / f_dist.ppf(0.975, df_b, df_w)
+    high_f = msb / msw * f_dist.ppf(0.975, df_w, df_b)
+    want = ((low_f - 1) / (low_f + k0 - 1), (high_f - 1) / (high_f + k0 - 1))
+    assert icc_interval(n, s, sq) == approx(want, rel=1e-10)
+
+
+def test_an_aee_run_process_never_imports_scipy_stats():
+    """scipy.stats took every `aee run` ~2 s (more on a busy machine) to import, for one t quantile in
+    the over-time summary: the modules a run loads take Student's t and F from scipy.special."""
+    import subprocess
+    import sys
+
+    code = ("import sys, pipeline.cli, pipeline.runner, pipeline.consistency.summary, pipeline.consistency.cli; "
+            "print('scipy.stats' in sys.modules)")
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]  # the checkout, so `pipeline` is the package, not tests/pipeline/
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
