@@ -70,14 +70,13 @@ data: setup
 run: data
 	$(VENV)/bin/aee app --port $(PORT)
 
-# Browser tests need Debian's chromium; they drive its headless shell (the engine without the browser
-# around it, less CPU a page) where installed. Both are installed when missing (root or sudo). wordnet-base
+# Browser tests need Debian's chromium; install it when missing (root or sudo). Debian's wordnet-base
 # (the dictionary the offline judge's synonym table is built from) lets a test rebuild that table and
 # compare it with the shipped one byte for byte; the judge itself reads only the shipped table.
 browser:
-	@{ command -v chromium >/dev/null && command -v chromium-headless-shell >/dev/null && test -f /usr/share/wordnet/data.noun; } || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium chromium-headless-shell chromium-driver wordnet-base >/dev/null; \
-	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium chromium-headless-shell chromium-driver wordnet-base >/dev/null; fi; } || \
+	@{ command -v chromium >/dev/null && test -f /usr/share/wordnet/data.noun; } || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium chromium-driver wordnet-base >/dev/null; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium chromium-driver wordnet-base >/dev/null; fi; } || \
 	  echo "chromium or wordnet-base could not be installed: browser tests (and the synonym table rebuild) will be skipped"
 
 lint: setup-dev

@@ -22,16 +22,12 @@ from typing import Any, Mapping
 __all__ = ["CHROMIUM", "CHROMIUM_ARGS", "IDLE_CHECK", "free_port", "idle_key", "start_app", "stop_app", "wait_idle"]
 
 
-
 def _chromium() -> Path:
-    """Debian's chromium-headless-shell where installed, else Debian's chromium; AEE_CHROMIUM names
-    another. The headless shell is Chromium's rendering engine without the browser around it: the
-    same widths test cost 167 CPU-seconds with it and 194 with the whole browser, and a page load
-    with its waits 2.6 against 3.9 (docs/benchmarks.md, 2026-11-29)."""
-    if os.environ.get("AEE_CHROMIUM"):
-        return Path(os.environ["AEE_CHROMIUM"])
-    shell = Path("/usr/bin/chromium-headless-shell")
-    return shell if shell.exists() else Path("/usr/bin/chromium")
+    """Debian's chromium; AEE_CHROMIUM names another. Not Debian's chromium-headless-shell, though it
+    costs less: the widths test took 167 CPU-seconds with it against 194 with the whole browser, but
+    it lays text out a few pixels wider (a select box's value measured 155 px in a 150 px box there
+    and fit in chromium), and these tests check what a reader's browser shows (2026-11-29)."""
+    return Path(os.environ.get("AEE_CHROMIUM") or "/usr/bin/chromium")
 
 
 CHROMIUM = _chromium()
