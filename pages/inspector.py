@@ -269,7 +269,9 @@ if rows:
         mark_stored(marks, events)
         tally["events"] += len(rows)
 if study_ready:
-    st.caption(f"Recorded in this browser session: {len(already)} answer(s) shown, {tally['events']} event(s) in all.")
+    # marker hovers and clicks sent by beacon were written without a run of this page: counted there
+    written = tally["events"] + (study_beacon.recorded(beacon) if beacon else 0)
+    st.caption(f"Recorded in this browser session: {len(already)} answer(s) shown, {written} event(s) in all.")
 if not participant_view:
     show_source_stance_panel(annotated, rep, key="ins_source_stance")
 

@@ -21,6 +21,14 @@ const dwellBeacon = () => {
   if (sent) { DWELL.ms = 0; }
   return sent;
 };
+// A hover or click on a marker as a beacon; false when it could not be sent (no route, no token).
+const markerBeacon = (answer, type, stmt, src) => {
+  if (!DWELL.beacon || !answer || !navigator.sendBeacon || typeof src !== 'number') { return false; }
+  const base = (window.__streamlit && window.__streamlit.BACKEND_BASE_URL) || (location.origin + '/');
+  const body = JSON.stringify({ token: DWELL.beacon, answer: answer, event: type, source: src,
+    statement: typeof stmt === 'number' ? stmt : null, id: Math.random().toString(36).slice(2) + Date.now().toString(36) });
+  return navigator.sendBeacon(new URL('_aee/dwell', base).href, new Blob([body], { type: 'text/plain' }));
+};
 if (!window.__aevDwellListener) {
   window.__aevDwellListener = true;
   // a hidden tab may never come back (closed, or the class moved on): report the stretch now
@@ -67,6 +75,9 @@ export default function (component) {
       if (state.lastHover[key] && now - state.lastHover[key] < 1000) { return; }
       state.lastHover[key] = now;
     }
+    // by beacon where the dashboard receives them (dashboard/study_beacon.py): a state value costs a
+    // script run, whose redraw swallowed the participant's next click (the Query box, at 390 px)
+    if (markerBeacon(data.answer_id, type, stmt, src)) { return; }
     state.seq += 1;
     state.events.push({ seq: state.seq, type: type, statement: stmt, source: src, ts: now, answer: data.answer_id });
     if (type === 'click') { send(); }

@@ -1,6 +1,6 @@
-"""The dwell beacon's receiving end (issue 45 item 12): a beacon from a registered recording session
-adds one dwell row with that session's participant and the answer's context; anything else adds
-nothing and says why by its status."""
+"""The study beacon's receiving end (issue 45 items 10 and 12): a beacon from a registered recording
+session adds one dwell, hover or click row with that session's participant and the answer's context;
+anything else adds nothing and says why by its status."""
 
 from __future__ import annotations
 
@@ -45,6 +45,9 @@ def test_a_beacon_adds_one_dwell_row_for_its_session(studies):
     (b"not json", 400), (b"[1, 2]", 400), (b"\xff\xfe", 400),
     (_beacon(ms=0), 400), (_beacon(ms=-5), 400), (_beacon(ms=True), 400), (_beacon(ms="4000"), 400),
     (_beacon(ms=24 * 3600 * 1000 + 1), 400), (_beacon(id=""), 400), (_beacon(id="x" * 201), 400),
+    (_beacon(event="scroll"), 400), (_beacon(event="hover"), 400),  # no such event; a hover without its source
+    (_beacon(event="click", source=0), 400), (_beacon(event="click", source=True), 400),
+    (_beacon(event="hover", source="2"), 400), (_beacon(event="hover", source=10_001), 400),
     (_beacon(token="someone-else"), 404),  # a session that never recorded here
     (_beacon(answer="parrot-q5"), 404),  # an answer this session was never shown
 ])
@@ -68,3 +71,31 @@ def test_the_registry_is_bounded(studies, monkeypatch):
                               answer_id="lumen-q5", context=CONTEXT)
     assert study_beacon.receive(_beacon(token="t0")) == 404  # the oldest sessions went first
     assert study_beacon.receive(_beacon(token="t4")) == 204
+
+
+def test_marker_hovers_and_clicks_add_one_row_each(studies):
+    """A marker's hover and click (item 10: sent by beacon, so no script run redraws the page under
+    the participant's next click) are the rows the component's state used to give: event and source."""
+    assert study_beacon.recorded("tok-1") == 0
+    assert study_beacon.receive(_beacon(event="hover", source=2, statement=0, ms=None, id="h1")) == 204
+    assert study_beacon.receive(_beacon(event="click", source=3, ms=None, id="c1")) == 204
+    assert study_beacon.receive(_beacon(event="click", source=3, ms=None, id="c1")) == 409  # a retried beacon
+    assert study_beacon.receive(_beacon(id="d1")) == 204  # a dwell time without `event`, as first sent
+    log = recorder.load_study_log("class45")
+    assert list(log["event"]) == ["hover", "click", "dwell"]
+    assert [int(v) for v in log["source_rank"][:2]] == [2, 3]
+    assert set(log["participant"]) == {"P07"} and set(log["engine"]) == {"Lumen"}
+    assert study_beacon.recorded("tok-1") == 3
+    assert study_beacon.recorded("never-seen") == 0
+
+
+def test_a_row_that_could_not_be_written_may_be_sent_again(studies, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(recorder, "append_events", refuse)
+    assert study_beacon.receive(_beacon(event="click", source=1, id="c9")) == 500
+    monkeypatch.undo()
+    monkeypatch.setenv("AEE_STUDIES_DIR", str(studies))
+    assert study_beacon.receive(_beacon(event="click", source=1, id="c9")) == 204
+    assert list(recorder.load_study_log("class45")["event"]) == ["click"]
