@@ -1,10 +1,12 @@
-"""Study events sent by the browser without a script run: the time on the last answer as the
-participant leaves (issue 45 item 12), and each hover over and click on a citation marker (item 10).
+"""Study events sent by the browser without a script run: the time on an answer when the participant
+moves to another one or leaves (issue 45 item 12), and each hover over and click on a citation marker
+(item 10).
 
 The answer component can report through its state, but each report costs a script run. When the
 participant closes the tab, that message is lost: the page is gone before a run could record it.
-And a marker click's run redrew the page just as the participant reached for the Query box, so at
-390 px the first click there was lost (a scripted class recorded 14 answers instead of ~25).
+And a marker click's run, or the run that reported the last answer's time as the next one opened,
+redrew the page just as the participant reached for the Query box, so at 390 px the first click
+there was now and then lost (a scripted class recorded 14 answers instead of ~25).
 Browsers offer a message that needs no run and outlives the page, `navigator.sendBeacon`; this
 module is its receiving end, a route of the dashboard's ASGI app (`dashboard/serve.py`, the way
 `aee app` starts the dashboard). Under a bare `streamlit run app.py` there is no route and the

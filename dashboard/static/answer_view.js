@@ -88,6 +88,9 @@ export default function (component) {
   const reportDwell = () => {
     dwellPause();
     if (DWELL.answer !== null && DWELL.ms >= MIN_DWELL_MS && data.report_events) {
+      // by beacon where the dashboard receives it: as a state value it started a script run just as
+      // the participant reached for the next control
+      if (dwellBeacon()) { return; }
       state.seq += 1;
       state.events.push({ seq: state.seq, type: 'dwell', ms: Math.round(DWELL.ms), ts: Date.now(), answer: DWELL.answer });
       DWELL.ms = 0;

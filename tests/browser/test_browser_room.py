@@ -301,9 +301,12 @@ def test_after_a_citation_marker_the_first_click_on_the_query_box_counts(room, b
 
     The cause was the marker click's own script run (the component sent its events as a state value):
     at 390 px the list opened at the first click and closed again as that run redrew the box, 4 rounds
-    in ~220. Marker hovers and clicks now go by beacon (dashboard/study_beacon.py) and start no run,
-    which this test checks too: the first click must open the list every time, and each round's marker
-    click is one row of the log."""
+    in ~220; with the marker's events by beacon, the run that reported the previous answer's time as
+    the next one opened still did (1 round in 15 at 390 px, three of these tests at once). Marker
+    hovers and clicks and dwell times now go by beacon (dashboard/study_beacon.py) and start no run
+    (0 of 45 rounds at 390 px and 0 of 45 at 1280, three at once, 2026-11-29), which this test checks
+    too: the first click must open the list every time, and each round's marker click is one row of
+    the log."""
     server, _, results = room
     monkeypatch.setenv("AEE_STUDIES_DIR", str(results.parent / "studies"))
     from pipeline.study import recorder
