@@ -14,12 +14,17 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # Re-score and `aee score` fetch missing source text by default; no test may reach for the web
 # (tests that check the fetch turn it back on against a stub server on 127.0.0.1)
 os.environ.setdefault("AEE_FETCH", "off")
-if os.environ.get("PYTEST_XDIST_WORKER"):
-    # `pytest -n 2` (make test): each worker process keeps its own judge cache, so two workers never
-    # write one SQLite file or fill each other's cache in the middle of a cold-vs-warm comparison
+if os.environ.get("PYTEST_XDIST_WORKER") and "AEE_CACHE_DIR" not in os.environ:
+    # `pytest -n 4` (make test): each worker process keeps its own judge cache, so two workers never
+    # write one SQLite file or fill each other's cache in the middle of a cold-vs-warm comparison.
+    # Removed when the worker ends: left behind, four a run (~8 MB each) piled up in /tmp.
+    import atexit
+    import shutil
     import tempfile
 
-    os.environ.setdefault("AEE_CACHE_DIR", tempfile.mkdtemp(prefix=f"aee-cache-{os.environ['PYTEST_XDIST_WORKER']}-"))
+    _worker_cache = tempfile.mkdtemp(prefix=f"aee-cache-{os.environ['PYTEST_XDIST_WORKER']}-")
+    os.environ["AEE_CACHE_DIR"] = _worker_cache
+    atexit.register(shutil.rmtree, _worker_cache, True)
 
 
 @pytest.hookimpl(trylast=True)  # after pytest-timeout has read --timeout
