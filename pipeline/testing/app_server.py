@@ -24,8 +24,8 @@ __all__ = ["CHROMIUM", "CHROMIUM_ARGS", "IDLE_CHECK", "free_port", "idle_key", "
 
 def _chromium() -> Path:
     """Debian's chromium; AEE_CHROMIUM names another. Not Debian's chromium-headless-shell, though it
-    costs less: the widths test took 167 CPU-seconds with it against 194 with the whole browser, but
-    it lays text out a few pixels wider (a select box's value measured 155 px in a 150 px box there
+    costs less (the widths test took 167 CPU-seconds with it against 194 with the whole browser, once),
+    but it lays text out a few pixels wider (a select box's value measured 155 px in a 150 px box there
     and fit in chromium), and these tests check what a reader's browser shows (2026-11-29)."""
     return Path(os.environ.get("AEE_CHROMIUM") or "/usr/bin/chromium")
 
@@ -107,8 +107,8 @@ def wait_idle(page: Any, timeout: float = 90, *, ready: str = "[data-testid=stMa
     in a row, `step` seconds apart. After `timeout` seconds it returns anyway: what the caller
     looks for next says what did not appear.
 
-    The looks run inside the page (Playwright's wait_for_function polling): a look from here costs
-    two round trips through Playwright's driver each, about a CPU second per page load in all."""
+    The looks run inside the page (Playwright's wait_for_function polling), not from here, where each
+    look was two round trips through Playwright's driver."""
     page.wait_for_selector(ready, timeout=timeout * 1000)
     try:
         page.wait_for_function(IDLE_CHECK, arg=[checks, idle_key()], polling=step * 1000, timeout=timeout * 1000)
