@@ -9,26 +9,27 @@ const dwellResume = () => {
   if (DWELL.answer !== null && DWELL.since === null && !document.hidden) { DWELL.since = performance.now(); }
 };
 const MIN_DWELL_MS = 500;  // shorter stretches are re-renders, not reading
-// The stretch so far as a beacon (dashboard/study_beacon.py): the one message a browser still sends
-// while the page is going away (closed tab, another site), which a component state value is not.
+// One study event as a beacon to dashboard/study_beacon.py, the message a browser sends without a
+// script run and even while the page is going away (closed tab, another site); false when it could
+// not be sent (no route, so no token).
+const studyBeacon = (fields) => {
+  if (!DWELL.beacon || !navigator.sendBeacon) { return false; }
+  const base = (window.__streamlit && window.__streamlit.BACKEND_BASE_URL) || (location.origin + '/');
+  const body = JSON.stringify({ ...fields, token: DWELL.beacon,
+    id: Math.random().toString(36).slice(2) + Date.now().toString(36) });
+  return navigator.sendBeacon(new URL('_aee/dwell', base).href, new Blob([body], { type: 'text/plain' }));
+};
+// The stretch so far of the answer in view.
 const dwellBeacon = () => {
   dwellPause();
-  if (!DWELL.beacon || DWELL.answer === null || DWELL.ms < MIN_DWELL_MS || !navigator.sendBeacon) { return false; }
-  const base = (window.__streamlit && window.__streamlit.BACKEND_BASE_URL) || (location.origin + '/');
-  const body = JSON.stringify({ token: DWELL.beacon, answer: DWELL.answer, ms: Math.round(DWELL.ms),
-    id: Math.random().toString(36).slice(2) + Date.now().toString(36) });
-  const sent = navigator.sendBeacon(new URL('_aee/dwell', base).href, new Blob([body], { type: 'text/plain' }));
+  if (DWELL.answer === null || DWELL.ms < MIN_DWELL_MS) { return false; }
+  const sent = studyBeacon({ answer: DWELL.answer, ms: Math.round(DWELL.ms) });
   if (sent) { DWELL.ms = 0; }
   return sent;
 };
-// A hover or click on a marker as a beacon; false when it could not be sent (no route, no token).
-const markerBeacon = (answer, type, stmt, src) => {
-  if (!DWELL.beacon || !answer || !navigator.sendBeacon || typeof src !== 'number') { return false; }
-  const base = (window.__streamlit && window.__streamlit.BACKEND_BASE_URL) || (location.origin + '/');
-  const body = JSON.stringify({ token: DWELL.beacon, answer: answer, event: type, source: src,
-    statement: typeof stmt === 'number' ? stmt : null, id: Math.random().toString(36).slice(2) + Date.now().toString(36) });
-  return navigator.sendBeacon(new URL('_aee/dwell', base).href, new Blob([body], { type: 'text/plain' }));
-};
+// A hover over or click on a marker of `answer`.
+const markerBeacon = (answer, type, stmt, src) => Boolean(answer) && typeof src === 'number'
+  && studyBeacon({ answer: answer, event: type, source: src, statement: typeof stmt === 'number' ? stmt : null });
 if (!window.__aevDwellListener) {
   window.__aevDwellListener = true;
   // a hidden tab may never come back (closed, or the class moved on): report the stretch now

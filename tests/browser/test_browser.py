@@ -244,8 +244,16 @@ def test_study_mode_logs_hover_and_click(page, server, server_env, monkeypatch):
                   "document.dispatchEvent(new Event('visibilitychange'))")
     _shot(page, "inspector-study-mode")
 
-    # The study page then finds the recorded study and counts what was logged.
-    n_events = len(recorder.load_study_log("browser-study"))
+    # The study page then finds the recorded study and counts what was logged. Hovers and clicks
+    # arrive as beacons, one request each, and a busy machine may still be writing one: the count is
+    # taken once the log has stopped growing.
+    n_events, deadline = -1, time.monotonic() + 30  # a hang guard
+    while time.monotonic() < deadline:
+        logged = len(recorder.load_study_log("browser-study"))
+        if logged == n_events:
+            break
+        n_events = logged
+        time.sleep(1.0)
     page.locator("[data-testid=stSidebarNav]").get_by_role("link", name="Usability study").click()
     page.wait_for_selector("h1:has-text('Usability')", timeout=90_000)
     wait_idle(page)
