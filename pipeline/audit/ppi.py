@@ -78,6 +78,8 @@ from pipeline.audit.ppi_soft import expected_change, pair_probabilities
 from pipeline.audit.ppi_units import (  # noqa: F401 (re-exported: callers import them from here)
     NO_PREDICTION_JUDGE,
     STRICT,
+    Piece,
+    Population,
     UnitValues,
     _const,
     _finish,
@@ -405,13 +407,18 @@ Labels = Mapping[str, Mapping[str, "str | None"]]  # item id -> field -> one per
 
 
 def unit_values(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnswer],
-                labels: Labels | Sequence[Labels], *, soft: bool = True) -> UnitValues | str:
+                labels: Labels | Sequence[Labels], *, soft: bool = True,
+                population: Population | None = None) -> UnitValues | str:
     """Every cluster's numbers for one metric, or the reason they cannot be computed. `labels` is
     one person's labels, or several people's: a unit's human value is then the mean of the values
     of the people who labelled all of it (so two people who disagree give the average of their two
     readings, where a majority vote would have to drop the unit). A judge whose support verdicts
     carry probabilities (the fitted judge's) predicts a statement unit by its expected value under
-    them (`pipeline.audit.ppi_soft`) unless `soft` is False (its thresholded labels, as before)."""
+    them (`pipeline.audit.ppi_soft`) unless `soft` is False (its thresholded labels, as before).
+
+    With `population` (`pipeline.audit.ppi_population`: the label-free numbers of every answer,
+    written once per result set), `answers` need only hold the answers of the drawn clusters: the
+    others' numbers are read from it, so a corrected value never reads every answer."""
     unit = PPI_METRICS.get(metric)
     if unit is None:
         return "this metric reads no judge label"
@@ -419,24 +426,28 @@ def unit_values(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
         return f"needs a sample of {unit}s (this one holds {sample.unit}s)"
     people: list[Labels] = [labels] if isinstance(labels, Mapping) else list(labels)
     if unit == "pair":
-        return _pair_units(metric, sample, answers, people, pair_probabilities(answers) if soft else {})
-    return _answer_units(metric, sample, answers, people)
+        return _pair_units(metric, sample, answers, people, soft, population)
+    return _answer_units(metric, sample, answers, people, population)
 
 
-def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnswer],
-                people: Sequence[Labels], probabilities: Mapping[str, Mapping[tuple[int, int], float]]) -> UnitValues | str:
+def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnswer], people: Sequence[Labels],
+                soft: bool, population: Population | None = None) -> UnitValues | str:
     frame, items = sample.frame, sample.items
     scope = sample.meta.get("scope", "cited")
-    if metric == "unsupported_statements" and scope != "all" and any(
-            a.answer.meta.get("support_scope") != "cited_only" for a in answers.values()):
+    cited_only = population.cited_only if population is not None else all(
+        a.answer.meta.get("support_scope") == "cited_only" for a in answers.values())
+    if metric == "unsupported_statements" and scope != "all" and not cited_only:
         return ("this dataset's judges label uncited pairs too, so a statement can be supported by a source it does "
                 "not cite: draw a pair sample with --scope all for this metric")
     if sample.meta.get("relevance"):  # answer clusters asking relevance too
-        return relevance_units(metric, sample, answers, people)
+        return relevance_units(metric, sample, answers, people, population)
     by_answer: dict[str, list[str]] = {}
     for cid, aid in zip(frame["cluster_id"], frame["answer_id"]):
         by_answer.setdefault(aid, []).append(cid)
-    stale = out_of_date(by_answer, frame["cluster_id"], answers, pair_cluster_ids(answers, scope), "statement")
+    design = ("pair", metric, scope)
+    stale = (out_of_date(by_answer, frame["cluster_id"], population.ids, population.clusters(design), "statement")
+             if population is not None else
+             out_of_date(by_answer, frame["cluster_id"], answers, pair_cluster_ids(answers, scope), "statement"))
     if stale:
         return stale
     drawn: dict[str, list[tuple[str, int, int]]] = {}
@@ -444,64 +455,79 @@ def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
         drawn.setdefault(r.cluster_id, []).append((r.item_id, int(r.statement_index), int(r.source_index)))
     rows, consts, judged = [], [], []
     for aid in sorted(answers):
-        a, all_cids = answers[aid], by_answer.get(aid, [])
-        listed = {s.index: s for s in a.answer.sources}
-        statements = {s.index: s for s in a.statements}
-        if any(int(cid.rsplit("#s", 1)[1]) not in statements for cid in all_cids):
-            return f"a statement of answer {aid!r} in the sample is no longer in the results: draw a new sample"
-        a = in_scope(a, scope)
-        partly_unreadable = _partly_unreadable(a, listed, scope) if metric == "unsupported_statements" else set()
-        if partly_unreadable:
-            a = _undecided_statements(a, partly_unreadable)
-        cids = [cid for cid in all_cids if int(cid.rsplit("#s", 1)[1]) not in partly_unreadable]
-        rows += [_outside(cid) for cid in all_cids if cid not in cids]
-        frame_pairs = [(si, i) for si in (int(cid.rsplit("#s", 1)[1]) for cid in cids)
-                       for i in audited_sources(statements[si], listed, scope)]
-        base_j = prediction_view(a, frame_pairs)
-        result = METRICS[metric].fn(ScoringContext(base_j, STRICT))
-        g_j = result.value
-        # every readable pair has a label in base_j: what is still unknown stays so under any labels
-        judged.append({"answer_id": aid, "engine": a.answer.engine, "query_type": a.answer.query_type, "metric": metric,
-                       "value": g_j, "units": result.units, "unknown": result.unknown, "unknown_why": result.unknown_why})
-        if g_j is None:  # not defined for this answer whatever the support labels: outside the population
-            rows += [_outside(cid) for cid in cids]
-            continue
-        if not cids:  # no pair of it can be audited and none is needed: a known constant
-            consts.append(_const(a, g_j, g_j))
-            continue
-        base_h = with_verdicts(a, _support(a, {k: "none" for k in frame_pairs}, NO_PREDICTION_JUDGE))
-        result_h = METRICS[metric].fn(ScoringContext(base_h, STRICT))
-        g_h, n_j, n_h = result_h.value, result.n, result_h.n
-        if g_h is None:  # too many pairs without text for a value whatever people say: outside, as for the judge
-            rows += [_outside(cid) for cid in cids]
-            continue
-        consts.append(_const(a, 0.0, g_h))
-        share = g_j / len(cids)
-        probs = probabilities.get(aid) or {}
-        for cid in cids:
-            soft = None
-            if probs:
-                si = int(cid.rsplit("#s", 1)[1])
-                soft = expected_change(partial(_value_with, metric, base_j), g_j, [p for p in frame_pairs if p[0] == si], probs)
-            row = {"cluster_id": cid, "yhat": share + (soft or 0.0), "y": np.nan, "c": np.nan, "complete": False, "in_population": True}
-            pairs = drawn.get(cid) or []
-            deltas = []
-            for labels in people if pairs else ():
-                human = {(si, src): (labels.get(iid) or {}).get("support") for iid, si, src in pairs}
-                if all(definite(v) or v == CANT_TELL for v in human.values()):
-                    # "can't tell" is an answer, not a missing label: the pair is undecided, as the
-                    # scorecard of these labels has it (module doc, "Undecided units")
-                    with_j, with_h = (METRICS[metric].fn(ScoringContext(_relabelled(base, human), STRICT))
-                                      for base in (base_j, base_h))
-                    if with_j.value is not None and with_h.value is not None:
-                        f_j, f_h = (_left_out(n, r.n) for n, r in ((n_j, with_j), (n_h, with_h)))
-                        deltas.append((with_j.value - g_j, with_h.value - g_h, f_j, f_h))
-            if deltas:
-                got = np.mean(np.array(deltas), axis=0)
-                row |= {"y": share + float(got[0]), "c": float(got[1]), "fill": float(got[2]), "fill_c": float(got[3]),
-                        "complete": True}
-            rows.append(row)
+        piece = pair_piece(metric, answers[aid], by_answer.get(aid, []), scope, drawn, people, soft)
+        if isinstance(piece, str):
+            return piece
+        rows += piece.rows
+        consts += piece.consts
+        judged += piece.judged
+    if population is not None:
+        return population.merged(design, sample, answers, rows, consts, judged)
     return replace(_finish(sample, rows, consts), judged=pd.DataFrame(judged))
+
+
+def pair_piece(metric: str, a: AnnotatedAnswer, all_cids: Sequence[str], scope: str,
+               drawn: Mapping[str, Sequence[tuple[str, int, int]]], people: Sequence[Labels], soft: bool) -> Piece | str:
+    """One answer's part of `_pair_units`: its clusters' rows, its constant and its judged row (with
+    nothing drawn and no people: what `pipeline.audit.ppi_population` keeps for it)."""
+    aid = a.answer.answer_id
+    probs = (pair_probabilities({aid: a}).get(aid) or {}) if soft else {}
+    rows: list[dict] = []
+    listed = {s.index: s for s in a.answer.sources}
+    statements = {s.index: s for s in a.statements}
+    if any(int(cid.rsplit("#s", 1)[1]) not in statements for cid in all_cids):
+        return f"a statement of answer {aid!r} in the sample is no longer in the results: draw a new sample"
+    a = in_scope(a, scope)
+    partly_unreadable = _partly_unreadable(a, listed, scope) if metric == "unsupported_statements" else set()
+    if partly_unreadable:
+        a = _undecided_statements(a, partly_unreadable)
+    cids = [cid for cid in all_cids if int(cid.rsplit("#s", 1)[1]) not in partly_unreadable]
+    rows += [_outside(cid) for cid in all_cids if cid not in cids]
+    frame_pairs = [(si, i) for si in (int(cid.rsplit("#s", 1)[1]) for cid in cids)
+                   for i in audited_sources(statements[si], listed, scope)]
+    base_j = prediction_view(a, frame_pairs)
+    result = METRICS[metric].fn(ScoringContext(base_j, STRICT))
+    g_j = result.value
+    # every readable pair has a label in base_j: what is still unknown stays so under any labels
+    judged = [{"answer_id": aid, "engine": a.answer.engine, "query_type": a.answer.query_type, "metric": metric,
+               "value": g_j, "units": result.units, "unknown": result.unknown, "unknown_why": result.unknown_why}]
+    if g_j is None:  # not defined for this answer whatever the support labels: outside the population
+        return Piece(rows + [_outside(cid) for cid in cids], [], judged)
+    if not cids:  # no pair of it can be audited and none is needed: a known constant
+        return Piece(rows, [_const(a, g_j, g_j)], judged)
+    base_h = with_verdicts(a, _support(a, {k: "none" for k in frame_pairs}, NO_PREDICTION_JUDGE))
+    result_h = METRICS[metric].fn(ScoringContext(base_h, STRICT))
+    g_h, n_j, n_h = result_h.value, result.n, result_h.n
+    if g_h is None:  # too many pairs without text for a value whatever people say: outside, as for the judge
+        return Piece(rows + [_outside(cid) for cid in cids], [], judged)
+    consts = [_const(a, 0.0, g_h)]
+    share = g_j / len(cids)
+    for cid in cids:
+        soft_part = None
+        if probs:
+            si = int(cid.rsplit("#s", 1)[1])
+            soft_part = expected_change(partial(_value_with, metric, base_j), g_j,
+                                        [p for p in frame_pairs if p[0] == si], probs)
+        row = {"cluster_id": cid, "yhat": share + (soft_part or 0.0), "y": np.nan, "c": np.nan, "complete": False,
+               "in_population": True}
+        pairs = drawn.get(cid) or []
+        deltas = []
+        for labels in people if pairs else ():
+            human = {(si, src): (labels.get(iid) or {}).get("support") for iid, si, src in pairs}
+            if all(definite(v) or v == CANT_TELL for v in human.values()):
+                # "can't tell" is an answer, not a missing label: the pair is undecided, as the
+                # scorecard of these labels has it (module doc, "Undecided units")
+                with_j, with_h = (METRICS[metric].fn(ScoringContext(_relabelled(base, human), STRICT))
+                                  for base in (base_j, base_h))
+                if with_j.value is not None and with_h.value is not None:
+                    f_j, f_h = (_left_out(n, r.n) for n, r in ((n_j, with_j), (n_h, with_h)))
+                    deltas.append((with_j.value - g_j, with_h.value - g_h, f_j, f_h))
+        if deltas:
+            got = np.mean(np.array(deltas), axis=0)
+            row |= {"y": share + float(got[0]), "c": float(got[1]), "fill": float(got[2]), "fill_c": float(got[3]),
+                    "complete": True}
+        rows.append(row)
+    return Piece(rows, consts, judged)
 
 
 def _value_with(metric: str, a: AnnotatedAnswer, labels: Mapping[tuple[int, int], object]) -> float | None:
@@ -549,47 +575,55 @@ def _undecided_statements(a: AnnotatedAnswer, statements: set[int]) -> Annotated
 
 
 def _answer_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnswer],
-                  people: Sequence[Labels]) -> UnitValues | str:
+                  people: Sequence[Labels], population: Population | None = None) -> UnitValues | str:
     frame, items = sample.frame, sample.items
-    needs = ANSWER_FIELDS[metric]
-    info = METRICS[metric]
     drawn = {cid: part for cid, part in items.groupby("cluster_id", sort=False)}
-    missing = sorted(set(frame["answer_id"]) - set(answers))
+    missing = sorted(set(frame["answer_id"]) - set(population.ids if population is not None else answers))
     if missing:
         return f"{len(missing)} answer(s) of the sample are no longer in the results (e.g. {missing[0]!r}): draw a new sample"
     rows, consts = [], []
     for cid, aid in zip(frame["cluster_id"], frame["answer_id"]):
-        a = answers[aid]
-        if info.debate_only and a.answer.query_type != "debate":
-            rows.append(_outside(cid))
-            continue
-        g_j = _metric(metric, a)
-        consts.append(_const(a, 0.0, 0.0))
-        # a judge that abstained on this answer predicts nothing: a constant 0 the rectifier corrects
-        row = {"cluster_id": cid, "yhat": 0.0 if g_j is None else g_j, "y": np.nan, "c": np.nan, "complete": False,
-               "in_population": True}
-        part = drawn.get(cid)
-        records = [] if part is None else part.to_dict("records")
-        values = []
-        for labels in people if part is not None else ():
-            if not _answer_complete(part, labels, needs):
-                continue
-            verdicts = human_verdicts(part, labels, audit_judge_id(["audit"]), "statement")
-            if "confidence" not in needs:  # only metrics that read confidence take the person's
-                verdicts = [v for v in verdicts if v.kind != "confidence"]
-            # "can't tell" on relevance is an answer: the statement has no relevance label (the relevance
-            # metrics leave it out, as on the scorecard of these labels), so the judge's is removed
-            unsure = {int(r["statement_index"]) for r in records
-                      if (labels.get(r["item_id"]) or {}).get("relevant") == CANT_TELL}
-            base = AnnotatedAnswer(a.answer, a.statements, tuple(
-                v for v in a.verdicts if not (v.kind == "relevance" and v.statement_index in unsure))) if unsure else a
-            g_h = _metric(metric, with_verdicts(base, verdicts))
-            if g_h is not None:
-                values.append(g_h)
-        if values:
-            row |= {"y": float(np.mean(values)), "c": float(np.mean(values)), "complete": True}
-        rows.append(row)
+        if population is not None and aid not in answers:
+            continue  # its label-free numbers come from the population below
+        piece = answer_piece(metric, answers[aid], cid, drawn.get(cid), people)
+        rows += piece.rows
+        consts += piece.consts
+    if population is not None:
+        return population.merged(("answer", metric, ""), sample, answers, rows, consts, [])
     return _finish(sample, rows, consts)
+
+
+def answer_piece(metric: str, a: AnnotatedAnswer, cid: str, part: pd.DataFrame | None,
+                 people: Sequence[Labels]) -> Piece:
+    """One answer cluster's part of `_answer_units` (with no drawn part and no people: what
+    `pipeline.audit.ppi_population` keeps for it)."""
+    needs = ANSWER_FIELDS[metric]
+    if METRICS[metric].debate_only and a.answer.query_type != "debate":
+        return Piece([_outside(cid)], [], [])
+    g_j = _metric(metric, a)
+    # a judge that abstained on this answer predicts nothing: a constant 0 the rectifier corrects
+    row = {"cluster_id": cid, "yhat": 0.0 if g_j is None else g_j, "y": np.nan, "c": np.nan, "complete": False,
+           "in_population": True}
+    records = [] if part is None else part.to_dict("records")
+    values = []
+    for labels in people if part is not None else ():
+        if not _answer_complete(part, labels, needs):
+            continue
+        verdicts = human_verdicts(part, labels, audit_judge_id(["audit"]), "statement")
+        if "confidence" not in needs:  # only metrics that read confidence take the person's
+            verdicts = [v for v in verdicts if v.kind != "confidence"]
+        # "can't tell" on relevance is an answer: the statement has no relevance label (the relevance
+        # metrics leave it out, as on the scorecard of these labels), so the judge's is removed
+        unsure = {int(r["statement_index"]) for r in records
+                  if (labels.get(r["item_id"]) or {}).get("relevant") == CANT_TELL}
+        base = AnnotatedAnswer(a.answer, a.statements, tuple(
+            v for v in a.verdicts if not (v.kind == "relevance" and v.statement_index in unsure))) if unsure else a
+        g_h = _metric(metric, with_verdicts(base, verdicts))
+        if g_h is not None:
+            values.append(g_h)
+    if values:
+        row |= {"y": float(np.mean(values)), "c": float(np.mean(values)), "complete": True}
+    return Piece([row], [_const(a, 0.0, 0.0)], [])
 
 
 def _answer_complete(part: pd.DataFrame, labels: Labels, needs: tuple[str, ...]) -> bool:

@@ -36,7 +36,18 @@ import pandas as pd
 
 from pipeline.audit import CANT_TELL, definite
 from pipeline.audit.population import audited_sources, item_asks, pair_cluster_ids
-from pipeline.audit.ppi_units import STRICT, UnitValues, _const, _finish, _outside, in_scope, out_of_date, prediction_view
+from pipeline.audit.ppi_units import (
+    STRICT,
+    Piece,
+    Population,
+    UnitValues,
+    _const,
+    _finish,
+    _outside,
+    in_scope,
+    out_of_date,
+    prediction_view,
+)
 from pipeline.audit.sample import Sample
 from pipeline.metrics import METRICS, ScoringContext
 from pipeline.records import AnnotatedAnswer, Verdict
@@ -63,67 +74,100 @@ def relabelled(a: AnnotatedAnswer, support: Mapping[tuple[int, int], object], re
 
 
 def relevance_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnswer],
-                    people: Sequence[Labels]) -> UnitValues | str:
-    """`pipeline.audit.ppi.unit_values` for a pair sample with relevance (answer clusters)."""
+                    people: Sequence[Labels], population: Population | None = None) -> UnitValues | str:
+    """`pipeline.audit.ppi.unit_values` for a pair sample with relevance (answer clusters); with
+    `population`, `answers` need only hold the drawn answers (`pipeline.audit.ppi_population`)."""
     frame, items = sample.frame, sample.items
     scope = sample.meta.get("scope", "cited")  # the scope rule itself is checked by `ppi._pair_units`
-    stale = out_of_date(frame["answer_id"], frame["cluster_id"], answers,
-                        pair_cluster_ids(answers, scope, relevance=True), "answer")
+    design = ("relevance", metric, scope)
+    stale = (out_of_date(frame["answer_id"], frame["cluster_id"], population.ids, population.clusters(design), "answer")
+             if population is not None else
+             out_of_date(frame["answer_id"], frame["cluster_id"], answers,
+                         pair_cluster_ids(answers, scope, relevance=True), "answer"))
     if stale:
         return stale
     drawn = {cid: part.to_dict("records") for cid, part in items.groupby("cluster_id", sort=False)}
-    fn = METRICS[metric].fn
-    rows, consts, judged, stand_ins = [], [], [], []
+    rows, consts, judged = [], [], []
     for cid, aid in zip(frame["cluster_id"], frame["answer_id"]):
-        a = in_scope(answers[aid], scope)
-        listed = {s.index: s for s in a.answer.sources}
-        frame_pairs = [(st.index, i) for st in a.statements for i in audited_sources(st, listed, scope)]
-        base_j = prediction_view(a, frame_pairs)
-        result = fn(ScoringContext(base_j, STRICT))
-        judged.append({"answer_id": aid, "engine": a.answer.engine, "query_type": a.answer.query_type, "metric": metric,
-                       "value": result.value, "units": result.units, "unknown": result.unknown,
-                       "unknown_why": result.unknown_why})
-        if result.value is None and not _decidable(metric, a, frame_pairs):
-            rows.append(_outside(cid))
-            continue
-        consts.append(_const(a, 0.0, 0.0))
-        row = {"cluster_id": cid, "yhat": result.value, "y": np.nan, "c": np.nan, "complete": False,
-               "in_population": True, "engine": a.answer.engine}  # engine: for the judge's stand-in
-        values = []
-        for labels in people if cid in drawn else ():
-            support: dict[tuple[int, int], object] = {}
-            relevance: dict[int, object] = {}
-            for r in drawn[cid]:
-                got = labels.get(r["item_id"]) or {}
-                if item_asks(r) == "relevant":
-                    relevance[int(r["statement_index"])] = got.get("relevant")
-                else:
-                    support[(int(r["statement_index"]), int(r["source_index"]))] = got.get("support")
-            if all(definite(v) or v == CANT_TELL for v in (*support.values(), *relevance.values())):
-                values.append(fn(ScoringContext(relabelled(base_j, support, relevance), STRICT)).value)
-        if values:
-            defined = [v for v in values if v is not None]
-            # a person whose labels leave the answer without a value: it takes its domain's mean
-            # (module doc; `drop_out` is completed per domain by `ppi_cells`); several people: the
-            # share of them who did
-            share_out = 1 - len(defined) / len(values)
-            mean_in = float(np.mean(defined)) if defined else 0.0
-            row |= {"y": (1 - share_out) * mean_in, "c": (1 - share_out) * mean_in, "fill": share_out,
-                    "fill_c": share_out, "drop_out": share_out, "complete": True}
-        rows.append(row)
-        if result.value is None:
-            stand_ins.append(len(rows) - 1)
-    # the judge's engine mean is its prediction where it has no value
-    sums: dict[str, list[float]] = {}
-    for r in rows:
-        if r.get("in_population") and r.get("yhat") is not None:
-            sums.setdefault(r["engine"], []).append(float(r["yhat"]))
-    for i in stand_ins:
-        rows[i]["yhat"] = float(np.mean(sums.get(rows[i]["engine"], [0.0])))
+        if population is not None and aid not in answers:
+            continue  # its label-free numbers come from the population
+        piece = relevance_piece(metric, answers[aid], cid, drawn.get(cid), people, scope)
+        rows += piece.rows
+        consts += piece.consts
+        judged += piece.judged
+    if population is not None:
+        return population.merged(design, sample, answers, rows, consts, judged)
+    return finish_relevance(sample, pd.DataFrame(rows), consts, pd.DataFrame(judged))
+
+
+def relevance_piece(metric: str, a: AnnotatedAnswer, cid: str, drawn: Sequence[Mapping] | None,
+                    people: Sequence[Labels], scope: str) -> Piece:
+    """One answer cluster's part of `relevance_units`: its row (`stand_in` when the judge has no
+    value: `finish_relevance` gives it the engine's mean), its constant and its judged row."""
+    fn = METRICS[metric].fn
+    aid = a.answer.answer_id
+    a = in_scope(a, scope)
+    listed = {s.index: s for s in a.answer.sources}
+    frame_pairs = [(st.index, i) for st in a.statements for i in audited_sources(st, listed, scope)]
+    base_j = prediction_view(a, frame_pairs)
+    result = fn(ScoringContext(base_j, STRICT))
+    judged = [{"answer_id": aid, "engine": a.answer.engine, "query_type": a.answer.query_type, "metric": metric,
+               "value": result.value, "units": result.units, "unknown": result.unknown,
+               "unknown_why": result.unknown_why}]
+    if result.value is None and not _decidable(metric, a, frame_pairs):
+        return Piece([_outside(cid)], [], judged)
+    row = {"cluster_id": cid, "yhat": result.value, "y": np.nan, "c": np.nan, "complete": False,
+           "in_population": True, "engine": a.answer.engine,  # engine: for the judge's stand-in
+           "stand_in": result.value is None}
+    values = []
+    for labels in people if drawn is not None else ():
+        support: dict[tuple[int, int], object] = {}
+        relevance: dict[int, object] = {}
+        for r in drawn or ():
+            got = labels.get(r["item_id"]) or {}
+            if item_asks(r) == "relevant":
+                relevance[int(r["statement_index"])] = got.get("relevant")
+            else:
+                support[(int(r["statement_index"]), int(r["source_index"]))] = got.get("support")
+        if all(definite(v) or v == CANT_TELL for v in (*support.values(), *relevance.values())):
+            values.append(fn(ScoringContext(relabelled(base_j, support, relevance), STRICT)).value)
+    if values:
+        defined = [v for v in values if v is not None]
+        # a person whose labels leave the answer without a value: it takes its domain's mean
+        # (module doc; `drop_out` is completed per domain by `ppi_cells`); several people: the
+        # share of them who did
+        share_out = 1 - len(defined) / len(values)
+        mean_in = float(np.mean(defined)) if defined else 0.0
+        row |= {"y": (1 - share_out) * mean_in, "c": (1 - share_out) * mean_in, "fill": share_out,
+                "fill_c": share_out, "drop_out": share_out, "complete": True}
+    return Piece([row], [_const(a, 0.0, 0.0)], judged)
+
+
+def finish_relevance(sample: Sample, rows: pd.DataFrame, consts: Sequence[dict] | pd.DataFrame,
+                     judged: pd.DataFrame) -> UnitValues:
+    """The units of `relevance_units` from every cluster's row (`stand_in_means` first)."""
+    rows = stand_in_means(rows)
     out = _finish(sample, rows, consts)
-    drop = pd.DataFrame(rows, columns=["cluster_id", "drop_out"]).fillna({"drop_out": 0.0})
+    drop = rows[["cluster_id", "drop_out"]].astype({"drop_out": float}).fillna({"drop_out": 0.0})
     clusters = out.clusters.merge(drop, on="cluster_id", how="left").fillna({"drop_out": 0.0})
-    return UnitValues(clusters, out.answers, pd.DataFrame(judged))
+    return UnitValues(clusters, out.answers, judged)
+
+
+def stand_in_means(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows with the judge's engine mean as its prediction where it has no value (rows marked
+    `stand_in`), the mean taken over the engine's other answers in the population."""
+    rows = rows.copy()
+    for column in ("cluster_id", "yhat", "in_population", "engine", "stand_in", "drop_out"):
+        if column not in rows.columns:
+            rows[column] = None
+    stand_in = rows["stand_in"].astype("boolean").fillna(False).astype(bool).to_numpy()
+    inside = rows["in_population"].astype("boolean").fillna(False).astype(bool).to_numpy()
+    usable = inside & ~stand_in
+    if stand_in.any():
+        means = pd.to_numeric(rows.loc[usable, "yhat"]).groupby(rows.loc[usable, "engine"]).mean()
+        rows.loc[stand_in, "yhat"] = rows.loc[stand_in, "engine"].map(means).fillna(0.0).to_numpy()
+    rows["yhat"] = pd.to_numeric(rows["yhat"]).astype(float)
+    return rows
 
 
 def _decidable(metric: str, a: AnnotatedAnswer, frame_pairs: Sequence[tuple[int, int]]) -> bool:

@@ -6,7 +6,7 @@ import each other."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import AbstractSet, Iterable, Mapping, NamedTuple, Protocol, Sequence
 
 import pandas as pd
 
@@ -53,6 +53,36 @@ class UnitValues:
     judged: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
+class Piece(NamedTuple):
+    """One answer's part of a metric's unit values: its clusters' rows, its constant (none when it
+    is outside the metric's population) and its judged row (pair metrics)."""
+
+    rows: list[dict]
+    consts: list[dict]
+    judged: list[dict]
+
+
+# a sample design: ("pair" | "relevance" | "answer", metric, scope ("" for answer clusters))
+Design = tuple[str, str, str]
+
+
+class Population(Protocol):
+    """The label-free numbers of every answer of a result set for some designs
+    (`pipeline.audit.ppi_population.StoredPopulation`): the unit functions compute only the answers
+    they are given (the drawn ones) and take every other answer's part from it."""
+
+    @property
+    def ids(self) -> AbstractSet[str]: ...
+
+    @property
+    def cited_only(self) -> bool: ...
+
+    def clusters(self, design: Design) -> set[str]: ...
+
+    def merged(self, design: Design, sample: Sample, answers: Mapping[str, AnnotatedAnswer], rows: list[dict],
+               consts: list[dict], judged: list[dict]) -> UnitValues: ...
+
+
 def in_scope(a: AnnotatedAnswer, scope: str) -> AnnotatedAnswer:
     """The answer without the judge's support labels on pairs outside the audit's scope: with scope
     `cited` (allowed for a metric only where labels of uncited pairs cannot change it, or the
@@ -80,7 +110,7 @@ def _const(a: AnnotatedAnswer, judge_const: float, human_const: float) -> dict:
             "judge_const": judge_const, "human_const": human_const}
 
 
-def _finish(sample: Sample, rows: list[dict], consts: list[dict]) -> UnitValues:
+def _finish(sample: Sample, rows: Sequence[dict] | pd.DataFrame, consts: Sequence[dict] | pd.DataFrame) -> UnitValues:
     """Per-cluster numbers in frame order. A cluster is labelled when it was drawn and its value is
     known: complete human labels, or outside the population (0 whatever the labels). Undrawn
     clusters never count as labelled, or the labelled set would stop being a random sample."""
@@ -96,7 +126,7 @@ def _finish(sample: Sample, rows: list[dict], consts: list[dict]) -> UnitValues:
     return UnitValues(clusters, answers)
 
 
-def out_of_date(frame_answers: Iterable[str], frame_clusters: Iterable[str], answers: Mapping[str, object],
+def out_of_date(frame_answers: Iterable[str], frame_clusters: Iterable[str], answers: Iterable[str],
                 current_clusters: set[str], what: str) -> str:
     """Why a registered sample no longer matches the results it was drawn from ("" when it does):
     answers gone, or clusters (`what`: statements, answers) that entered or left the population."""

@@ -20,6 +20,7 @@ from pipeline.audit.humans import EXPERTS, expert_labels, item_labels
 from pipeline.audit.labels import LabelStore, labels_path
 from pipeline.audit.ppi import PPI_METRICS, unit_values
 from pipeline.audit.ppi_cells import ESTIMAND_NOTES, ESTIMANDS, MIN_LABELLED_UNITS, PPIRow, cell_rule, ppi_rows, sample_kind
+from pipeline.audit.ppi_population import designs_for, drawn_answers, open_population
 from pipeline.audit.ppi_relevance import relevance_view
 from pipeline.audit.sample import Sample, list_samples, load_sample
 from pipeline.errors import InputError
@@ -44,10 +45,19 @@ NO_JUDGE_NOTE = "computed from the citation markers alone: no judge label enters
 def judge_values(dataset: str, judge: str, root: Path | None = None) -> pd.DataFrame:
     """Per-answer metric values under the strict rules (exact necessity): what the scorecard averages,
     with the unit counts its unjudged-share rule reads (where the results keep them)."""
-    metrics = read_table(table_path(dataset, "metrics", judge, root))
-    part = metrics[(metrics["mode"] == "strict") & (metrics["necessity"] == "exact")]
-    counts = [c for c in ("units", "unknown", "unknown_why") if c in part.columns]
-    return part[["answer_id", "engine", "query_type", "metric", "value", *counts]]
+    path = table_path(dataset, "metrics", judge, root)
+    if not path.exists():
+        metrics = read_table(path)
+        part = metrics[(metrics["mode"] == "strict") & (metrics["necessity"] == "exact")]
+        counts = [c for c in ("units", "unknown", "unknown_why") if c in part.columns]
+        return part[["answer_id", "engine", "query_type", "metric", "value", *counts]]
+    import pyarrow.parquet as pq
+
+    # only these rows and columns: at 140k answers the whole table is millions of rows
+    names = set(pq.read_schema(path).names)
+    counts = [c for c in ("units", "unknown", "unknown_why") if c in names]
+    return pq.read_table(path, columns=["answer_id", "engine", "query_type", "metric", "value", *counts],
+                         filters=[("mode", "=", "strict"), ("necessity", "=", "exact")]).to_pandas()
 
 
 def domains(engines: Sequence[str], query_type: str = "all") -> dict[str, Callable[[pd.DataFrame], pd.Series]]:
@@ -116,8 +126,12 @@ def answers_have_debate(answers: Mapping[str, AnnotatedAnswer], query_type: str 
 
 
 def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None = None,
-                  human: str | Sequence[str] = "all", query_type: str = "all", root: Path | None = None) -> dict[str, Any]:
-    """Every PPI row of a dataset x judge (see the module doc), JSON-ready."""
+                  human: str | Sequence[str] = "all", query_type: str = "all", root: Path | None = None,
+                  stored_population: bool = True) -> dict[str, Any]:
+    """Every PPI row of a dataset x judge (see the module doc), JSON-ready. Where the result set has
+    the pages' records, the answers outside the drawn clusters are read from the stored population
+    (`pipeline.audit.ppi_population`, built on first use) and only the drawn ones are rebuilt;
+    `stored_population=False` reads every answer (the same rows, up to float rounding)."""
     judges = list_judges(dataset, root)
     if judge not in judges:
         raise InputError(f"no results for judge {judge!r} on dataset {dataset!r}; have {', '.join(judges) or 'none'}",
@@ -127,7 +141,13 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
     store = LabelStore(labels_path(root)) if human != "experts" else None
     audited = audited_judge(dataset, judge, root)  # a fitted judge is corrected from its base judge's samples
     chosen = dict(samples) if samples else pick_samples(dataset, audited, store, root)
-    answers = load_annotated(dataset, judge, root)
+    population = open_population(dataset, judge, root) if stored_population else None
+    if population is not None:
+        loaded = [load_sample(sid, root) for sid in dict.fromkeys(chosen.values())]
+        population.prepare(designs_for(loaded))
+        answers = drawn_answers(population, loaded)
+    else:
+        answers = load_annotated(dataset, judge, root)
     values = judge_values(dataset, judge, root)
     engines = sorted(values["engine"].dropna().unique())
     masks = domains(engines, query_type)
@@ -142,7 +162,8 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
                 judge_only, share, why, n = cell_rule(per_metric[mask(per_metric)], metric)
                 rows.append(_no_judge_row(metric, name, judge_only, n) | {"judged_share": share, "judge_reason": why})
             continue
-        if METRICS[metric].debate_only and not answers_have_debate(answers, query_type):
+        has_debate = population.has_debate(query_type) if population is not None else answers_have_debate(answers, query_type)
+        if METRICS[metric].debate_only and not has_debate:
             rows += [_missing_row(metric, name, per_metric, mask, "no debate question here: the metric is for debate "
                                   "questions only, so there is nothing to correct") for name, mask in masks.items()]
             continue
@@ -174,7 +195,7 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
             sample = relevance_view(sample)
             chosen.setdefault("relevance", sample_id)
         kinds.add(sample_kind(sample))
-        units = unit_values(metric, sample, answers, labels)
+        units = unit_values(metric, sample, answers, labels, population=population)
         if isinstance(units, str):
             rows += [_missing_row(metric, name, per_metric, mask, units) for name, mask in masks.items()]
             continue

@@ -473,3 +473,37 @@ def test_the_audit_page_draws_a_sample_from_the_records_alone(built, tmp_path, m
     assert not at.exception and tried == []
     # the demo's judges label uncited pairs too: every listed source is the default scope
     assert [str(s.value) for s in at.success] == [r"Sample demo\-offline\-pair\-all\-n90\-s3: 92 items. Switch to Label to start."]
+
+
+def test_the_scorecard_corrects_its_values_from_the_records_alone(built, tmp_path, monkeypatch):
+    """The corrected values (a labelled sample registered) read the drawn answers and the stored
+    population (`pipeline.audit.ppi_population`), never every answer; the same numbers as the
+    command line, which reads them all."""
+    import shutil
+
+    from audit_fixtures import page_text
+
+    from pipeline.audit.labels import LabelStore, labels_path
+    from pipeline.audit.sample import draw_sample, register
+    from pipeline.audit.scorecard import ppi_scorecard
+
+    copy = tmp_path / "results"
+    shutil.copytree(built, copy)
+    s = draw_sample("demo", "offline", 120, seed=2, unit="pair", scope="all", root=copy)
+    register(s, copy)
+    LabelStore(labels_path(copy)).record_many(
+        [(s.sample_id, item, "Eve", "support", ("full", "none", "partial")[k % 3])
+         for k, item in enumerate(s.items["item_id"])], "test")
+    every = ppi_scorecard("demo", "offline", root=copy, stored_population=False)
+    _env(monkeypatch, copy, tmp_path)
+    tried = _forbid_whole_set(monkeypatch)
+    at = _run("scorecard.py", {"dataset": "demo", "judge": "offline"})
+    next(t for t in at.toggle if t.key == "scorecard_ppi").set_value(True)
+    at.run()
+    assert not at.exception and tried == []
+    shown = page_text(at)
+    assert "corrected (PPI) [95%]" in shown
+    corrected = [r for r in every["rows"] if r.get("ppi") is not None and r["metric"] == "citation_accuracy"]
+    assert corrected
+    for r in corrected:  # each corrected value the command line gives is on the page, as it prints it
+        assert f"{r['ppi']:.1f}" in shown, (r["domain"], r["ppi"])
