@@ -17,10 +17,13 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from pipeline.audit import SCOPES, UNITS
 from pipeline.errors import InputError, one_line
+
+if TYPE_CHECKING:
+    from pipeline.audit.sample import Sample
 
 EXIT_BAD_ROWS = 2
 RunDataset = Callable[..., Any]  # pipeline.runner.run_dataset, handed in by pipeline.cli
@@ -132,9 +135,28 @@ def cmd_sample(args: argparse.Namespace) -> int:
         write_annotation_file(sample, args.out)
         print(f"wrote {args.out} (label columns empty; no judge label in it) and {design_path(args.out)} "
               "(each item's stratum and sampling weight)")
+    _prepare_population(sample)
     print(f"label it in the app (Audit the judge), or fill the file and run: aee audit import --dataset {args.dataset} "
           f"{args.out or 'FILE'} --annotator NAME")
     return 0
+
+
+def _prepare_population(sample: Sample) -> None:
+    """Compute the corrected scorecard's label-free part for this sample's designs now (once per
+    result set: `pipeline.audit.ppi_population`), so that the first corrected view after the
+    labelling reads it instead of every answer."""
+    import time
+
+    from pipeline.audit.ppi_population import designs_for, open_population
+
+    population = open_population(sample.meta["dataset"], sample.meta["judge"])
+    if population is None:
+        return
+    started = time.perf_counter()
+    population.prepare(designs_for([sample]))
+    if population.built:
+        print(f"prepared what the corrected scorecard reads of the {len(population.ids):,} answers "
+              f"({len(population.built)} design(s), {time.perf_counter() - started:.1f} s; once per result set)")
 
 
 def cmd_import(args: argparse.Namespace) -> int:

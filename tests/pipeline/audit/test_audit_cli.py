@@ -30,6 +30,10 @@ def test_sample_import_status_and_the_ppi_scorecard(root, tmp_path, capsys):
                  "--out", str(out_file)]) == 0
     said = capsys.readouterr().out
     assert "sample demo-scripted-pair-n80-s2:" in said and "registered in" in said and "weight" in said
+    # the corrected scorecard's label-free part is computed at the draw, once per result set and design
+    assert "prepared what the corrected scorecard reads of the 24 answers (2 design(s)," in said
+    assert main(["audit", "sample", "--dataset", "demo", "--judge", "scripted", "--n", "70", "--seed", "3"]) == 0
+    assert "prepared what" not in capsys.readouterr().out  # the same designs: read, not computed again
     rows = list(csv.DictReader(out_file.open(encoding="utf-8")))
     for k, r in enumerate(rows):
         r["support"] = ("full", "none", "partial")[k % 3]
