@@ -131,11 +131,12 @@ class SummaryAccumulator:
                 self._count_units((group, query_type, row["metric"]), row.get("units"), row.get("unknown"),
                                   row.get("unknown_why"))
 
-    def add_frame(self, scores: pd.DataFrame) -> None:
-        """Add a per-answer metric table at once (the dashboard's filtered recomputation)."""
+    def add_frame(self, scores: pd.DataFrame, query_types: Sequence[str] = QUERY_TYPES) -> None:
+        """Add a per-answer metric table at once (the dashboard's filtered recomputation); only the
+        query types given (all of them by default)."""
         counted = [c for c in ("n", "units", "unknown", "unknown_why") if c in scores.columns]  # absent in older results
         frame = scores[[*self.keys, "query_type", "metric", "value", *counted]]
-        for query_type in QUERY_TYPES:
+        for query_type in query_types:
             part = frame if query_type == "all" else frame[frame["query_type"] == query_type]
             if part.empty:
                 continue
@@ -155,6 +156,20 @@ class SummaryAccumulator:
                             for cause, count in why.items():
                                 if cause:
                                     self.causes.setdefault(slot_key, Counter())[str(cause)] += int(count)
+
+    def cell(self, group: tuple, query_type: str, metric: str) -> tuple[float | None, float | None, str, int]:
+        """One cell as `summary` gives it, without its interval: (value in display units or None,
+        judged share, why the value is None, answers averaged). Not for a harmonic metric (its value
+        is computed from two others: use `summary`)."""
+        info = METRICS[metric]
+        if info.harmonic_of:
+            raise ValueError(f"{metric} is a harmonic mean of other metrics: use summary()")
+        key = (group, query_type, metric)
+        values = np.asarray(self.values.get(key, array("d")), dtype=float)
+        share, reason = self._judged(key, info)
+        if len(values) == 0 or reason:
+            return None, share, reason, int(len(values))
+        return info.scale(float(values.mean())), share, reason, int(len(values))
 
     def summary(self) -> pd.DataFrame:
         """Summary rows (keys, query_type, metric, value, ci_low, ci_high, n_answers, rating, symbol)."""

@@ -118,12 +118,18 @@ def cell_rule(rows: pd.DataFrame, metric: str) -> tuple[float | None, float | No
     and, where kept, units, unknown, unknown_why): (value in display units or None, judged share,
     why it is None, answers averaged). Computed by `pipeline.aggregate.summarize`, so the
     unjudged-share rule is the scorecard's own code, not a copy of it."""
-    from pipeline.aggregate import summarize
+    from pipeline.aggregate import SummaryAccumulator, summarize
 
     if rows.empty:
         return None, None, "", 0
     keep = [c for c in ("answer_id", "query_type", "value", "units", "unknown", "unknown_why") if c in rows.columns]
     frame = rows[keep].assign(metric=metric, dataset="cell")  # one group: the cell
+    if not METRICS[metric].harmonic_of:
+        # the cell's value alone: `summarize` would also bootstrap an interval nobody reads here
+        acc = SummaryAccumulator(["dataset"])
+        acc.add_frame(frame, query_types=("all",))
+        value, share, why, n = acc.cell(("cell",), "all", metric)
+        return value, share, why or "", n
     out = summarize(frame, group_keys=())
     cell = out[(out["query_type"] == "all") & (out["metric"] == metric)]
     if cell.empty:

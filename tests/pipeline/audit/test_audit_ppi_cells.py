@@ -196,3 +196,36 @@ def test_a_cant_tell_unit_takes_its_answers_corrected_value_by_hand():
     plain = clusters.assign(fill=0.0, fill_c=0.0)
     (row,) = ppi_rows(METRIC, UnitValues(plain, answers, judged), sample, judged, {"A": lambda f: f["engine"] == "A"})
     assert row.ppi == close(75.0, 1e-9)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_cell_rule_is_the_scorecard_summary_of_the_cell(seed):
+    """`cell_rule` reads one cell without bootstrapping its interval: the same value, judged share,
+    reason and count as `pipeline.aggregate.summarize` gives the cell, on per-answer rows with null
+    values and units no label decided (some cells over the metric's unjudged-share limit)."""
+    import numpy as np
+
+    from pipeline.aggregate import summarize
+    from pipeline.audit.ppi import PPI_METRICS
+    from pipeline.audit.ppi_cells import cell_rule
+
+    rng = np.random.default_rng(seed)
+    for metric in PPI_METRICS:
+        n = int(rng.integers(1, 40))
+        units = rng.integers(0, 6, n)
+        rows = pd.DataFrame({
+            "answer_id": [f"a{k}" for k in range(n)],
+            "query_type": rng.choice(["debate", "expertise"], n),
+            "value": np.where(rng.random(n) < 0.2, np.nan, rng.random(n)),
+            "units": units, "unknown": np.minimum(units, rng.integers(0, 4, n)),
+            "unknown_why": rng.choice(["", "no text", "judge abstained"], n)})
+        out = summarize(rows.assign(metric=metric, dataset="cell"), group_keys=())
+        cell = out[(out["query_type"] == "all") & (out["metric"] == metric)].iloc[0]
+        value, share, why, count = cell_rule(rows, metric)
+        want = None if cell["value"] is None or cell["value"] != cell["value"] else float(cell["value"])
+        assert (value is None) == (want is None), (metric, value, want)
+        if want is not None:
+            assert value == pytest.approx(want, abs=1e-12)
+        want_share = None if cell["judged_share"] is None or cell["judged_share"] != cell["judged_share"] else cell["judged_share"]
+        assert (share is None) == (want_share is None) and (share is None or share == pytest.approx(want_share, abs=1e-12))
+        assert why == str(cell["reason"] or "") and count == int(cell["n_answers"])
