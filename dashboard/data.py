@@ -201,6 +201,16 @@ def _file(dataset: str, name: str, judge: str | None = None) -> Path | None:
     return path if _shown(dataset) and path.exists() else None
 
 
+def _facts(dataset: str, judge: str) -> pd.DataFrame | None:
+    """The judge's facts record (`pipeline.page_records.write_facts`), None for a set without it."""
+    from pipeline.page_records import record_path
+
+    if not _shown(dataset):
+        return None
+    path = record_path(result_set(dataset, results_root()), "facts", judge)
+    return table_facts.facts(str(path), _mtime(path)) if path.is_file() else None
+
+
 def engines(dataset: str) -> list[str]:
     """Engines present in a dataset, sorted."""
     path = _file(dataset, "answers")
@@ -221,7 +231,11 @@ def overview(dataset: str) -> pd.DataFrame:
 
 
 def fields(dataset: str, judge: str) -> list[str]:
-    """Non-empty subject fields in a dataset's metrics table."""
+    """Non-empty subject fields in a dataset's metrics table (each answer's field: from the answer
+    index where the set has one, not from the metrics table's millions of rows)."""
+    index = answer_store.index(dataset, results_root()) if _shown(dataset) else None
+    if index is not None and "field" in index.columns:
+        return sorted({str(f) for f in index["field"].dropna() if f})
     path = _file(dataset, "metrics", judge)
     return [f for f in table_facts.distinct(str(path), _mtime(path), "field") if f] if path else []
 
@@ -262,6 +276,9 @@ def blank_reasons(dataset: str, judge: str, mode: str, necessity: str, query_typ
                   field_filter: tuple[str, ...] = ()) -> dict[tuple[str, str], str]:
     """{(engine, metric): the reason most of its answers give for having no value} under one
     scoring configuration, read from the per-answer metrics table (the pipeline wrote the reasons)."""
+    found = _facts(dataset, judge)
+    if found is not None:
+        return table_facts.blank_reasons_of(found, mode, necessity, query_type, tuple(sorted(field_filter)))
     path = _file(dataset, "metrics", judge)
     if path is None:
         return {}
@@ -289,6 +306,9 @@ def confidence_counts(dataset: str, judge: str) -> pd.DataFrame:
     Confidence does not depend on the scoring configuration, so one configuration's rows are used
     and each answer is counted once.
     """
+    found = _facts(dataset, judge)
+    if found is not None:
+        return table_facts.confidence_counts_of(found)
     path = _file(dataset, "metrics", judge)
     if path is None:
         return pd.DataFrame(columns=table_facts.COUNT_COLUMNS)
@@ -298,16 +318,22 @@ def confidence_counts(dataset: str, judge: str) -> pd.DataFrame:
 def has_confidence(dataset: str) -> bool:
     """True when some answer of the dataset (any judge) has a confidence label."""
     for judge in judges(dataset):
-        path = _file(dataset, "metrics", judge)
-        if path is not None and table_facts.confidence_missing(str(path), _mtime(path))[0]:
+        if _confidence_missing(dataset, judge)[0]:
             return True
     return False
 
 
+def _confidence_missing(dataset: str, judge: str) -> tuple[int, int]:
+    found = _facts(dataset, judge)
+    if found is not None:
+        return table_facts.confidence_missing_of(found)
+    path = _file(dataset, "metrics", judge)
+    return table_facts.confidence_missing(str(path), _mtime(path)) if path else (0, 0)
+
+
 def unscored_confidence(dataset: str, judge: str) -> int:
     """Answers with no confidence label (left out of the distribution)."""
-    path = _file(dataset, "metrics", judge)
-    return table_facts.confidence_missing(str(path), _mtime(path))[1] if path else 0
+    return _confidence_missing(dataset, judge)[1]
 
 
 # ---- annotated answers (the inspector and re-score) ---------------------------------------------

@@ -6,6 +6,10 @@ of 20,000 answers has three million rows, over a second per copy (bench row t4).
 read only the columns and rows they need with Arrow, and cache the small result instead, so a warm
 rerun costs the same at any corpus size. Callers (dashboard/data.py) pass a file that exists and
 belongs to a whole result set.
+
+Where `aee run` wrote the judge's facts record (`pipeline.page_records.write_facts`: the same
+counts, a few hundred rows), the `*_of` functions read that instead: at 140k answers the metrics
+table has 22 million rows, and reading the columns below took 10-13 s and 1.4 GB per page.
 """
 
 from __future__ import annotations
@@ -81,8 +85,57 @@ def blank_reasons(path: str, mtime: float, mode: str, necessity: str, query_type
     if field_filter:
         part = part[part["field"].isin(field_filter)]
     part = part[part["reason"].fillna("") != ""]
+    return _most_common(part.assign(count=1))
+
+
+def _most_common(part: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """{(engine, metric): its reason with the most answers (on a tie, the first in text order)}."""
     out: dict[tuple[str, str], str] = {}
-    for (engine, metric), reasons in part.groupby(["engine", "metric"], sort=False)["reason"]:
-        counts = reasons.value_counts()
-        out[(str(engine), str(metric))] = str(counts.index[0])
+    totals = part.groupby(["engine", "metric", "reason"], sort=True)["count"].sum().reset_index()
+    for (engine, metric), reasons in totals.groupby(["engine", "metric"], sort=False):
+        best = reasons.sort_values(["count", "reason"], ascending=[False, True], kind="stable").iloc[0]
+        out[(str(engine), str(metric))] = str(best["reason"])
     return out
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def facts(path: str, mtime: float) -> pd.DataFrame:
+    """The judge's facts record (small: cached whole)."""
+    return pq.read_table(path).to_pandas()
+
+
+def blank_reasons_of(found: pd.DataFrame, mode: str, necessity: str, query_type: str,
+                     field_filter: tuple[str, ...]) -> dict[tuple[str, str], str]:
+    """`blank_reasons` from the facts record."""
+    part = found[(found["kind"] == "blank") & (found["mode"] == mode) & (found["necessity"] == necessity)]
+    if query_type != "all":
+        part = part[part["query_type"] == query_type]
+    if field_filter:
+        part = part[part["field"].isin(field_filter)]
+    return _most_common(part) if len(part) else {}
+
+
+def _confidence_levels(found: pd.DataFrame) -> pd.DataFrame:
+    return found[found["kind"] == "confidence"]
+
+
+def confidence_counts_of(found: pd.DataFrame) -> pd.DataFrame:
+    """`confidence_counts` from the facts record."""
+    part = _confidence_levels(found).dropna(subset=["level"])
+    rows = []
+    for split in QUERY_TYPES:
+        sub = part if split == "all" else part[part["query_type"] == split]
+        if sub.empty:
+            continue
+        for engine, frame in sub.groupby("engine", sort=True):
+            for i, level in enumerate(CONFIDENCE_NAMES, start=1):
+                rows.append({"split": split, "engine": engine, "level": level,
+                             "count": int(frame.loc[frame["level"] == i, "count"].sum())})
+    return pd.DataFrame(rows, columns=COUNT_COLUMNS)
+
+
+def confidence_missing_of(found: pd.DataFrame) -> tuple[int, int]:
+    """`confidence_missing` from the facts record."""
+    part = _confidence_levels(found)
+    missing = int(part.loc[part["level"].isna(), "count"].sum())
+    return int(part["count"].sum()) - missing, missing

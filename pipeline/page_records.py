@@ -34,6 +34,7 @@ from typing import Iterable, Iterator, Mapping, Sequence
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.audit.population import CLASS_METRICS, cluster_rows
@@ -43,7 +44,7 @@ from pipeline.storage.store import SCHEMAS, TableWriter, judge_dirname, table_pa
 from pipeline.storage.tables import answers_from_tables
 
 SET_RECORDS = ("answer_index",)
-JUDGE_RECORDS = ("answer_rows", "sides", "audit_clusters", "values")
+JUDGE_RECORDS = ("answer_rows", "sides", "audit_clusters", "values", "facts")
 # what the pages that show answers, sides and audit frames open from (a set written before the
 # values record still opens them from their records)
 ANSWER_RECORDS = ("answer_index", "answer_rows", "sides", "audit_clusters")
@@ -70,6 +71,12 @@ SCHEMAS.update({
     "audit_clusters": pa.schema([
         ("variant", pa.string()), ("cluster_id", pa.string()), ("answer_id", pa.string()), ("engine", pa.string()),
         ("query_type", pa.string()), ("judge_class", pa.string()), ("stratum", pa.string()), ("n_items", _i64),
+    ]),
+    # small counts the Scorecard and Confidence pages read instead of the metrics table (`write_facts`)
+    "facts": pa.schema([
+        ("kind", pa.string()), ("mode", pa.string()), ("necessity", pa.string()), ("query_type", pa.string()),
+        ("field", pa.string()), ("engine", pa.string()), ("metric", pa.string()), ("reason", pa.string()),
+        ("level", _i64), ("count", _i64),
     ]),
     "values": pa.schema([
         ("answer_id", pa.string()), ("metric", pa.string()), ("value", pa.float64()), ("engine", pa.string()),
@@ -207,6 +214,89 @@ def write_values(base: Path, judge: str) -> Path:
     return write_atomic(path, to_table("values", frame), row_group_size=VALUES_ROW_GROUP)
 
 
+def write_facts(base: Path, judge: str) -> Path:
+    """<judge>/facts.parquet: what two pages read of the metrics table, counted (a few hundred rows
+    at any size; at 140k answers the table has 22 million rows and reading these columns took 10-13 s
+    and 1.4 GB per page). kind "blank": per scoring configuration, query type, field, engine and
+    metric, how many answers have no value for each non-empty reason (the Scorecard's "why n/a");
+    kind "confidence": per engine and query type, how many answers have each confidence level (null
+    level: no label), under the table's first configuration (confidence does not depend on it).
+    Counted on the strings' dictionary codes with numpy, never as millions of Python objects."""
+    path = record_path(base, "facts", judge)
+    metrics = base / judge_dirname(judge) / "metrics.parquet"
+    if not metrics.is_file():
+        return write_table("facts", SCHEMAS["facts"].empty_table().to_pandas(), path)
+    # metric first: the confidence rows' configuration is the first confidence row's
+    keys = ["metric", "mode", "necessity", "query_type", "field", "engine", "reason"]
+    file = pq.ParquetFile(metrics, read_dictionary=keys)
+    value = file.read(columns=["value"]).column("value")
+    blank = pc.is_null(value).to_numpy(zero_copy_only=False)
+    combined = np.zeros(int(blank.sum()), dtype=np.int64)
+    names: dict[str, list] = {}
+    kept: dict[str, np.ndarray] = {}  # engine and query type codes, for the confidence rows below
+    first: dict[str, object] = {}
+    rows = np.zeros(file.metadata.num_rows, dtype=bool)  # the confidence rows of one configuration
+    at = -1  # the first confidence row
+    for k in keys:
+        codes, names[k] = _codes(file, k)
+        combined = combined * len(names[k]) + codes[blank]
+        if k == "metric" and "confidence" in names[k]:
+            rows = codes == names[k].index("confidence")
+            at = int(np.argmax(rows)) if rows.any() else -1
+        elif k in ("mode", "necessity") and at >= 0:
+            first[k] = names[k][int(codes[at])]
+            rows &= codes == codes[at]
+        elif k in ("engine", "query_type"):
+            kept[k] = codes
+        del codes
+    counted = _decode(combined, keys, names)
+    counted = counted[counted["reason"].fillna("") != ""]
+    counted["kind"] = "blank"
+    parts = [counted]
+    if at >= 0:
+        # one row per answer (one configuration): a few hundred thousand at most, counted in pandas
+        level = pc.round(value).to_numpy(zero_copy_only=False)[rows]
+        found = pd.DataFrame({"engine": np.asarray(names["engine"], dtype=object)[kept["engine"][rows]],
+                              "query_type": np.asarray(names["query_type"], dtype=object)[kept["query_type"][rows]],
+                              "level": pd.array(np.where(np.isfinite(level), level, np.nan)).astype("Int64")})
+        found = found.groupby(["engine", "query_type", "level"], dropna=False).size().rename("count").reset_index()
+        found["kind"], found["mode"], found["necessity"] = "confidence", first["mode"], first["necessity"]
+        parts.append(found)
+    frame = pd.concat(parts, ignore_index=True)
+    for column in SCHEMAS["facts"].names:
+        if column not in frame.columns:
+            frame[column] = None
+    frame = frame.astype({c: object for c in ("kind", "mode", "necessity", "query_type", "field", "engine", "metric",
+                                              "reason")})
+    frame["level"] = frame["level"].astype("Int64")
+    frame["count"] = frame["count"].astype("int64")
+    return write_table("facts", frame[SCHEMAS["facts"].names], path)
+
+
+def _codes(file: pq.ParquetFile, column: str) -> tuple[np.ndarray, list]:
+    """One string column as integer codes (its dictionaries unified across row groups) and the
+    values they stand for; the last value, None, is the code of a null."""
+    read = pa.table({column: file.read(columns=[column]).column(column)}).unify_dictionaries().column(column)
+    if not pa.types.is_dictionary(read.type):
+        read = read.dictionary_encode()
+    values = read.chunk(0).dictionary.to_pylist() if read.num_chunks else []
+    size = len(values) + 1
+    codes = (np.concatenate([c.indices.fill_null(size - 1).to_numpy(zero_copy_only=False).astype(np.int32)
+                             for c in read.chunks]) if read.num_chunks else np.zeros(0, dtype=np.int32))
+    return codes, [*values, None]
+
+
+def _decode(combined: np.ndarray, keys: Sequence[str], names: Mapping[str, list]) -> pd.DataFrame:
+    """How many rows have each value of `combined` (codes folded key after key), as columns."""
+    found, counts = np.unique(combined, return_counts=True)
+    out: dict[str, list] = {}
+    for k in reversed(keys):
+        size = len(names[k])
+        out[k] = [names[k][i] for i in found % size]
+        found = found // size
+    return pd.DataFrame({k: out[k] for k in keys} | {"count": counts.astype(np.int64)})
+
+
 # ---- reading one answer -------------------------------------------------------------------------
 
 
@@ -275,15 +365,17 @@ def finish(base: Path, dataset: str, judges: Iterable[str], chunked: Mapping[str
     for judge in judges:
         write_rows(base, dataset, judge)
         write_values(base, judge)
+        write_facts(base, judge)
     for records in (chunked or {}).values():
         records.commit()
     return time.perf_counter() - started
 
 
 def write_records(dataset: str, root: Path | None = None, progress: bool = False) -> dict[str, float]:
-    """Add the page records to a dataset's current result set: a new generation holding the same
-    files (hard links) and the records of every judge, published like a run's (`aee records`).
-    Returns {what: seconds}."""
+    """Add the page records a dataset's current result set lacks: a new generation holding the same
+    files (hard links, the records it has included) and the missing records of every judge,
+    published like a run's (`aee records`). A set written before one record was added to the runs
+    (the facts, say) gets that record alone, in seconds. Returns {what: seconds}."""
     import os
     import shutil
 
@@ -300,11 +392,11 @@ def write_records(dataset: str, root: Path | None = None, progress: bool = False
         try:
             if previous is None:
                 raise ValueError(f"dataset {dataset!r} has no results")
+            lacking = {judge: set(missing(previous, judge)) for judge in judges}
             for src in sorted(previous.rglob("*")):
                 rel = src.relative_to(previous)
                 if (not src.is_file() or src.name == SET_FILE or is_our_temporary(src.name) or src.name == "CURRENT"
-                        or any(part.startswith(("gen-", ".")) or part == "parts" for part in rel.parts)
-                        or src.name in RECORD_FILES or rel.as_posix() == "answer_index.parquet"):
+                        or any(part.startswith(("gen-", ".")) or part == "parts" for part in rel.parts)):
                     continue
                 dst = generation.path / rel
                 dst.parent.mkdir(parents=True, exist_ok=True)
@@ -313,19 +405,26 @@ def write_records(dataset: str, root: Path | None = None, progress: bool = False
                 except OSError:
                     shutil.copy2(src, dst)
             times: dict[str, float] = {}
-            started = time.perf_counter()
-            write_index(generation.path, dataset)
-            times["index"] = time.perf_counter() - started
+            if any("answer_index" in names for names in lacking.values()):
+                started = time.perf_counter()
+                write_index(generation.path, dataset)
+                times["index"] = time.perf_counter() - started
             for judge in judges:
                 started = time.perf_counter()
-                write_rows(generation.path, dataset, judge)
-                write_values(generation.path, judge)
-                records = ChunkRecords(generation.path, judge)
-                for chunk in iter_answers(generation.path, dataset, judge):
-                    records.add(chunk)
-                    if progress:
-                        print(f"... {judge}: {records.writers['sides'].rows:,} source rows", flush=True)
-                records.commit()
+                redo = "answer_index" in lacking[judge]  # a new index: every locator written again
+                if redo or "answer_rows" in lacking[judge]:
+                    write_rows(generation.path, dataset, judge)
+                if redo or "values" in lacking[judge]:
+                    write_values(generation.path, judge)
+                if redo or "facts" in lacking[judge]:
+                    write_facts(generation.path, judge)
+                if lacking[judge] & {"sides", "audit_clusters", "answer_rows", "answer_index"}:
+                    records = ChunkRecords(generation.path, judge)
+                    for chunk in iter_answers(generation.path, dataset, judge):
+                        records.add(chunk)
+                        if progress:
+                            print(f"... {judge}: {records.writers['sides'].rows:,} source rows", flush=True)
+                    records.commit()
                 times[judge] = time.perf_counter() - started
             generation.publish()
         except BaseException:

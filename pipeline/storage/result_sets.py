@@ -69,7 +69,8 @@ _LEGACY_FILES = ("answers.parquet", "sources.parquet")
 _JUDGE_FILES = ("statements.parquet", "labels.parquet", "pairs.parquet", "metrics.parquet", "summary.parquet",
                 "manifest.json",
                 "over_time.json", "over_time_flips.parquet",  # written when the data has repeats or waves (pipeline/consistency)
-                "answer_rows.parquet", "sides.parquet", "audit_clusters.parquet", "values.parquet")  # the pages' records (pipeline/page_records)
+                "answer_rows.parquet", "sides.parquet", "audit_clusters.parquet", "values.parquet",  # the pages' records
+                "facts.parquet")  # (pipeline/page_records)
 HASH_BLOCK = 1 << 20
 
 

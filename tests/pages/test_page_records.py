@@ -139,7 +139,7 @@ def test_a_set_without_records_is_whole_and_aee_records_adds_them(old, tmp_path)
     copy = tmp_path / "results"
     shutil.copytree(old, copy)
     base = result_set("demo", copy)
-    assert pr.missing(base, "offline") == ["answer_index", "answer_rows", "sides", "audit_clusters", "values"]
+    assert pr.missing(base, "offline") == ["answer_index", "answer_rows", "sides", "audit_clusters", "values", "facts"]
     assert set_problem(dataset_dir("demo", copy)) is None
     before = load_annotated("demo", "offline", copy)
     import os
@@ -157,6 +157,53 @@ def test_a_set_without_records_is_whole_and_aee_records_adds_them(old, tmp_path)
     assert load_annotated("demo", "offline", copy) == before  # the tables are the same files
     index, rows = _read(new, "answer_index"), _read(new, "answer_rows", "offline")
     assert pr.read_answers(new, "demo", "offline", index, rows, list(before)) == before
+
+
+@pytest.mark.parametrize("judge", ["offline", "recorded"])
+def test_the_facts_record_gives_what_the_metrics_table_gives(built, judge):
+    """The Scorecard's blank reasons (every configuration, query type and field filter) and the
+    Confidence page's counts, from the facts record and from the metrics table, are the same."""
+    from dashboard import table_facts
+    from pipeline.metrics import MODES, NECESSITY_METHODS
+
+    base = result_set("demo", built)
+    path = str(base / judge / "metrics.parquet")
+    found = pq.read_table(pr.record_path(base, "facts", judge)).to_pandas()
+    fields = table_facts.distinct.__wrapped__(path, 0, "field")
+    assert len(found) and fields
+    compared = 0
+    for mode in MODES:
+        for necessity in NECESSITY_METHODS:
+            for query_type in ("all", "debate", "expertise"):
+                for chosen in ((), tuple(fields[:1])):
+                    want = table_facts.blank_reasons.__wrapped__(path, 0, mode, necessity, query_type, chosen)
+                    assert table_facts.blank_reasons_of(found, mode, necessity, query_type, chosen) == want
+                    compared += len(want)
+    assert compared > 20
+    pd.testing.assert_frame_equal(table_facts.confidence_counts_of(found),
+                                  table_facts.confidence_counts.__wrapped__(path, 0), check_dtype=False)
+    assert table_facts.confidence_missing_of(found) == table_facts.confidence_missing.__wrapped__(path, 0)
+
+
+def test_aee_records_adds_only_what_a_set_lacks(tmp_path, monkeypatch):
+    """A set written before the facts record gets it from `aee records` in a new generation whose
+    other records are the same files (hard links), not computed again."""
+    from pipeline.cli import main
+    from pipeline.runner import run_dataset
+
+    root = tmp_path / "results"
+    monkeypatch.setattr(pr, "write_facts", lambda base, judge: None)  # a run from before the facts record
+    run_dataset("demo", DEMO, root=root, progress=False, limit=6)
+    monkeypatch.undo()
+    base = result_set("demo", root)
+    assert pr.missing(base, "recorded") == ["facts"] and set_problem(dataset_dir("demo", root)) is None
+    monkeypatch.setenv("AEE_RESULTS_DIR", str(root))
+    assert main(["records", "--dataset", "demo", "--no-progress"]) == 0
+    new = result_set("demo", root)
+    assert new != base and pr.missing(new, "recorded") == [] and set_problem(dataset_dir("demo", root)) is None
+    for name in ("sides", "audit_clusters", "values", "answer_rows"):
+        assert pr.record_path(new, name, "recorded").stat().st_ino == pr.record_path(base, name, "recorded").stat().st_ino
+    assert pr.record_path(new, "answer_index").stat().st_ino == pr.record_path(base, "answer_index").stat().st_ino
 
 
 # ---- the pages --------------------------------------------------------------------------------
@@ -507,3 +554,30 @@ def test_the_scorecard_corrects_its_values_from_the_records_alone(built, tmp_pat
     assert corrected
     for r in corrected:  # each corrected value the command line gives is on the page, as it prints it
         assert f"{r['ppi']:.1f}" in shown, (r["domain"], r["ppi"])
+
+
+def test_every_judge_record_is_carried_over_with_its_judge():
+    """A run of another judge links each judge folder's known files into the new set: a record
+    missing from that list would vanish from every judge but the one just run."""
+    from pipeline.storage import result_sets
+
+    assert set(pr.RECORD_FILES) <= set(result_sets._JUDGE_FILES)
+
+
+@pytest.mark.parametrize("page", ["scorecard.py", "confidence.py"])
+def test_the_scorecard_and_confidence_pages_read_the_facts_not_the_metrics_table(built, tmp_path, monkeypatch, page):
+    from dashboard import table_facts
+
+    _env(monkeypatch, built, tmp_path)
+    tried: list[str] = []
+
+    def refuse(*args, **kwargs):
+        tried.append(repr(args[2:4]))
+        raise AssertionError("a page read the metrics table column by column")
+
+    for name in ("blank_reasons", "confidence_counts", "confidence_missing"):
+        monkeypatch.setattr(table_facts, name, refuse)
+    at = _run(page, {"dataset": "demo", "judge": "offline"})
+    assert tried == []
+    if page == "confidence.py":
+        assert any("Computed" in str(m.value) for m in at.markdown)
