@@ -23,7 +23,7 @@ st.caption("How participants hover and click sources with answer engines versus 
 
 @st.cache_data(show_spinner=False)
 def _simulated(seed: int) -> pd.DataFrame:
-    return study.simulate_counts(seed)
+    return study.cached_counts(seed)  # searched once per seed, then read from the cache folder
 
 
 @st.cache_data(show_spinner=False)

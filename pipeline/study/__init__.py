@@ -59,7 +59,7 @@ from pipeline.study.published import (
     pooled_stats,
 )
 from pipeline.study.reproduction import consistency_checks, grim_possible, reproduce
-from pipeline.study.simulate import Target, draw_matching, simulate_counts, simulated_log
+from pipeline.study.simulate import Target, cached_counts, draw_matching, simulate_counts, simulated_log
 from pipeline.study.stats import (
     COMPARISONS,
     CONDITION_COLUMNS,
@@ -105,5 +105,5 @@ __all__ = [
     # reproduction
     "consistency_checks", "grim_possible", "reproduce",
     # simulate
-    "Target", "draw_matching", "simulate_counts", "simulated_log",
+    "Target", "cached_counts", "draw_matching", "simulate_counts", "simulated_log",
 ]

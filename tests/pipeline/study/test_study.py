@@ -396,3 +396,21 @@ def test_cli_bad_input_exit_2(tmp_path, capsys):
     assert code == 2 and err.count("\n") == 1
     code, _, err = _cli(["study", "simulate", "--out", str(tmp_path / "x.txt")], capsys)
     assert code == 2
+
+
+def test_the_simulated_log_is_searched_once_then_read_from_the_cache(tmp_path, monkeypatch):
+    """The Study page's default log: the cached copy is the simulation itself, and a second
+    process (here: a second call) reads it instead of searching again; a damaged file is searched
+    again."""
+    from pipeline.study import simulate
+
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path))
+    first = study.cached_counts(3)
+    pd.testing.assert_frame_equal(first, study.simulate_counts(3))
+    [path] = (tmp_path / "study").glob("simulated-3-*.parquet")
+    monkeypatch.setattr(simulate, "simulate_counts", lambda *a, **k: (_ for _ in ()).throw(AssertionError("searched again")))
+    pd.testing.assert_frame_equal(study.cached_counts(3), first)
+    monkeypatch.undo()
+    monkeypatch.setenv("AEE_CACHE_DIR", str(tmp_path))
+    path.write_bytes(b"not parquet")
+    pd.testing.assert_frame_equal(study.cached_counts(3), first)
