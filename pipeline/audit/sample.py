@@ -170,10 +170,12 @@ def check_sample_id(sample_id: str) -> str:
 def draw_sample(dataset: str, judge: str, n_items: int, seed: int = 0, unit: str = "pair", scope: str = "cited",
                 sample_id: str | None = None, root: Path | None = None, relevance: bool = False,
                 clusters: pd.DataFrame | None = None,
-                answers_of: Callable[[list[str]], Mapping[str, AnnotatedAnswer]] | None = None) -> Sample:
-    """Read a dataset's results under a judge and draw a sample from them: from every annotated
-    answer, or, given the frame's recorded `clusters` and `answers_of`, from the chosen ones only
-    (`draw_from_clusters`)."""
+                answers_of: Callable[[list[str]], Mapping[str, AnnotatedAnswer]] | None = None,
+                from_records: bool = True) -> Sample:
+    """Read a dataset's results under a judge and draw a sample from them: given the frame's
+    recorded `clusters` and `answers_of`, or where the set has the pages' records (unless
+    `from_records` is False), from the chosen answers only (`draw_from_clusters`: the same sample);
+    otherwise from every annotated answer (at 140k answers that took gigabytes)."""
     if unit not in UNITS:
         raise InputError(f"must be one of {', '.join(UNITS)}", field="--unit")
     if scope not in SCOPES:
@@ -185,11 +187,36 @@ def draw_sample(dataset: str, judge: str, n_items: int, seed: int = 0, unit: str
     if judge not in judges:
         raise InputError(f"no results for judge {judge!r} on dataset {dataset!r}; have {', '.join(judges) or 'none'} "
                          f"(run `aee run --dataset {dataset} --judge {judge}` first)", field="--judge")
+    if (clusters is None or answers_of is None) and from_records:
+        found = recorded_frame(dataset, judge, unit, scope, relevance, root)
+        if found is not None:
+            clusters, answers_of = found
     if clusters is not None and answers_of is not None:
         return draw_from_clusters(dataset, judge, clusters, answers_of, n_items, seed, unit, scope, relevance, sample_id)
     answers = load_annotated(dataset, judge, root)
     frame = build_frame(dataset, answers, unit, scope, relevance and unit == "pair")
     return draw(frame, n_items, seed, dataset=dataset, judge=judge, sample_id=sample_id)
+
+
+def recorded_frame(dataset: str, judge: str, unit: str, scope: str, relevance: bool, root: Path | None = None
+                   ) -> tuple[pd.DataFrame, Callable[[list[str]], Mapping[str, AnnotatedAnswer]]] | None:
+    """(the frame's clusters as `aee run` recorded them, a reader of the chosen answers' rows), or
+    None for a set without those records."""
+    import pyarrow.parquet as pq
+
+    from pipeline import page_records
+    from pipeline.audit.population import variant_name
+    from pipeline.storage.store import result_set
+
+    base = result_set(dataset, root)
+    if page_records.missing(base, judge, ("answer_index", "answer_rows", "audit_clusters")):
+        return None
+    variant = variant_name(unit, scope, relevance and unit == "pair")
+    clusters = pq.read_table(page_records.record_path(base, "audit_clusters", judge),
+                             filters=[("variant", "=", variant)]).drop(["variant"]).to_pandas()
+    index = pq.read_table(page_records.record_path(base, "answer_index")).to_pandas()
+    rows = pq.read_table(page_records.record_path(base, "answer_rows", judge)).to_pandas()
+    return clusters, lambda ids: page_records.read_answers(base, dataset, judge, index, rows, ids)
 
 
 def draw_from_clusters(dataset: str, judge: str, clusters: pd.DataFrame,

@@ -489,7 +489,7 @@ def test_a_draw_from_the_recorded_clusters_is_the_draw_from_every_answer(built, 
         clusters = stored[stored["variant"] == name].drop(columns=["variant"])
         args = ("demo", "offline", n, seed, unit, scope)
         try:
-            whole = draw_sample(*args, root=built, relevance=relevance)
+            whole = draw_sample(*args, root=built, relevance=relevance, from_records=False)
         except InputError as exc:
             with pytest.raises(InputError) as light_exc:
                 draw_sample(*args, root=built, relevance=relevance, clusters=clusters, answers_of=answers_of)
@@ -500,6 +500,10 @@ def test_a_draw_from_the_recorded_clusters_is_the_draw_from_every_answer(built, 
         pd.testing.assert_frame_equal(light.items, whole.items)
         pd.testing.assert_frame_equal(light.frame, whole.frame)
         assert read[-1] == whole.items["answer_id"].nunique()  # only the answers it drew
+        # `aee audit sample` (no clusters given) finds the records itself: the same sample again
+        again = draw_sample(*args, root=built, relevance=relevance)
+        pd.testing.assert_frame_equal(again.items, whole.items)
+        pd.testing.assert_frame_equal(again.frame, whole.frame)
         drawn += 1
     assert drawn == {20: 1, 90: 3, 140: 4, 330: 5}[n]  # the others are refused: too few items for their strata
 
