@@ -441,12 +441,13 @@ def _pair_units(metric: str, sample: Sample, answers: Mapping[str, AnnotatedAnsw
                 "not cite: draw a pair sample with --scope all for this metric")
     if sample.meta.get("relevance"):  # answer clusters asking relevance too
         return relevance_units(metric, sample, answers, people, population)
-    by_answer: dict[str, list[str]] = {}
-    for cid, aid in zip(frame["cluster_id"], frame["answer_id"]):
-        by_answer.setdefault(aid, []).append(cid)
     design = ("pair", metric, scope)
-    stale = (out_of_date(by_answer, frame["cluster_id"], population.ids, population.clusters(design), "statement")
-             if population is not None else
+    # with a population only the given (drawn) answers are computed here: their clusters alone
+    mine = frame if population is None else frame[frame["answer_id"].isin(set(answers))]
+    by_answer: dict[str, list[str]] = {}
+    for cid, aid in zip(mine["cluster_id"], mine["answer_id"]):
+        by_answer.setdefault(aid, []).append(cid)
+    stale = (population.out_of_date(design, frame, "statement") if population is not None else
              out_of_date(by_answer, frame["cluster_id"], answers, pair_cluster_ids(answers, scope), "statement"))
     if stale:
         return stale

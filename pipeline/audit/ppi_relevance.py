@@ -80,8 +80,7 @@ def relevance_units(metric: str, sample: Sample, answers: Mapping[str, Annotated
     frame, items = sample.frame, sample.items
     scope = sample.meta.get("scope", "cited")  # the scope rule itself is checked by `ppi._pair_units`
     design = ("relevance", metric, scope)
-    stale = (out_of_date(frame["answer_id"], frame["cluster_id"], population.ids, population.clusters(design), "answer")
-             if population is not None else
+    stale = (population.out_of_date(design, frame, "answer") if population is not None else
              out_of_date(frame["answer_id"], frame["cluster_id"], answers,
                          pair_cluster_ids(answers, scope, relevance=True), "answer"))
     if stale:

@@ -177,3 +177,22 @@ def test_a_set_without_records_reads_every_answer(tmp_path, monkeypatch):
     root = tmp_path / "results"
     run_dataset("demo", judge_name=JUDGE, progress=False, root=root, use_cache=False, limit=4)
     assert ppi_population.open_population("demo", JUDGE, root) is None
+
+
+@pytest.mark.parametrize("metrics", [None, ("citation_accuracy", "one_sided")])
+def test_judge_values_are_the_strict_rows_of_the_metrics_table(audited, metrics):
+    """Read batch by batch on the strings' codes: the same frame (values and types) as filtering the
+    whole table in pandas."""
+    import pandas as pd
+
+    from pipeline.audit.scorecard import judge_values
+    from pipeline.storage.store import read_table, table_path
+
+    root, _ = audited
+    got = judge_values("demo", JUDGE, root, metrics=metrics)
+    table = read_table(table_path("demo", "metrics", JUDGE, root))
+    want = table[(table["mode"] == "strict") & (table["necessity"] == "exact")]
+    if metrics is not None:
+        want = want[want["metric"].isin(metrics)]
+    assert len(got) > 20
+    pd.testing.assert_frame_equal(got.reset_index(drop=True), want[list(got.columns)].reset_index(drop=True))
