@@ -115,6 +115,7 @@ LAYERS: dict[str, int] = {
     # 6 stages around the judges and metrics
     "pipeline.annotate": 6, "pipeline.gold.similarity": 6, "pipeline.report.scoring": 6, "pipeline.report.second_opinion": 6,
     "pipeline.storage.tables": 6, "pipeline.aggregate": 6, "pipeline.gold.compare_gold": 6,
+    "pipeline.storage.record_reads": 6,  # one answer rebuilt from its rows through the pages' records (beside tables)
     "pipeline.executor": 6,  # where the annotate stage runs: the local executor and the seam the runner hands chunks to
     # 7 orchestration and workflows
     "pipeline.runner": 7, "pipeline.collect": 7, "pipeline.conflict": 7, "pipeline.study": 7, "pipeline.default_data": 7,

@@ -142,7 +142,7 @@ class StoredPopulation:
                 self.parts[d] = found
         if not todo:
             return
-        from pipeline.page_records import iter_answers
+        from pipeline.storage.record_reads import iter_answers
 
         fresh = build(todo, iter_answers(self.base, self.dataset, self.judge))
         for d, parts in fresh.items():
@@ -241,7 +241,7 @@ def _write(folder: Path, design: Design, parts: Mapping[str, pd.DataFrame]) -> N
 def open_population(dataset: str, judge: str, root: Path | None = None) -> StoredPopulation | None:
     """The population of the dataset's current result set under this judge, or None when the set
     has no row locators for it (written before the pages' records: read every answer instead)."""
-    from pipeline import page_records
+    from pipeline.storage import record_reads as page_records
     from pipeline.storage.result_sets import SET_FILE
     from pipeline.storage.store import result_set
 
@@ -259,7 +259,7 @@ def open_population(dataset: str, judge: str, root: Path | None = None) -> Store
 
 def drawn_answers(population: StoredPopulation, samples: Iterable[Sample]) -> dict[str, AnnotatedAnswer]:
     """The answers of every drawn cluster of these samples, rebuilt from their rows only."""
-    from pipeline import page_records
+    from pipeline.storage import record_reads as page_records
 
     ids: set[str] = set()
     for s in samples:

@@ -204,8 +204,8 @@ def recorded_frame(dataset: str, judge: str, unit: str, scope: str, relevance: b
     None for a set without those records."""
     import pyarrow.parquet as pq
 
-    from pipeline import page_records
     from pipeline.audit.population import variant_name
+    from pipeline.storage import record_reads as page_records
     from pipeline.storage.store import result_set
 
     base = result_set(dataset, root)
