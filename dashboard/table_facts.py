@@ -53,15 +53,20 @@ def confidence_counts(path: str, mtime: float) -> pd.DataFrame:
     if part.empty:
         return pd.DataFrame(columns=COUNT_COLUMNS)
     part = part.dropna(subset=["value"])
+    return _level_counts(part.assign(level=part["value"].round().astype(int), count=1))
+
+
+def _level_counts(levels: pd.DataFrame) -> pd.DataFrame:
+    """Answers per split, engine and confidence level from rows of (engine, query_type, level, count)."""
     rows = []
     for split in QUERY_TYPES:
-        sub = part if split == "all" else part[part["query_type"] == split]
+        sub = levels if split == "all" else levels[levels["query_type"] == split]
         if sub.empty:
             continue
         for engine, frame in sub.groupby("engine", sort=True):
-            levels = frame["value"].round().astype(int)
             for i, level in enumerate(CONFIDENCE_NAMES, start=1):
-                rows.append({"split": split, "engine": engine, "level": level, "count": int((levels == i).sum())})
+                rows.append({"split": split, "engine": engine, "level": level,
+                             "count": int(frame.loc[frame["level"] == i, "count"].sum())})
     return pd.DataFrame(rows, columns=COUNT_COLUMNS)
 
 
@@ -121,17 +126,7 @@ def _confidence_levels(found: pd.DataFrame) -> pd.DataFrame:
 
 def confidence_counts_of(found: pd.DataFrame) -> pd.DataFrame:
     """`confidence_counts` from the facts record."""
-    part = _confidence_levels(found).dropna(subset=["level"])
-    rows = []
-    for split in QUERY_TYPES:
-        sub = part if split == "all" else part[part["query_type"] == split]
-        if sub.empty:
-            continue
-        for engine, frame in sub.groupby("engine", sort=True):
-            for i, level in enumerate(CONFIDENCE_NAMES, start=1):
-                rows.append({"split": split, "engine": engine, "level": level,
-                             "count": int(frame.loc[frame["level"] == i, "count"].sum())})
-    return pd.DataFrame(rows, columns=COUNT_COLUMNS)
+    return _level_counts(_confidence_levels(found).dropna(subset=["level"]))
 
 
 def confidence_missing_of(found: pd.DataFrame) -> tuple[int, int]:
