@@ -86,11 +86,18 @@ def stop_app(proc: subprocess.Popen) -> None:
         proc.wait(timeout=10)
 
 
-# One look: is a script run in progress? (The status widget shows while Streamlit reruns.) The count
-# of quiet looks in a row lives on `window`, so a navigation starts it again at 0.
+# One look: is the page still changing? Busy while a script run is requested or in progress (the
+# status widget shows while Streamlit reruns) and while any element is still a skeleton: Streamlit
+# loads most element kinds' code on first use (React.lazy) and shows `stSkeleton` meanwhile, so in a
+# fresh browser context under load the run can be over while widgets, tables and charts are not yet
+# drawn (CI once read a reopened page with its headings but none of its widgets). The count of quiet
+# looks in a row lives on `window`, so a navigation starts it again at 0.
 IDLE_CHECK = """([checks, key]) => {
-  const busy = !!(document.querySelector('[data-testid=stStatusWidget]')
-                  || document.querySelector('[data-testid=stApp][data-test-script-state=running]'));
+  const app = document.querySelector('[data-testid=stApp]');
+  const state = app ? app.getAttribute('data-test-script-state') : 'initial';
+  const busy = !app || state === 'running' || state === 'rerunRequested'
+               || !!document.querySelector('[data-testid=stStatusWidget]')
+               || !!document.querySelector('[data-testid=stSkeleton]');
   window[key] = busy ? 0 : (window[key] || 0) + 1;
   return window[key] >= checks;
 }"""

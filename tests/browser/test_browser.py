@@ -371,3 +371,32 @@ def test_the_last_answer_is_timed_when_the_participant_closes_the_tab(browser, s
         assert 2.0 <= float(dwell.iloc[0]) <= read + 60, (leave, float(dwell.iloc[0]), read)
         assert set(log.loc[log["event"] == "dwell", "participant"]) == {"P09"}
         assert (log["event"] == "shown").sum() == 1
+
+
+def test_the_idle_wait_waits_for_skeletons_and_requested_runs(page):
+    """`wait_idle` is what every browser test reads a page after. A page whose script run is over can
+    still be drawing: Streamlit shows a `stSkeleton` while an element kind's code loads, and between a
+    widget change and the run it asks for the state is `rerunRequested`. CI once read a reopened page
+    with its headings but none of its widgets. A static page stands in for the app here: the wait
+    must not call either state idle, and must call the page idle once they are gone."""
+    from pipeline.testing.app_server import IDLE_CHECK, idle_key
+
+    def quiet_within(seconds: float) -> bool:
+        try:
+            page.wait_for_function(IDLE_CHECK, arg=[3, idle_key()], polling=100, timeout=seconds * 1000)
+            return True
+        except Exception as exc:  # Playwright's TimeoutError
+            assert "Timeout" in type(exc).__name__, exc
+            return False
+
+    page.set_content('<div data-testid="stApp" data-test-script-state="notRunning">'
+                     '<section data-testid="stMain"><h1>Page</h1><div data-testid="stSkeleton"></div></section></div>')
+    assert not quiet_within(1.5), "a skeleton (an element still loading) counted as idle"
+    page.evaluate("document.querySelector('[data-testid=stSkeleton]').remove()")
+    assert quiet_within(guard_ms(20) / 1000), "the page without a skeleton never counted as idle"
+    page.evaluate("document.querySelector('[data-testid=stApp]').setAttribute('data-test-script-state', 'rerunRequested')")
+    assert not quiet_within(1.5), "a requested rerun counted as idle"
+    page.evaluate("document.querySelector('[data-testid=stApp]').setAttribute('data-test-script-state', 'running')")
+    assert not quiet_within(1.5), "a running script counted as idle"
+    page.evaluate("document.querySelector('[data-testid=stApp]').setAttribute('data-test-script-state', 'notRunning')")
+    assert quiet_within(guard_ms(20) / 1000)
