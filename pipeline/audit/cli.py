@@ -147,13 +147,16 @@ def _prepare_population(sample: Sample) -> None:
     labelling reads it instead of every answer."""
     import time
 
-    from pipeline.audit.ppi_population import designs_for, open_population
+    from pipeline.audit.ppi_population import designs_for, drawn_answers, open_population
+    from pipeline.audit.scorecard import judge_cells
 
     population = open_population(sample.meta["dataset"], sample.meta["judge"])
     if population is None:
         return
     started = time.perf_counter()
     population.prepare(designs_for([sample]))
+    judge_cells(sample.meta["dataset"], sample.meta["judge"], None, population=population)  # kept once per set
+    drawn_answers(population, [sample])  # the drawn answers' rows, kept beside it
     if population.built:
         print(f"prepared what the corrected scorecard reads of the {len(population.ids):,} answers "
               f"({len(population.built)} design(s), {time.perf_counter() - started:.1f} s; once per result set)")

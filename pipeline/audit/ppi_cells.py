@@ -161,18 +161,24 @@ def domain_estimates(metric: str, units: UnitValues, sample: Sample, domain: Cal
     const = float(answers["judge_const" if use_predictions else "human_const"].sum())
     strata = []
     judge_total = float(answers["judge_const"].sum()) / n_answers
-    for name, part in c.groupby("stratum", sort=True):
-        inside = keep.loc[part.index].to_numpy()
+    # the strata by row positions over plain arrays: iterating the groups of the frame copied every
+    # column of each part (Arrow strings included; 2-3 s at 140k answers, 561,600 clusters)
+    inside_all = keep.to_numpy(dtype=bool)
+    labelled_all = c["labelled"].to_numpy(dtype=bool)
+    truth_all = c["y" if use_predictions else "c"].to_numpy(dtype=float)
+    pred_all = c["yhat"].to_numpy(dtype=float)
+    for name, rows in sorted(c.groupby("stratum", sort=True).indices.items()):
+        inside = inside_all[rows]
         if not inside.any():
             continue  # no unit of this stratum is in the domain: it adds exactly 0 and needs no label
-        labelled = part["labelled"].to_numpy(dtype=bool)
-        truth = np.where(inside, part["y" if use_predictions else "c"].to_numpy(dtype=float), 0.0)
-        pred = np.where(inside, part["yhat"].to_numpy(dtype=float), 0.0)
+        labelled = labelled_all[rows]
+        truth = np.where(inside, truth_all[rows], 0.0)
+        pred = np.where(inside, pred_all[rows], 0.0)
         judge_total += float(pred.sum()) / n_answers
         # the people-only estimate uses no prediction (lam = 0: `yhat_all` then only tells the variance
         # floor how large one unit can be, should every labelled unit read the same)
         labelled_pred = pred[labelled] if use_predictions else np.zeros(int(labelled.sum()))
-        strata.append(Stratum(str(name), len(part), truth[labelled] / n_answers, labelled_pred / n_answers,
+        strata.append(Stratum(str(name), len(rows), truth[labelled] / n_answers, labelled_pred / n_answers,
                               pred / n_answers))
     strata, pooled = pool_short(strata)  # the same pool for the PPI and the people-only estimate
     estimate = stratified(strata, const / n_answers, use_predictions=use_predictions, pool=False)

@@ -134,9 +134,17 @@ def out_of_date(frame_answers: Iterable[str], frame_clusters: Iterable[str], ans
     answers gone, or clusters (`what`: statements, answers) that entered or left the population."""
     missing = sorted(set(frame_answers) - set(answers))
     if missing:
-        return f"{len(missing)} answer(s) of the sample are no longer in the results (e.g. {missing[0]!r}): draw a new sample"
+        return answers_gone(missing)
     changed = set(frame_clusters) ^ current_clusters
-    if changed:
-        return (f"the judge's results changed since the sample was drawn ({len(changed)} {what}(s) entered or left "
-                "the audited population): draw a new sample")
-    return ""
+    return clusters_changed(len(changed), what) if changed else ""
+
+
+def answers_gone(missing: Sequence[str]) -> str:
+    """The reason for a sample whose answers (`missing`, sorted) left the results."""
+    return f"{len(missing)} answer(s) of the sample are no longer in the results (e.g. {missing[0]!r}): draw a new sample"
+
+
+def clusters_changed(count: int, what: str) -> str:
+    """The reason for a sample whose population gained or lost `count` clusters."""
+    return (f"the judge's results changed since the sample was drawn ({count} {what}(s) entered or left "
+            "the audited population): draw a new sample")

@@ -11,6 +11,9 @@ for an annotator.
 
 from __future__ import annotations
 
+import json
+import os
+import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -20,7 +23,7 @@ from pipeline.audit.humans import EXPERTS, expert_labels, item_labels
 from pipeline.audit.labels import LabelStore, labels_path
 from pipeline.audit.ppi import PPI_METRICS, unit_values
 from pipeline.audit.ppi_cells import ESTIMAND_NOTES, ESTIMANDS, MIN_LABELLED_UNITS, PPIRow, cell_rule, ppi_rows, sample_kind
-from pipeline.audit.ppi_population import designs_for, drawn_answers, open_population
+from pipeline.audit.ppi_population import StoredPopulation, designs_for, drawn_answers, open_population
 from pipeline.audit.ppi_relevance import relevance_view
 from pipeline.audit.sample import Sample, list_samples, load_sample
 from pipeline.errors import InputError
@@ -96,6 +99,58 @@ def domains(engines: Sequence[str], query_type: str = "all") -> dict[str, Callab
     return out
 
 
+Cell = tuple  # (value in display units or None, judged share or None, why it is None, answers averaged)
+CELLS_FILE = "judge_cells.v1.json"  # beside the stored population: the plain scorecard's cells it shows
+
+
+def _cells_of(values: pd.DataFrame, engines: Sequence[str], query_type: str) -> dict[str, dict[str, Cell]]:
+    """metric -> domain -> the plain scorecard's cell (`cell_rule`) of every corrected metric."""
+    masks = domains(engines, query_type)
+    out: dict[str, dict[str, Cell]] = {}
+    for metric in (m for m in METRICS if m in PPI_METRICS):
+        per_metric = values[values["metric"] == metric]
+        out[metric] = {}
+        for name, mask in masks.items():
+            value, share, why, n = cell_rule(per_metric[mask(per_metric)], metric)
+            out[metric][name] = (None if value is None else float(value), None if share is None else float(share),
+                                 str(why), int(n))
+    return out
+
+
+def judge_cells(dataset: str, judge: str, root: Path | None, query_type: str = "all",
+                population: StoredPopulation | None = None) -> tuple[list[str], dict[str, dict[str, Cell]]]:
+    """The engines and the judge-only cells the corrected scorecard shows beside its values. With a
+    stored population they are computed once for every query type of the set and kept beside it
+    (reading the metrics table took 5 s at 140k answers, the cells 2 s more per query type); they
+    depend on no label."""
+    if population is None:
+        values = judge_values(dataset, judge, root, metrics=tuple(PPI_METRICS))
+        engines = sorted(values["engine"].dropna().unique())
+        return engines, _cells_of(values, engines, query_type)
+    path = population.folder / CELLS_FILE
+    try:
+        kept = json.loads(path.read_text())
+    except (OSError, ValueError):
+        kept = None
+    if not isinstance(kept, dict) or kept.get("digest") != population.digest:
+        values = judge_values(dataset, judge, root, metrics=tuple(PPI_METRICS))
+        engines = sorted(values["engine"].dropna().unique())
+        kept = {"digest": population.digest, "engines": engines,
+                "cells": {qt: _cells_of(values, engines, qt) for qt in ("all", *sorted(population.query_types))}}
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_text(json.dumps(kept))
+            os.replace(tmp, path)
+        except OSError:  # a cache folder that cannot be written: computed again next time
+            pass
+    engines = list(kept["engines"])
+    stored = kept["cells"].get(query_type)
+    if stored is None:  # a query type the set has no answer of: every cell is empty
+        stored = {m: {name: (None, None, "", 0) for name in domains(engines, query_type)} for m in METRICS if m in PPI_METRICS}
+    return engines, {m: {name: tuple(cell) for name, cell in by.items()} for m, by in stored.items()}
+
+
 def human_labels(sample: Sample, human: str | Sequence[str] = "all", *, store: LabelStore | None = None,
                  answers: Mapping[str, AnnotatedAnswer] | None = None, root: Path | None = None) -> list[dict]:
     """One `item id -> field -> label` map per person: every annotator (`"all"`), the ones named,
@@ -163,30 +218,36 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
     audited = audited_judge(dataset, judge, root)  # a fitted judge is corrected from its base judge's samples
     chosen = dict(samples) if samples else pick_samples(dataset, audited, store, root)
     population = open_population(dataset, judge, root) if stored_population else None
+    opened: dict[str, Sample] = {}  # each sample read once (its frame is a row per cluster: 561,600 at 140k answers)
+
+    def sample_of(sid: str) -> Sample:
+        if sid not in opened:
+            opened[sid] = load_sample(sid, root)
+        return opened[sid]
+
     if population is not None:
-        loaded = [load_sample(sid, root) for sid in dict.fromkeys(chosen.values())]
+        loaded = [sample_of(sid) for sid in dict.fromkeys(chosen.values())]
         population.prepare(designs_for(loaded))
         answers = drawn_answers(population, loaded)
     else:
         answers = load_annotated(dataset, judge, root)
-    values = judge_values(dataset, judge, root, metrics=tuple(PPI_METRICS))
-    engines = sorted(values["engine"].dropna().unique())
+    engines, cells = judge_cells(dataset, judge, root, query_type, population)
     masks = domains(engines, query_type)
     rows: list[dict[str, Any]] = []
     used: dict[str, dict[str, Any]] = {}
     kinds: set[str] = set()  # the kinds of sample the rows were estimated from (`ppi_cells.sample_kind`)
     for metric in (m for m in METRICS if m in PPI_METRICS):
         unit = PPI_METRICS[metric]
-        per_metric = values[values["metric"] == metric]
+        cell = cells[metric]
         if unit is None:
-            for name, mask in masks.items():
-                judge_only, share, why, n = cell_rule(per_metric[mask(per_metric)], metric)
+            for name in masks:
+                judge_only, share, why, n = cell[name]
                 rows.append(_no_judge_row(metric, name, judge_only, n) | {"judged_share": share, "judge_reason": why})
             continue
         has_debate = population.has_debate(query_type) if population is not None else answers_have_debate(answers, query_type)
         if METRICS[metric].debate_only and not has_debate:
-            rows += [_missing_row(metric, name, per_metric, mask, "no debate question here: the metric is for debate "
-                                  "questions only, so there is nothing to correct") for name, mask in masks.items()]
+            rows += [_missing_row(metric, name, cell[name], "no debate question here: the metric is for debate "
+                                  "questions only, so there is nothing to correct") for name in masks]
             continue
         sample_id = chosen.get(unit)
         view_of_pairs = False
@@ -194,19 +255,19 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
             # a pair sample asking relevance holds every statement's relevance of its answers: used when
             # no statement sample was chosen, or when it holds more relevance labels (pick_samples)
             candidate = chosen.get("relevance") or (chosen.get("pair") if sample_id is None else None)
-            if candidate and load_sample(candidate, root).meta.get("relevance"):
+            if candidate and sample_of(candidate).meta.get("relevance"):
                 sample_id, view_of_pairs = candidate, True
         if sample_id is None:
-            rows += [_missing_row(metric, name, per_metric, mask, f"no {unit} sample drawn under judge {audited}: "
+            rows += [_missing_row(metric, name, cell[name], f"no {unit} sample drawn under judge {audited}: "
                                   f"`aee audit sample --dataset {dataset} --judge {audited} --unit {unit}`")
-                     for name, mask in masks.items()]
+                     for name in masks]
             continue
-        sample = load_sample(sample_id, root)
+        sample = sample_of(sample_id)
         if sample.meta.get("judge") != audited:
             raise InputError(f"sample {sample_id!r} was drawn under judge {sample.meta.get('judge')!r}, not {audited!r}")
         if human == "experts" and metric in EXPERTS_NEVER_LABELLED:
-            rows += [_missing_row(metric, name, per_metric, mask, "ExpertQA's experts labelled support and relevance, "
-                                  "not stance or confidence") for name, mask in masks.items()]
+            rows += [_missing_row(metric, name, cell[name], "ExpertQA's experts labelled support and relevance, "
+                                  "not stance or confidence") for name in masks]
             continue
         if sample_id not in used:
             labels = human_labels(sample, human, store=store, answers=answers, root=root)
@@ -218,9 +279,11 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
         kinds.add(sample_kind(sample))
         units = unit_values(metric, sample, answers, labels, population=population)
         if isinstance(units, str):
-            rows += [_missing_row(metric, name, per_metric, mask, units) for name, mask in masks.items()]
+            rows += [_missing_row(metric, name, cell[name], units) for name in masks]
             continue
-        rows += [r.as_dict() | {"sample_id": sample_id} for r in ppi_rows(metric, units, sample, per_metric, masks)]
+        known = {("judge", metric, name): cell[name] for name in masks}  # so ppi_rows reads no judge values
+        rows += [r.as_dict() | {"sample_id": sample_id}
+                 for r in ppi_rows(metric, units, sample, pd.DataFrame(), masks, known_cells=known)]
     for r in rows:
         unit = PPI_METRICS.get(r["metric"])
         r["estimand"] = r.get("estimand") or ESTIMANDS.get(unit or "", "")
@@ -264,8 +327,8 @@ def _empty_row(metric: str, domain: str) -> dict[str, Any]:
                                         "judge_reason": "", "min_labelled": MIN_LABELLED_UNITS}
 
 
-def _missing_row(metric: str, domain: str, per_metric: pd.DataFrame, mask, reason: str) -> dict[str, Any]:
-    judge_only, share, why, n = cell_rule(per_metric[mask(per_metric)], metric)
+def _missing_row(metric: str, domain: str, cell: Cell, reason: str) -> dict[str, Any]:
+    judge_only, share, why, n = cell
     return _empty_row(metric, domain) | {"judge_only": judge_only, "judge_answers": n, "reason": reason,
                                          "judged_share": share, "judge_reason": why}
 

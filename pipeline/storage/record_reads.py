@@ -12,6 +12,7 @@ from typing import Iterable, Iterator, Sequence
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline.records import AnnotatedAnswer
@@ -41,12 +42,12 @@ def missing(base: Path, judge: str, names: Sequence[str] | None = None) -> list[
     return [name for name in (names or (*SET_RECORDS, *JUDGE_RECORDS)) if not record_path(base, name, judge).is_file()]
 
 
-def read_rows(path: Path, ranges: Iterable[tuple[int, int]]) -> pd.DataFrame:
-    """The rows of a Parquet file inside the given [first, last] ranges, reading only the row groups
-    that hold them."""
+def _row_table(path: Path, ranges: Iterable[tuple[int, int]]) -> pa.Table | None:
+    """The rows of a Parquet file inside the given [first, last] ranges as an Arrow table, reading
+    only the row groups that hold them (None: no range, or no file)."""
     wanted = sorted((int(a), int(b)) for a, b in ranges if a >= 0 and b >= a)
     if not wanted or not path.is_file():
-        return pq.read_schema(path).empty_table().to_pandas() if path.is_file() else pd.DataFrame()
+        return None
     pf = pq.ParquetFile(path)
     starts = np.cumsum([0] + [pf.metadata.row_group(i).num_rows for i in range(pf.num_row_groups)])
     groups = sorted({g for a, b in wanted for g in range(int(np.searchsorted(starts, a, "right")) - 1,
@@ -57,31 +58,54 @@ def read_rows(path: Path, ranges: Iterable[tuple[int, int]]) -> pd.DataFrame:
     keep = np.zeros(len(position), dtype=bool)
     for a, b in wanted:
         keep |= (position >= a) & (position <= b)
-    return table.filter(pa.array(keep)).to_pandas()
+    return table.filter(pa.array(keep))
+
+
+def read_rows(path: Path, ranges: Iterable[tuple[int, int]]) -> pd.DataFrame:
+    """The rows of a Parquet file inside the given [first, last] ranges, reading only the row groups
+    that hold them."""
+    table = _row_table(path, ranges)
+    if table is None:
+        return pq.read_schema(path).empty_table().to_pandas() if path.is_file() else pd.DataFrame()
+    return table.to_pandas()
+
+
+def read_answer_tables(base: Path, dataset: str, judge: str, index: pd.DataFrame, rows: pd.DataFrame,
+                       ids: Sequence[str]) -> dict[str, pa.Table]:
+    """The rows of the answers of `ids` (those that exist) in the four tables an annotated answer is
+    built from (answers, sources, statements, labels), as read from their files: `index` is the set's
+    answer_index, `rows` the judge's answer_rows."""
+    chosen = index[index["answer_id"].isin(list(ids))]
+    mine = rows[rows["answer_id"].isin(list(ids))]
+    where = {"answers": (table_path(dataset, "answers", base=base), zip(chosen["answers_row"], chosen["answers_row"])),
+             "sources": (table_path(dataset, "sources", base=base), zip(chosen["sources_first"], chosen["sources_last"])),
+             "statements": (table_path(dataset, "statements", judge, base=base),
+                            zip(mine["statements_first"], mine["statements_last"])),
+             "labels": (table_path(dataset, "labels", judge, base=base), zip(mine["labels_first"], mine["labels_last"]))}
+    keep = pa.array(sorted(set(chosen["answer_id"])), pa.string())
+    out = {}
+    for name, (path, ranges) in where.items():
+        table = _row_table(path, ranges) if len(chosen) else None
+        if table is None or table.num_rows == 0:
+            out[name] = SCHEMAS[name].empty_table()
+        else:  # a row group holds other answers' rows too
+            out[name] = table.filter(pc.is_in(pc.cast(table["answer_id"], pa.string()), value_set=keep))
+    return out
+
+
+def answers_of_tables(tables: dict[str, pa.Table]) -> dict[str, AnnotatedAnswer]:
+    """The annotated answers the four tables of `read_answer_tables` hold."""
+    frames = {name: (t.to_pandas() if t.num_rows else SCHEMAS[name].empty_table().to_pandas()) for name, t in tables.items()}
+    if frames["answers"].empty:
+        return {}
+    return answers_from_tables(frames["answers"], frames["sources"], frames["statements"], frames["labels"])
 
 
 def read_answers(base: Path, dataset: str, judge: str, index: pd.DataFrame, rows: pd.DataFrame,
                  ids: Sequence[str]) -> dict[str, AnnotatedAnswer]:
     """The annotated answers of `ids` (those that exist) rebuilt from only their rows: `index` is the
     set's answer_index, `rows` the judge's answer_rows, both as read from their files."""
-    chosen = index[index["answer_id"].isin(list(ids))]
-    if chosen.empty:
-        return {}
-    mine = rows[rows["answer_id"].isin(list(ids))]
-    answers = read_rows(table_path(dataset, "answers", base=base), zip(chosen["answers_row"], chosen["answers_row"]))
-    sources = read_rows(table_path(dataset, "sources", base=base), zip(chosen["sources_first"], chosen["sources_last"]))
-    statements = read_rows(table_path(dataset, "statements", judge, base=base),
-                       zip(mine["statements_first"], mine["statements_last"]))
-    labels = read_rows(table_path(dataset, "labels", judge, base=base), zip(mine["labels_first"], mine["labels_last"]))
-    keep = set(chosen["answer_id"])
-
-    def only(frame: pd.DataFrame, table: str) -> pd.DataFrame:
-        if frame.empty:
-            return SCHEMAS[table].empty_table().to_pandas()
-        return frame[frame["answer_id"].isin(keep)]
-
-    return answers_from_tables(only(answers, "answers"), only(sources, "sources"), only(statements, "statements"),
-                               only(labels, "labels"))
+    return answers_of_tables(read_answer_tables(base, dataset, judge, index, rows, ids))
 
 
 def iter_answers(base: Path, dataset: str, judge: str, batch: int = 500) -> Iterator[list[AnnotatedAnswer]]:

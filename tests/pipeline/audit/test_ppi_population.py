@@ -196,3 +196,64 @@ def test_judge_values_are_the_strict_rows_of_the_metrics_table(audited, metrics)
         want = want[want["metric"].isin(metrics)]
     assert len(got) > 20
     pd.testing.assert_frame_equal(got.reset_index(drop=True), want[list(got.columns)].reset_index(drop=True))
+
+
+def test_the_drawn_answers_are_read_from_their_copy_the_second_time(audited, monkeypatch):
+    """The drawn answers' rows are kept beside the population: the second read opens the copy only,
+    and rebuilds the same answers as the set's own rows."""
+    root, ids = audited
+    samples = [load_sample(ids["pair"], root)]
+    population = ppi_population.open_population("demo", JUDGE, root)
+    first = ppi_population.drawn_answers(population, samples)
+    every = load_annotated("demo", JUDGE, root)
+    assert first and set(first) < set(every)
+    assert all(first[a] == every[a] for a in first)
+    monkeypatch.setattr("pipeline.storage.record_reads.read_answer_tables",
+                        lambda *a, **k: (_ for _ in ()).throw(AssertionError("read the set's rows again")))
+    again = ppi_population.drawn_answers(ppi_population.open_population("demo", JUDGE, root), samples)
+    assert again == first
+    assert list((population.folder / ppi_population.DRAWN).glob("v1.*.labels.parquet"))
+
+
+@pytest.mark.parametrize("query_type", ["all", "debate", "expertise", "no-such-type"])
+def test_the_judge_cells_are_kept_once_per_set_and_equal_the_tables(audited, query_type, monkeypatch):
+    """The judge-only cells beside the corrected values, computed once for every query type of the
+    set: equal to those computed from the metrics table, and read without it the second time."""
+    from pipeline.audit import scorecard
+
+    root, _ = audited
+    population = ppi_population.open_population("demo", JUDGE, root)
+    direct_engines, direct = scorecard.judge_cells("demo", JUDGE, root, query_type)
+    engines, kept = scorecard.judge_cells("demo", JUDGE, root, query_type, population)
+    assert engines == direct_engines and len(engines) >= 2
+    _same(kept, direct)
+    assert any(c[3] > 0 for by in kept.values() for c in by.values()) == (query_type != "no-such-type")
+    monkeypatch.setattr(scorecard, "judge_values", lambda *a, **k: (_ for _ in ()).throw(AssertionError("read the table")))
+    _same(scorecard.judge_cells("demo", JUDGE, root, query_type, population)[1], direct)
+
+
+def test_a_sample_that_no_longer_matches_says_why_in_the_plain_words(audited):
+    """The stored population compares a sample's frame with Arrow lookups; its reasons must be the
+    plain function's, word for word: answers gone, clusters missing, extra or repeated."""
+    from pipeline.audit.ppi_units import out_of_date
+
+    root, ids = audited
+    sample = load_sample(ids["pair"], root)
+    population = ppi_population.open_population("demo", JUDGE, root)
+    design = ppi_population.design_of("citation_accuracy", sample)
+    have = population.clusters(design)
+    frame = sample.frame
+
+    def plain(f):
+        return out_of_date(f["answer_id"], f["cluster_id"], population.ids, have, "statement")
+
+    extra = frame.iloc[:3].assign(cluster_id=lambda f: f["cluster_id"] + "-new")
+    gone = frame.assign(answer_id=frame["answer_id"].where(frame.index % 7 != 0, "gone-" + frame["answer_id"]))
+    cases = {"as drawn": frame, "fewer clusters": frame.iloc[5:], "extra clusters": frame.assign().pipe(
+        lambda f: __import__("pandas").concat([f, extra], ignore_index=True)),
+        "a cluster twice, one missing": frame.assign(cluster_id=frame["cluster_id"].where(frame.index != 1, frame["cluster_id"].iloc[0])),
+        "answers gone": gone}
+    for name, f in cases.items():
+        want = plain(f)
+        assert population.out_of_date(design, f, "statement") == want, name
+        assert bool(want) == (name != "as drawn"), (name, want)
