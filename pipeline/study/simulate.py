@@ -11,6 +11,7 @@ import math
 from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -175,25 +176,32 @@ def simulated_log(seed: int = 0) -> StudyLog:
     return StudyLog("counts", validate_counts(cached_counts(seed)), None, SIMULATED_LABEL)
 
 
-def cached_counts(seed: int = 0) -> pd.DataFrame:
-    """`simulate_counts(seed)` kept in the cache folder: the local search takes about 4.5 s on two
-    cores and its result depends only on the seed, the published tables and this code, so a server
-    that restarts (or a second one) reads it instead of searching again. The file name holds a
-    digest of all three; a file that cannot be read is computed again."""
+def cached_counts_path(seed: int = 0, pub: Published | None = None) -> Path:
+    """Where `cached_counts(seed)` keeps its log: the file name holds a digest of this code, the
+    published tables and the seed."""
     import hashlib
-    from pathlib import Path
 
     from pipeline.storage.paths import cache_dir
-    from pipeline.storage.store import write_atomic
 
-    pub = load_published()
+    pub = pub if pub is not None else load_published()
     digest = hashlib.sha256()
     for module in (Path(__file__), Path(__file__).with_name("published.py")):
         digest.update(module.read_bytes())
     for frame in pub.__dict__.values():
         if isinstance(frame, pd.DataFrame):
             digest.update(pd.util.hash_pandas_object(frame, index=True).to_numpy().tobytes())
-    path = cache_dir() / "study" / f"simulated-{int(seed)}-{digest.hexdigest()[:16]}.parquet"
+    return cache_dir() / "study" / f"simulated-{int(seed)}-{digest.hexdigest()[:16]}.parquet"
+
+
+def cached_counts(seed: int = 0) -> pd.DataFrame:
+    """`simulate_counts(seed)` kept in the cache folder: the local search takes about 4.5 s on two
+    cores and its result depends only on the seed, the published tables and this code, so a server
+    that restarts (or a second one) reads it instead of searching again (`aee build-default` searches
+    seed 0, what the page opens on). A file that cannot be read is computed again."""
+    from pipeline.storage.store import write_atomic
+
+    pub = load_published()
+    path = cached_counts_path(seed, pub)
     if path.is_file():
         try:
             return pd.read_parquet(path)

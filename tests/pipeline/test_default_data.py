@@ -29,7 +29,13 @@ def test_second_build_reuses_results(no_expertqa):
     for judge in ("offline", "offline:lexical"):
         assert f"skip agreement ({judge}): ExpertQA not found" in first
         assert any(line.startswith(f"built checks ({judge}): ") for line in first)
+    # the Usability study page's simulated log is searched now (or was, by another test of this worker)
+    assert any(line.startswith(("built study log (seed 0): ", "ok   study log (seed 0)")) for line in first), first
+    from pipeline.study.simulate import cached_counts_path
+
+    assert cached_counts_path(0).is_file()
     second = list(default_data.build_default(progress=False))
+    assert "ok   study log (seed 0): already searched" in second
     assert "ok   demo (recorded): results already built" in second
     assert "ok   demo (offline): results already built" in second
     assert "ok   checks (offline:lexical): already run" in second
