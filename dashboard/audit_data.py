@@ -90,8 +90,16 @@ def my_labels(sample_id: str, annotator: str) -> pd.DataFrame:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _judge_labels(root: str, sample_id: str, stamp: int, results_stamp: tuple) -> tuple[dict, dict]:
+    from pipeline.audit.ppi_population import drawn_answers, open_population
+
     s = load_sample(sample_id, Path(root))
-    answers = data.answers_of(s.meta["dataset"], s.meta["judge"], set(s.items["answer_id"]))
+    # the sample's answers from the copy kept beside the stored population (`aee audit sample` makes
+    # it): a few hundred answers lie in most row groups of a large set (4 s to read there at 140k)
+    population = open_population(s.meta["dataset"], s.meta["judge"], Path(root))
+    if population is not None:
+        answers = drawn_answers(population, [s])
+    else:
+        answers = data.answers_of(s.meta["dataset"], s.meta["judge"], set(s.items["answer_id"]))
     return judge_labels(s.items, answers, s.unit)
 
 
