@@ -132,10 +132,13 @@ def judge_cells(dataset: str, judge: str, root: Path | None, query_type: str = "
         kept = json.loads(path.read_text())
     except (OSError, ValueError):
         kept = None
-    if not isinstance(kept, dict) or kept.get("digest") != population.digest:
+    # the metrics and their rule versions the cells were computed under: a code change that adds a
+    # corrected metric or changes a rule computes them again, as a new run of the set does
+    rules = [f"{m}:{METRICS[m].version}" for m in METRICS if m in PPI_METRICS]
+    if not isinstance(kept, dict) or kept.get("digest") != population.digest or kept.get("rules") != rules:
         values = judge_values(dataset, judge, root, metrics=tuple(PPI_METRICS))
         engines = sorted(values["engine"].dropna().unique())
-        kept = {"digest": population.digest, "engines": engines,
+        kept = {"digest": population.digest, "rules": rules, "engines": engines,
                 "cells": {qt: _cells_of(values, engines, qt) for qt in ("all", *sorted(population.query_types))}}
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -228,8 +228,20 @@ def test_the_judge_cells_are_kept_once_per_set_and_equal_the_tables(audited, que
     assert engines == direct_engines and len(engines) >= 2
     _same(kept, direct)
     assert any(c[3] > 0 for by in kept.values() for c in by.values()) == (query_type != "no-such-type")
+    real = scorecard.judge_values
     monkeypatch.setattr(scorecard, "judge_values", lambda *a, **k: (_ for _ in ()).throw(AssertionError("read the table")))
     _same(scorecard.judge_cells("demo", JUDGE, root, query_type, population)[1], direct)
+    # a metric's rule changed in the code since: the kept cells are computed again
+    import dataclasses
+
+    from pipeline.metrics import METRICS
+
+    newer = dataclasses.replace(METRICS["citation_accuracy"], version=METRICS["citation_accuracy"].version + 1)
+    monkeypatch.setitem(METRICS, "citation_accuracy", newer)
+    reads = []
+    monkeypatch.setattr(scorecard, "judge_values", lambda *a, **k: reads.append(1) or real(*a, **k))
+    _same(scorecard.judge_cells("demo", JUDGE, root, query_type, population)[1], direct)
+    assert reads == [1]
 
 
 def test_a_sample_that_no_longer_matches_says_why_in_the_plain_words(audited):
