@@ -22,20 +22,21 @@ to what a piece holds is never read from an older file.
 from __future__ import annotations
 
 import hashlib
-import os
+import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.audit.population import pair_cluster_ids
 from pipeline.audit.ppi_units import Design, UnitValues, _finish
 from pipeline.audit.sample import Sample
 from pipeline.records import AnnotatedAnswer
-from pipeline.storage.store import judge_dirname
+from pipeline.storage.store import judge_dirname, write_atomic, write_json_atomic
 
 VERSION = "v1"
 FOLDER = "ppi_population"
@@ -168,18 +169,20 @@ class StoredPopulation:
         with _LOCK:
             if (str(self.folder), key) in _CHECKED:
                 return _CHECKED[(str(self.folder), key)]
-        kept = self.folder / CHECKED / f"{VERSION}.{key}.txt"
+        kept = self.folder / CHECKED / f"{VERSION}.{key}.json"
         try:  # the same frame against the same population: the verdict is kept beside it
-            said = kept.read_text(encoding="utf-8")
-        except OSError:
+            said = str(json.loads(kept.read_text(encoding="utf-8"))["verdict"])
+        except (OSError, ValueError, KeyError, TypeError):
             said = self._compare(design, frame, what)
-            _write_text(kept, said)
+            try:
+                write_json_atomic(kept, {"verdict": said})
+            except OSError:  # a cache folder that cannot be written: compared again next time
+                pass
         with _LOCK:
             _CHECKED[(str(self.folder), key)] = said
         return said
 
     def _compare(self, design: Design, frame: pd.DataFrame, what: str) -> str:
-        import pyarrow as pa
         import pyarrow.compute as pc
 
         from pipeline.audit.ppi_units import answers_gone, clusters_changed
@@ -246,8 +249,6 @@ def _frame_digest(frame: pd.DataFrame) -> str:
     """A digest of a frame's answer and cluster ids, from their Arrow buffers (a few hundredths of a
     second for 561,600 clusters; hashing the strings one by one took 0.7 s). Two frames with the same
     digest hold the same ids in the same order; the same ids stored otherwise only miss the cache."""
-    import pyarrow as pa
-
     out = hashlib.sha256()
     for column in ("answer_id", "cluster_id"):
         array = _strings(frame[column])
@@ -261,21 +262,8 @@ def _frame_digest(frame: pd.DataFrame) -> str:
 def _strings(column: pd.Series):
     """A column of strings as Arrow (the column's own buffers when it is Arrow-backed: wrapping them
     again, or converting them one by one, took seconds at 561,600 rows)."""
-    import pyarrow as pa
-
     array = pa.array(column, pa.string()) if len(column) else pa.array([], pa.string())
     return array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
-
-
-def _write_text(path: Path, text: str) -> None:
-    """A small file, whole or absent; nothing when the cache folder cannot be written."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        return
 
 
 def _read(folder: Path, design: Design) -> dict[str, pd.DataFrame] | None:
@@ -299,12 +287,8 @@ def _write(folder: Path, design: Design, parts: Mapping[str, pd.DataFrame]) -> N
     `_read` takes their presence to mean the design is complete. A set folder that cannot be
     written (read-only results) keeps the parts in memory only."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
         for p in ("consts", "judged", "rows"):
-            path = _file(folder, design, p)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-            parts[p].to_parquet(tmp, index=False)
-            os.replace(tmp, path)
+            write_atomic(_file(folder, design, p), pa.Table.from_pandas(parts[p], preserve_index=False))
     except OSError:
         return
 
@@ -355,12 +339,22 @@ def drawn_answers(population: StoredPopulation, samples: Iterable[Sample]) -> di
     index = pq.read_table(page_records.record_path(base, "answer_index")).to_pandas()
     rows = pq.read_table(page_records.record_path(base, "answer_rows", population.judge)).to_pandas()
     tables = page_records.read_answer_tables(base, population.dataset, population.judge, index, rows, sorted(ids))
-    try:  # each file whole or absent (a temporary name, then a rename); all four must be there to be read
-        folder.mkdir(parents=True, exist_ok=True)
+    try:  # each file whole or absent; all four must be there to be read
         for name in names:
-            tmp = paths[name].with_name(f".{paths[name].name}.{os.getpid()}.{threading.get_ident()}.tmp")
-            pq.write_table(tables[name], tmp)
-            os.replace(tmp, paths[name])
+            write_atomic(paths[name], tables[name])
     except OSError:  # a cache folder that cannot be written: read the set again next time
         pass
     return page_records.answers_of_tables(tables)
+
+
+def answers_for(dataset: str, judge: str, root: Path | None, samples: Iterable[Sample],
+                designs: Iterable[Design]) -> tuple[StoredPopulation | None, dict[str, AnnotatedAnswer]]:
+    """What a corrected value reads: the stored population (its `designs` prepared) and the drawn
+    answers of `samples`; or, for a set without the pages' records, no population and every answer."""
+    population = open_population(dataset, judge, root)
+    if population is None:
+        from pipeline.storage.tables import load_annotated
+
+        return None, load_annotated(dataset, judge, root)
+    population.prepare(designs)
+    return population, drawn_answers(population, samples)

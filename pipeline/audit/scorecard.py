@@ -12,8 +12,6 @@ for an annotator.
 from __future__ import annotations
 
 import json
-import os
-import threading
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
@@ -23,13 +21,13 @@ from pipeline.audit.humans import EXPERTS, expert_labels, item_labels
 from pipeline.audit.labels import LabelStore, labels_path
 from pipeline.audit.ppi import PPI_METRICS, unit_values
 from pipeline.audit.ppi_cells import ESTIMAND_NOTES, ESTIMANDS, MIN_LABELLED_UNITS, PPIRow, cell_rule, ppi_rows, sample_kind
-from pipeline.audit.ppi_population import StoredPopulation, designs_for, drawn_answers, open_population
+from pipeline.audit.ppi_population import StoredPopulation, answers_for, designs_for
 from pipeline.audit.ppi_relevance import relevance_view
 from pipeline.audit.sample import Sample, list_samples, load_sample
 from pipeline.errors import InputError
 from pipeline.metrics import METRICS
 from pipeline.records import AnnotatedAnswer
-from pipeline.storage.store import list_judges, read_table, table_path
+from pipeline.storage.store import list_judges, read_table, table_path, write_json_atomic
 from pipeline.storage.tables import load_annotated
 
 ALL_ENGINES = "all engines"
@@ -141,10 +139,7 @@ def judge_cells(dataset: str, judge: str, root: Path | None, query_type: str = "
         kept = {"digest": population.digest, "rules": rules, "engines": engines,
                 "cells": {qt: _cells_of(values, engines, qt) for qt in ("all", *sorted(population.query_types))}}
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-            tmp.write_text(json.dumps(kept))
-            os.replace(tmp, path)
+            write_json_atomic(path, kept)
         except OSError:  # a cache folder that cannot be written: computed again next time
             pass
     engines = list(kept["engines"])
@@ -220,7 +215,6 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
     store = LabelStore(labels_path(root)) if human != "experts" else None
     audited = audited_judge(dataset, judge, root)  # a fitted judge is corrected from its base judge's samples
     chosen = dict(samples) if samples else pick_samples(dataset, audited, store, root)
-    population = open_population(dataset, judge, root) if stored_population else None
     opened: dict[str, Sample] = {}  # each sample read once (its frame is a row per cluster: 561,600 at 140k answers)
 
     def sample_of(sid: str) -> Sample:
@@ -228,10 +222,10 @@ def ppi_scorecard(dataset: str, judge: str, *, samples: Mapping[str, str] | None
             opened[sid] = load_sample(sid, root)
         return opened[sid]
 
-    if population is not None:
+    population: StoredPopulation | None = None
+    if stored_population:
         loaded = [sample_of(sid) for sid in dict.fromkeys(chosen.values())]
-        population.prepare(designs_for(loaded))
-        answers = drawn_answers(population, loaded)
+        population, answers = answers_for(dataset, judge, root, loaded, designs_for(loaded))
     else:
         answers = load_annotated(dataset, judge, root)
     engines, cells = judge_cells(dataset, judge, root, query_type, population)

@@ -136,22 +136,16 @@ class Audit:
             return None  # the `audit` extra is missing: said as "no audit" per metric
         from pipeline.audit.labels import LabelStore, labels_path
         from pipeline.audit.ppi import PPI_METRICS, unit_values
-        from pipeline.audit.ppi_population import design_of, drawn_answers, open_population
+        from pipeline.audit.ppi_population import answers_for, design_of
         from pipeline.audit.sample import load_sample
         from pipeline.audit.scorecard import human_labels
-        from pipeline.storage.tables import load_annotated
-
         store = LabelStore(labels_path(root))
         used = {m: chosen[unit] for m, unit in PPI_METRICS.items() if unit is not None and unit in chosen}
         samples = {sid: load_sample(sid, root) for sid in dict.fromkeys(used.values())}
         # as the corrected scorecard does: the label-free part of every answer from the stored
         # population, only the drawn answers rebuilt (reading every answer took 190 s at 140k answers)
-        population = open_population(dataset, judge, root)
-        if population is not None:
-            population.prepare(design_of(m, samples[sid]) for m, sid in used.items())
-            answers = drawn_answers(population, samples.values())
-        else:
-            answers = load_annotated(dataset, judge, root)
+        population, answers = answers_for(dataset, judge, root, samples.values(),
+                                          [design_of(m, samples[sid]) for m, sid in used.items()])
         people = {sid: human_labels(s, "all", store=store, answers=answers, root=root) for sid, s in samples.items()}
         units: dict[str, object] = {}
         for metric, sid in used.items():
